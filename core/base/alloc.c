@@ -1,0 +1,51 @@
+#include "base/alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local long fail_after = -1;
+static _Thread_local long failures;
+
+void fbx_alloc_fail_after(long n) {
+  fail_after = n;
+  failures = 0;
+}
+
+long fbx_alloc_failures(void) { return failures; }
+
+static int should_fail(void) {
+  if (fail_after < 0) return 0;
+  if (fail_after == 0) {
+    failures++;
+    return 1;
+  }
+  fail_after--;
+  return 0;
+}
+
+void *fbx_malloc(size_t n) {
+  if (should_fail()) return NULL;
+  return malloc(n ? n : 1);
+}
+
+void *fbx_calloc(size_t count, size_t size) {
+  if (should_fail()) return NULL;
+  return calloc(count ? count : 1, size ? size : 1);
+}
+
+void *fbx_realloc(void *p, size_t n) {
+  if (should_fail()) return NULL;
+  return realloc(p, n ? n : 1);
+}
+
+void fbx_free(void *p) { free(p); }
+
+char *fbx_strndup(const char *s, size_t n) {
+  char *d = fbx_malloc(n + 1);
+  if (!d) return NULL;
+  memcpy(d, s, n);
+  d[n] = '\0';
+  return d;
+}
+
+char *fbx_strdup(const char *s) { return fbx_strndup(s, strlen(s)); }

@@ -1,0 +1,24 @@
+/* One allocation hook for all of core, so tests can fail the Nth allocation.
+ *
+ *   fbx_alloc_fail_after(3);   // the 4th allocation from now returns NULL
+ *   ... exercise code, expect FBX_ERR_NOMEM ...
+ *   fbx_alloc_fail_after(-1);  // back to normal
+ */
+#ifndef FBX_BASE_ALLOC_H
+#define FBX_BASE_ALLOC_H
+#include <stddef.h>
+
+void *fbx_malloc(size_t n);
+void *fbx_calloc(size_t count, size_t size);
+void *fbx_realloc(void *p, size_t n);
+void fbx_free(void *p);
+char *fbx_strdup(const char *s);
+char *fbx_strndup(const char *s, size_t n);
+
+/* Fault injection: after `n` more successful allocations, every allocation
+ * fails until reset with a negative n. Thread-local. */
+void fbx_alloc_fail_after(long n);
+/* Number of allocations that were made to fail since the last reset. */
+long fbx_alloc_failures(void);
+
+#endif

@@ -1,0 +1,65 @@
+/* Reference-counted storage. Owned buffers live in the same allocation as
+ * the header (one allocation to fail, one to free), aligned by hand since
+ * the allocation hook has no aligned variant. */
+#include <stdint.h>
+
+#include "base/alloc.h"
+#include "base/status.h"
+#include <fusebox/tensor.h>
+
+struct fbx_storage {
+  atomic_long refcount;
+  void *data;
+  size_t nbytes;
+  fbx_storage_deleter deleter; /* NULL for owned buffers and unowned wraps */
+  void *ctx;
+};
+
+fbx_status *fbx_storage_new(fbx_storage **out, size_t nbytes) {
+  size_t head = sizeof(fbx_storage);
+  if (nbytes > SIZE_MAX - head - FBX_STORAGE_ALIGN)
+    return fbx_status_new(FBX_ERR_INVALID_ARG, "storage of %zu bytes is too large", nbytes);
+  char *block = fbx_malloc(head + FBX_STORAGE_ALIGN + nbytes);
+  if (!block) return fbx_status_nomem();
+  fbx_storage *s = (fbx_storage *)(void *)block;
+  uintptr_t p = (uintptr_t)(block + head);
+  p = (p + FBX_STORAGE_ALIGN - 1) & ~(uintptr_t)(FBX_STORAGE_ALIGN - 1);
+  atomic_init(&s->refcount, 1);
+  s->data = (void *)p;
+  s->nbytes = nbytes;
+  s->deleter = NULL;
+  s->ctx = NULL;
+  *out = s;
+  return NULL;
+}
+
+fbx_status *fbx_storage_wrap(fbx_storage **out, void *data, size_t nbytes,
+                             fbx_storage_deleter deleter, void *ctx) {
+  fbx_storage *s = fbx_malloc(sizeof *s);
+  if (!s) return fbx_status_nomem();
+  atomic_init(&s->refcount, 1);
+  s->data = data;
+  s->nbytes = nbytes;
+  s->deleter = deleter;
+  s->ctx = ctx;
+  *out = s;
+  return NULL;
+}
+
+fbx_storage *fbx_storage_retain(fbx_storage *s) {
+  if (s) atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
+  return s;
+}
+
+void fbx_storage_release(fbx_storage *s) {
+  if (!s) return;
+  if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
+  if (s->deleter) s->deleter(s->ctx, s->data);
+  fbx_free(s);
+}
+
+void *fbx_storage_data(const fbx_storage *s) { return s->data; }
+size_t fbx_storage_nbytes(const fbx_storage *s) { return s->nbytes; }
+long fbx_storage_refcount(const fbx_storage *s) {
+  return atomic_load_explicit(&((fbx_storage *)s)->refcount, memory_order_relaxed);
+}
