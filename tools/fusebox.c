@@ -1,1 +1,55 @@
-int main(void) { return 0; }
+/* fusebox: run, inspect and compare TorchScript-IR graphs. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  const char *summary;
+} command;
+
+static const command commands[] = {
+    {"print", fbx_cmd_print, "parse a graph, optionally run passes, print it back"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: fusebox <command> [args]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\n`fusebox <command> --help` describes a command.\n");
+}
+
+int fbx_cli_fail(const char *cmd, fbx_status *st) {
+  fprintf(stderr, "fusebox %s: %s\n", cmd, fbx_status_message(st));
+  fbx_status_free(st);
+  return 1;
+}
+
+int fbx_cli_usage(const char *cmd, const char *usage_text, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "fusebox %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\nusage: %s\n", usage_text);
+  va_end(ap);
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
+  fprintf(stderr, "fusebox: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

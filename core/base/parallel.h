@@ -1,0 +1,21 @@
+/* Data parallelism for kernels: split [0, n) into chunks run on a shared
+ * pool of worker threads (created on first use; FUSEBOX_NUM_THREADS, default
+ * the number of online CPUs). Calls from inside a worker run inline, so
+ * nested parallel loops never deadlock.
+ *
+ *   static void body(void *ctx, int64_t begin, int64_t end) { ... }
+ *   fbx_parallel_for(n, 32768, body, &ctx);   // serial when n <= grain
+ */
+#ifndef FBX_BASE_PARALLEL_H
+#define FBX_BASE_PARALLEL_H
+#include <stdint.h>
+
+typedef void (*fbx_range_fn)(void *ctx, int64_t begin, int64_t end);
+
+/* Run fn over [0, n) in chunks of at least `grain` elements; returns when all
+ * chunks are done. Falls back to a serial call if threads are unavailable. */
+void fbx_parallel_for(int64_t n, int64_t grain, fbx_range_fn fn, void *ctx);
+/* Number of threads fbx_parallel_for may use (>= 1). */
+int fbx_parallel_threads(void);
+
+#endif

@@ -1,0 +1,77 @@
+#include "ops/kutil.h"
+
+#include <string.h>
+
+fbx_status *fbx_wrap_dim(const fbx_kctx *ctx, int64_t *out, int64_t dim, int ndim) {
+  int64_t n = ndim > 0 ? ndim : 1;
+  if (dim < -n || dim >= n)
+    return fbx_kernel_error(ctx, "dim %lld out of range for a tensor of %d dims (expected %lld..%lld)",
+                            (long long)dim, ndim, (long long)-n, (long long)(n - 1));
+  *out = dim < 0 ? dim + n : dim;
+  return NULL;
+}
+
+fbx_status *fbx_broadcast_into(const fbx_kctx *ctx, int64_t *out, int *out_ndim, int ndim,
+                               const int64_t *sizes) {
+  int nd = *out_ndim > ndim ? *out_ndim : ndim;
+  int64_t res[FBX_MAX_DIMS];
+  for (int i = 0; i < nd; i++) {
+    int ia = i - (nd - *out_ndim), ib = i - (nd - ndim);
+    int64_t a = ia >= 0 ? out[ia] : 1, b = ib >= 0 ? sizes[ib] : 1;
+    if (a != b && a != 1 && b != 1)
+      return fbx_kernel_error(ctx, "shapes do not broadcast: size %lld vs %lld at dim %d",
+                              (long long)a, (long long)b, i);
+    res[i] = a == 1 ? b : a;
+  }
+  memcpy(out, res, sizeof(int64_t) * (size_t)nd);
+  *out_ndim = nd;
+  return NULL;
+}
+
+fbx_status *fbx_broadcast_shapes(const fbx_kctx *ctx, int64_t *out, int *out_ndim,
+                                 const fbx_tensor *a, const fbx_tensor *b) {
+  *out_ndim = 0;
+  if (a) FBX_TRY(fbx_broadcast_into(ctx, out, out_ndim, a->ndim, a->sizes));
+  if (b) FBX_TRY(fbx_broadcast_into(ctx, out, out_ndim, b->ndim, b->sizes));
+  return NULL;
+}
+
+fbx_status *fbx_expand_view(fbx_tensor **out, fbx_tensor *t, int ndim, const int64_t *sizes) {
+  int64_t strides[FBX_MAX_DIMS];
+  if (ndim < t->ndim) return fbx_status_new(FBX_ERR_RUNTIME, "cannot expand %d dims to %d", t->ndim, ndim);
+  for (int i = 0; i < ndim; i++) {
+    int it = i - (ndim - t->ndim);
+    if (it < 0) {
+      strides[i] = 0;
+    } else if (t->sizes[it] == sizes[i]) {
+      strides[i] = t->strides[it];
+    } else if (t->sizes[it] == 1) {
+      strides[i] = 0;
+    } else {
+      return fbx_status_new(FBX_ERR_RUNTIME, "cannot expand size %lld to %lld at dim %d",
+                            (long long)t->sizes[it], (long long)sizes[i], i);
+    }
+  }
+  return fbx_tensor_view(out, t, ndim, sizes, strides, t->offset);
+}
+
+fbx_status *fbx_arg_tensor(const fbx_kctx *ctx, const fbx_ivalue *args, int i, fbx_tensor **out) {
+  if (args[i].kind != FBX_IV_TENSOR) {
+    const char *name = ctx && ctx->op && i < ctx->op->schema.nargs ? ctx->op->schema.args[i].name : NULL;
+    return fbx_kernel_error(ctx, "argument %d ('%s') must be a Tensor, got %s", i, name ? name : "?",
+                            fbx_iv_kind_name(args[i].kind));
+  }
+  *out = args[i].u.t;
+  return NULL;
+}
+
+fbx_status *fbx_scalar_tensor(fbx_tensor **out, const fbx_ivalue *v, fbx_dtype d) {
+  fbx_tensor *t = NULL;
+  FBX_TRY(fbx_tensor_empty(&t, d, 0, NULL));
+  if (v->kind == FBX_IV_FLOAT)
+    fbx_tensor_set_f64(t, 0, v->u.f);
+  else
+    fbx_tensor_set_i64(t, 0, fbx_iv_to_int(v));
+  *out = t;
+  return NULL;
+}

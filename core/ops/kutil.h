@@ -1,0 +1,33 @@
+/* Shared helpers for reference kernels: argument access, dims, shapes.
+ *
+ *   int64_t d;
+ *   FBX_TRY(fbx_wrap_dim(ctx, &d, dim_arg, t->ndim));          // -1 -> ndim-1, checked
+ *   int64_t shape[FBX_MAX_DIMS]; int nd;
+ *   FBX_TRY(fbx_broadcast_shapes(ctx, shape, &nd, a, b));
+ */
+#ifndef FBX_OPS_KUTIL_H
+#define FBX_OPS_KUTIL_H
+#include <fusebox/tensor.h>
+
+#include "ops/optable.h"
+
+/* Normalize a possibly negative dim against ndim (a 0-d tensor accepts -1
+ * and 0, as in PyTorch). Error names the op: "dim 3 out of range for a
+ * tensor of 2 dims (expected -2..1)". */
+fbx_status *fbx_wrap_dim(const fbx_kctx *ctx, int64_t *out, int64_t dim, int ndim);
+/* Broadcast the shapes of a and b (either may be NULL: skipped). */
+fbx_status *fbx_broadcast_shapes(const fbx_kctx *ctx, int64_t *out, int *out_ndim,
+                                 const fbx_tensor *a, const fbx_tensor *b);
+/* Broadcast an explicit shape into (out, out_ndim), which holds the running result. */
+fbx_status *fbx_broadcast_into(const fbx_kctx *ctx, int64_t *out, int *out_ndim, int ndim,
+                               const int64_t *sizes);
+/* View t expanded to shape (stride 0 in broadcast dims); t must broadcast. */
+fbx_status *fbx_expand_view(fbx_tensor **out, fbx_tensor *t, int ndim, const int64_t *sizes);
+/* A tensor argument, or an error naming the argument. */
+fbx_status *fbx_arg_tensor(const fbx_kctx *ctx, const fbx_ivalue *args, int i, fbx_tensor **out);
+/* A 0-d tensor holding scalar ivalue v in dtype d. */
+fbx_status *fbx_scalar_tensor(fbx_tensor **out, const fbx_ivalue *v, fbx_dtype d);
+/* Output helper: set outs[i] to a tensor (takes the reference). */
+static inline void fbx_set_out_tensor(fbx_ivalue *outs, int i, fbx_tensor *t) { outs[i] = fbx_iv_tensor(t); }
+
+#endif

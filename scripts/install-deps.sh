@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages fusebox needs to build and test, if missing.
+# Usage: scripts/install-deps.sh [--with-fuzz]
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config check libdlpack-dev)
+if [[ "${1:-}" == "--with-fuzz" ]]; then
+  pkgs+=(clang libclang-rt-14-dev)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "error: run as root (apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

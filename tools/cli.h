@@ -1,0 +1,15 @@
+/* The `fusebox` command: one function per subcommand (tools/cmd_*.c). Each
+ * gets argv after the subcommand name and returns the process exit code:
+ * 0 success, 1 the input or run failed, 2 a usage error. */
+#ifndef FBX_TOOLS_CLI_H
+#define FBX_TOOLS_CLI_H
+#include <fusebox/status.h>
+
+int fbx_cmd_print(int argc, char **argv);
+
+/* Print "fusebox <cmd>: <message>" to stderr, free st, return 1. */
+int fbx_cli_fail(const char *cmd, fbx_status *st);
+/* Print a usage error and return 2. */
+int fbx_cli_usage(const char *cmd, const char *usage, const char *fmt, ...);
+
+#endif
