@@ -98,8 +98,6 @@ static fbx_block *new_block(fbx_graph *g, fbx_node *owning) {
   b->ret = new_node(g, FBX_SYM_prim_Return);
   if (!b->param || !b->ret) return NULL;
   b->param->owner = b->ret->owner = b;
-  b->param->next = b->ret;
-  b->ret->prev = b->param;
   b->param->topo = 0;
   b->ret->topo = INT64_MAX / 2;
   return b;
@@ -139,15 +137,9 @@ void fbx_graph_destroy(fbx_graph *g) {
   fbx_free(g);
 }
 
-fbx_node *fbx_block_first(const fbx_block *b) {
-  fbx_node *n = b->param->next;
-  return n == b->ret ? NULL : n;
-}
+fbx_node *fbx_block_first(const fbx_block *b) { return b->first; }
 
-fbx_node *fbx_block_last(const fbx_block *b) {
-  fbx_node *n = b->ret->prev;
-  return n == b->param ? NULL : n;
-}
+fbx_node *fbx_block_last(const fbx_block *b) { return b->last; }
 
 fbx_value *fbx_graph_add_input(fbx_graph *g, fbx_type *type, const char *name) {
   return fbx_block_add_param(g->block, type, name);
@@ -281,47 +273,56 @@ void fbx_node_remove_all_inputs(fbx_node *n) {
 /* ---- placement ------------------------------------------------------------------------ */
 
 static void renumber(fbx_block *b) {
-  int64_t t = 0;
-  for (fbx_node *n = b->param; n; n = n->next) {
+  int64_t t = TOPO_STEP;
+  for (fbx_node *n = b->first; n; n = n->next) {
     n->topo = t;
     t += TOPO_STEP;
   }
-  if (b->ret->topo < INT64_MAX / 2) b->ret->topo = INT64_MAX / 2;
 }
 
+/* The neighbours of a position, with the sentinels standing in at the ends. */
+static fbx_node *prev_or_param(const fbx_node *n) { return n->prev ? n->prev : n->owner->param; }
+static fbx_node *next_or_ret(const fbx_node *n) { return n->next ? n->next : n->owner->ret; }
+
+/* Insert n after pos, where pos is a node of the block or its param node. */
 static void link_after(fbx_node *n, fbx_node *pos) {
   assert(!n->owner && "node is already in a block");
-  assert(pos->kind != FBX_SYM_prim_Return || !pos->next);
+  assert(pos->kind != FBX_SYM_prim_Return || pos != pos->owner->ret);
   fbx_block *b = pos->owner;
-  fbx_node *next = pos->next;
-  assert(next && "cannot insert after a block's return");
+  bool at_head = pos == b->param;
+  fbx_node *next = at_head ? b->first : pos->next;
   n->owner = b;
-  n->prev = pos;
+  n->prev = at_head ? NULL : pos;
   n->next = next;
-  pos->next = n;
-  next->prev = n;
-  if (next->topo - pos->topo < 2) {
+  if (at_head) b->first = n; else pos->next = n;
+  if (next) next->prev = n; else b->last = n;
+  int64_t lo = at_head ? b->param->topo : pos->topo;
+  int64_t hi = next ? next->topo : b->ret->topo;
+  if (hi - lo < 2)
     renumber(b);
-  } else {
-    n->topo = pos->topo + (next->topo - pos->topo) / 2;
-  }
+  else
+    n->topo = lo + (hi - lo) / 2;
 }
 
 void fbx_node_insert_after(fbx_node *n, fbx_node *pos) { link_after(n, pos); }
 
 void fbx_node_insert_before(fbx_node *n, fbx_node *pos) {
-  assert(pos->prev && "cannot insert before a block's param node");
-  link_after(n, pos->prev);
+  assert(pos != pos->owner->param && "cannot insert before a block's param node");
+  if (pos == pos->owner->ret)
+    link_after(n, pos->owner->last ? pos->owner->last : pos->owner->param);
+  else
+    link_after(n, prev_or_param(pos));
 }
 
-void fbx_node_append(fbx_block *b, fbx_node *n) { link_after(n, b->ret->prev); }
+void fbx_node_append(fbx_block *b, fbx_node *n) { link_after(n, b->last ? b->last : b->param); }
 
 void fbx_node_prepend(fbx_block *b, fbx_node *n) { link_after(n, b->param); }
 
 void fbx_node_detach(fbx_node *n) {
-  if (!n->owner) return;
-  n->prev->next = n->next;
-  n->next->prev = n->prev;
+  fbx_block *b = n->owner;
+  if (!b) return;
+  if (n->prev) n->prev->next = n->next; else b->first = n->next;
+  if (n->next) n->next->prev = n->prev; else b->last = n->prev;
   n->prev = n->next = NULL;
   n->owner = NULL;
 }
@@ -339,7 +340,7 @@ void fbx_node_move_after(fbx_node *n, fbx_node *pos) {
 static void destroy_block_nodes(fbx_block *b) {
   /* Destroy from the end so that users go before their producers. */
   for (fbx_node *n = fbx_block_last(b), *p; n; n = p) {
-    p = n->prev == b->param ? NULL : n->prev;
+    p = n->prev;
     for (int i = 0; i < n->noutputs; i++)
       while (n->outputs[i]->nuses) {
         /* Uses by the block's own return (or by nodes already gone) go too. */
@@ -418,8 +419,11 @@ static bool reads_ok(const fbx_node *n, const fbx_node *top, const fbx_node *aft
     if (def != after_node && !fbx_node_is_before(def, after_node)) return false;
   }
   for (int b = 0; b < n->nblocks; b++)
-    for (const fbx_node *m = n->blocks[b]->param; m; m = m->next)
+  {
+    for (const fbx_node *m = fbx_block_first(n->blocks[b]); m; m = m->next)
       if (!reads_ok(m, top, after_node)) return false;
+    if (!reads_ok(n->blocks[b]->ret, top, after_node)) return false;
+  }
   return true;
 }
 
@@ -441,7 +445,7 @@ static bool can_move_to(const fbx_node *n, const fbx_node *before_node, const fb
 bool fbx_node_move_before_checked(fbx_node *n, fbx_node *pos) {
   assert(pos->owner == n->owner);
   if (pos == n || pos->prev == n) return true;
-  if (!can_move_to(n, pos, pos->prev)) return false;
+  if (!can_move_to(n, pos, prev_or_param(pos))) return false;
   fbx_node_move_before(n, pos);
   return true;
 }
@@ -449,7 +453,7 @@ bool fbx_node_move_before_checked(fbx_node *n, fbx_node *pos) {
 bool fbx_node_move_after_checked(fbx_node *n, fbx_node *pos) {
   assert(pos->owner == n->owner);
   if (pos == n || pos->next == n) return true;
-  if (!can_move_to(n, pos->next, pos)) return false;
+  if (!can_move_to(n, next_or_ret(pos), pos)) return false;
   fbx_node_move_after(n, pos);
   return true;
 }
@@ -909,7 +913,7 @@ int fbx_node_inline_group(fbx_node *group) {
   }
   fbx_ptrmap_free(&c.local);
   for (fbx_node *n = fbx_block_first(scratch), *next; n; n = next) {
-    next = n->next == scratch->ret ? NULL : n->next;
+    next = n->next;
     fbx_node_detach(n);
     fbx_node_insert_before(n, group);
   }

@@ -107,7 +107,7 @@ struct fbx_value {
 struct fbx_node {
   fbx_sym kind;
   fbx_block *owner;           /* NULL while not inserted */
-  fbx_node *prev, *next;      /* within owner; NULL at the sentinels' ends */
+  fbx_node *prev, *next;      /* within owner; NULL before the first / after the last */
   fbx_value **inputs;
   int ninputs, cap_inputs;
   fbx_value **outputs;
@@ -125,6 +125,8 @@ struct fbx_node {
 struct fbx_block {
   fbx_node *param;   /* prim::Param: outputs are the block's parameters */
   fbx_node *ret;     /* prim::Return: inputs are the block's results */
+  fbx_node *first, *last; /* the nodes in order; NULL when empty. The
+                             sentinels are not linked into the list. */
   fbx_node *owning;  /* the node holding this block; NULL for the top block */
   fbx_graph *graph;
 };
@@ -137,7 +139,8 @@ struct fbx_graph {
   fbx_graph *parent;      /* for subgraphs held in attributes */
 };
 
-/* Iterate over the nodes of a block: for (n = fbx_block_first(b); n; n = n->next) */
+/* Iterate over the nodes of a block: for (n = fbx_block_first(b); n; n = n->next).
+ * The param and ret sentinels are not part of that list. */
 fbx_node *fbx_block_first(const fbx_block *b); /* NULL when empty */
 fbx_node *fbx_block_last(const fbx_block *b);
 #define FBX_BLOCK_FOR_EACH(n, b) \

@@ -180,21 +180,21 @@ static void leave_block(vctx *c, const fbx_block *b) {
 
 static fbx_status *check_block(vctx *c, const fbx_block *b) {
   if (b->graph != c->g) return fail_at(b->param, "%s", "a block belongs to another graph");
-  if (b->param->owner != b || b->ret->owner != b || b->param->prev || b->ret->next)
-    return fail_at(b->param, "%s", "a block's sentinels are not linked");
+  if (b->param->owner != b || b->ret->owner != b || b->param->prev || b->param->next ||
+      b->ret->prev || b->ret->next)
+    return fail_at(b->param, "%s", "a block's sentinels are linked into its node list");
   for (int i = 0; i < fbx_block_nparams(b); i++) FBX_TRY(define(c, b->param, fbx_block_param(b, i), i));
   FBX_TRY(check_uses(b->param));
   int64_t last_topo = b->param->topo;
-  const fbx_node *prev = b->param;
-  for (const fbx_node *n = b->param->next; n; prev = n, n = n->next) {
+  const fbx_node *prev = NULL;
+  for (const fbx_node *n = b->first; n; prev = n, n = n->next) {
     if (n->prev != prev) return fail_at(n, "%s", "the node list's back links are broken");
     if (n->topo <= last_topo) return fail_at(n, "%s", "topological positions are out of order");
     last_topo = n->topo;
-    if (n == b->ret) break;
     FBX_TRY(check_node(c, b, n));
   }
-  if (prev->next != b->ret && b->ret->prev != prev)
-    return fail_at(b->ret, "%s", "a block does not end with its return node");
+  if (b->last != prev) return fail_at(b->ret, "%s", "a block's last-node link is wrong");
+  if (b->ret->topo <= last_topo) return fail_at(b->ret, "%s", "topological positions are out of order");
   FBX_TRY(check_inputs_in_scope(c, b->ret));
   FBX_TRY(check_uses(b->ret));
   leave_block(c, b);
