@@ -2,6 +2,7 @@
  * (innermost dimension after collapsing), never per element. */
 #include "tensor/copy.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -109,6 +110,9 @@ static row_fn same_fn(size_t es) {
   }
 }
 
+/* Tile edge for transposing copies. */
+#define TILE 16
+
 typedef struct {
   int64_t size;
   ptrdiff_t ds, ss; /* bytes */
@@ -160,27 +164,55 @@ void fbx_strided_copy(void *dst, fbx_dtype dst_dtype, const int64_t *dst_strides
 
   row_fn fn = dst_dtype == src_dtype ? same_fn((size_t)des)
                                      : cvt_table[src_dtype][dst_dtype];
+  assert(fn && "fbx_strided_copy: invalid dtype");
   if (nd == 0) {
     fn(dst, des, src, ses, 1);
     return;
   }
   const dim_ in = dims[nd - 1];
+  /* If the source is contiguous along some outer dim k but not along the
+   * inner one (a transpose), walk 2-d tiles of (k, inner) so both sides stay
+   * in cache. */
+  int k = -1;
+  if (nd >= 2 && absd_(in.ss) > ses && in.size >= TILE) {
+    for (int j = 0; j < nd - 1; j++)
+      if (absd_(dims[j].ss) < absd_(in.ss) && dims[j].size >= TILE &&
+          (k < 0 || absd_(dims[j].ss) < absd_(dims[k].ss)))
+        k = j;
+  }
+  dim_ kd = {1, 0, 0};
+  if (k >= 0) {
+    kd = dims[k];
+    for (int j = k; j < nd - 1; j++) dims[j] = dims[j + 1];
+    nd--;
+  }
   int64_t outer = 1;
-  for (int k = 0; k < nd - 1; k++) outer *= dims[k].size;
+  for (int j = 0; j < nd - 1; j++) outer *= dims[j].size;
   int64_t idx[FBX_MAX_DIMS] = {0};
   char *dp = dst;
   const char *sp = src;
   for (int64_t r = 0; r < outer; r++) {
-    fn(dp, in.ds, sp, in.ss, in.size);
-    for (int k = nd - 2; k >= 0; k--) {
-      if (++idx[k] < dims[k].size) {
-        dp += dims[k].ds;
-        sp += dims[k].ss;
+    if (k < 0) {
+      fn(dp, in.ds, sp, in.ss, in.size);
+    } else {
+      for (int64_t i0 = 0; i0 < kd.size; i0 += TILE) {
+        int64_t ie = i0 + TILE < kd.size ? i0 + TILE : kd.size;
+        for (int64_t j0 = 0; j0 < in.size; j0 += TILE) {
+          int64_t nj = j0 + TILE < in.size ? TILE : in.size - j0;
+          for (int64_t i = i0; i < ie; i++)
+            fn(dp + i * kd.ds + j0 * in.ds, in.ds, sp + i * kd.ss + j0 * in.ss, in.ss, nj);
+        }
+      }
+    }
+    for (int j = nd - 2; j >= 0; j--) {
+      if (++idx[j] < dims[j].size) {
+        dp += dims[j].ds;
+        sp += dims[j].ss;
         break;
       }
-      idx[k] = 0;
-      dp -= dims[k].ds * (ptrdiff_t)(dims[k].size - 1);
-      sp -= dims[k].ss * (ptrdiff_t)(dims[k].size - 1);
+      idx[j] = 0;
+      dp -= dims[j].ds * (ptrdiff_t)(dims[j].size - 1);
+      sp -= dims[j].ss * (ptrdiff_t)(dims[j].size - 1);
     }
   }
 }

@@ -6,6 +6,7 @@
 #include "base/alloc.h"
 #include "base/status.h"
 #include <fusebox/tensor.h>
+#include "tensor/internal.h"
 
 struct fbx_storage {
   atomic_long refcount;
@@ -62,4 +63,9 @@ void *fbx_storage_data(const fbx_storage *s) { return s->data; }
 size_t fbx_storage_nbytes(const fbx_storage *s) { return s->nbytes; }
 long fbx_storage_refcount(const fbx_storage *s) {
   return atomic_load_explicit(&((fbx_storage *)s)->refcount, memory_order_relaxed);
+}
+
+void fbx_storage_set_deleter_(fbx_storage *s, fbx_storage_deleter deleter, void *ctx) {
+  s->deleter = deleter;
+  s->ctx = ctx;
 }

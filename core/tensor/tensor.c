@@ -25,10 +25,10 @@ void fbx_tensor_release(fbx_tensor *t) {
 size_t fbx_tensor_elem_size(const fbx_tensor *t) { return fbx_dtype_size(t->dtype); }
 
 void fbx_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
-  int64_t s = 1;
+  uint64_t s = 1; /* unsigned: absurd sizes wrap instead of overflowing; callers validate */
   for (int i = ndim - 1; i >= 0; i--) {
-    strides[i] = s;
-    s *= sizes[i] > 1 ? sizes[i] : 1;
+    strides[i] = (int64_t)s;
+    s *= sizes[i] > 1 ? (uint64_t)sizes[i] : 1u;
   }
 }
 
@@ -136,10 +136,8 @@ fbx_status *fbx_tensor_empty_strided(fbx_tensor **out, fbx_dtype dtype, int ndim
 
 fbx_status *fbx_tensor_empty(fbx_tensor **out, fbx_dtype dtype, int ndim,
                              const int64_t *sizes) {
-  int64_t strides[FBX_MAX_DIMS];
-  if (ndim < 0 || ndim > FBX_MAX_DIMS)
-    return fbx_status_new(FBX_ERR_INVALID_ARG, "%d dimensions (the limit is %d)", ndim,
-                          FBX_MAX_DIMS);
+  int64_t strides[FBX_MAX_DIMS], numel;
+  FBX_TRY(check_shape(dtype, ndim, sizes, &numel));
   fbx_contiguous_strides(ndim, sizes, strides);
   return fbx_tensor_empty_strided(out, dtype, ndim, sizes, strides);
 }

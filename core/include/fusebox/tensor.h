@@ -196,8 +196,8 @@ fbx_status *fbx_npy_read_file(fbx_tensor **out, const char *path);
 /* Parse an in-memory .npy image; `name` is used in error messages only. */
 fbx_status *fbx_npy_read_mem(fbx_tensor **out, const void *buf, size_t len,
                              const char *name);
-/* Write t in C order (non-contiguous tensors are copied first), format 1.0 if
- * the header fits, else 2.0. Atomic: the data goes to a temporary file in
+/* Write t in C order (non-contiguous tensors are copied first) as format 1.0
+ * (16 dims always fit), header padded so the data is 64-byte aligned. Atomic: the data goes to a temporary file in
  * the same directory which is renamed over `path`, so a failed write leaves
  * no partial file. */
 fbx_status *fbx_npy_write_file(const char *path, const fbx_tensor *t);
