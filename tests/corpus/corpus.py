@@ -395,8 +395,10 @@ def c_unary_f64(x):
     return torch.exp(x), torch.log1p(x.abs()), torch.tanh(x), torch.erf(x), torch.sigmoid(x), F.gelu(x)
 
 
-def c_unary_f16(x, y):
-    return torch.exp(x), torch.tanh(x), torch.sigmoid(x), torch.relu(x), x + y, x * y, x * 0.5
+def c_half_ops(x, y):
+    # torch 1.13's CPU kernels lack most float16 math (exp, tanh, relu, ...): compute those in float32
+    return (torch.abs(x), -x, x + y, x * y, x * 0.5, x / y, x.sum(1), x.amax(1), torch.exp(x.float()).half(),
+            x > y, torch.where(x > y, x, y), x.float() + y.float())
 
 
 def c_add_sub_alpha(x, y):
@@ -467,7 +469,7 @@ def c_masked_fill(x, mask):
 
 
 def c_conversions(x):
-    return x.to(torch.float64), x.long(), x.int(), x.half(), x.bool(), x.to(torch.int32), x.double().float()
+    return x.to(torch.float64), x.long(), x.int(), x.half(), x.to(torch.bool), x.to(torch.int32), x.double().float()
 
 
 def c_int_to_float(i, x):
@@ -607,7 +609,7 @@ def c_self_views(x, y):
 def c_creation(x, n: int):
     return (torch.zeros([2, 3]), torch.ones(3, dtype=torch.int64), torch.full([2, 2], 1.5), torch.zeros_like(x),
             torch.ones_like(x, dtype=torch.float64), torch.full_like(x, 7), torch.arange(5), torch.arange(1, 4, 0.5),
-            torch.arange(0, n), torch.full([n], True), torch.arange(n, dtype=torch.float32) + x[0, 0])
+            torch.arange(0, n), torch.full([n], 1, dtype=torch.bool), torch.arange(n, dtype=torch.float32) + x[0, 0])
 
 
 def c_scalar_int_float(a: int, b: float):
@@ -768,7 +770,7 @@ def t_noncontig(x):
 
 
 def t_half(x):
-    return torch.sigmoid(x) * x
+    return torch.abs(x) * x + 1
 
 
 def t_bool_mask(x, m):
