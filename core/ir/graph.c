@@ -194,6 +194,11 @@ static int add_use(fbx_value *v, fbx_node *user, int offset) {
   return 0;
 }
 
+/* Make room for `extra` more uses so that later rewiring cannot fail halfway. */
+static int reserve_uses(fbx_value *v, int extra) {
+  return GROW(v->node->graph, v->uses, v->cap_uses, v->nuses + extra);
+}
+
 static void drop_use(fbx_value *v, fbx_node *user, int offset) {
   for (int i = 0; i < v->nuses; i++) {
     if (v->uses[i].user == user && v->uses[i].offset == offset) {
@@ -241,18 +246,14 @@ int fbx_node_add_input(fbx_node *n, fbx_value *v) {
   return 0;
 }
 
-void fbx_node_set_input(fbx_node *n, int i, fbx_value *v) {
+int fbx_node_set_input(fbx_node *n, int i, fbx_value *v) {
   assert(i >= 0 && i < n->ninputs);
   fbx_value *old = n->inputs[i];
-  if (old == v) return;
-  /* add_use cannot fail here: reuse the slot freed by the old use first. */
+  if (old == v) return 0;
+  if (add_use(v, n, i)) return -1; /* nothing changed */
   drop_use(old, n, i);
-  if (add_use(v, n, i)) {
-    /* Out of memory growing v's use list: keep the graph consistent. */
-    add_use(old, n, i);
-    return;
-  }
   n->inputs[i] = v;
+  return 0;
 }
 
 void fbx_node_remove_input(fbx_node *n, int i) {
@@ -460,23 +461,26 @@ bool fbx_node_move_after_checked(fbx_node *n, fbx_node *pos) {
 
 /* ---- value uses ------------------------------------------------------------------------ */
 
-void fbx_value_replace_all_uses(fbx_value *from, fbx_value *to) {
+int fbx_value_replace_all_uses(fbx_value *from, fbx_value *to) {
   assert(from != to);
   while (from->nuses) {
     fbx_use u = from->uses[0];
-    fbx_node_set_input(u.user, u.offset, to);
-    if (from->nuses && from->uses[0].user == u.user && from->uses[0].offset == u.offset) break; /* oom */
+    if (fbx_node_set_input(u.user, u.offset, to)) return -1;
   }
+  return 0;
 }
 
-void fbx_value_replace_uses_after(fbx_value *from, fbx_value *to, const fbx_node *after) {
+int fbx_value_replace_uses_after(fbx_value *from, fbx_value *to, const fbx_node *after) {
   for (int i = 0; i < from->nuses;) {
     fbx_use u = from->uses[i];
-    if (fbx_node_is_before(after, u.user))
-      fbx_node_set_input(u.user, u.offset, to); /* drops uses[i]: do not advance */
-    else
+    if (fbx_node_is_before(after, u.user)) {
+      if (fbx_node_set_input(u.user, u.offset, to)) return -1;
+      /* the use at i is gone: do not advance */
+    } else {
       i++;
+    }
   }
+  return 0;
 }
 
 fbx_value *fbx_graph_find_value_in_block(const fbx_block *b, const char *name);
@@ -845,6 +849,10 @@ fbx_node *fbx_graph_create_group(fbx_graph *g, fbx_sym kind, fbx_node *const *no
     }
   }
   fbx_ptrmap_free(&cc.local);
+  for (int k = 0; k < group->noutputs; k++) {
+    fbx_value *orig = fbx_ptrmap_get(&members, group->outputs[k]);
+    if (reserve_uses(group->outputs[k], orig->nuses)) goto fail;
+  }
   if (fbx_node_set_g(group, FBX_SYM_attr_Subgraph, c.sub)) goto fail;
   c.sub = NULL;
   fbx_node_insert_after(group, nodes[count - 1]);
@@ -854,7 +862,7 @@ fbx_node *fbx_graph_create_group(fbx_graph *g, fbx_sym kind, fbx_node *const *no
     for (int u = 0; u < orig->nuses;) {
       const fbx_node *a = ancestor_in(orig->uses[u].user, block);
       if (!a || !fbx_ptrmap_has(&members, a) || a == block->ret)
-        fbx_node_set_input(orig->uses[u].user, orig->uses[u].offset, group->outputs[k]);
+        (void)fbx_node_set_input(orig->uses[u].user, orig->uses[u].offset, group->outputs[k]); /* reserved */
       else
         u++;
     }
@@ -907,9 +915,20 @@ int fbx_node_inline_group(fbx_node *group) {
       destroy_block_nodes(scratch);
       return -1;
     }
+  /* One value may stand for several outputs: reserve for all of them. */
+  int total_uses = 0;
+  for (int k = 0; k < group->noutputs; k++) total_uses += group->outputs[k]->nuses;
   for (int k = 0; k < group->noutputs; k++) {
     fbx_value *r = clone_lookup(&c, fbx_block_return(sub->block, k));
-    fbx_value_replace_all_uses(group->outputs[k], r);
+    if (reserve_uses(r, total_uses)) {
+      fbx_ptrmap_free(&c.local);
+      destroy_block_nodes(scratch);
+      return -1;
+    }
+  }
+  for (int k = 0; k < group->noutputs; k++) {
+    fbx_value *r = clone_lookup(&c, fbx_block_return(sub->block, k));
+    (void)fbx_value_replace_all_uses(group->outputs[k], r); /* reserved above */
   }
   fbx_ptrmap_free(&c.local);
   for (fbx_node *n = fbx_block_first(scratch), *next; n; n = next) {

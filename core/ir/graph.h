@@ -182,7 +182,7 @@ void fbx_block_erase_return(fbx_block *b, int i);
 fbx_node *fbx_node_create(fbx_graph *g, fbx_sym kind, int noutputs);
 int fbx_node_add_input(fbx_node *n, fbx_value *v);
 int fbx_node_insert_input(fbx_node *n, int i, fbx_value *v);
-void fbx_node_set_input(fbx_node *n, int i, fbx_value *v);
+int fbx_node_set_input(fbx_node *n, int i, fbx_value *v); /* -1: out of memory, unchanged */
 void fbx_node_remove_input(fbx_node *n, int i);
 void fbx_node_remove_all_inputs(fbx_node *n);
 fbx_value *fbx_node_add_output(fbx_node *n, fbx_type *type);
@@ -215,12 +215,14 @@ bool fbx_node_is_within(const fbx_node *inner, const fbx_node *outer);
 
 /* ---- values ------------------------------------------------------------------ */
 
-/* Replace every use of `from` with `to`. */
-void fbx_value_replace_all_uses(fbx_value *from, fbx_value *to);
+/* Replace every use of `from` with `to`. -1 when out of memory (some uses
+ * may have moved already; the graph stays consistent). */
+int fbx_value_replace_all_uses(fbx_value *from, fbx_value *to);
 /* Replace uses of `from` that come after node `after` (program order). */
-void fbx_value_replace_uses_after(fbx_value *from, fbx_value *to, const fbx_node *after);
-/* Set the debug name (copied). A name already used in the graph makes the
- * other holder fresh, as TorchScript does. */
+int fbx_value_replace_uses_after(fbx_value *from, fbx_value *to, const fbx_node *after);
+/* Set the debug name (copied). The caller keeps names unique in the graph
+ * (the parser rejects duplicates; the verifier checks). A numeric name moves
+ * the fresh-name counter past it. */
 int fbx_value_set_name(fbx_value *v, const char *name);
 void fbx_value_set_type(fbx_value *v, fbx_type *t); /* t must be in v's graph arena or a singleton */
 fbx_value *fbx_graph_find_value(const fbx_graph *g, const char *name);
