@@ -1,7 +1,85 @@
-/* Op table rows: shape ops. (See ops/optable.h for the columns.) */
+/* Op table rows: shape ops. (See ops/optable.h for the columns.)
+ *
+ * Views (FBX_OPCAT_VIEW + FBX_OPF_ALIAS) share their input's storage with
+ * PyTorch's strides and storage offsets; reshape, flatten and contiguous
+ * alias when they can and copy otherwise, as in PyTorch. chunk/split/unbind
+ * return a fresh list (FBX_OPF_MUTABLE_OUT) of views. Schemas are torch
+ * 1.13's: split.Tensor takes an int, split.sizes and split_with_sizes an
+ * int[] (TorchScript emits split.sizes for x.split([..]); 1.13's
+ * overload-less aten::split has the same signature and is left out, since
+ * resolution could never pick it). Kernels: k_view.c,
+ * k_shape.c (size, dim, numel, cat, stack, index_select), k_create.c
+ * (clone, which shares the *_like layout rule). */
 #ifndef FBX_OPS_LIST_SHAPE_H
 #define FBX_OPS_LIST_SHAPE_H
 
-#define FBX_OPS_SHAPE(X)
+#define FBX_SHAPE_VIEW_ (FBX_OPF_ALIAS)
+#define FBX_SHAPE_LIST_ (FBX_OPF_ALIAS | FBX_OPF_MUTABLE_OUT)
+
+#define FBX_OPS_SHAPE(X)                                                                                       \
+  X(view, "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME,             \
+    FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_view)                                                                \
+  X(view_dtype, "aten::view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", FBX_OPCAT_VIEW,           \
+    FBX_DT_ARG, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_view_dtype)                                              \
+  X(view_as, "aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME,        \
+    FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_view_as)                                                             \
+  X(reshape, "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME,      \
+    FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_reshape)                                                             \
+  X(reshape_as, "aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME,  \
+    FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_view_as)                                                             \
+  X(flatten_using_ints, "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_flatten)                                \
+  X(squeeze, "aten::squeeze(Tensor(a) self) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM,       \
+    FBX_SHAPE_VIEW_, fbx_k_squeeze)                                                                            \
+  X(squeeze_dim, "aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME,     \
+    FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_squeeze_dim)                                                         \
+  X(unsqueeze, "aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME,         \
+    FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_unsqueeze)                                                           \
+  X(transpose_int, "aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", FBX_OPCAT_VIEW,   \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_transpose)                                              \
+  X(permute, "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME,          \
+    FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_permute)                                                             \
+  X(t, "aten::t(Tensor(a) self) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_,  \
+    fbx_k_t)                                                                                                   \
+  X(expand, "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",              \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_expand)                                 \
+  X(expand_as, "aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME,    \
+    FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_expand_as)                                                           \
+  X(contiguous, "aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",            \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_SAME, FBX_SHAPE_VIEW_, fbx_k_contiguous)                               \
+  X(detach, "aten::detach(Tensor(a) self) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_SAME,           \
+    FBX_SHAPE_VIEW_, fbx_k_detach)                                                                             \
+  X(slice_Tensor,                                                                                              \
+    "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_slice)                                  \
+  X(select_int, "aten::select.int(Tensor(a) self, int dim, int index) -> Tensor(a)", FBX_OPCAT_VIEW,         \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_select)                                                 \
+  X(narrow, "aten::narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)", FBX_OPCAT_VIEW,     \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_narrow)                                                 \
+  X(chunk, "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", FBX_OPCAT_VIEW,         \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_chunk)                                                  \
+  X(split_Tensor, "aten::split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]",       \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_split)                                  \
+  X(split_sizes, "aten::split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]",       \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_split_sizes)                            \
+  X(split_with_sizes,                                                                                          \
+    "aten::split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",               \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_split_sizes)                            \
+  X(unbind_int, "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", FBX_OPCAT_VIEW,           \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_unbind)                                                 \
+  X(clone, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", FBX_OPCAT_SHAPE,       \
+    FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_clone)                                                                  \
+  X(size, "aten::size(Tensor self) -> int[]", FBX_OPCAT_SHAPE, FBX_DT_NONE, FBX_SH_NONE,                     \
+    FBX_OPF_MUTABLE_OUT, fbx_k_size)                                                                           \
+  X(size_int, "aten::size.int(Tensor self, int dim) -> int", FBX_OPCAT_SHAPE, FBX_DT_NONE, FBX_SH_NONE, 0,   \
+    fbx_k_size_int)                                                                                            \
+  X(dim, "aten::dim(Tensor self) -> int", FBX_OPCAT_SHAPE, FBX_DT_NONE, FBX_SH_NONE, 0, fbx_k_dim)           \
+  X(numel, "aten::numel(Tensor self) -> int", FBX_OPCAT_SHAPE, FBX_DT_NONE, FBX_SH_NONE, 0, fbx_k_numel)     \
+  X(cat, "aten::cat(Tensor[] tensors, int dim=0) -> Tensor", FBX_OPCAT_SHAPE, FBX_DT_PROMOTE, FBX_SH_CUSTOM, \
+    0, fbx_k_cat)                                                                                              \
+  X(stack, "aten::stack(Tensor[] tensors, int dim=0) -> Tensor", FBX_OPCAT_SHAPE, FBX_DT_PROMOTE,            \
+    FBX_SH_CUSTOM, 0, fbx_k_stack)                                                                             \
+  X(index_select, "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", FBX_OPCAT_SHAPE,       \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_index_select)
 
 #endif

@@ -1,0 +1,506 @@
+/* Kernels for ops/list_create.h (zeros, ones, full, empty, the *_like
+ * family, arange, seeded rand/randn) and for aten::clone, which shares the
+ * *_like layout rule.
+ *
+ * Arguments as TorchScript passes them: dtype is a ScalarType code (an int,
+ * equal to fbx_dtype) or None; layout must be None or 0 (strided); device
+ * and pin_memory are accepted and ignored (the reference runs on the CPU).
+ *
+ * Layout of *_like and clone results follows PyTorch's preserve_format: a
+ * non-overlapping dense input's strides are kept (a transposed input gives
+ * a transposed result), anything else gets dense strides in the input's
+ * stride order (at::infer_dense_strides).
+ *
+ * Random numbers: a counter-based generator keyed from ctx->rng_state.
+ * Each rand/randn call draws one key with splitmix64 (advancing the state
+ * by one step), and element i is the splitmix64 output finalizer applied to
+ * key + (i + 1) * golden-ratio increment — the same stream splitmix64 would
+ * produce from state `key`, but computable in any order, so large fills run
+ * in parallel and stay deterministic. Uniform values use the top 24 bits
+ * (float32), 53 (float64), 11 (float16) or 8 (bfloat16): k/2^bits, in
+ * [0, 1). Normal values use Box-Muller on pairs of draws, in double. The
+ * numbers are deterministic for a seed and node order but are NOT
+ * PyTorch's (PyTorch uses mt19937 on the CPU). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/parallel.h"
+#include "ops/kutil.h"
+#include "tensor/half.h"
+
+/* c10::MemoryFormat */
+enum { MF_CONTIGUOUS = 0, MF_PRESERVE = 1, MF_CHANNELS_LAST = 2, MF_CHANNELS_LAST_3D = 3 };
+
+/* ---- argument helpers ------------------------------------------------------------------ */
+
+/* A ScalarType? argument: None gives `def`. */
+static fbx_status *dtype_arg(fbx_kctx *ctx, const fbx_ivalue *v, fbx_dtype def, fbx_dtype *out) {
+  if (v->kind == FBX_IV_NONE) {
+    *out = def;
+    return NULL;
+  }
+  if (v->kind != FBX_IV_INT) return fbx_kernel_error(ctx, "dtype must be a ScalarType code, got %s", fbx_iv_kind_name(v->kind));
+  if (!fbx_dtype_valid((int)v->u.i)) return fbx_kernel_error(ctx, "unsupported dtype code %" PRId64, v->u.i);
+  *out = (fbx_dtype)v->u.i;
+  return NULL;
+}
+
+static fbx_status *layout_arg(fbx_kctx *ctx, const fbx_ivalue *v) {
+  if (v->kind == FBX_IV_NONE || (v->kind == FBX_IV_INT && v->u.i == 0)) return NULL;
+  return fbx_kernel_error(ctx, "only the strided layout (torch.strided) is supported");
+}
+
+static fbx_status *size_arg(fbx_kctx *ctx, fbx_ivalue *args, int i, int64_t *sizes, int *n) {
+  fbx_status *st = NULL;
+  int k = fbx_arg_int_list(ctx->op, i, &args[i], sizes, FBX_MAX_DIMS, &st);
+  if (k < 0) return st;
+  for (int j = 0; j < k; j++)
+    if (sizes[j] < 0) {
+      char buf[256];
+      size_t len = 0;
+      buf[0] = 0;
+      for (int m = 0; m < k && len < sizeof buf; m++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%" PRId64, m ? ", " : "", sizes[m]);
+      return fbx_kernel_error(ctx, "Trying to create tensor with negative dimension %" PRId64 ": [%s]", sizes[j], buf);
+    }
+  *n = k;
+  return NULL;
+}
+
+/* ---- layouts ----------------------------------------------------------------------------- */
+
+/* c10's compute_non_overlapping_and_dense. */
+static bool non_overlapping_and_dense(const fbx_tensor *t) {
+  int n = t->ndim;
+  if (n == 1) return t->sizes[0] < 2 || t->strides[0] == 1;
+  int perm[FBX_MAX_DIMS];
+  for (int i = 0; i < n; i++) perm[i] = i;
+  /* insertion sort: size < 2 dims last, else by stride */
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0; j--) {
+      int a = perm[j - 1], b = perm[j];
+      bool b_first = t->sizes[a] < 2 ? t->sizes[b] >= 2 : (t->sizes[b] >= 2 && t->strides[b] < t->strides[a]);
+      if (!b_first) break;
+      perm[j - 1] = b;
+      perm[j] = a;
+    }
+  int64_t require = 1;
+  for (int i = 0; i < n; i++) {
+    int64_t s = t->sizes[perm[i]];
+    if (s < 2) return true;
+    if (t->strides[perm[i]] != require) return false;
+    require *= s;
+  }
+  return true;
+}
+
+/* at::infer_dense_strides: dense strides in the order of t's strides. */
+static void infer_dense_strides(const fbx_tensor *t, int64_t *out) {
+  int n = t->ndim;
+  if (n == 0) return;
+  if (n == 1) {
+    out[0] = 1;
+    return;
+  }
+  int perm[FBX_MAX_DIMS];
+  for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
+  for (int i = 1; i < n; i++) {
+    int dim1 = i;
+    for (int j = 1; j <= i; j++) {
+      int dim0 = i - j;
+      int64_t s0 = t->strides[perm[dim0]], s1 = t->strides[perm[dim1]];
+      int cmp = 0;
+      if (s0 != 0 && s1 != 0) {
+        if (s0 < s1) cmp = -1;
+        else if (s0 > s1) cmp = 1;
+        else if (t->sizes[perm[dim0]] > t->sizes[perm[dim1]]) cmp = 1;
+      }
+      if (cmp > 0) {
+        int tmp = perm[dim0];
+        perm[dim0] = perm[dim1];
+        perm[dim1] = tmp;
+        dim1 = dim0;
+      } else if (cmp < 0) {
+        break;
+      }
+    }
+  }
+  int64_t cur = 1;
+  for (int i = 0; i < n; i++) {
+    int d = perm[i];
+    out[d] = cur;
+    if (t->sizes[d] > 1) cur *= t->sizes[d];
+  }
+}
+
+static fbx_status *memfmt_strides(fbx_kctx *ctx, int ndim, const int64_t *sizes, int64_t mf, int64_t *strides) {
+  if (mf == MF_CONTIGUOUS) {
+    fbx_contiguous_strides(ndim, sizes, strides);
+    return NULL;
+  }
+  if (mf != MF_CHANNELS_LAST && mf != MF_CHANNELS_LAST_3D) return fbx_kernel_error(ctx, "unknown memory format %" PRId64, mf);
+  int want = mf == MF_CHANNELS_LAST ? 4 : 5;
+  if (ndim != want)
+    return fbx_kernel_error(ctx, "required rank %d tensor to use %s format", want,
+                            want == 4 ? "channels_last" : "channels_last_3d");
+  static const int order4[] = {1, 3, 2, 0}, order5[] = {1, 4, 3, 2, 0};
+  const int *order = ndim == 4 ? order4 : order5;
+  int64_t acc = 1;
+  for (int k = 0; k < ndim; k++) {
+    strides[order[k]] = acc;
+    acc *= sizes[order[k]] > 1 ? sizes[order[k]] : 1;
+  }
+  return NULL;
+}
+
+/* An uninitialized tensor shaped like t in dtype d with memory format arg
+ * mfv (None: preserve). Its storage holds exactly numel elements. */
+static fbx_status *empty_like(fbx_kctx *ctx, fbx_tensor **out, const fbx_tensor *t, fbx_dtype d, const fbx_ivalue *mfv) {
+  int64_t strides[FBX_MAX_DIMS];
+  int64_t mf = mfv->kind == FBX_IV_NONE ? MF_PRESERVE : fbx_iv_to_int(mfv);
+  if (mf == MF_PRESERVE) {
+    if (non_overlapping_and_dense(t)) memcpy(strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+    else infer_dense_strides(t, strides);
+  } else {
+    FBX_TRY(memfmt_strides(ctx, t->ndim, t->sizes, mf, strides));
+  }
+  return fbx_tensor_empty_strided(out, d, t->ndim, t->sizes, strides);
+}
+
+/* ---- fills ----------------------------------------------------------------------------- */
+
+/* Fill a dense fresh tensor (its storage is exactly its numel elements). */
+static void fill_value(fbx_tensor *t, const fbx_ivalue *v) {
+  if (t->numel == 0) return;
+  if (v->kind == FBX_IV_FLOAT) fbx_tensor_set_f64(t, 0, v->u.f);
+  else fbx_tensor_set_i64(t, 0, fbx_iv_to_int(v));
+  size_t es = fbx_dtype_size(t->dtype), total = (size_t)t->numel * es, have = es;
+  char *p = t->data;
+  while (have < total) {
+    size_t n = have < total - have ? have : total - have;
+    memcpy(p + have, p, n);
+    have += n;
+  }
+}
+
+static void fill_zero(fbx_tensor *t) {
+  if (t->numel) memset(t->data, 0, (size_t)t->numel * fbx_dtype_size(t->dtype));
+}
+
+/* ---- zeros / ones / empty / full ---------------------------------------------------------- */
+
+typedef enum { FILL_ZERO, FILL_ONE, FILL_NONE, FILL_ARG, FILL_RAND, FILL_RANDN } fill_kind;
+
+static fbx_status *random_fill(fbx_kctx *ctx, fbx_tensor *t, bool normal);
+
+static fbx_status *finish(fbx_kctx *ctx, fbx_tensor *t, fill_kind k, const fbx_ivalue *fill, fbx_ivalue *outs) {
+  fbx_status *st = NULL;
+  static const fbx_ivalue one = {.kind = FBX_IV_INT, .u.i = 1};
+  switch (k) {
+    case FILL_ZERO: fill_zero(t); break;
+    case FILL_ONE: fill_value(t, &one); break;
+    case FILL_ARG: fill_value(t, fill); break;
+    case FILL_RAND: st = random_fill(ctx, t, false); break;
+    case FILL_RANDN: st = random_fill(ctx, t, true); break;
+    case FILL_NONE: break;
+  }
+  if (st) {
+    fbx_tensor_release(t);
+    return st;
+  }
+  fbx_set_out_tensor(outs, 0, t);
+  return NULL;
+}
+
+/* size, [fill], dtype, layout, device, pin_memory, [memory_format] */
+static fbx_status *sized(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, fill_kind k) {
+  int64_t sizes[FBX_MAX_DIMS], strides[FBX_MAX_DIMS];
+  int n = 0, a = k == FILL_ARG ? 2 : 1;
+  fbx_dtype def = FBX_DTYPE_FLOAT32, d;
+  FBX_TRY(size_arg(ctx, args, 0, sizes, &n));
+  if (k == FILL_ARG) {
+    /* torch.full infers bool / int64 / default float from the fill value */
+    if (args[1].kind == FBX_IV_BOOL) def = FBX_DTYPE_BOOL;
+    else if (args[1].kind == FBX_IV_INT) def = FBX_DTYPE_INT64;
+  }
+  FBX_TRY(dtype_arg(ctx, &args[a], def, &d));
+  FBX_TRY(layout_arg(ctx, &args[a + 1]));
+  if ((k == FILL_RAND || k == FILL_RANDN) && !fbx_dtype_is_floating(d))
+    return fbx_kernel_error(ctx, "expected a floating point dtype, got %s", fbx_dtype_name(d));
+  int64_t mf = MF_CONTIGUOUS;
+  if (ctx->op->schema.nargs > a + 4 && args[a + 4].kind != FBX_IV_NONE) mf = fbx_iv_to_int(&args[a + 4]);
+  if (mf == MF_PRESERVE) mf = MF_CONTIGUOUS;
+  FBX_TRY(memfmt_strides(ctx, n, sizes, mf, strides));
+  fbx_tensor *t = NULL;
+  FBX_TRY(fbx_tensor_empty_strided(&t, d, n, sizes, strides));
+  return finish(ctx, t, k, &args[1], outs);
+}
+
+/* aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) */
+fbx_status *fbx_k_zeros(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return sized(ctx, args, outs, FILL_ZERO); }
+fbx_status *fbx_k_ones(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return sized(ctx, args, outs, FILL_ONE); }
+/* aten::empty.memory_format(...): the values are unspecified; fusebox zeroes them so runs are reproducible. */
+fbx_status *fbx_k_empty(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return sized(ctx, args, outs, FILL_ZERO); }
+fbx_status *fbx_k_full(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return sized(ctx, args, outs, FILL_ARG); }
+fbx_status *fbx_k_rand(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return sized(ctx, args, outs, FILL_RAND); }
+fbx_status *fbx_k_randn(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return sized(ctx, args, outs, FILL_RANDN); }
+
+/* ---- *_like ---------------------------------------------------------------------------- */
+
+/* self, [fill], dtype, layout, device, pin_memory, memory_format */
+static fbx_status *like(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, fill_kind k) {
+  fbx_tensor *self, *t = NULL;
+  int a = k == FILL_ARG ? 2 : 1;
+  fbx_dtype d;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &self));
+  FBX_TRY(dtype_arg(ctx, &args[a], self->dtype, &d));
+  FBX_TRY(layout_arg(ctx, &args[a + 1]));
+  if ((k == FILL_RAND || k == FILL_RANDN) && !fbx_dtype_is_floating(d))
+    return fbx_kernel_error(ctx, "expected a floating point dtype, got %s", fbx_dtype_name(d));
+  FBX_TRY(empty_like(ctx, &t, self, d, &args[a + 4]));
+  return finish(ctx, t, k, &args[1], outs);
+}
+
+fbx_status *fbx_k_zeros_like(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return like(ctx, args, outs, FILL_ZERO); }
+fbx_status *fbx_k_ones_like(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return like(ctx, args, outs, FILL_ONE); }
+fbx_status *fbx_k_empty_like(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return like(ctx, args, outs, FILL_ZERO); }
+fbx_status *fbx_k_full_like(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return like(ctx, args, outs, FILL_ARG); }
+fbx_status *fbx_k_rand_like(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return like(ctx, args, outs, FILL_RAND); }
+fbx_status *fbx_k_randn_like(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return like(ctx, args, outs, FILL_RANDN); }
+
+/* ---- new_* (size given, dtype defaults to self's) -------------------------------------- */
+
+/* self, size, [fill], dtype, layout, device, pin_memory */
+static fbx_status *new_sized(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, fill_kind k) {
+  fbx_tensor *self, *t = NULL;
+  int64_t sizes[FBX_MAX_DIMS];
+  int n = 0, a = k == FILL_ARG ? 3 : 2;
+  fbx_dtype d;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &self));
+  FBX_TRY(size_arg(ctx, args, 1, sizes, &n));
+  FBX_TRY(dtype_arg(ctx, &args[a], self->dtype, &d));
+  FBX_TRY(layout_arg(ctx, &args[a + 1]));
+  FBX_TRY(fbx_tensor_empty(&t, d, n, sizes));
+  return finish(ctx, t, k, &args[2], outs);
+}
+
+fbx_status *fbx_k_new_zeros(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return new_sized(ctx, args, outs, FILL_ZERO); }
+fbx_status *fbx_k_new_ones(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return new_sized(ctx, args, outs, FILL_ONE); }
+fbx_status *fbx_k_new_empty(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return new_sized(ctx, args, outs, FILL_ZERO); }
+fbx_status *fbx_k_new_full(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return new_sized(ctx, args, outs, FILL_ARG); }
+
+/* aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
+fbx_status *fbx_k_clone(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *self, *t = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &self));
+  FBX_TRY(empty_like(ctx, &t, self, self->dtype, &args[1]));
+  fbx_status *st = fbx_tensor_copy_(t, self);
+  if (st) {
+    fbx_tensor_release(t);
+    return st;
+  }
+  fbx_set_out_tensor(outs, 0, t);
+  return NULL;
+}
+
+/* ---- arange ---------------------------------------------------------------------------- */
+
+/* Values as PyTorch 1.13's CPU kernel (AVX2 build) computes them, bit for
+ * bit: element i is start + step * i in the accumulate type (double for
+ * float32/float64, float for float16/bfloat16, int64 for integers), with
+ * the compiler's fused multiply-add; inside the vectorized part (all but
+ * the last n % (2 * lanes) elements) a vector of `lanes` elements starts
+ * from base = start + step * i0 stored in the output type, and lane k is
+ * base + k * step. PyTorch splits arrays longer than 32768 elements across
+ * threads, which moves those vector boundaries; fusebox always computes
+ * them as one chunk. */
+typedef struct arange_job {
+  fbx_tensor *t;
+  double start, step;      /* floating accumulate values */
+  int64_t istart, istep;   /* integer accumulate values */
+  int64_t full;            /* elements covered by vectors */
+} arange_job;
+
+static void arange_body(void *p, int64_t begin, int64_t end) {
+  arange_job *j = p;
+  void *data = j->t->data;
+  switch (j->t->dtype) {
+    case FBX_DTYPE_FLOAT64:
+      for (int64_t i = begin; i < end; i++) {
+        double v;
+        if (i < j->full) v = fma((double)(i & 3), j->step, fma(j->step, (double)(i & ~(int64_t)3), j->start));
+        else v = fma(j->step, (double)i, j->start);
+        ((double *)data)[i] = v;
+      }
+      break;
+    case FBX_DTYPE_FLOAT32:
+      for (int64_t i = begin; i < end; i++) {
+        double v;
+        if (i < j->full) {
+          float base = (float)fma(j->step, (double)(i & ~(int64_t)7), j->start);
+          v = fma((double)(i & 7), j->step, (double)base);
+        } else {
+          v = fma(j->step, (double)i, j->start);
+        }
+        ((float *)data)[i] = (float)v;
+      }
+      break;
+    case FBX_DTYPE_FLOAT16:
+    case FBX_DTYPE_BFLOAT16: {
+      bool half = j->t->dtype == FBX_DTYPE_FLOAT16;
+      float start = (float)j->start, step = (float)j->step;
+      for (int64_t i = begin; i < end; i++) {
+        float v;
+        if (i < j->full) {
+          float b = fmaf(step, (float)(i & ~(int64_t)15), start);
+          float base = half ? fbx_half_to_float(fbx_float_to_half(b)) : fbx_bf16_to_float(fbx_float_to_bf16(b));
+          v = fmaf((float)(i & 15), step, base);
+        } else {
+          v = fmaf(step, (float)i, start);
+        }
+        ((uint16_t *)data)[i] = half ? fbx_float_to_half(v) : fbx_float_to_bf16(v);
+      }
+      break;
+    }
+    default:
+      for (int64_t i = begin; i < end; i++)
+        fbx_tensor_set_i64(j->t, i, (int64_t)((uint64_t)j->istart + (uint64_t)j->istep * (uint64_t)i));
+      break;
+  }
+}
+
+static fbx_status *arange_impl(fbx_kctx *ctx, const fbx_ivalue *vstart, const fbx_ivalue *vend,
+                               const fbx_ivalue *vstep, fbx_ivalue *args_tail, fbx_ivalue *outs) {
+  bool any_float = vstart->kind == FBX_IV_FLOAT || vend->kind == FBX_IV_FLOAT || vstep->kind == FBX_IV_FLOAT;
+  fbx_dtype d;
+  FBX_TRY(dtype_arg(ctx, &args_tail[0], any_float ? FBX_DTYPE_FLOAT32 : FBX_DTYPE_INT64, &d));
+  FBX_TRY(layout_arg(ctx, &args_tail[1]));
+  if (d == FBX_DTYPE_BOOL) return fbx_kernel_error(ctx, "\"arange_cpu\" not implemented for 'Bool'");
+  bool fl = fbx_dtype_is_floating(d);
+  double ds = fbx_iv_to_double(vstart), de = fbx_iv_to_double(vend), dst = fbx_iv_to_double(vstep);
+  arange_job j = {0};
+  /* the checks run on the accumulate-type values, as in PyTorch */
+  double xs, xe, xst;
+  if (fl) {
+    if (d == FBX_DTYPE_FLOAT16 || d == FBX_DTYPE_BFLOAT16) {
+      xs = (float)ds, xe = (float)de, xst = (float)dst;
+    } else {
+      xs = ds, xe = de, xst = dst;
+    }
+    j.start = xs;
+    j.step = xst;
+  } else {
+    j.istart = fbx_iv_to_int(vstart);
+    j.istep = fbx_iv_to_int(vstep);
+    xs = (double)j.istart, xe = (double)fbx_iv_to_int(vend), xst = (double)j.istep;
+  }
+  if (!(xst > 0 || xst < 0)) return fbx_kernel_error(ctx, "step must be nonzero");
+  if (!isfinite(xs) || !isfinite(xe)) return fbx_kernel_error(ctx, "unsupported range: %g -> %g", xs, xe);
+  if (!((xst > 0 && xe >= xs) || (xst < 0 && xe <= xs)))
+    return fbx_kernel_error(ctx, "upper bound and larger bound inconsistent with step sign (start %g, end %g, step %g)",
+                            xs, xe, xst);
+  double size_d;
+  if (d == FBX_DTYPE_INT64) {
+    int64_t ie = fbx_iv_to_int(vend), sgn = j.istep > 0 ? 1 : -1;
+    size_d = (double)((ie - j.istart + j.istep - sgn) / j.istep);
+  } else {
+    size_d = ceil((de - ds) / dst);
+  }
+  if (!(size_d >= 0 && size_d <= 9.2233720368547758e18))
+    return fbx_kernel_error(ctx, "invalid size, possible overflow?");
+  int64_t n = (int64_t)size_d;
+  fbx_tensor *t = NULL;
+  FBX_TRY(fbx_tensor_empty(&t, d, 1, &n));
+  int lanes = d == FBX_DTYPE_FLOAT64 ? 4 : d == FBX_DTYPE_FLOAT32 ? 8 : 16;
+  j.t = t;
+  j.full = n - n % (2 * lanes);
+  fbx_parallel_for(n, 32768, arange_body, &j);
+  fbx_set_out_tensor(outs, 0, t);
+  return NULL;
+}
+
+/* aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) */
+fbx_status *fbx_k_arange(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  static const fbx_ivalue zero = {.kind = FBX_IV_INT, .u.i = 0}, one = {.kind = FBX_IV_INT, .u.i = 1};
+  return arange_impl(ctx, &zero, &args[0], &one, &args[1], outs);
+}
+
+/* aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, ...) */
+fbx_status *fbx_k_arange_start(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  static const fbx_ivalue one = {.kind = FBX_IV_INT, .u.i = 1};
+  return arange_impl(ctx, &args[0], &args[1], &one, &args[2], outs);
+}
+
+/* aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, ...) */
+fbx_status *fbx_k_arange_start_step(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return arange_impl(ctx, &args[0], &args[1], &args[2], &args[3], outs);
+}
+
+/* ---- random ---------------------------------------------------------------------------- */
+
+#define GOLDEN 0x9E3779B97F4A7C15ull
+
+static inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* splitmix64 step */
+static uint64_t next_key(uint64_t *state) {
+  *state += GOLDEN;
+  return mix64(*state);
+}
+
+static inline uint64_t draw(uint64_t key, int64_t i) { return mix64(key + (uint64_t)(i + 1) * GOLDEN); }
+
+typedef struct rand_job {
+  void *data;
+  fbx_dtype dtype;
+  uint64_t key;
+  int64_t n;
+  bool normal;
+} rand_job;
+
+static inline void store(void *data, fbx_dtype d, int64_t i, double v) {
+  switch (d) {
+    case FBX_DTYPE_FLOAT64: ((double *)data)[i] = v; break;
+    case FBX_DTYPE_FLOAT32: ((float *)data)[i] = (float)v; break;
+    case FBX_DTYPE_FLOAT16: ((uint16_t *)data)[i] = fbx_float_to_half((float)v); break;
+    default: ((uint16_t *)data)[i] = fbx_float_to_bf16((float)v); break;
+  }
+}
+
+static void rand_body(void *p, int64_t begin, int64_t end) {
+  const rand_job *j = p;
+  if (!j->normal) {
+    int shift = j->dtype == FBX_DTYPE_FLOAT64 ? 11 : j->dtype == FBX_DTYPE_FLOAT32 ? 40
+              : j->dtype == FBX_DTYPE_FLOAT16 ? 53 : 56;
+    double scale = ldexp(1.0, -(64 - shift));
+    for (int64_t i = begin; i < end; i++) store(j->data, j->dtype, i, (double)(draw(j->key, i) >> shift) * scale);
+    return;
+  }
+  /* begin/end count pairs */
+  const double two_pi = 6.283185307179586476925286766559;
+  for (int64_t k = begin; k < end; k++) {
+    double u1 = (double)((draw(j->key, 2 * k) >> 11) + 1) * 0x1p-53; /* (0, 1] */
+    double u2 = (double)(draw(j->key, 2 * k + 1) >> 11) * 0x1p-53;
+    double r = sqrt(-2.0 * log(u1));
+    store(j->data, j->dtype, 2 * k, r * cos(two_pi * u2));
+    if (2 * k + 1 < j->n) store(j->data, j->dtype, 2 * k + 1, r * sin(two_pi * u2));
+  }
+}
+
+static _Thread_local uint64_t fallback_state = 0x853c49e6748fea9bull;
+
+/* t is a fresh dense tensor: fill its storage in memory order. */
+static fbx_status *random_fill(fbx_kctx *ctx, fbx_tensor *t, bool normal) {
+  uint64_t *state = ctx->rng_state ? ctx->rng_state : &fallback_state;
+  rand_job j = {t->data, t->dtype, next_key(state), t->numel, normal};
+  int64_t count = normal ? (t->numel + 1) / 2 : t->numel;
+  fbx_parallel_for(count, 16384, rand_body, &j);
+  return NULL;
+}

@@ -1,0 +1,463 @@
+#!/usr/bin/python3
+"""Golden data for tests/unit/test_ops_shape.c and test_ops_create.c.
+
+Run with Debian's python3-torch (1.13):   /usr/bin/python3 tests/unit/gen_shape_golden.py
+
+Every case calls the exact ATen overload (torch.ops.aten.<name>.<overload>)
+on inputs that are as_strided views of a few 1-D base tensors, and records
+what PyTorch returned: dtype, sizes, strides, storage offset, which input's
+storage the result shares (views), and the values in logical order; or that
+PyTorch raised. The C tests rebuild the same views over the same bases
+(base_*.npy) and run fusebox's kernels on them.
+
+Output: tests/data/shape/base_<name>.npy and tests/data/shape/cases.txt:
+
+    case <name> <aten::op> <overload or ->
+    arg T <base> <sizes> <strides> <offset>      sizes/strides "1,2,3"; "-" for none (0-d)
+    arg i <int> | arg f <float> | arg b <0|1> | arg n | arg D <device>
+    arg L <ints or ->                            int list
+    arg TL <count>                               followed by <count> "arg T" lines
+    out T <dtype> <sizes> <strides> <offset> <alias> <nvals|*> <values...>
+          alias: position of the argument whose storage the result shares, -1 none
+          "*": values not compared (empty, empty_like)
+    out i <int> | out L <ints or ->
+    out TL <count>                               followed by <count> "out T" lines
+    err <PyTorch's exception type and message>
+    end
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "data", "shape")
+
+BASES = {
+    "f32": (torch.arange(96, dtype=torch.float32) * 0.5 - 11.0),
+    "f64": (torch.arange(96, dtype=torch.float64) * 0.25 + 0.125),
+    "i64": (torch.arange(96, dtype=torch.int64) - 40),
+    "i32": (torch.arange(96, dtype=torch.int32) * 3 - 7),
+    "u8": (torch.arange(96, dtype=torch.int64) % 200).to(torch.uint8),
+    "b1": (torch.arange(96) % 3 == 0),
+    "f16": (torch.arange(96, dtype=torch.float32) * 0.5 - 3).to(torch.float16),
+    "idx": torch.tensor([2, 0, 1, 1, 3, 0, 2, 5, -1, 7], dtype=torch.int64),
+    "idx32": torch.tensor([1, 0, 2, 2, 9], dtype=torch.int32),
+}
+
+lines = []
+
+
+class A:
+    """An argument: its torch value and its manifest lines."""
+
+    def __init__(self, value, text):
+        self.value, self.text = value, text
+
+
+def ints(v):
+    return ",".join(str(int(x)) for x in v) if len(v) else "-"
+
+
+def T(base, sizes, strides=None, offset=0):
+    b = BASES[base]
+    sizes = list(sizes)
+    if strides is None:
+        strides = []
+        s = 1
+        for d in reversed(sizes):
+            strides.insert(0, s)
+            s *= max(d, 1)
+    t = torch.as_strided(b, sizes, strides, offset)
+    return A(t, ["arg T %s %s %s %d" % (base, ints(sizes), ints(strides), offset)])
+
+
+def I(v):
+    return A(int(v), ["arg i %d" % v])
+
+
+def F(v):
+    return A(float(v), ["arg f %r" % float(v)])
+
+
+def B(v):
+    return A(bool(v), ["arg b %d" % int(v)])
+
+
+N = A(None, ["arg n"])
+
+
+def L(v):
+    return A([int(x) for x in v], ["arg L %s" % ints(v)])
+
+
+def TL(*ts):
+    text = ["arg TL %d" % len(ts)]
+    for t in ts:
+        text += t.text
+    return A([t.value for t in ts], text)
+
+
+def D(name):
+    return A(torch.device(name), ["arg D %s" % name])
+
+
+def fmt_val(x, dtype):
+    if dtype == torch.bool:
+        return "1" if x else "0"
+    if dtype.is_floating_point:
+        return repr(float(x))
+    return str(int(x))
+
+
+def out_tensor(r, args, skip_values):
+    alias = -1
+    for k, a in enumerate(args):
+        ts = [a.value] if isinstance(a.value, torch.Tensor) else []
+        if isinstance(a.value, list):
+            ts = [x for x in a.value if isinstance(x, torch.Tensor)]
+        if any(x.storage().data_ptr() == r.storage().data_ptr() for x in ts):
+            alias = k
+            break
+    dt = str(r.dtype).replace("torch.", "")
+    head = "out T %s %s %s %d %d" % (dt, ints(r.shape), ints(r.stride()), r.storage_offset(), alias)
+    if skip_values:
+        return [head + " *"]
+    vals = r.contiguous().reshape(-1).tolist()
+    return [head + " %d %s" % (len(vals), " ".join(fmt_val(v, r.dtype) for v in vals))]
+
+
+DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float16,
+          6: torch.float32, 7: torch.float64, 11: torch.bool, 15: torch.bfloat16}
+MEMFMT = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last, 3: torch.channels_last_3d}
+
+
+def to_torch(v, typ):
+    """IR passes ScalarType/Layout/MemoryFormat as ints; Python wants the enums."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        if typ.startswith("ScalarType"):
+            return DTYPES[v]
+        if typ.startswith("Layout"):
+            return torch.strided
+        if typ.startswith("MemoryFormat"):
+            return MEMFMT[v]
+    return v
+
+
+def case(name, op, overload, args, skip_values=False):
+    packet = getattr(getattr(torch.ops.aten, op), overload or "default")
+    schema = packet._schema
+    pos, kw = [], {}
+    for a, sa in zip(args, schema.arguments):
+        v = to_torch(a.value, sa.type.str())
+        if sa.kwarg_only:
+            kw[sa.name] = v
+        else:
+            pos.append(v)
+    text = ["case %s aten::%s %s" % (name, op, overload or "-")]
+    for a in args:
+        text += a.text
+    try:
+        r = packet(*pos, **kw)
+    except Exception as e:  # noqa: BLE001 - any PyTorch error is an expected error case
+        msg = (type(e).__name__ + ": " + str(e)).splitlines()[0]
+        text.append("err " + msg)
+    else:
+        if isinstance(r, torch.Tensor):
+            text += out_tensor(r, args, skip_values)
+        elif isinstance(r, (list, tuple)) and all(isinstance(x, torch.Tensor) for x in r) and (
+            len(r) or schema.returns[0].type.str().startswith("Tensor")
+        ):
+            text.append("out TL %d" % len(r))
+            for x in r:
+                text += out_tensor(x, args, skip_values)
+        elif isinstance(r, (list, tuple)):
+            text.append("out L %s" % ints(r))
+        elif isinstance(r, int):
+            text.append("out i %d" % r)
+        else:
+            raise TypeError("%s: unexpected result %r" % (name, r))
+    text.append("end")
+    lines.extend(text)
+
+
+# ---------------------------------------------------------------------------
+# shape and view ops
+
+def shape_cases():
+    x = lambda: T("f32", [2, 3, 4])            # noqa: E731 contiguous
+    xt = lambda: T("f32", [4, 3, 2], [1, 4, 12])  # noqa: E731 permuted (transposed) view
+    xe = lambda: T("f32", [3, 4], [0, 1], 5)   # noqa: E731 expanded rows, offset
+    xs = lambda: T("f32", [3, 4], [16, 2], 3)  # noqa: E731 strided slice
+    z0 = lambda: T("f32", [], [], 7)           # noqa: E731 0-d
+    e0 = lambda: T("f32", [2, 0, 3])           # noqa: E731 empty
+
+    # view
+    case("view_basic", "view", None, [x(), L([6, 4])])
+    case("view_infer", "view", None, [x(), L([-1, 6])])
+    case("view_flat", "view", None, [x(), L([-1])])
+    case("view_split_dim", "view", None, [x(), L([2, 3, 2, 2])])
+    case("view_0d", "view", None, [z0(), L([1, 1])])
+    case("view_to_0d", "view", None, [T("f32", [1, 1], [1, 1], 4), L([])])
+    case("view_empty", "view", None, [e0(), L([0, 6])])
+    case("view_empty_same", "view", None, [T("f32", [2, 0, 3], [1, 5, 7]), L([2, 0, 3])])
+    case("view_transposed_ok", "view", None, [xt(), L([4, 3, 2, 1])])
+    case("view_strided_ok", "view", None, [T("f32", [3, 2, 2], [16, 2, 1], 1), L([3, 4])])
+    case("view_expanded", "view", None, [xe(), L([3, 2, 2])])
+    case("err_view_impossible", "view", None, [xt(), L([24])])
+    case("err_view_bad_numel", "view", None, [x(), L([5, -1])])
+    case("err_view_two_infer", "view", None, [x(), L([-1, -1])])
+    case("err_view_ambiguous", "view", None, [e0(), L([0, -1])])
+    case("view_dtype_same_size", "view", "dtype", [T("f32", [2, 3], [6, 2], 1), I(3)])
+    case("view_dtype_bool_u8", "view", "dtype", [T("b1", [2, 3], [3, 1], 2), I(0)])
+    case("view_dtype_wider", "view", "dtype", [T("f16", [2, 4], [8, 1], 2), I(6)])
+    case("view_dtype_narrower", "view", "dtype", [T("f64", [2, 3], [4, 1], 3), I(6)])
+    case("err_view_dtype_stride", "view", "dtype", [T("f32", [3], [2]), I(5)])
+    case("err_view_dtype_0d", "view", "dtype", [z0(), I(7)])
+    case("view_as", "view_as", None, [x(), T("i64", [4, 6])])
+    case("err_view_as", "view_as", None, [xt(), T("i64", [24])])
+    # reshape
+    case("reshape_view", "reshape", None, [x(), L([4, -1])])
+    case("reshape_copy", "reshape", None, [xt(), L([-1])])
+    case("reshape_copy_expanded", "reshape", None, [xe(), L([12])])
+    case("reshape_strided_copy", "reshape", None, [xs(), L([2, 6])])
+    case("reshape_0d", "reshape", None, [z0(), L([-1])])
+    case("reshape_empty", "reshape", None, [e0(), L([3, 0, 5])])
+    case("err_reshape", "reshape", None, [x(), L([7, 3])])
+    case("reshape_as", "reshape_as", None, [xt(), T("f64", [6, 4])])
+    # flatten
+    case("flatten_all", "flatten", "using_ints", [x(), I(0), I(-1)])
+    case("flatten_mid", "flatten", "using_ints", [T("f32", [2, 3, 2, 2]), I(1), I(2)])
+    case("flatten_same", "flatten", "using_ints", [xt(), I(1), I(1)])
+    case("flatten_copy", "flatten", "using_ints", [xt(), I(0), I(1)])
+    case("flatten_0d", "flatten", "using_ints", [z0(), I(0), I(-1)])
+    case("err_flatten_order", "flatten", "using_ints", [x(), I(2), I(0)])
+    case("err_flatten_dim", "flatten", "using_ints", [x(), I(0), I(3)])
+    # squeeze / unsqueeze
+    sq = lambda: T("f32", [1, 3, 1, 2], [6, 2, 2, 1], 1)  # noqa: E731
+    case("squeeze_all", "squeeze", None, [sq()])
+    case("squeeze_none", "squeeze", None, [xt()])
+    case("squeeze_0d", "squeeze", None, [z0()])
+    case("squeeze_dim", "squeeze", "dim", [sq(), I(2)])
+    case("squeeze_dim_neg", "squeeze", "dim", [sq(), I(-4)])
+    case("squeeze_dim_noop", "squeeze", "dim", [sq(), I(1)])
+    case("squeeze_dim_0d", "squeeze", "dim", [z0(), I(-1)])
+    case("err_squeeze_dim", "squeeze", "dim", [sq(), I(4)])
+    case("unsqueeze_front", "unsqueeze", None, [xt(), I(0)])
+    case("unsqueeze_mid", "unsqueeze", None, [xs(), I(1)])
+    case("unsqueeze_end", "unsqueeze", None, [xs(), I(-1)])
+    case("unsqueeze_0d", "unsqueeze", None, [z0(), I(0)])
+    case("err_unsqueeze", "unsqueeze", None, [xs(), I(3)])
+    # transpose / permute / t
+    case("transpose", "transpose", "int", [x(), I(0), I(2)])
+    case("transpose_neg", "transpose", "int", [xs(), I(-1), I(-2)])
+    case("transpose_0d", "transpose", "int", [z0(), I(0), I(-1)])
+    case("err_transpose", "transpose", "int", [x(), I(0), I(-4)])
+    case("permute", "permute", None, [x(), L([2, 0, 1])])
+    case("permute_neg", "permute", None, [xt(), L([-1, 0, 1])])
+    case("permute_0d", "permute", None, [z0(), L([])])
+    case("err_permute_repeat", "permute", None, [x(), L([0, 0, 1])])
+    case("err_permute_len", "permute", None, [x(), L([0, 1])])
+    case("t_2d", "t", None, [xs()])
+    case("t_1d", "t", None, [T("f32", [5], [2], 1)])
+    case("t_0d", "t", None, [z0()])
+    case("err_t_3d", "t", None, [x()])
+    # expand
+    case("expand_lead", "expand", None, [T("f32", [3], [2], 1), L([2, 4, 3]), B(False)])
+    case("expand_minus1", "expand", None, [T("f32", [3, 1], [1, 1]), L([-1, 5]), B(False)])
+    case("expand_lead1", "expand", None, [T("f32", [3], [2], 1), L([1, 3]), B(False)])
+    case("expand_same", "expand", None, [xs(), L([3, 4]), B(False)])
+    case("expand_0d", "expand", None, [z0(), L([2, 2]), B(False)])
+    case("expand_to_empty", "expand", None, [T("f32", [1, 3]), L([0, 3]), B(False)])
+    case("err_expand_mismatch", "expand", None, [T("f32", [3]), L([2, 4]), B(False)])
+    case("err_expand_lead_minus1", "expand", None, [T("f32", [3]), L([-1, 3]), B(False)])
+    case("err_expand_fewer", "expand", None, [x(), L([3, 4]), B(False)])
+    case("expand_as", "expand_as", None, [T("f32", [1, 4], [4, 1], 2), T("i64", [3, 4])])
+    case("err_expand_as", "expand_as", None, [T("f32", [2, 4]), T("i64", [3, 4])])
+    # contiguous / detach / clone
+    case("contiguous_self", "contiguous", None, [x(), I(0)])
+    case("contiguous_copy", "contiguous", None, [xt(), I(0)])
+    case("contiguous_expanded", "contiguous", None, [xe(), I(0)])
+    case("contiguous_channels_last", "contiguous", None, [T("f32", [2, 3, 2, 2]), I(2)])
+    case("contiguous_channels_last_self", "contiguous", None, [T("f32", [2, 3, 2, 2], [12, 1, 6, 3]), I(2)])
+    case("detach", "detach", None, [xs()])
+    case("clone_contig", "clone", None, [x(), N])
+    case("clone_preserve_transposed", "clone", None, [xt(), N])
+    case("clone_preserve_expanded", "clone", None, [xe(), N])
+    case("clone_preserve_sliced", "clone", None, [xs(), N])
+    case("clone_preserve_perm_gap", "clone", None, [T("f32", [2, 3, 4], [1, 24, 4]), N])
+    case("clone_contiguous_fmt", "clone", None, [xt(), I(0)])
+    case("clone_channels_last", "clone", None, [T("f32", [2, 3, 2, 2]), I(2)])
+    case("clone_0d", "clone", None, [z0(), N])
+    case("clone_bool", "clone", None, [T("b1", [2, 3], [1, 2]), N])
+    # size / dim / numel
+    case("size", "size", None, [xt()])
+    case("size_0d", "size", None, [z0()])
+    case("size_int", "size", "int", [xt(), I(1)])
+    case("size_int_neg", "size", "int", [xt(), I(-3)])
+    case("err_size_int", "size", "int", [xt(), I(3)])
+    case("dim", "dim", None, [xt()])
+    case("dim_0d", "dim", None, [z0()])
+    case("numel", "numel", None, [xe()])
+    case("numel_empty", "numel", None, [e0()])
+    # chunk / split / unbind
+    case("chunk_even", "chunk", None, [x(), I(3), I(2)])
+    case("chunk_uneven", "chunk", None, [T("f32", [7, 2]), I(3), I(0)])
+    case("chunk_more_than_size", "chunk", None, [T("f32", [2, 2]), I(5), I(0)])
+    case("chunk_transposed", "chunk", None, [xt(), I(2), I(-1)])
+    case("chunk_empty_dim", "chunk", None, [T("f32", [0, 3]), I(3), I(0)])
+    case("err_chunk_zero", "chunk", None, [x(), I(0), I(0)])
+    case("err_chunk_0d", "chunk", None, [z0(), I(1), I(0)])
+    case("split_int", "split", "Tensor", [T("f32", [5, 3]), I(2), I(0)])
+    case("split_int_big", "split", "Tensor", [T("f32", [5, 3]), I(9), I(0)])
+    case("split_int_neg_dim", "split", "Tensor", [xs(), I(3), I(-1)])
+    case("err_split_neg", "split", "Tensor", [xs(), I(-1), I(0)])
+    case("split_sizes", "split", "sizes", [T("f32", [6, 2]), L([1, 3, 2]), I(0)])
+    case("split_list", "split", "sizes", [xt(), L([1, 2]), I(1)])
+    case("split_with_sizes", "split_with_sizes", None, [xs(), L([2, 0, 2]), I(1)])
+    case("err_split_with_sizes_negative", "split_with_sizes", None, [xs(), L([5, -1]), I(1)])
+    case("err_split_with_sizes_sum", "split_with_sizes", None, [xs(), L([2, 1]), I(1)])
+    case("unbind", "unbind", "int", [xt(), I(1)])
+    case("unbind_neg", "unbind", "int", [xs(), I(-1)])
+    case("unbind_empty", "unbind", "int", [T("f32", [0, 3]), I(0)])
+    case("err_unbind_0d", "unbind", "int", [z0(), I(0)])
+    # cat / stack
+    case("cat_dim0", "cat", None, [TL(T("f32", [2, 3]), T("f32", [1, 3], [3, 1], 10)), I(0)])
+    case("cat_dim1_noncontig", "cat", None, [TL(xs(), T("f32", [3, 2], [1, 3], 2)), I(1)])
+    case("cat_neg_dim", "cat", None, [TL(xt(), xt()), I(-1)])
+    case("cat_promote_int_float", "cat", None, [TL(T("i64", [2, 2]), T("f32", [1, 2])), I(0)])
+    case("cat_promote_bool_u8", "cat", None, [TL(T("b1", [2]), T("u8", [3])), I(0)])
+    case("cat_promote_i32_f16", "cat", None, [TL(T("i32", [2]), T("f16", [2], [3], 1)), I(0)])
+    case("cat_skip_legacy_empty", "cat", None, [TL(T("f32", [0]), T("f32", [2, 2]), T("f64", [0])), I(1)])
+    case("cat_all_empty_1d", "cat", None, [TL(T("f32", [0]), T("i64", [0])), I(0)])
+    case("cat_empty_2d", "cat", None, [TL(T("f32", [0, 3]), T("f32", [2, 3])), I(0)])
+    case("cat_expanded", "cat", None, [TL(xe(), xe()), I(0)])
+    case("cat_single", "cat", None, [TL(xs()), I(1)])
+    case("err_cat_shapes", "cat", None, [TL(T("f32", [2, 3]), T("f32", [2, 4])), I(0)])
+    case("err_cat_ndim", "cat", None, [TL(T("f32", [2, 3]), T("f32", [2, 3, 1])), I(0)])
+    case("err_cat_0d", "cat", None, [TL(z0(), z0()), I(0)])
+    case("err_cat_dim", "cat", None, [TL(T("f32", [2, 3])), I(2)])
+    case("stack_dim0", "stack", None, [TL(xs(), T("f32", [3, 4])), I(0)])
+    case("stack_dim_last", "stack", None, [TL(xt(), xt(), xt()), I(-1)])
+    case("stack_mid_promote", "stack", None, [TL(T("i32", [2, 2]), T("f64", [2, 2], [1, 2])), I(1)])
+    case("stack_0d", "stack", None, [TL(z0(), T("f32", [], [], 3)), I(0)])
+    case("err_stack_shapes", "stack", None, [TL(T("f32", [2]), T("f32", [3])), I(0)])
+    case("err_stack_dim", "stack", None, [TL(T("f32", [2])), I(3)])
+    # slice / select / narrow
+    case("slice_basic", "slice", "Tensor", [x(), I(1), I(1), I(3), I(1)])
+    case("slice_none", "slice", "Tensor", [xt(), I(0), N, N, I(1)])
+    case("slice_step", "slice", "Tensor", [T("f32", [10, 2]), I(0), I(1), I(9), I(3)])
+    case("slice_negative", "slice", "Tensor", [T("f32", [10]), I(0), I(-4), I(-1), I(2)])
+    case("slice_clamp", "slice", "Tensor", [xs(), I(-1), I(-100), I(100), I(1)])
+    case("slice_empty_range", "slice", "Tensor", [xs(), I(0), I(2), I(1), I(1)])
+    case("slice_start_past_end", "slice", "Tensor", [xs(), I(0), I(7), N, I(1)])
+    case("slice_expanded", "slice", "Tensor", [xe(), I(0), I(1), N, I(1)])
+    case("err_slice_step0", "slice", "Tensor", [xs(), I(0), N, N, I(0)])
+    case("err_slice_0d", "slice", "Tensor", [z0(), I(0), N, N, I(1)])
+    case("select", "select", "int", [x(), I(1), I(2)])
+    case("select_neg", "select", "int", [xt(), I(-1), I(-1)])
+    case("select_1d", "select", "int", [T("f32", [5], [3], 2), I(0), I(4)])
+    case("err_select_range", "select", "int", [x(), I(0), I(2)])
+    case("err_select_neg_range", "select", "int", [x(), I(2), I(-5)])
+    case("err_select_0d", "select", "int", [z0(), I(0), I(0)])
+    case("narrow", "narrow", None, [x(), I(2), I(1), I(2)])
+    case("narrow_neg_start", "narrow", None, [xt(), I(0), I(-3), I(2)])
+    case("narrow_at_end", "narrow", None, [xs(), I(1), I(4), I(0)])
+    case("err_narrow_len", "narrow", None, [xs(), I(1), I(2), I(3)])
+    # index_select
+    case("index_select", "index_select", None, [x(), I(1), T("idx", [3], [1], 0)])
+    case("index_select_noncontig", "index_select", None, [xt(), I(0), T("idx", [4], [1], 0)])
+    case("index_select_i32", "index_select", None, [xs(), I(-1), T("idx32", [4])])
+    case("index_select_0d_index", "index_select", None, [xs(), I(0), T("idx", [], [], 1)])
+    case("index_select_0d_self", "index_select", None, [z0(), I(0), T("idx", [1], [1], 1)])
+    case("index_select_empty_index", "index_select", None, [xs(), I(1), T("idx", [0])])
+    case("index_select_bool_self", "index_select", None, [T("b1", [3, 3]), I(0), T("idx", [3], [1], 1)])
+    case("err_index_select_range", "index_select", None, [xs(), I(0), T("idx", [2], [1], 6)])
+    case("err_index_select_negative", "index_select", None, [xs(), I(0), T("idx", [1], [1], 8)])
+    case("err_index_select_dtype", "index_select", None, [xs(), I(0), T("f32", [2])])
+    case("err_index_select_2d", "index_select", None, [xs(), I(0), T("idx", [2, 2])])
+
+
+# ---------------------------------------------------------------------------
+# creation ops (random ones are tested statistically in C)
+
+def create_cases():
+    x = lambda: T("f32", [2, 3])                 # noqa: E731
+    xt = lambda: T("i32", [3, 2], [1, 3])        # noqa: E731
+    xe = lambda: T("f64", [2, 3], [0, 1])        # noqa: E731
+    nn = [N, N, N, N]
+    case("zeros", "zeros", None, [L([2, 3])] + nn)
+    case("zeros_f64_code", "zeros", None, [L([3]), I(7), N, N, N])
+    case("zeros_0d", "zeros", None, [L([])] + nn)
+    case("zeros_empty", "zeros", None, [L([2, 0])] + nn)
+    case("zeros_layout_device", "zeros", None, [L([2]), I(4), I(0), D("cpu"), B(False)])
+    case("err_zeros_negative", "zeros", None, [L([2, -1])] + nn)
+    case("ones", "ones", None, [L([2, 2])] + nn)
+    case("ones_bool", "ones", None, [L([3]), I(11), N, N, N])
+    case("ones_f16", "ones", None, [L([3]), I(5), N, N, N])
+    case("full_int", "full", None, [L([2]), I(3)] + nn)
+    case("full_float", "full", None, [L([2, 2]), F(1.5)] + nn)
+    # full with a bool fill: eager torch.full((2,), True) is bool, but torch.ops turns the bool
+    # into an int Scalar (int64) and TorchScript rejects it; test_ops_create.c checks bool literally.
+    case("full_dtype", "full", None, [L([3]), F(2.75), I(4), N, N, N])
+    case("full_int_to_f64", "full", None, [L([2]), I(-3), I(7), N, N, N])
+    case("empty", "empty", "memory_format", [L([2, 3])] + nn + [N], skip_values=True)
+    case("empty_dtype", "empty", "memory_format", [L([4]), I(3), N, N, N, N], skip_values=True)
+    case("empty_channels_last", "empty", "memory_format", [L([2, 3, 2, 2])] + nn + [I(2)], skip_values=True)
+    case("zeros_like", "zeros_like", None, [x()] + nn + [N])
+    case("zeros_like_transposed", "zeros_like", None, [xt()] + nn + [N])
+    case("zeros_like_dtype", "zeros_like", None, [xt(), I(7), N, N, N, N])
+    case("zeros_like_contig_fmt", "zeros_like", None, [xt()] + nn + [I(0)])
+    case("ones_like", "ones_like", None, [xe()] + nn + [N])
+    case("ones_like_dtype", "ones_like", None, [x(), I(11), N, N, N, N])
+    case("full_like", "full_like", None, [xt(), F(2.9)] + nn + [N])
+    case("full_like_dtype", "full_like", None, [xt(), F(2.5), I(6), N, N, N, N])
+    case("full_like_0d", "full_like", None, [T("f32", [], [], 2), I(4)] + nn + [N])
+    case("empty_like", "empty_like", None, [xt()] + nn + [N], skip_values=True)
+    case("empty_like_expanded", "empty_like", None, [T("f32", [3, 2, 4], [0, 4, 1])] + nn + [N], skip_values=True)
+    case("empty_like_perm_expanded", "empty_like", None, [T("f32", [2, 3, 4], [1, 0, 2])] + nn + [N], skip_values=True)
+    case("empty_like_sliced", "empty_like", None, [T("f32", [3, 4], [1, 6])] + nn + [N], skip_values=True)
+    case("empty_like_channels_last", "empty_like", None, [T("f32", [2, 3, 2, 2])] + nn + [I(2)], skip_values=True)
+    case("new_zeros", "new_zeros", None, [xt(), L([2, 2])] + nn)
+    case("new_ones", "new_ones", None, [x(), L([3]), I(4), N, N, N])
+    case("new_full", "new_full", None, [xt(), L([2]), F(7.5)] + nn)
+    case("new_empty", "new_empty", None, [xe(), L([1, 2])] + nn, skip_values=True)
+    # arange
+    case("arange_int", "arange", None, [I(5)] + nn)
+    case("arange_float_end", "arange", None, [F(3.5)] + nn)
+    case("arange_zero", "arange", None, [I(0)] + nn)
+    case("arange_dtype", "arange", None, [I(4), I(7), N, N, N])
+    case("arange_start", "arange", "start", [I(-2), I(3)] + nn)
+    case("arange_start_float", "arange", "start", [F(0.5), I(3)] + nn)
+    case("arange_start_f16", "arange", "start", [I(0), I(5), I(5), N, N, N])
+    case("arange_step", "arange", "start_step", [I(1), I(10), I(3)] + nn)
+    case("arange_step_neg", "arange", "start_step", [I(10), I(1), I(-3)] + nn)
+    case("arange_step_float", "arange", "start_step", [I(0), I(1), F(0.1)] + nn)
+    case("arange_step_f32_long", "arange", "start_step", [F(-3.3), F(7.9), F(0.37)] + nn)
+    case("arange_step_f32_vec", "arange", "start_step", [F(0.1), F(5.3), F(0.013)] + nn)
+    case("arange_step_f64_vec", "arange", "start_step", [F(-3.3), F(7.9), F(0.037), I(7), N, N, N])
+    case("arange_step_f64_neg", "arange", "start_step", [F(1000.0), F(-17.0), F(-7.7), I(7), N, N, N])
+    case("arange_step_f16", "arange", "start_step", [F(0.0), F(30.0), F(0.3), I(5), N, N, N])
+    case("arange_step_bf16", "arange", "start_step", [F(0.0), F(30.0), F(0.3), I(15), N, N, N])
+    case("arange_step_int32", "arange", "start_step", [I(-5), I(20), I(4), I(3), N, N, N])
+    case("arange_int_ceil", "arange", "start_step", [I(0), I(10), I(4)] + nn)
+    case("err_arange_step0", "arange", "start_step", [I(0), I(10), I(0)] + nn)
+    case("err_arange_sign", "arange", "start_step", [I(0), I(10), I(-1)] + nn)
+    case("err_arange_bool", "arange", None, [I(3), I(11), N, N, N])
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for name, t in BASES.items():
+        np.save(os.path.join(OUT, "base_%s.npy" % name), t.numpy())
+    shape_cases()
+    create_cases()
+    with open(os.path.join(OUT, "cases.txt"), "w") as f:
+        f.write("# generated by tests/unit/gen_shape_golden.py with torch %s; do not edit\n" % torch.__version__)
+        f.write("\n".join(lines) + "\n")
+    print("wrote %d lines" % len(lines), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
