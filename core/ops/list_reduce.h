@@ -1,7 +1,100 @@
-/* Op table rows: reduce ops. (See ops/optable.h for the columns.) */
+/* Op table rows: reductions (k_reduce.c) and composite/normalization ops
+ * (k_norm.c). (See ops/optable.h for the columns.)
+ *
+ * Schemas are PyTorch 1.13's. Overloads of one name are listed so that the
+ * positional argument lists TorchScript emits pick the right one: sum(x,
+ * dtype) before sum.dim_IntList(x, dim, keepdim, dtype); var(x, unbiased)
+ * before var.dim(x, dim, unbiased, keepdim) before var.correction(x, dim,
+ * correction, keepdim) (an int or None third argument is a correction).
+ *
+ * dtype rules marked FBX_DT_CUSTOM:
+ *   sum, prod, cumsum  the dtype argument, else int64 for integral and bool
+ *                      inputs, else the input's dtype
+ *   logsumexp          the input's floating dtype, float32 for integral
+ *   all, any           bool, but uint8 for uint8 inputs
+ * FBX_DT_ARG (mean, softmax, log_softmax): the dtype argument, else the
+ * input's (which must then be floating).
+ *
+ * Empty dim lists reduce every dim (PyTorch 1.13). max/min/amax/amin/argmax/
+ * argmin of an empty extent are errors; sum gives 0, prod 1, mean and var
+ * NaN, logsumexp -inf.
+ *
+ * batch_norm with training=True normalizes with the batch's statistics and
+ * does not update running_mean/running_var (the interpreter does not mutate
+ * inputs). dropout with train=True draws from the run's generator
+ * (FBX_OPF_NONDET); with train=False it returns its input (FBX_OPF_ALIAS).
+ */
 #ifndef FBX_OPS_LIST_REDUCE_H
 #define FBX_OPS_LIST_REDUCE_H
 
-#define FBX_OPS_REDUCE(X)
+#define FBX_LR_RED_ FBX_OPCAT_REDUCTION
+#define FBX_LR_CMP_ FBX_OPCAT_COMPOSITE
+
+#define FBX_OPS_REDUCE(X)                                                                                      \
+  X(sum, "aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", FBX_LR_RED_, FBX_DT_CUSTOM, FBX_SH_REDUCE, \
+    0, fbx_k_sum)                                                                                              \
+  X(sum_dim_IntList,                                                                                           \
+    "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", \
+    FBX_LR_RED_, FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_sum_dim)                                                  \
+  X(mean, "aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", FBX_LR_RED_, FBX_DT_ARG, FBX_SH_REDUCE,  \
+    0, fbx_k_mean)                                                                                             \
+  X(mean_dim, "aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", \
+    FBX_LR_RED_, FBX_DT_ARG, FBX_SH_REDUCE, 0, fbx_k_mean_dim)                                                    \
+  X(prod, "aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", FBX_LR_RED_, FBX_DT_CUSTOM,             \
+    FBX_SH_REDUCE, 0, fbx_k_prod)                                                                              \
+  X(prod_dim_int, "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", \
+    FBX_LR_RED_, FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_prod_dim)                                                 \
+  X(amax, "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", FBX_LR_RED_, FBX_DT_SAME,       \
+    FBX_SH_REDUCE, 0, fbx_k_amax)                                                                              \
+  X(amin, "aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", FBX_LR_RED_, FBX_DT_SAME,       \
+    FBX_SH_REDUCE, 0, fbx_k_amin)                                                                              \
+  X(max, "aten::max(Tensor self) -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_max)               \
+  X(max_dim, "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",     \
+    FBX_LR_RED_, FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_max_dim)                                                  \
+  X(min, "aten::min(Tensor self) -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_min)               \
+  X(min_dim, "aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",     \
+    FBX_LR_RED_, FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_min_dim)                                                  \
+  X(argmax, "aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", FBX_LR_RED_, FBX_DT_LONG,   \
+    FBX_SH_REDUCE, 0, fbx_k_argmax)                                                                            \
+  X(argmin, "aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", FBX_LR_RED_, FBX_DT_LONG,   \
+    FBX_SH_REDUCE, 0, fbx_k_argmin)                                                                            \
+  X(var, "aten::var(Tensor self, bool unbiased=True) -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0,      \
+    fbx_k_var)                                                                                                 \
+  X(var_dim, "aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",      \
+    FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_var_dim)                                                    \
+  X(var_correction,                                                                                            \
+    "aten::var.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor",        \
+    FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_var_corr)                                                   \
+  X(std, "aten::std(Tensor self, bool unbiased=True) -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0,      \
+    fbx_k_std)                                                                                                 \
+  X(std_dim, "aten::std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",      \
+    FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_std_dim)                                                    \
+  X(std_correction,                                                                                            \
+    "aten::std.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor",        \
+    FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_std_corr)                                                   \
+  X(logsumexp, "aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", FBX_LR_RED_,            \
+    FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_logsumexp)                                                          \
+  X(all, "aten::all(Tensor self) -> Tensor", FBX_LR_RED_, FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_all)             \
+  X(all_dim, "aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", FBX_LR_RED_, FBX_DT_CUSTOM,     \
+    FBX_SH_REDUCE, 0, fbx_k_all_dim)                                                                           \
+  X(any, "aten::any(Tensor self) -> Tensor", FBX_LR_RED_, FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_any)             \
+  X(any_dim, "aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", FBX_LR_RED_, FBX_DT_CUSTOM,     \
+    FBX_SH_REDUCE, 0, fbx_k_any_dim)                                                                           \
+  X(cumsum, "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", FBX_LR_RED_,              \
+    FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_cumsum)                                                               \
+  X(softmax_int, "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", FBX_LR_CMP_,        \
+    FBX_DT_ARG, FBX_SH_SAME, 0, fbx_k_softmax)                                                                 \
+  X(log_softmax_int, "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",          \
+    FBX_LR_CMP_, FBX_DT_ARG, FBX_SH_SAME, 0, fbx_k_log_softmax)                                                   \
+  X(layer_norm,                                                                                                \
+    "aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "          \
+    "float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor",                                     \
+    FBX_LR_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_layer_norm)                                                   \
+  X(batch_norm,                                                                                                \
+    "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "                      \
+    "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",            \
+    FBX_LR_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_batch_norm)                                                   \
+  X(dropout, "aten::dropout(Tensor input, float p, bool train) -> Tensor", FBX_LR_CMP_, FBX_DT_SAME,              \
+    FBX_SH_SAME, FBX_OPF_NONDET | FBX_OPF_ALIAS, fbx_k_dropout)
 
 #endif

@@ -1,0 +1,423 @@
+/* Composite kernels (ops/list_reduce.h): softmax, log_softmax, layer_norm,
+ * batch_norm, dropout.
+ *
+ * softmax/log_softmax run in the input's own precision (float for float32,
+ * float16 and bfloat16, double for float64), max-subtracted; rows along the
+ * softmax dim are either contiguous (dim last) or walked as tiles of
+ * neighbouring columns. layer_norm and batch_norm take statistics in double
+ * (two passes: mean, then squared deviations).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/parallel.h"
+#include "ops/reduce.h"
+
+#define CH FBX_RED_CHUNK
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* ---- softmax / log_softmax ------------------------------------------------------------ */
+
+typedef struct smax_job {
+  const void *x;
+  void *y;
+  int64_t A, R, B;
+  bool log;
+} smax_job;
+
+#define SOFTMAX_IMPL(T, EXP, LOG, SUFFIX)                                                      \
+  static void smax_rows_##SUFFIX(void *c, int64_t begin, int64_t end) {                        \
+    const smax_job *j = c;                                                                     \
+    for (int64_t a = begin; a < end; a++) {                                                    \
+      const T *x = (const T *)j->x + a * j->R;                                                 \
+      T *y = (T *)j->y + a * j->R;                                                             \
+      T m = -INFINITY;                                                                         \
+      for (int64_t r = 0; r < j->R; r++)                                                       \
+        if (!(x[r] <= m)) m = x[r]; /* NaN sticks */                                           \
+      T s = 0;                                                                                 \
+      if (j->log) {                                                                            \
+        for (int64_t r = 0; r < j->R; r++) s += EXP(x[r] - m);                                 \
+        T ls = LOG(s);                                                                         \
+        for (int64_t r = 0; r < j->R; r++) y[r] = x[r] - m - ls;                               \
+      } else {                                                                                 \
+        for (int64_t r = 0; r < j->R; r++) s += (y[r] = EXP(x[r] - m));                        \
+        T inv = 1 / s;                                                                         \
+        for (int64_t r = 0; r < j->R; r++) y[r] *= inv;                                        \
+      }                                                                                        \
+    }                                                                                          \
+  }                                                                                            \
+  static void smax_tiles_##SUFFIX(void *c, int64_t begin, int64_t end) {                       \
+    const smax_job *j = c;                                                                     \
+    int64_t ntiles = (j->B + CH - 1) / CH;                                                     \
+    T m[CH], s[CH];                                                                            \
+    for (int64_t t = begin; t < end; t++) {                                                    \
+      int64_t a = t / ntiles, b0 = (t % ntiles) * CH, n = min64(CH, j->B - b0);                \
+      const T *x = (const T *)j->x + a * j->R * j->B + b0;                                     \
+      T *y = (T *)j->y + a * j->R * j->B + b0;                                                 \
+      for (int64_t k = 0; k < n; k++) m[k] = -INFINITY, s[k] = 0;                              \
+      for (int64_t r = 0; r < j->R; r++)                                                       \
+        for (int64_t k = 0; k < n; k++)                                                        \
+          if (!(x[r * j->B + k] <= m[k])) m[k] = x[r * j->B + k];                              \
+      for (int64_t r = 0; r < j->R; r++)                                                       \
+        for (int64_t k = 0; k < n; k++) {                                                      \
+          T e = EXP(x[r * j->B + k] - m[k]);                                                   \
+          s[k] += e;                                                                           \
+          if (!j->log) y[r * j->B + k] = e;                                                    \
+        }                                                                                      \
+      for (int64_t k = 0; k < n; k++) s[k] = j->log ? LOG(s[k]) : 1 / s[k];                    \
+      for (int64_t r = 0; r < j->R; r++)                                                       \
+        for (int64_t k = 0; k < n; k++) {                                                      \
+          if (j->log) y[r * j->B + k] = x[r * j->B + k] - m[k] - s[k];                         \
+          else y[r * j->B + k] *= s[k];                                                        \
+        }                                                                                      \
+    }                                                                                          \
+  }
+
+SOFTMAX_IMPL(float, expf, logf, f32)
+SOFTMAX_IMPL(double, exp, log, f64)
+
+/* softmax.int(self, dim, dtype=None): the input is converted to dtype
+ * first; integral inputs need a dtype (PyTorch has no integral kernel). */
+static fbx_status *softmax_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool log) {
+  fbx_tensor *x, *c = NULL, *y = NULL, *r = NULL;
+  int64_t d;
+  fbx_dtype dt;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  if (args[1].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "dim must be an int");
+  FBX_TRY(fbx_red_wrap_dim(ctx, &d, args[1].u.i, x));
+  FBX_TRY(fbx_red_dtype_arg(ctx, &args[2], &dt));
+  fbx_dtype out = dt != FBX_DTYPE_UNDEFINED ? dt : x->dtype;
+  if (!fbx_dtype_is_floating(out))
+    return fbx_kernel_error(ctx, "expected a floating point input or dtype, got %s", fbx_dtype_name(out));
+  fbx_dtype work = out == FBX_DTYPE_FLOAT64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32;
+  fbx_status *st;
+  if (x->dtype != work) st = fbx_tensor_clone_as(&c, x, work);
+  else st = fbx_tensor_contiguous(&c, x);
+  if (!st) st = fbx_tensor_empty(&y, work, x->ndim, x->sizes);
+  if (st) goto done;
+  smax_job j = {.x = c->data, .y = y->data, .A = 1, .R = 1, .B = 1, .log = log};
+  for (int i = 0; i < x->ndim; i++) {
+    if (i < d) j.A *= x->sizes[i];
+    else if (i == d) j.R = x->sizes[i];
+    else j.B *= x->sizes[i];
+  }
+  if (x->numel > 0) {
+    bool f64 = work == FBX_DTYPE_FLOAT64;
+    if (j.B == 1) {
+      fbx_parallel_for(j.A, j.R >= 8192 ? 1 : 8192 / j.R + 1, f64 ? smax_rows_f64 : smax_rows_f32, &j);
+    } else {
+      int64_t ntiles = (j.B + CH - 1) / CH, per = j.R * min64(j.B, CH);
+      fbx_parallel_for(j.A * ntiles, per >= 8192 ? 1 : 8192 / per + 1, f64 ? smax_tiles_f64 : smax_tiles_f32, &j);
+    }
+  }
+  if (out != work) {
+    st = fbx_tensor_clone_as(&r, y, out);
+    if (st) goto done;
+    fbx_tensor_release(y);
+    y = r;
+  }
+  fbx_set_out_tensor(outs, 0, y);
+  y = NULL;
+done:
+  fbx_tensor_release(c);
+  fbx_tensor_release(y);
+  return st;
+}
+
+fbx_status *fbx_k_softmax(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return softmax_common(ctx, args, outs, false);
+}
+fbx_status *fbx_k_log_softmax(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return softmax_common(ctx, args, outs, true);
+}
+
+/* ---- layer_norm ----------------------------------------------------------------------------- */
+
+typedef struct ln_job {
+  const void *x;
+  fbx_dtype dt;
+  void *y;
+  int64_t M, N;
+  const double *w, *b; /* N each, or NULL */
+  double eps;
+} ln_job;
+
+static void ln_body(void *c, int64_t begin, int64_t end) {
+  const ln_job *j = c;
+  double buf[CH];
+  for (int64_t m = begin; m < end; m++) {
+    int64_t base = m * j->N;
+    double s = 0, ss = 0;
+    for (int64_t r = 0; r < j->N; r += CH) {
+      int64_t n = min64(CH, j->N - r);
+      fbx_red_load_f64(buf, j->x, j->dt, base + r, n);
+      for (int64_t k = 0; k < n; k++) s += buf[k];
+    }
+    double mean = s / (double)j->N;
+    for (int64_t r = 0; r < j->N; r += CH) {
+      int64_t n = min64(CH, j->N - r);
+      fbx_red_load_f64(buf, j->x, j->dt, base + r, n);
+      for (int64_t k = 0; k < n; k++) ss += (buf[k] - mean) * (buf[k] - mean);
+    }
+    double rstd = 1 / sqrt(ss / (double)j->N + j->eps);
+    for (int64_t r = 0; r < j->N; r += CH) {
+      int64_t n = min64(CH, j->N - r);
+      fbx_red_load_f64(buf, j->x, j->dt, base + r, n);
+      for (int64_t k = 0; k < n; k++) {
+        double v = (buf[k] - mean) * rstd;
+        if (j->w) v *= j->w[r + k];
+        if (j->b) v += j->b[r + k];
+        buf[k] = v;
+      }
+      fbx_red_store_f64(j->y, j->dt, base + r, buf, n);
+    }
+  }
+}
+
+/* A Tensor? parameter of n elements loaded into a fresh double array (NULL when None). */
+static fbx_status *param_f64(const fbx_kctx *ctx, double **out, const fbx_ivalue *v, const char *what, int64_t n,
+                             int nd, const int64_t *shape) {
+  *out = NULL;
+  if (v->kind == FBX_IV_NONE) return NULL;
+  if (v->kind != FBX_IV_TENSOR) return fbx_kernel_error(ctx, "%s must be a Tensor or None", what);
+  fbx_tensor *t = v->u.t, *c = NULL;
+  bool ok = t->numel == n;
+  if (ok && shape) {
+    ok = t->ndim == nd;
+    for (int i = 0; ok && i < nd; i++) ok = t->sizes[i] == shape[i];
+  }
+  if (!ok) {
+    char a[256], b[256];
+    fbx_red_shape_str(a, sizeof a, t->ndim, t->sizes);
+    if (shape) fbx_red_shape_str(b, sizeof b, nd, shape);
+    else snprintf(b, sizeof b, "[%lld]", (long long)n);
+    return fbx_kernel_error(ctx, "expected %s of shape %s, got %s", what, b, a);
+  }
+  if (!fbx_dtype_is_floating(t->dtype))
+    return fbx_kernel_error(ctx, "%s must be floating point, got %s", what, fbx_dtype_name(t->dtype));
+  double *p = fbx_malloc(sizeof(double) * (size_t)(n ? n : 1));
+  if (!p) return fbx_status_nomem();
+  fbx_status *st = fbx_tensor_contiguous(&c, t);
+  if (st) {
+    fbx_free(p);
+    return st;
+  }
+  for (int64_t i = 0; i < n; i += CH) fbx_red_load_f64(p + i, c->data, c->dtype, i, min64(CH, n - i));
+  fbx_tensor_release(c);
+  *out = p;
+  return NULL;
+}
+
+/* layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
+ * cudnn_enable=True): weight and bias must have normalized_shape; any
+ * floating dtype is accepted for them (PyTorch wants the input's). */
+fbx_status *fbx_k_layer_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *c = NULL, *y = NULL;
+  int64_t ns[FBX_MAX_DIMS];
+  fbx_status *st = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int nn = fbx_arg_int_list(ctx->op, 1, &args[1], ns, FBX_MAX_DIMS, &st);
+  if (nn < 0) return st;
+  if (!fbx_dtype_is_floating(x->dtype))
+    return fbx_kernel_error(ctx, "expected a floating point input, got %s", fbx_dtype_name(x->dtype));
+  if (args[4].kind != FBX_IV_FLOAT && args[4].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "eps must be a float");
+  char a[256], b[256];
+  bool ok = nn >= 1 && nn <= x->ndim;
+  for (int i = 0; ok && i < nn; i++) ok = x->sizes[x->ndim - nn + i] == ns[i];
+  if (!ok) {
+    fbx_red_shape_str(a, sizeof a, nn, ns);
+    fbx_red_shape_str(b, sizeof b, x->ndim, x->sizes);
+    return fbx_kernel_error(ctx, "normalized_shape %s does not match the trailing dims of an input of shape %s", a,
+                            b);
+  }
+  ln_job j = {.dt = x->dtype, .M = 1, .N = 1, .eps = fbx_iv_to_double(&args[4])};
+  for (int i = 0; i < x->ndim; i++) {
+    if (i < x->ndim - nn) j.M *= x->sizes[i];
+    else j.N *= x->sizes[i];
+  }
+  double *w = NULL, *bias = NULL;
+  st = param_f64(ctx, &w, &args[2], "weight", j.N, nn, ns);
+  if (!st) st = param_f64(ctx, &bias, &args[3], "bias", j.N, nn, ns);
+  if (!st) st = fbx_tensor_contiguous(&c, x);
+  if (!st) st = fbx_tensor_empty(&y, x->dtype, x->ndim, x->sizes);
+  if (!st) {
+    j.x = c->data, j.y = y->data, j.w = w, j.b = bias;
+    if (x->numel > 0) fbx_parallel_for(j.M, j.N >= 8192 ? 1 : 8192 / j.N + 1, ln_body, &j);
+    fbx_set_out_tensor(outs, 0, y);
+    y = NULL;
+  }
+  fbx_free(w);
+  fbx_free(bias);
+  fbx_tensor_release(c);
+  fbx_tensor_release(y);
+  return st;
+}
+
+/* ---- batch_norm -------------------------------------------------------------------------------- */
+
+typedef struct bn_job {
+  const void *x;
+  fbx_dtype dt;
+  void *y;
+  int64_t N, C, S;
+  const double *scale, *shift; /* C each: y = x * scale + shift */
+  double *mean, *var;          /* training: per-channel statistics */
+} bn_job;
+
+static void bn_stats_body(void *c, int64_t begin, int64_t end) {
+  const bn_job *j = c;
+  double buf[CH];
+  for (int64_t ch = begin; ch < end; ch++) {
+    double s = 0, ss = 0;
+    for (int64_t n = 0; n < j->N; n++)
+      for (int64_t r = 0; r < j->S; r += CH) {
+        int64_t m = min64(CH, j->S - r);
+        fbx_red_load_f64(buf, j->x, j->dt, (n * j->C + ch) * j->S + r, m);
+        for (int64_t k = 0; k < m; k++) s += buf[k];
+      }
+    double cnt = (double)(j->N * j->S), mean = s / cnt;
+    for (int64_t n = 0; n < j->N; n++)
+      for (int64_t r = 0; r < j->S; r += CH) {
+        int64_t m = min64(CH, j->S - r);
+        fbx_red_load_f64(buf, j->x, j->dt, (n * j->C + ch) * j->S + r, m);
+        for (int64_t k = 0; k < m; k++) ss += (buf[k] - mean) * (buf[k] - mean);
+      }
+    j->mean[ch] = mean;
+    j->var[ch] = ss / cnt; /* biased, as used for normalizing */
+  }
+}
+
+static void bn_apply_body(void *c, int64_t begin, int64_t end) {
+  const bn_job *j = c;
+  double buf[CH];
+  for (int64_t t = begin; t < end; t++) { /* t = n * C + ch */
+    int64_t ch = t % j->C;
+    double sc = j->scale[ch], sh = j->shift[ch];
+    for (int64_t r = 0; r < j->S; r += CH) {
+      int64_t m = min64(CH, j->S - r);
+      fbx_red_load_f64(buf, j->x, j->dt, t * j->S + r, m);
+      for (int64_t k = 0; k < m; k++) buf[k] = buf[k] * sc + sh;
+      fbx_red_store_f64(j->y, j->dt, t * j->S + r, buf, m);
+    }
+  }
+}
+
+/* batch_norm(input, weight, bias, running_mean, running_var, training,
+ * momentum, eps, cudnn_enabled) on [N, C, *] inputs. training=False uses
+ * the running statistics (required). training=True normalizes with the
+ * batch's statistics (biased variance) and does NOT update running_mean /
+ * running_var: the reference interpreter never mutates its inputs. */
+fbx_status *fbx_k_batch_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *c = NULL, *y = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  if (x->ndim < 2) {
+    char s[256];
+    fbx_red_shape_str(s, sizeof s, x->ndim, x->sizes);
+    return fbx_kernel_error(ctx, "expected an input of at least 2 dims [N, C, ...], got shape %s", s);
+  }
+  if (!fbx_dtype_is_floating(x->dtype))
+    return fbx_kernel_error(ctx, "expected a floating point input, got %s", fbx_dtype_name(x->dtype));
+  if (args[5].kind != FBX_IV_BOOL && args[5].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "training must be a bool");
+  bool training = fbx_iv_to_int(&args[5]) != 0;
+  if (!fbx_iv_is_scalar(&args[7])) return fbx_kernel_error(ctx, "eps must be a float");
+  double eps = fbx_iv_to_double(&args[7]);
+  bn_job j = {.dt = x->dtype, .N = x->sizes[0], .C = x->sizes[1], .S = 1};
+  for (int i = 2; i < x->ndim; i++) j.S *= x->sizes[i];
+  int64_t C = j.C;
+  double *w = NULL, *b = NULL, *rm = NULL, *rv = NULL, *tmp = NULL;
+  fbx_status *st = param_f64(ctx, &w, &args[1], "weight", C, 0, NULL);
+  if (!st) st = param_f64(ctx, &b, &args[2], "bias", C, 0, NULL);
+  if (!st && !training) {
+    if (args[3].kind == FBX_IV_NONE || args[4].kind == FBX_IV_NONE)
+      st = fbx_kernel_error(ctx, "running_mean and running_var must be given when training is False");
+    if (!st) st = param_f64(ctx, &rm, &args[3], "running_mean", C, 0, NULL);
+    if (!st) st = param_f64(ctx, &rv, &args[4], "running_var", C, 0, NULL);
+  }
+  if (!st) {
+    tmp = fbx_malloc(sizeof(double) * (size_t)(4 * C + 1));
+    if (!tmp) st = fbx_status_nomem();
+  }
+  if (!st) st = fbx_tensor_contiguous(&c, x);
+  if (!st) st = fbx_tensor_empty(&y, x->dtype, x->ndim, x->sizes);
+  if (st) goto done;
+  j.x = c->data, j.y = y->data;
+  double *scale = tmp, *shift = tmp + C;
+  if (training) {
+    j.mean = tmp + 2 * C, j.var = tmp + 3 * C;
+    if (x->numel > 0) fbx_parallel_for(C, 1, bn_stats_body, &j);
+    rm = j.mean, rv = j.var;
+  }
+  for (int64_t ch = 0; ch < C; ch++) {
+    double inv = 1 / sqrt(rv[ch] + eps);
+    scale[ch] = (w ? w[ch] : 1) * inv;
+    shift[ch] = (b ? b[ch] : 0) - rm[ch] * scale[ch];
+  }
+  j.scale = scale, j.shift = shift;
+  if (x->numel > 0) fbx_parallel_for(j.N * C, j.S >= 8192 ? 1 : 8192 / j.S + 1, bn_apply_body, &j);
+  if (training) rm = rv = NULL; /* they pointed into tmp */
+  fbx_set_out_tensor(outs, 0, y);
+  y = NULL;
+done:
+  fbx_free(w);
+  fbx_free(b);
+  fbx_free(rm);
+  fbx_free(rv);
+  fbx_free(tmp);
+  fbx_tensor_release(c);
+  fbx_tensor_release(y);
+  return st;
+}
+
+/* ---- dropout ---------------------------------------------------------------------------------- */
+
+/* splitmix64 over the run's generator state. */
+static uint64_t next_u64(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* dropout(input, p, train): train=False returns the input itself (as
+ * PyTorch does); train=True keeps each element with probability 1-p, drawn
+ * from the run's generator (ctx->rng_state, splitmix64; the stream differs
+ * from PyTorch's), and computes x * (keep ? 1/(1-p) : 0), so NaN stays NaN. */
+fbx_status *fbx_k_dropout(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *c = NULL, *y = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  if (!fbx_iv_is_scalar(&args[1])) return fbx_kernel_error(ctx, "p must be a float");
+  double p = fbx_iv_to_double(&args[1]);
+  if (!(p >= 0 && p <= 1)) return fbx_kernel_error(ctx, "dropout probability has to be between 0 and 1, but got %g", p);
+  if (args[2].kind != FBX_IV_BOOL && args[2].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "train must be a bool");
+  bool train = fbx_iv_to_int(&args[2]) != 0;
+  if (!train) {
+    fbx_set_out_tensor(outs, 0, fbx_tensor_retain(x));
+    return NULL;
+  }
+  if (!fbx_dtype_is_floating(x->dtype))
+    return fbx_kernel_error(ctx, "training-mode dropout needs a floating point input, got %s", fbx_dtype_name(x->dtype));
+  if (!ctx->rng_state)
+    return fbx_kernel_error(ctx, "training-mode dropout needs the run's random generator, and none was given");
+  FBX_TRY(fbx_tensor_contiguous(&c, x));
+  fbx_status *st = fbx_tensor_empty(&y, x->dtype, x->ndim, x->sizes);
+  if (st) {
+    fbx_tensor_release(c);
+    return st;
+  }
+  double scale = p < 1 ? 1 / (1 - p) : 0, buf[CH];
+  for (int64_t i = 0; i < x->numel; i += CH) {
+    int64_t n = min64(CH, x->numel - i);
+    fbx_red_load_f64(buf, c->data, c->dtype, i, n);
+    for (int64_t k = 0; k < n; k++) {
+      double u = (double)(next_u64(ctx->rng_state) >> 11) * 0x1.0p-53;
+      buf[k] *= u < 1 - p ? scale : 0;
+    }
+    fbx_red_store_f64(y->data, y->dtype, i, buf, n);
+  }
+  fbx_tensor_release(c);
+  fbx_set_out_tensor(outs, 0, y);
+  return NULL;
+}

@@ -1,0 +1,537 @@
+#!/usr/bin/python3
+"""Golden data for tests/unit/test_ops_reduce.c and test_ops_linalg.c.
+
+Runs each case through PyTorch (Debian's python3-torch, 1.13) by exact
+overload (torch.ops.aten.<name>.<overload>) and writes
+tests/data/reduce/cases.txt plus small .npy files (inputs deduplicated by
+content). Run from anywhere:  /usr/bin/python3 tests/unit/gen_reduce_golden.py
+
+cases.txt, one case per line, space-separated:
+  <name> <aten::op> <args...> -> <results...>
+args:    T:<file>[:t][:e<AxB..>][:c<dtype code>]  tensor (t: transpose the
+         last two dims, e: expand to that shape, c: convert to that dtype;
+         applied in that order)
+         i:<int>  f:<float>  b:0|1  N (None)  L:<i,j,..> (int list, L: empty)
+results: O:<file>:<dtype code>  expected tensor (bfloat16 results are stored
+         as float32 and compared after conversion)
+         tol:<rtol>,<atol>
+         E:<substring of the expected message> (the rest of the line;
+         PyTorch must raise too)
+"""
+import hashlib
+import os
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "data", "reduce")
+CODES = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4, torch.float16: 5,
+         torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15}
+BY_CODE = {v: k for k, v in CODES.items()}
+
+lines = []
+written = set()
+g = torch.Generator().manual_seed(1234)
+
+
+def save(arr):
+    arr = np.array(arr, order="C")  # ascontiguousarray would make 0-d 1-d
+    h = hashlib.sha1(arr.dtype.str.encode() + str(arr.shape).encode() + arr.tobytes()).hexdigest()[:12]
+    name = h + ".npy"
+    if name not in written:
+        np.save(os.path.join(OUT, name), arr)
+        written.add(name)
+    return name
+
+
+class T:
+    """A tensor argument: stored data plus the view/cast the test applies."""
+
+    def __init__(self, data, t=False, e=None, c=None):
+        self.data, self.t, self.e, self.c = data, t, e, c
+
+    def torch(self):
+        x = self.data
+        if self.t:
+            x = x.transpose(-1, -2)
+        if self.e is not None:
+            x = x.expand(*self.e)
+        if self.c is not None:
+            x = x.to(self.c)
+        return x
+
+    def token(self):
+        tok = "T:" + save(self.data.numpy())
+        if self.t:
+            tok += ":t"
+        if self.e is not None:
+            tok += ":e" + "x".join(str(s) for s in self.e)
+        if self.c is not None:
+            tok += ":c%d" % CODES[self.c]
+        return tok
+
+
+def arg_token(a):
+    if isinstance(a, T):
+        return a.token()
+    if a is None:
+        return "N"
+    if isinstance(a, bool):
+        return "b:%d" % a
+    if isinstance(a, int):
+        return "i:%d" % a
+    if isinstance(a, float):
+        return "f:%r" % a
+    if isinstance(a, torch.dtype):
+        return "i:%d" % CODES[a]
+    if isinstance(a, (list, tuple)):
+        return "L:" + ",".join(str(v) for v in a)
+    raise TypeError(a)
+
+
+def torch_arg(a):
+    return a.torch() if isinstance(a, T) else a
+
+
+def call(fn, targs):
+    """Positional values as TorchScript passes them; keyword-only ones by name."""
+    pos, kw = [], {}
+    for a, v in zip(fn._schema.arguments, targs):
+        if a.kwarg_only:
+            kw[a.name] = v
+        else:
+            pos.append(v)
+    return fn(*pos, **kw)
+
+
+def tol_for(dt):
+    return {torch.float16: (2e-3, 2e-3), torch.bfloat16: (2e-2, 2e-2), torch.float32: (1e-5, 1e-6),
+            torch.float64: (1e-12, 1e-12)}.get(dt, (0, 0))
+
+
+def case(name, op, *args, via32=False, tol=None):
+    """op: 'sum.dim_IntList'. via32: PyTorch's CPU lacks a float16 kernel, so
+    the expected value is computed from float32 copies and rounded back."""
+    base, _, ov = op.partition(".")
+    fn = getattr(getattr(torch.ops.aten, base), ov or "default")
+    targs = [torch_arg(a) for a in args]
+    if via32:
+        targs = [x.float() if isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.bfloat16) else x
+                 for x in targs]
+    res = call(fn, targs)
+    if not isinstance(res, (tuple, list)):
+        res = (res,)
+    toks = [name, "aten::" + base] + [arg_token(a) for a in args] + ["->"]
+    worst = (0, 0)
+    for r in res:
+        dt = r.dtype
+        if via32 and r.dtype == torch.float32:
+            src = [a.torch().dtype for a in args if isinstance(a, T)]
+            dt = src[0]
+            r = r.to(dt)
+        store = r.float() if dt == torch.bfloat16 else r
+        toks.append("O:%s:%d" % (save(store.contiguous().numpy()), CODES[dt]))
+        t = tol_for(dt)
+        worst = (max(worst[0], t[0]), max(worst[1], t[1]))
+    if tol is not None:
+        worst = tol
+    toks.append("tol:%g,%g" % worst)
+    lines.append(" ".join(toks))
+
+
+def error(name, op, *args, expect):
+    base, _, ov = op.partition(".")
+    fn = getattr(getattr(torch.ops.aten, base), ov or "default")
+    try:
+        call(fn, [torch_arg(a) for a in args])
+    except Exception:
+        pass
+    else:
+        sys.exit("case %s: PyTorch did not raise" % name)
+    lines.append(" ".join([name, "aten::" + base] + [arg_token(a) for a in args] + ["->", "E:" + expect]))
+
+
+def randn(*s):
+    return torch.randn(*s, generator=g)
+
+
+def randi(lo, hi, *s, dtype=torch.int64):
+    return torch.randint(lo, hi, s, generator=g).to(dtype)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for f in os.listdir(OUT):
+        if f.endswith(".npy") or f == "cases.txt":
+            os.remove(os.path.join(OUT, f))
+
+    nan, inf = float("nan"), float("inf")
+    x23 = T(randn(2, 3))
+    x347 = T(randn(3, 4, 7))
+    x1023 = T(randn(1023))
+    x5_1023 = T(randn(2, 1023))
+    x1023_5 = T(randn(1023, 3))
+    x7 = T(randn(7))
+    x0d = T(torch.tensor(2.5))
+    empty = T(torch.zeros(0, 3))
+    special = T(torch.tensor([[1.0, nan, -inf, 2.0], [inf, 3.0, 3.0, -1.0], [-inf, -inf, -inf, -inf]]))
+    nanfirst = T(torch.tensor([[nan, 1.0, nan], [2.0, nan, 5.0]]))
+    xT = T(randn(4, 3), t=True)               # (3, 4) transposed view
+    xE = T(randn(3, 1), e=(3, 5))             # (3, 5) expanded view
+    x4d = T(randn(2, 3, 4, 5))
+    i34 = T(randi(-5, 6, 3, 4, dtype=torch.int32))
+    l34 = T(randi(-1000, 1000, 3, 4))
+    u8 = T(randi(0, 3, 3, 4, dtype=torch.uint8))
+    i8 = T(randi(-3, 3, 2, 5, dtype=torch.int8))
+    bl = T(randi(0, 2, 3, 4, dtype=torch.bool))
+    h23 = T(randn(3, 5), c=torch.float16)
+    bf23 = T(randn(3, 5), c=torch.bfloat16)
+    d35 = T(randn(3, 5).double())
+
+    # ---- sum / mean / prod
+    case("sum_full", "sum.default", x347, None)
+    case("sum_full_dtype64", "sum.default", x23, torch.float64)
+    case("sum_full_int32", "sum.default", i34, None)
+    case("sum_full_bool", "sum.default", bl, None)
+    case("sum_full_empty", "sum.default", empty, None)
+    case("sum_full_0d", "sum.default", x0d, None)
+    case("sum_1023", "sum.default", x1023, None)
+    case("sum_dim1_keep", "sum.dim_IntList", x347, [1], True, None)
+    case("sum_dim1_nokeep", "sum.dim_IntList", x347, [1], False, None)
+    case("sum_dim_neg", "sum.dim_IntList", x347, [-1], False, None)
+    case("sum_dims_02", "sum.dim_IntList", x347, [0, 2], True, None)
+    case("sum_dims_20", "sum.dim_IntList", x347, [2, 0], False, None)
+    case("sum_dims_empty_all", "sum.dim_IntList", x347, [], False, None)
+    case("sum_dims_none", "sum.dim_IntList", x347, None, True, None)
+    case("sum_dim0_0d", "sum.dim_IntList", x0d, [0], False, None)
+    case("sum_dimm1_0d_keep", "sum.dim_IntList", x0d, [-1], True, None)
+    case("sum_transposed", "sum.dim_IntList", xT, [0], False, None)
+    case("sum_transposed1", "sum.dim_IntList", xT, [1], True, None)
+    case("sum_expanded", "sum.dim_IntList", xE, [1], False, None)
+    case("sum_expanded0", "sum.dim_IntList", xE, [0], False, None)
+    case("sum_rows_1023", "sum.dim_IntList", x5_1023, [1], False, None)
+    case("sum_cols_1023", "sum.dim_IntList", x1023_5, [0], False, None)
+    case("sum_cols_wide", "sum.dim_IntList", x5_1023, [0], True, None)
+    case("sum_4d_13", "sum.dim_IntList", x4d, [1, 3], False, None)
+    case("sum_4d_12", "sum.dim_IntList", x4d, [1, 2], True, None)
+    case("sum_empty_dim0", "sum.dim_IntList", empty, [0], True, None)
+    case("sum_empty_dim1", "sum.dim_IntList", empty, [1], False, None)
+    case("sum_int_dim_dtype32", "sum.dim_IntList", i34, [1], False, torch.int32)
+    case("sum_u8_dim", "sum.dim_IntList", u8, [0], False, None)
+    case("sum_bool_dim", "sum.dim_IntList", bl, [1], True, None)
+    case("sum_float_to_int", "sum.dim_IntList", T(torch.tensor([[1.5, 2.7], [-1.5, 3.0]])), [1], False, torch.int32)
+    case("sum_special", "sum.dim_IntList", special, [1], False, None)
+    case("sum_half", "sum.dim_IntList", h23, [1], False, None)
+    case("sum_bf16", "sum.dim_IntList", bf23, [0], False, None)
+    case("sum_f64", "sum.dim_IntList", d35, [1], False, None)
+    case("sum_half_to_f32", "sum.dim_IntList", h23, [0, 1], False, torch.float32)
+    case("mean_full", "mean.default", x347, None)
+    case("mean_full_empty", "mean.default", empty, None)
+    case("mean_int_dtype", "mean.default", i34, torch.float64)
+    case("mean_dim", "mean.dim", x347, [1], True, None)
+    case("mean_dims_empty", "mean.dim", x23, [], False, None)
+    case("mean_dim_neg_odd", "mean.dim", x5_1023, [-1], False, None)
+    case("mean_dim_special", "mean.dim", special, [0], False, None)
+    case("mean_dim_half", "mean.dim", h23, [1], True, None)
+    case("mean_empty_dim1", "mean.dim", empty, [1], False, None)
+    case("mean_empty_dim0", "mean.dim", empty, [0], False, None)
+    case("mean_dim_int_dtype", "mean.dim", l34, [0], False, torch.float32)
+    case("prod_full", "prod.default", x7, None)
+    case("prod_full_int", "prod.default", i34, None)
+    case("prod_full_bool", "prod.default", bl, None)
+    case("prod_full_empty", "prod.default", empty, None)
+    case("prod_full_dtype", "prod.default", x7, torch.float64)
+    case("prod_dim", "prod.dim_int", x347, 1, True, None)
+    case("prod_dim_neg", "prod.dim_int", x347, -1, False, None)
+    case("prod_dim_int8", "prod.dim_int", i8, 1, False, None)
+    case("prod_dim_special", "prod.dim_int", special, 1, False, None)
+    case("prod_dim_0d", "prod.dim_int", x0d, 0, True, None)
+
+    # wide inner extents (B >= 32): the column-strip and tile paths, also with A > 1
+    x2_20_40 = T(randn(2, 20, 40))
+    x20_40n = randn(20, 40)
+    x20_40n[3, 7] = nan
+    x20_40n[5, 9] = inf
+    x20_40n = T(x20_40n)
+    case("sum_strips_a2", "sum.dim_IntList", x2_20_40, [1], False, None)
+    case("mean_strips_keep", "mean.dim", x2_20_40, [-2], True, None)
+    case("sum_strips_f64", "sum.dim_IntList", T(randn(20, 40).double()), [0], False, None)
+    case("sum_tiles_int", "sum.dim_IntList", T(randi(-9, 9, 2, 20, 40, dtype=torch.int16)), [1], False, None)
+    case("var_tiles", "var.dim", x2_20_40, [1], True, False)
+    case("std_tiles_nan", "std.dim", x20_40n, [0], True, True)
+    case("lse_tiles", "logsumexp.default", x20_40n, [0], False)
+    case("amax_tiles", "amax.default", x20_40n, [0], True)
+    case("min_dim_tiles", "min.dim", x2_20_40, 1, False)
+    case("argmax_tiles", "argmax.default", x20_40n, 0, False)
+    case("prod_tiles", "prod.dim_int", x2_20_40, 1, False, None)
+    case("any_tiles", "any.dim", T(randi(0, 2, 3, 40, dtype=torch.bool)), 0, False)
+    case("softmax_tiles_nan", "softmax.int", x20_40n, 0, None)
+    case("log_softmax_tiles", "log_softmax.int", x2_20_40, 1, None)
+    case("cumsum_tiles_int", "cumsum.default", T(randi(-9, 9, 5, 40, dtype=torch.int32)), 0, None)
+
+    # ---- amax / amin / max / min / argmax / argmin
+    case("amax_all", "amax.default", x347, [], False)
+    case("amax_dim", "amax.default", x347, [1], True)
+    case("amax_dims", "amax.default", x347, [0, -1], False)
+    case("amax_special", "amax.default", special, [1], False)
+    case("amax_special0", "amax.default", special, [0], True)
+    case("amax_int", "amax.default", l34, [1], False)
+    case("amax_bool", "amax.default", bl, [0], False)
+    case("amax_T", "amax.default", xT, [0], False)
+    case("amax_empty_dim1", "amax.default", empty, [1], False)
+    case("amax_0d", "amax.default", x0d, [], False)
+    case("amin_dim", "amin.default", x347, [2], True)
+    case("amin_special", "amin.default", special, [1], False)
+    case("amin_u8", "amin.default", u8, [0, 1], False)
+    case("amin_half", "amin.default", h23, [1], False)
+    case("max_full", "max.default", x347)
+    case("max_full_special", "max.default", special)
+    case("max_full_int", "max.default", i34)
+    case("max_full_0d", "max.default", x0d)
+    case("min_full", "min.default", x1023)
+    case("min_full_bool", "min.default", bl)
+    case("max_dim", "max.dim", x347, 1, False)
+    case("max_dim_keep", "max.dim", x347, -1, True)
+    case("max_dim_special", "max.dim", special, 1, False)
+    case("max_dim_nanfirst", "max.dim", nanfirst, 1, False)
+    case("max_dim_nanfirst0", "max.dim", nanfirst, 0, True)
+    case("max_dim_ties", "max.dim", T(torch.tensor([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]])), 1, False)
+    case("max_dim_int", "max.dim", l34, 0, False)
+    case("max_dim_bool", "max.dim", bl, 1, False)
+    case("max_dim_0d", "max.dim", x0d, 0, False)
+    case("max_dim_empty1", "max.dim", empty, 1, False)
+    case("max_dim_cols", "max.dim", x1023_5, 0, False)
+    case("max_dim_wide", "max.dim", x5_1023, 0, False)
+    case("min_dim", "min.dim", x347, 1, True)
+    case("min_dim_special", "min.dim", special, 1, False)
+    case("min_dim_nanfirst", "min.dim", nanfirst, 1, False)
+    case("min_dim_T", "min.dim", xT, 1, False)
+    case("min_dim_half", "min.dim", h23, 1, False)
+    case("argmax_full", "argmax.default", x347, None, False)
+    case("argmax_full_keep", "argmax.default", x347, None, True)
+    case("argmax_dim", "argmax.default", x347, 1, False)
+    case("argmax_special", "argmax.default", special, 1, True)
+    case("argmax_full_special", "argmax.default", special, None, False)
+    case("argmax_int", "argmax.default", i34, 0, False)
+    case("argmax_T", "argmax.default", xT, None, False)
+    case("argmax_E", "argmax.default", xE, 0, False)
+    case("argmax_0d", "argmax.default", x0d, None, False)
+    case("argmin_dim", "argmin.default", x347, -1, False)
+    case("argmin_nanfirst", "argmin.default", nanfirst, 1, False)
+    case("argmin_full", "argmin.default", x1023, None, False)
+
+    # ---- var / std
+    case("var_full", "var.default", x347, True)
+    case("var_full_biased", "var.default", x347, False)
+    case("var_full_0d", "var.default", x0d, True)
+    case("var_full_empty", "var.default", empty, True)
+    case("var_dim", "var.dim", x347, [1], True, False)
+    case("var_dim_keep_biased", "var.dim", x347, [0, 2], False, True)
+    case("var_dim_none", "var.dim", x23, None, True, True)
+    case("var_dim_empty_list", "var.dim", x23, [], True, True)
+    case("var_dim_half", "var.dim", h23, [1], True, False)
+    case("var_dim_f64", "var.dim", d35, [0], True, False)
+    case("var_dim_special", "var.dim", special, [1], True, False)
+    case("var_dim_odd", "var.dim", x5_1023, [1], True, False)
+    case("var_dim_cols", "var.dim", x1023_5, [0], True, False)
+    case("var_corr0", "var.correction", x347, [1], 0, False)
+    case("var_corr2", "var.correction", x347, [2], 2, True)
+    case("var_corr_none", "var.correction", x347, None, None, False)
+    case("var_corr_big", "var.correction", x23, [1], 3, False)
+    case("var_corr_neg", "var.correction", x23, [0, 1], -1, False)
+    case("var_T", "var.dim", xT, [1], True, False)
+    case("std_full", "std.default", x347, True)
+    case("std_dim", "std.dim", x347, [1], True, True)
+    case("std_dim_E", "std.dim", xE, [1], False, False)
+    case("std_corr", "std.correction", x347, [0, 1], 0, False)
+    case("std_empty_dim1", "std.dim", empty, [1], True, False)
+
+    # ---- logsumexp
+    case("lse_dim", "logsumexp.default", x347, [1], False)
+    case("lse_dims_keep", "logsumexp.default", x347, [0, 2], True)
+    case("lse_special", "logsumexp.default", special, [1], False)
+    case("lse_special0", "logsumexp.default", special, [0], False)
+    case("lse_inf", "logsumexp.default", T(torch.tensor([[inf, 1.0], [inf, -inf], [-inf, -inf]])), [1], False)
+    case("lse_int", "logsumexp.default", T(randi(-3, 4, 3, 4)), [1], False)
+    case("lse_empty0", "logsumexp.default", empty, [0], False)
+    case("lse_odd", "logsumexp.default", x5_1023, [-1], True)
+    case("lse_big", "logsumexp.default", T(torch.tensor([[1000.0, 1000.0], [-1000.0, -1001.0]])), [1], False)
+    case("lse_f64", "logsumexp.default", d35, [0], False)
+    case("lse_half", "logsumexp.default", h23, [1], False, via32=True)
+
+    # ---- all / any
+    case("all_full", "all.default", bl)
+    case("all_full_float", "all.default", special)
+    case("all_full_u8", "all.default", u8)
+    case("all_full_empty", "all.default", empty)
+    case("all_dim", "all.dim", bl, 1, False)
+    case("all_dim_keep_int", "all.dim", i34, 0, True)
+    case("all_dim_u8", "all.dim", u8, 1, False)
+    case("any_full", "any.default", bl)
+    case("any_full_float", "any.default", T(torch.tensor([0.0, -0.0, nan])))
+    case("any_full_zero", "any.default", T(torch.zeros(3, 2)))
+    case("any_dim", "any.dim", special, 1, True)
+    case("any_dim_empty", "any.dim", empty, 0, False)
+    case("any_dim_int", "any.dim", i8, 1, False)
+
+    # ---- cumsum
+    case("cumsum_0", "cumsum.default", x347, 0, None)
+    case("cumsum_last", "cumsum.default", x347, -1, None)
+    case("cumsum_mid", "cumsum.default", x347, 1, None)
+    case("cumsum_int", "cumsum.default", i34, 1, None)
+    case("cumsum_bool", "cumsum.default", bl, 0, None)
+    case("cumsum_dtype", "cumsum.default", x23, 1, torch.float64)
+    case("cumsum_to_int", "cumsum.default", T(torch.tensor([1.5, 2.5, -0.5])), 0, torch.int32)
+    case("cumsum_special", "cumsum.default", special, 1, None)
+    case("cumsum_0d", "cumsum.default", x0d, 0, None)
+    case("cumsum_empty", "cumsum.default", empty, 0, None)
+    case("cumsum_T", "cumsum.default", xT, 1, None)
+    case("cumsum_odd", "cumsum.default", x1023, 0, None)
+    case("cumsum_half", "cumsum.default", h23, 1, None, via32=True)
+
+    # ---- softmax / log_softmax
+    case("softmax_last", "softmax.int", x347, -1, None)
+    case("softmax_mid", "softmax.int", x347, 1, None)
+    case("softmax_0", "softmax.int", x347, 0, None)
+    case("softmax_special", "softmax.int", special, 1, None)
+    case("softmax_big", "softmax.int", T(torch.tensor([[1000.0, 999.0, -1000.0]])), 1, None)
+    case("softmax_dtype", "softmax.int", x23, 1, torch.float64)
+    case("softmax_half_to_f32", "softmax.int", h23, 1, torch.float32)
+    case("softmax_half", "softmax.int", h23, 0, None, via32=True)
+    case("softmax_0d", "softmax.int", x0d, 0, None)
+    case("softmax_T", "softmax.int", xT, 1, None)
+    case("softmax_E", "softmax.int", xE, 1, None)
+    case("softmax_odd", "softmax.int", x5_1023, 1, None)
+    case("softmax_empty", "softmax.int", empty, 1, None)
+    case("softmax_int_dtype", "softmax.int", i34, 1, torch.float32)
+    case("log_softmax_last", "log_softmax.int", x347, -1, None)
+    case("log_softmax_0", "log_softmax.int", x347, 0, None)
+    case("log_softmax_special", "log_softmax.int", special, 1, None)
+    case("log_softmax_big", "log_softmax.int", T(torch.tensor([[1000.0, 999.0, -1000.0]])), 1, None)
+    case("log_softmax_f64", "log_softmax.int", d35, 1, None)
+    case("log_softmax_odd", "log_softmax.int", x1023_5, 0, None)
+
+    # ---- layer_norm / batch_norm / dropout
+    w7, b7 = T(randn(7)), T(randn(7))
+    w47, b47 = T(randn(4, 7)), T(randn(4, 7))
+    case("layer_norm_last", "layer_norm.default", x347, [7], w7, b7, 1e-5, True)
+    case("layer_norm_two", "layer_norm.default", x347, [4, 7], w47, b47, 1e-5, True)
+    case("layer_norm_noaffine", "layer_norm.default", x347, [7], None, None, 1e-5, True)
+    case("layer_norm_eps", "layer_norm.default", x5_1023, [1023], None, None, 0.1, True)
+    case("layer_norm_T", "layer_norm.default", xT, [4], None, None, 1e-5, True)
+    case("layer_norm_f64", "layer_norm.default", d35, [5], None, None, 1e-5, True)
+    case("layer_norm_empty", "layer_norm.default", empty, [3], None, None, 1e-5, True)
+    case("layer_norm_const", "layer_norm.default", T(torch.ones(2, 4)), [4], None, None, 1e-5, True)
+    c4 = lambda: T(randn(4))
+    x_nc = T(randn(3, 4))
+    x_ncl = T(randn(2, 4, 5))
+    x_nchw = T(randn(2, 4, 3, 3))
+    rm, rv = T(randn(4)), T(torch.rand(4, generator=g) + 0.5)
+    wc, bc = c4(), c4()
+    case("bn_eval_nc", "batch_norm.default", x_nc, wc, bc, rm, rv, False, 0.1, 1e-5, False)
+    case("bn_eval_ncl", "batch_norm.default", x_ncl, wc, bc, rm, rv, False, 0.1, 1e-5, False)
+    case("bn_eval_nchw", "batch_norm.default", x_nchw, wc, bc, rm, rv, False, 0.1, 1e-3, False)
+    case("bn_eval_noaffine", "batch_norm.default", x_nchw, None, None, rm, rv, False, 0.1, 1e-5, False)
+    case("bn_train_nchw", "batch_norm.default", x_nchw, wc, bc, None, None, True, 0.1, 1e-5, False)
+    case("bn_train_ncl", "batch_norm.default", x_ncl, None, bc, None, None, True, 0.1, 1e-5, False)
+    case("dropout_eval", "dropout.default", x347, 0.5, False)
+    case("dropout_eval_int", "dropout.default", i34, 0.3, False)
+    case("dropout_train_p0", "dropout.default", x23, 0.0, True)
+
+    # ---- errors (our message must contain the given text)
+    error("err_sum_bad_dim", "sum.dim_IntList", x23, [2], False, None, expect="dim 2 out of range for a tensor of shape [2, 3]")
+    error("err_sum_repeated", "sum.dim_IntList", x23, [0, -2], False, None, expect="dim 0 appears multiple times")
+    error("err_mean_int", "mean.default", i34, None, expect="mean: could not infer output dtype")
+    error("err_mean_dim_int", "mean.dim", l34, [0], False, None, expect="input dtype must be floating point, got int64")
+    error("err_mean_int_dtype", "mean.dim", x23, [0], False, torch.int64, expect="dtype argument must be floating point")
+    error("err_amax_empty", "amax.default", empty, [], False, expect="amax: cannot reduce all dims of an empty tensor of shape [0, 3]")
+    error("err_amax_empty_dim", "amax.default", empty, [0], False, expect="expected reduction dim 0 to have non-zero size")
+    error("err_max_empty", "max.default", empty, expect="max: cannot reduce all dims of an empty tensor")
+    error("err_max_dim_empty", "max.dim", empty, 0, False, expect="reduction dim 0 to have non-zero size")
+    error("err_argmax_empty", "argmax.default", empty, None, False, expect="argmax: cannot reduce all dims")
+    error("err_argmax_bool", "argmax.default", bl, None, False, expect="argmax: not implemented for bool")
+    error("err_max_dim_bad", "max.dim", x23, 5, False, expect="max: dim 5 out of range for a tensor of shape [2, 3]")
+    error("err_var_int", "var.default", i34, True, expect="var: std and var only support floating point")
+    error("err_cumsum_dim", "cumsum.default", x23, 2, None, expect="cumsum: dim 2 out of range")
+    error("err_softmax_int", "softmax.int", l34, 0, None, expect="softmax: expected a floating point input")
+    error("err_ln_shape", "layer_norm.default", x23, [2], None, None, 1e-5, True, expect="normalized_shape [2] does not match the trailing dims of an input of shape [2, 3]")
+    error("err_ln_weight", "layer_norm.default", x23, [3], T(randn(2)), None, 1e-5, True, expect="expected weight of shape [3], got [2]")
+    error("err_bn_eval_nostats", "batch_norm.default", x_nc, None, None, None, None, False, 0.1, 1e-5, False, expect="running_mean and running_var must be given")
+    error("err_dropout_p", "dropout.default", x23, 1.5, False, expect="dropout probability has to be between 0 and 1")
+
+    # ---- linear algebra (integer-valued data stored as int8, converted to float in the test)
+    def mat(*s, dtype=torch.float32, t=False):
+        return T(randi(-4, 5, *s, dtype=torch.int8), t=t, c=dtype)
+
+    def matf(*s):
+        return T(randn(*s))
+
+    a7_13, b13_9 = matf(7, 13), matf(13, 9)
+    case("mm_small", "mm.default", a7_13, b13_9)
+    case("mm_f64", "mm.default", T(randn(5, 6).double()), T(randn(6, 3).double()))
+    case("mm_bigk", "mm.default", mat(37, 300), mat(300, 11))
+    case("mm_f64_bigk", "mm.default", mat(9, 270, dtype=torch.float64), mat(270, 33, dtype=torch.float64))
+    case("mm_blocks", "mm.default", mat(70, 65), mat(65, 21))
+    case("mm_T_left", "mm.default", T(randn(13, 7), t=True), b13_9)
+    case("mm_T_right", "mm.default", a7_13, T(randn(9, 13), t=True))
+    case("mm_E", "mm.default", T(randn(7, 1), e=(7, 13)), b13_9)
+    case("mm_int64", "mm.default", T(randi(-9, 9, 4, 5)), T(randi(-9, 9, 5, 3)))
+    case("mm_int32_wrap", "mm.default", T(torch.full((2, 3), 2**20, dtype=torch.int32)), T(torch.full((3, 2), 2**12, dtype=torch.int32)))
+    case("mm_u8", "mm.default", T(randi(0, 20, 3, 4, dtype=torch.uint8)), T(randi(0, 20, 4, 2, dtype=torch.uint8)))
+    case("mm_bf16", "mm.default", mat(6, 5, dtype=torch.bfloat16), mat(5, 4, dtype=torch.bfloat16))
+    case("mm_half", "mm.default", mat(6, 5, dtype=torch.float16), mat(5, 4, dtype=torch.float16), via32=True)
+    case("mm_empty_k", "mm.default", T(torch.zeros(3, 0)), T(torch.zeros(0, 4)))
+    case("mm_empty_m", "mm.default", T(torch.zeros(0, 3)), T(randn(3, 4)))
+    case("mm_special", "mm.default", T(torch.tensor([[1.0, nan], [inf, 1.0]])), T(torch.tensor([[1.0, 0.0], [0.0, 1.0]])))
+    case("bmm_small", "bmm.default", matf(3, 4, 5), matf(3, 5, 2))
+    case("bmm_T", "bmm.default", T(randn(3, 5, 4), t=True), matf(3, 5, 6))
+    case("bmm_E", "bmm.default", T(randn(1, 4, 5), e=(3, 4, 5)), matf(3, 5, 2))
+    case("matmul_dot", "matmul.default", x7, T(randn(7)))
+    case("matmul_dot_int", "matmul.default", T(randi(-5, 5, 6)), T(randi(-5, 5, 6)))
+    case("matmul_mv", "matmul.default", a7_13, T(randn(13)))
+    case("matmul_vm", "matmul.default", T(randn(7)), T(randn(7, 13)))
+    case("matmul_mm", "matmul.default", a7_13, b13_9)
+    case("matmul_batched_vec", "matmul.default", T(randn(4, 2, 3)), T(randn(3)))
+    case("matmul_vec_batched", "matmul.default", T(randn(3)), T(randn(4, 3, 2)))
+    case("matmul_bcast", "matmul.default", T(randn(2, 1, 2, 3)), T(randn(5, 3, 4)))
+    case("matmul_mat_batched", "matmul.default", T(randn(2, 3)), T(randn(5, 3, 4)))
+    case("matmul_batched_mat", "matmul.default", T(randn(5, 2, 3)), T(randn(3, 4)))
+    case("matmul_batched_T", "matmul.default", T(randn(5, 3, 2), t=True), T(randn(5, 4, 3), t=True))
+    case("matmul_f64", "matmul.default", T(randn(2, 3, 4).double()), T(randn(4, 2).double()))
+    case("addmm_basic", "addmm.default", T(randn(9)), a7_13, b13_9, 1, 1)
+    case("addmm_beta_alpha", "addmm.default", T(randn(7, 9)), a7_13, b13_9, 0.5, 2.0)
+    case("addmm_beta0_nan", "addmm.default", T(torch.full((7, 1), nan)), a7_13, b13_9, 0, 1)
+    case("addmm_int", "addmm.default", T(randi(-3, 3, 3, dtype=torch.int32)), T(randi(-3, 3, 4, 5, dtype=torch.int32)), T(randi(-3, 3, 5, 3, dtype=torch.int32)), 2, 3)
+    case("addmm_int_fbeta", "addmm.default", T(randi(-3, 3, 3, dtype=torch.int32)), T(randi(-3, 3, 4, 5, dtype=torch.int32)), T(randi(-3, 3, 5, 3, dtype=torch.int32)), 2.5, 3)
+    case("addmm_T", "addmm.default", T(randn(1, 9)), T(randn(13, 7), t=True), T(randn(9, 13), t=True), 1, 1)
+    wl, bl9 = T(randn(9, 13)), T(randn(9))
+    case("linear_2d", "linear.default", a7_13, wl, bl9)
+    case("linear_nobias", "linear.default", a7_13, wl, None)
+    case("linear_3d", "linear.default", T(randn(2, 5, 13)), wl, bl9)
+    case("linear_1d_input", "linear.default", T(randn(13)), wl, bl9)
+    case("linear_1d_weight", "linear.default", a7_13, T(randn(13)), None)
+    case("linear_T_input", "linear.default", T(randn(13, 7), t=True), wl, bl9)
+    case("linear_f64", "linear.default", T(randn(3, 4).double()), T(randn(2, 4).double()), T(randn(2).double()))
+    error("err_mm_shape", "mm.default", x23, x23, expect="mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)")
+    error("err_mm_1d", "mm.default", x7, x23, expect="mm: both arguments must be matrices, got 1D and 2D")
+    error("err_mm_dtype", "mm.default", x23, T(randn(3, 2).double()), expect="mm: expected both operands to have the same dtype, got float32 and float64")
+    error("err_mm_bool", "mm.default", T(torch.ones(2, 2, dtype=torch.bool)), T(torch.ones(2, 2, dtype=torch.bool)), expect="not implemented for bool")
+    error("err_bmm_batch", "bmm.default", T(randn(2, 2, 3)), T(randn(3, 3, 2)), expect="bmm: batch shapes cannot be multiplied (2x2x3 and 3x3x2)")
+    error("err_matmul_0d", "matmul.default", x0d, x7, expect="matmul: both arguments need at least 1 dim")
+    error("err_matmul_k", "matmul.default", T(randn(2, 3)), T(randn(4, 3)), expect="matmul: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x3)")
+    error("err_matmul_bcast", "matmul.default", T(randn(2, 2, 3)), T(randn(3, 3, 2)), expect="matmul: shapes do not broadcast")
+    error("err_matmul_dot", "matmul.default", x7, T(randn(6)), expect="matmul: mat1 and mat2 shapes cannot be multiplied (7 and 6)")
+    error("err_addmm_self", "addmm.default", T(randn(3)), x23, T(randn(3, 2)), 1, 1, expect="addmm: the added tensor of shape [3] does not broadcast to the product's shape [2, 2]")
+    error("err_linear_shape", "linear.default", x23, T(randn(2, 4)), None, expect="linear: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x2)")
+
+    with open(os.path.join(OUT, "cases.txt"), "w") as f:
+        f.write("# generated by tests/unit/gen_reduce_golden.py with torch %s; do not edit\n" % torch.__version__)
+        f.write("\n".join(lines) + "\n")
+    total = sum(os.path.getsize(os.path.join(OUT, n)) for n in os.listdir(OUT))
+    print("%d cases, %d files, %d bytes" % (len(lines), len(written) + 1, total))
+
+
+if __name__ == "__main__":
+    main()
