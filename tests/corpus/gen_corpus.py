@@ -302,7 +302,7 @@ def flatten(v, out):
 
 def to_numpy(v):
     if isinstance(v, torch.Tensor):
-        return np.ascontiguousarray(v.detach().numpy())
+        return np.array(v.detach().numpy(), order="C")
     if isinstance(v, bool):
         return np.array(v, dtype=np.bool_)
     if isinstance(v, int):
@@ -421,7 +421,7 @@ def grad_case(d, name, fn, args, names, grad_skip):
     any_saved = False
     for k, g in zip(wrt, grads):
         if g is not None:
-            np.save(os.path.join(d, "grad_%s.npy" % names[k]), np.ascontiguousarray(g.numpy()))
+            np.save(os.path.join(d, "grad_%s.npy" % names[k]), np.array(g.numpy(), order="C"))
             any_saved = True
     return any_saved
 
