@@ -13,6 +13,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"print", fbx_cmd_print, "parse a graph, optionally run passes, print it back"},
+    {"run", fbx_cmd_run, "run a graph on .npy/scalar inputs; write or summarize its outputs"},
 };
 
 static void usage(FILE *f) {

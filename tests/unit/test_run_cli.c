@@ -1,0 +1,221 @@
+/* `fusebox run` end to end: inputs by position and name, scalars, --out files,
+ * error messages and exit codes. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fusebox/tensor.h>
+
+#include "testutil.h"
+
+static char dir[256];
+
+static const char *path_in(const char *name) {
+  static char buf[4][512];
+  static int next;
+  char *p = buf[next++ & 3];
+  snprintf(p, 512, "%s/%s", dir, name);
+  return p;
+}
+
+static void write_text(const char *name, const char *text) {
+  FILE *f = fopen(path_in(name), "w");
+  ck_assert(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Run `fusebox run <args>` in the temp dir; returns the exit code, output in *out (free it). */
+static int run_cli(const char *args, char **out) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cd %s && %s run %s", dir, FBX_CLI, args);
+  return tu_run(cmd, out);
+}
+
+#define EXPECT(rc_, args_, ...)                                                              \
+  do {                                                                                       \
+    char *out_ = NULL;                                                                       \
+    int rc = run_cli(args_, &out_);                                                          \
+    ck_assert_msg(rc == (rc_), "`run %s` exited %d, wanted %d:\n%s", args_, rc, (rc_), out_); \
+    const char *subs_[] = {__VA_ARGS__, NULL};                                               \
+    for (int i_ = 0; subs_[i_]; i_++)                                                        \
+      ck_assert_msg(strstr(out_, subs_[i_]), "`run %s`: no \"%s\" in:\n%s", args_, subs_[i_], out_); \
+    free(out_);                                                                              \
+  } while (0)
+
+/* n.1 and x.1 by name; len(x) + n, a float, a bool, and x itself (a tuple flattened) */
+static const char *G_MAIN =
+    "graph(%x.1 : Float(*, *),\n"
+    "      %n.1 : int,\n"
+    "      %s.1 : float,\n"
+    "      %flag.1 : bool,\n"
+    "      %b.1 : Tensor?):\n"
+    "  %l : int = aten::len(%x.1)\n"
+    "  %m : int = aten::add(%l, %n.1)\n"
+    "  %f : float = aten::mul(%s.1, %n.1)\n"
+    "  %none : NoneType = prim::Constant()\n"
+    "  %isnone : bool = aten::__is__(%b.1, %none)\n"
+    "  %c : bool = aten::__and__(%flag.1, %isnone)\n"
+    "  %inner : (float, Tensor) = prim::TupleConstruct(%f, %x.1)\n"
+    "  %t2 : (int, (float, Tensor)) = prim::TupleConstruct(%m, %inner)\n"
+    "  return (%t2, %c)\n";
+
+static const char *G_AMBIG =
+    "graph(%x.1 : int,\n"
+    "      %x.2 : int):\n"
+    "  %y : int = aten::sub(%x.1, %x.2)\n"
+    "  return (%y)\n";
+
+static const char *G_RAISE =
+    "graph(%n.1 : int):\n"
+    "  %m : str = prim::Constant[value=\"n must be positive\"]()\n"
+    "  %c : str = prim::Constant[value=\"builtins.ValueError\"]()\n"
+    "  %z : int = prim::Constant[value=0]()\n"
+    "  %bad : bool = aten::le(%n.1, %z) # r.py:2:7\n"
+    "   = prim::If(%bad) # r.py:2:4\n"
+    "    block0():\n"
+    "       = prim::RaiseException(%m, %c) # r.py:3:8\n"
+    "      -> ()\n"
+    "    block1():\n"
+    "      -> ()\n"
+    "  return (%n.1)\n";
+
+static void setup(void) {
+  snprintf(dir, sizeof dir, "/tmp/fbx_run_cli_XXXXXX");
+  ck_assert(mkdtemp(dir));
+  write_text("main.ir", G_MAIN);
+  write_text("ambig.ir", G_AMBIG);
+  write_text("raise.ir", G_RAISE);
+  write_text("bad.npy", "\x93NUMPY\x01\x00garbage");
+  fbx_tensor *t = NULL;
+  int64_t sz[2] = {4, 3};
+  ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, 2, sz));
+  for (int i = 0; i < 12; i++) ((float *)t->data)[i] = (float)i * 0.5f;
+  ck_assert(!fbx_npy_write_file(path_in("x.npy"), t));
+  fbx_tensor_release(t);
+  ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_INT64, 2, sz));
+  ck_assert(!fbx_npy_write_file(path_in("xi.npy"), t));
+  fbx_tensor_release(t);
+  ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, 1, sz));
+  ck_assert(!fbx_npy_write_file(path_in("x1d.npy"), t));
+  fbx_tensor_release(t);
+}
+
+static void teardown(void) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(positional_and_summary) {
+  EXPECT(0, "main.ir --input x.npy --input 3 --input 0.5 --input true --input None", "out0: int 7",
+         "out1: float 1.5", "out2: float32[4, 3]", "out3: bool True", "time: ", "median of 1");
+}
+END_TEST
+
+START_TEST(by_name) {
+  /* full names, base names and a positional one filling the rest in graph order */
+  EXPECT(0, "main.ir --input flag=false --input n.1=-2 --input x=x.npy --input s=2 --input b=None",
+         "out0: int 2", "out1: float -4", "out3: bool False");
+  EXPECT(0, "main.ir --input n=1 --input x.npy --input 2.5 --input true --input b.1=x.npy", "out0: int 5", "out3: bool False");
+  EXPECT(1, "main.ir --input y=3 --input x.npy", "no input named 'y'", "x.1 : Float(*, *)");
+  EXPECT(1, "main.ir --input n=3 --input n.1=4", "input n.1 is given twice");
+}
+END_TEST
+
+START_TEST(ambiguous_base_name) {
+  EXPECT(1, "ambig.ir --input x=3 --input x.2=1", "input name 'x' is ambiguous", "x.1", "x.2", "full name");
+  EXPECT(0, "ambig.ir --input x.2=1 --input x.1=3", "out0: int 2");
+}
+END_TEST
+
+START_TEST(out_files) {
+  EXPECT(0, "main.ir --input x.npy --input 3 --input 0.25 --input true --input None --out res/sub",
+         "wrote 4 outputs to res/sub");
+  fbx_tensor *t = NULL;
+  ck_assert(!fbx_npy_read_file(&t, path_in("res/sub/out0.npy")));
+  ck_assert_int_eq(t->dtype, FBX_DTYPE_INT64);
+  ck_assert_int_eq(t->ndim, 0);
+  ck_assert_int_eq(fbx_tensor_get_i64(t, 0), 7);
+  fbx_tensor_release(t);
+  ck_assert(!fbx_npy_read_file(&t, path_in("res/sub/out1.npy")));
+  ck_assert_int_eq(t->dtype, FBX_DTYPE_FLOAT64);
+  ck_assert_int_eq(t->ndim, 0);
+  ck_assert(fbx_tensor_get_f64(t, 0) == 0.75);
+  fbx_tensor_release(t);
+  ck_assert(!fbx_npy_read_file(&t, path_in("res/sub/out2.npy")));
+  ck_assert_int_eq(t->dtype, FBX_DTYPE_FLOAT32);
+  ck_assert_int_eq(t->ndim, 2);
+  ck_assert(fbx_tensor_get_f64(t, 11) == 5.5);
+  fbx_tensor_release(t);
+  ck_assert(!fbx_npy_read_file(&t, path_in("res/sub/out3.npy")));
+  ck_assert_int_eq(t->dtype, FBX_DTYPE_BOOL);
+  ck_assert_int_eq(t->ndim, 0);
+  ck_assert_int_eq(fbx_tensor_get_i64(t, 0), 1);
+  fbx_tensor_release(t);
+  ck_assert(access(path_in("res/sub/out4.npy"), F_OK) != 0);
+}
+END_TEST
+
+START_TEST(input_errors) {
+  EXPECT(1, "main.ir --input bad.npy --input 3 --input 0.5 --input true --input None", "bad.npy");
+  EXPECT(1, "main.ir --input missing.npy --input 3 --input 0.5 --input true --input None", "missing.npy");
+  EXPECT(1, "main.ir --input x.npy --input 3", "the graph takes 5 inputs", "2 given", "missing: s.1 flag.1 b.1");
+  EXPECT(1, "main.ir -i x.npy -i 3 -i 0.5 -i true -i None -i 7", "the graph takes 5 inputs", "6 given");
+  EXPECT(1, "main.ir --input xi.npy --input 3 --input 0.5 --input true --input None", "input 0 (%x.1",
+         "dtype int64", "float32");
+  EXPECT(1, "main.ir --input x1d.npy --input 3 --input 0.5 --input true --input None", "input 0",
+         "1 dims where the graph says 2");
+  EXPECT(1, "main.ir --input x.npy --input 3.5 --input 0.5 --input true --input None", "input 1 (%n.1 : int)");
+  EXPECT(1, "main.ir --input x.npy --input hello --input 0.5 --input true --input None", "input n.1", "'hello'");
+}
+END_TEST
+
+START_TEST(exit_codes) {
+  EXPECT(0, "--help", "usage: fusebox run");
+  EXPECT(2, "", "no graph given");
+  EXPECT(2, "main.ir --frobnicate", "unknown option '--frobnicate'");
+  EXPECT(2, "main.ir --iters 0", "--iters");
+  EXPECT(2, "main.ir --input", "--input needs a value");
+  EXPECT(2, "main.ir --fuser tensorexpr", "fusers are not available yet");
+  EXPECT(0, "main.ir --fuser none --iters 5 --seed 7 -i x.npy -i 3 -i 0.5 -i true -i None", "median of 5");
+  EXPECT(1, "nope.ir", "nope.ir");
+  EXPECT(1, "raise.ir --input 0", "r.py:3:8: the graph raised builtins.ValueError: n must be positive",
+         "in node:");
+  EXPECT(0, "raise.ir --input 4", "out0: int 4");
+}
+END_TEST
+
+START_TEST(fuser_from_environment) {
+  char *out = NULL;
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "cd %s && FUSEBOX_FUSER=legacy %s run raise.ir --input 4", dir, FBX_CLI);
+  ck_assert_int_eq(tu_run(cmd, &out), 2);
+  ck_assert_msg(strstr(out, "'legacy'") && strstr(out, "FUSEBOX_FUSER"), "%s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "cd %s && FUSEBOX_FUSER=none %s run raise.ir --input 4", dir, FBX_CLI);
+  ck_assert_int_eq(tu_run(cmd, &out), 0);
+  free(out);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("run_cli");
+  TCase *tc = tcase_create("cli");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, positional_and_summary);
+  tcase_add_test(tc, by_name);
+  tcase_add_test(tc, ambiguous_base_name);
+  tcase_add_test(tc, out_files);
+  tcase_add_test(tc, input_errors);
+  tcase_add_test(tc, exit_codes);
+  tcase_add_test(tc, fuser_from_environment);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
