@@ -39,7 +39,7 @@ static double time_op(const char *kind, fbx_ivalue *args, int nargs, int reps) {
   check(fbx_op_resolve(&op, sym, args, nargs));
   fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS], outs[FBX_SCHEMA_MAX_RETS];
   check(fbx_op_normalize_args(op, args, nargs, norm));
-  fbx_kctx ctx = {op, NULL, NULL};
+  fbx_kctx ctx = {.op = op};
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     double t0 = now();

@@ -644,7 +644,7 @@ static fbx_status *exec_kernel(frame *f, pnode *pn) {
   fbx_ivalue outs[FBX_SCHEMA_MAX_RETS];
   memset(outs, 0, sizeof outs);
   if (!st) {
-    fbx_kctx ctx = {.op = op, .node = n, .rng_state = &f->rng};
+    fbx_kctx ctx = {.op = op, .node = n, .rng_state = &f->rng, .nargs = nnorm};
     st = op->kernel(&ctx, norm.v, outs);
     f->stats.kernels_run++;
   }

@@ -146,7 +146,12 @@ static fbx_status *check_control(const fbx_node *n) {
 static fbx_status *check_subgraph(const fbx_node *n) {
   const fbx_graph *sub = fbx_node_subgraph(n);
   if (!sub) return NULL;
-  if (fbx_graph_ninputs(sub) != n->ninputs || fbx_graph_noutputs(sub) != n->noutputs)
+  /* A differentiated prim::DifferentiableGraph's forward subgraph also
+   * returns the values its backward saves; the node outputs only the real
+   * outputs, which come first (PyTorch prints them that way). */
+  bool extra_outputs_ok = n->kind == FBX_SYM_prim_DifferentiableGraph;
+  if (fbx_graph_ninputs(sub) != n->ninputs || fbx_graph_noutputs(sub) < n->noutputs ||
+      (!extra_outputs_ok && fbx_graph_noutputs(sub) != n->noutputs))
     return fail_at(n, "%s", "a group node and its subgraph differ in input or output count");
   fbx_status *st = fbx_graph_verify(sub);
   if (st) return fbx_status_wrap(st, "in the subgraph of %s", fbx_sym_str(n->kind));

@@ -106,11 +106,9 @@ static void put_py(fbx_strbuf *b, const fbx_ivalue *v, bool quote) {
   }
 }
 
-/* Number of arguments a varargs kernel was given: the node's inputs (the
- * interpreter always passes the node), else the schema's fixed ones. */
-static int varargs_count(const fbx_kctx *ctx) {
-  return ctx->node ? ctx->node->ninputs : ctx->op->schema.nargs;
-}
+/* Number of arguments a varargs kernel was given (0 in a context that did
+ * not say: then the schema's fixed ones). */
+static int varargs_count(const fbx_kctx *ctx) { return ctx->nargs ? ctx->nargs : ctx->op->schema.nargs; }
 
 /* ---- binary arithmetic -------------------------------------------------------------------- */
 

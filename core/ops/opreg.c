@@ -67,6 +67,7 @@ static bool parse_type(sp *c, fbx_schema_arg *a) {
       {"Device", FBX_ARG_DEVICE},       {"MemoryFormat", FBX_ARG_MEMFORMAT},
       {"Generator", FBX_ARG_GENERATOR}, {"t", FBX_ARG_ANY},
       {"Any", FBX_ARG_ANY},             {"NoneType", FBX_ARG_NONE},
+      {"t1", FBX_ARG_ANY},              {"t2", FBX_ARG_ANY},
       {"tuple", FBX_ARG_TUPLE},
   };
   bool found = false;
@@ -80,18 +81,16 @@ static bool parse_type(sp *c, fbx_schema_arg *a) {
     return false;
   }
   c->p += n;
-  if (*c->p == '(') { /* alias annotation: Tensor(a), Tensor(a!) */
-    while (*c->p && *c->p != ')') c->p++;
-    if (*c->p != ')') {
-      c->err = "unterminated alias annotation";
-      return false;
-    }
-    c->p++;
-  }
   for (;;) {
-    if (*c->p == '?') {
-      if (a->list) a->optional = true;
-      else a->optional = true;
+    if (*c->p == '(') { /* alias annotation: Tensor(a), Tensor(a!), t[](a!) */
+      while (*c->p && *c->p != ')') c->p++;
+      if (*c->p != ')') {
+        c->err = "unterminated alias annotation";
+        return false;
+      }
+      c->p++;
+    } else if (*c->p == '?') {
+      a->optional = true;
       c->p++;
     } else if (*c->p == '[') {
       c->p++;
@@ -449,7 +448,6 @@ static int type_match(const fbx_schema_arg *a, const fbx_type *t) {
     if (!a->optional && a->type != FBX_ARG_ANY) return 0;
     t = t->elems[0];
   }
-  if (a->type == FBX_ARG_ANY) return 2;
   if (a->list) {
     if (t->kind == FBX_TYPE_LIST) {
       fbx_schema_arg e = *a;
@@ -459,6 +457,7 @@ static int type_match(const fbx_schema_arg *a, const fbx_type *t) {
     }
     if (a->list_len == 0) return 0;
   }
+  if (a->type == FBX_ARG_ANY) return 2;
   switch (t->kind) {
     case FBX_TYPE_TENSOR: return a->type == FBX_ARG_TENSOR ? 2 : 0;
     case FBX_TYPE_INT:

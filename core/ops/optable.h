@@ -131,6 +131,7 @@ typedef struct fbx_kctx {
   const fbx_op *op;
   const fbx_node *node; /* the node being run, for messages; may be NULL */
   uint64_t *rng_state;  /* the run's random generator state (seeded by --seed) */
+  int nargs;            /* arguments given: schema.nargs, or more for varargs ops */
 } fbx_kctx;
 
 /* args: op->schema.nargs values in schema order, defaults filled in,

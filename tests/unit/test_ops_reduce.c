@@ -62,7 +62,7 @@ static fbx_status *run_op(const char *kind, fbx_ivalue *args, int nargs, fbx_iva
   if (op_out) *op_out = op;
   fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS];
   FBX_TRY(fbx_op_normalize_args(op, args, nargs, norm));
-  fbx_kctx ctx = {op, NULL, rng};
+  fbx_kctx ctx = {.op = op, .rng_state = rng};
   for (int i = 0; i < op->schema.nrets; i++) outs[i] = fbx_iv_none();
   return op->kernel(&ctx, norm, outs);
 }

@@ -151,7 +151,7 @@ static fbx_status *gr_run_op(gr_family *f, const fbx_op **opp, const char *kind,
   OK(fbx_op_normalize_args(op, args, nargs, norm));
   for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) outs[i] = fbx_iv_none();
   if (f && gr_owned(f, op->id)) f->seen[op->id] = true;
-  fbx_kctx ctx = {op, NULL, rng};
+  fbx_kctx ctx = {.op = op, .rng_state = rng};
   return op->kernel(&ctx, norm, outs);
 }
 
