@@ -1,0 +1,361 @@
+/* Unary pointwise kernels (rows in ops/list_pointwise.h). Each op is an
+ * expression instantiated per dtype by the FBX_PW_* generators; float16 and
+ * bfloat16 compute in float32 and round once at the store; integer ops
+ * compute in int64 with wrapping (unsigned) arithmetic and narrow at the
+ * store, which is what PyTorch's arithmetic in the narrow type gives. */
+/* The inner loops must vectorize at the project's -O2, whose cost model
+ * (GCC's "very cheap") takes no loop that needs an epilogue; errno is never
+ * read, so sqrt and friends may use the instructions directly. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic", "no-math-errno")
+#endif
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <tgmath.h>
+
+#include "ops/kutil.h"
+#include "ops/pointwise.h"
+#include "ops/promote.h"
+
+/* loops with the output in the input's dtype / in bool */
+#define GEN1(sfx, TS, CT, LD, ST, op, PREP, ...) FBX_PW_LOOP1(op##_##sfx, TS, CT, LD, TS, ST, PREP, __VA_ARGS__)
+#define GENB(sfx, TS, CT, LD, ST, op, PREP, ...) \
+  FBX_PW_LOOP1(op##_##sfx, TS, CT, LD, uint8_t, FBX_PW_ST_BOOL, PREP, __VA_ARGS__)
+
+/* float-only op: loops and table */
+#define UF(op, PREP, ...)                        \
+  FBX_PW_FLOATS(GEN1, op, PREP, __VA_ARGS__)     \
+  static const fbx_pw_table op##_tab = {FBX_PW_TAB_FLOATS(op)};
+/* float and integral (not bool) */
+#define UFI(op, PREP, FEXPR, IEXPR)                                   \
+  FBX_PW_FLOATS(GEN1, op, PREP, FEXPR)                                \
+  FBX_PW_INTS(GEN1, op, PREP, IEXPR)                                  \
+  static const fbx_pw_table op##_tab = {FBX_PW_TAB_FLOATS(op), FBX_PW_TAB_INTS(op)};
+/* float and integral with their own PREP */
+#define UFI2(op, FPREP, FEXPR, IPREP, IEXPR)                          \
+  FBX_PW_FLOATS(GEN1, op, FPREP, FEXPR)                               \
+  FBX_PW_INTS(GEN1, op, IPREP, IEXPR)                                 \
+  static const fbx_pw_table op##_tab = {FBX_PW_TAB_FLOATS(op), FBX_PW_TAB_INTS(op)};
+/* float, integral and bool */
+#define UFIB(op, PREP, FEXPR, IEXPR, BEXPR)                                              \
+  FBX_PW_FLOATS(GEN1, op, PREP, FEXPR)                                                   \
+  FBX_PW_INTS(GEN1, op, PREP, IEXPR)                                                     \
+  FBX_PW_BOOLS(GEN1, op, PREP, BEXPR)                                                    \
+  static const fbx_pw_table op##_tab = {FBX_PW_TAB_FLOATS(op), FBX_PW_TAB_INTS(op), FBX_PW_TAB_BOOL(op)};
+/* bool output, every input dtype */
+#define UB(op, FEXPR, IEXPR)                                                             \
+  FBX_PW_FLOATS(GENB, op, , FEXPR)                                                       \
+  FBX_PW_INTS(GENB, op, , IEXPR)                                                         \
+  FBX_PW_BOOLS(GENB, op, , IEXPR)                                                        \
+  static const fbx_pw_table op##_tab = {FBX_PW_TAB_FLOATS(op), FBX_PW_TAB_INTS(op), FBX_PW_TAB_BOOL(op)};
+
+#define WRAPNEG(a) ((T)(0u - (uint64_t)(a)))
+
+UFI(abs, , fabs(a), a < 0 ? WRAPNEG(a) : a)
+UFI(neg, , -a, WRAPNEG(a))
+UF(reciprocal, , (T)1 / a)
+UF(sqrt, , sqrt(a))
+UF(rsqrt, , (T)1 / sqrt(a))
+UFI(square, , a * a, (T)((uint64_t)a * (uint64_t)a))
+UF(exp, , exp(a))
+UF(exp2, , exp2(a))
+UF(expm1, , expm1(a))
+UF(log, , log(a))
+UF(log2, , log2(a))
+UF(log10, , log10(a))
+UF(log1p, , log1p(a))
+UF(sin, , sin(a))
+UF(cos, , cos(a))
+UF(tan, , tan(a))
+UF(asin, , asin(a))
+UF(acos, , acos(a))
+UF(atan, , atan(a))
+UF(sinh, , sinh(a))
+UF(cosh, , cosh(a))
+UF(tanh, , tanh(a))
+UF(erf, , erf(a))
+UF(erfc, , erfc(a))
+UF(lgamma, , lgamma(a))
+UF(sigmoid, , (T)1 / ((T)1 + exp(-a)))
+/* f[0] = eps, i[0] = clamp to [eps, 1-eps] (eps given and >= 0) */
+#define LOGIT_X (clampit ? (a < lo ? lo : (a > hi ? hi : a)) : a)
+UF(logit, const int clampit = (int)P->i[0]; const T lo = (T)P->f[0]; const T hi = (T)1 - lo,
+   log(LOGIT_X / ((T)1 - LOGIT_X)))
+UFI(relu, , a < 0 ? (T)0 : a, a < 0 ? 0 : a)
+/* f[0], f[1] (i[0], i[1]) = min, max */
+UF(leaky_relu, const T s = (T)P->f[0], a > 0 ? a : a * s)
+/* f = alpha*scale, scale, input_scale */
+UF(elu, const T neg = (T)P->f[0]; const T pos = (T)P->f[1]; const T ins = (T)P->f[2],
+   a <= 0 ? expm1(a * ins) * neg : a * pos)
+UF(gelu, , a * (T)0.5 * ((T)1 + erf(a * (T)0.70710678118654752440)))
+#define GELU_BETA ((T)(1.41421356237309504880 * 1.12837916709551257390 * 0.5))
+UF(gelu_tanh, , (T)0.5 * a * ((T)1 + tanh(GELU_BETA * (a + (T)0.044715 * a * a * a))))
+UF(silu, , a / ((T)1 + exp(-a)))
+UF(mish, , a * tanh(log1p(exp(a))))
+UF(softplus, const T beta = (T)P->f[0]; const T th = (T)P->f[1], a * beta > th ? a : log1p(exp(a * beta)) / beta)
+#define HS_CLAMP (a + 3 < 0 ? (T)0 : (a + 3 > 6 ? (T)6 : a + 3))
+UF(hardsigmoid, , HS_CLAMP / 6)
+UF(hardswish, , a * HS_CLAMP / 6)
+/* f[0]/i[0] = threshold, f[1]/i[1] = value */
+UFI2(threshold, const T th = (T)P->f[0]; const T v = (T)P->f[1], a <= th ? v : a,
+     const T th = P->i[0]; const T v = P->i[1], a <= th ? v : a)
+UFI(floor, , floor(a), a)
+UFI(ceil, , ceil(a), a)
+UFI(round, , nearbyint(a), a)
+UFI(trunc, , trunc(a), a)
+/* i[0] = decimals */
+UF(round_decimals, const int negd = P->i[0] < 0;
+   const T tp = (T)pow(10.0, (double)(negd ? -P->i[0] : P->i[0])),
+   negd ? nearbyint(a / tp) * tp : nearbyint(a * tp) / tp)
+UF(frac, , a - trunc(a))
+UFIB(sign, , (T)((0 < a) - (a < 0)), (0 < a) - (a < 0), a)
+FBX_PW_INTS(GEN1, bitwise_not, , ~a)
+FBX_PW_BOOLS(GEN1, bitwise_not, , !a)
+static const fbx_pw_table bitwise_not_tab = {FBX_PW_TAB_INTS(bitwise_not), FBX_PW_TAB_BOOL(bitwise_not)};
+UB(logical_not, !(a != 0), !a)
+UB(isnan, a != a, 0)
+UB(isinf, fabs(a) == (T)INFINITY, 0)
+UB(isfinite, a - a == 0, 1)
+/* f[0..2] = nan, posinf, neginf replacements */
+UFIB(nan_to_num, const T nv = (T)P->f[0]; const T pv = (T)P->f[1]; const T mv = (T)P->f[2]; (void)nv; (void)pv;
+     (void)mv, a != a ? nv : (a == (T)INFINITY ? pv : (a == -(T)INFINITY ? mv : a)), a, a)
+
+/* ---- kernels ------------------------------------------------------------------------ */
+
+typedef enum umode {
+  U_FLOAT, /* integral/bool inputs compute in float32 (sqrt, exp, ...) */
+  U_SAME,  /* the input's dtype, error where the table has no loop */
+  U_BOOL,  /* bool output, input dtype */
+} umode;
+
+static fbx_status *unary(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, const fbx_pw_loop_fn *tab, umode m,
+                         const fbx_pw_params *P) {
+  fbx_tensor *x;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  fbx_dtype d = m == U_FLOAT ? fbx_to_float_dtype(x->dtype) : x->dtype;
+  const fbx_ivalue *v[1] = {&args[0]};
+  return fbx_pw_apply(ctx, outs, tab, d, m == U_BOOL ? FBX_DTYPE_BOOL : d, 1, v, P);
+}
+
+#define K(op, mode)                                                                \
+  fbx_status *fbx_k_pw_##op(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { \
+    return unary(ctx, args, outs, op##_tab, mode, NULL);                         \
+  }
+
+fbx_status *fbx_k_pw_abs(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  if (args[0].kind == FBX_IV_TENSOR && args[0].u.t->dtype == FBX_DTYPE_BOOL)
+    return fbx_kernel_error(ctx, "abs is not supported for bool tensors");
+  return unary(ctx, args, outs, abs_tab, U_SAME, NULL);
+}
+
+fbx_status *fbx_k_pw_neg(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  if (args[0].kind == FBX_IV_TENSOR && args[0].u.t->dtype == FBX_DTYPE_BOOL)
+    return fbx_kernel_error(ctx, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  return unary(ctx, args, outs, neg_tab, U_SAME, NULL);
+}
+
+K(reciprocal, U_FLOAT)
+K(sqrt, U_FLOAT)
+K(rsqrt, U_FLOAT)
+
+/* square is pow(self, 2): bool promotes to int64 with the wrapped 2 */
+fbx_status *fbx_k_pw_square(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  fbx_dtype d = x->dtype == FBX_DTYPE_BOOL ? FBX_DTYPE_INT64 : x->dtype;
+  const fbx_ivalue *v[1] = {&args[0]};
+  return fbx_pw_apply(ctx, outs, square_tab, d, d, 1, v, NULL);
+}
+
+K(exp, U_FLOAT)
+K(exp2, U_FLOAT)
+K(expm1, U_FLOAT)
+K(log, U_FLOAT)
+K(log2, U_FLOAT)
+K(log10, U_FLOAT)
+K(log1p, U_FLOAT)
+K(sin, U_FLOAT)
+K(cos, U_FLOAT)
+K(tan, U_FLOAT)
+K(asin, U_FLOAT)
+K(acos, U_FLOAT)
+K(atan, U_FLOAT)
+K(sinh, U_FLOAT)
+K(cosh, U_FLOAT)
+K(tanh, U_FLOAT)
+K(erf, U_FLOAT)
+K(erfc, U_FLOAT)
+K(lgamma, U_FLOAT)
+K(sigmoid, U_FLOAT)
+
+/* logit(Tensor self, float? eps=None) */
+fbx_status *fbx_k_pw_logit(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_pw_params P = {{0}, {0}};
+  if (args[1].kind != FBX_IV_NONE) {
+    P.f[0] = fbx_iv_to_double(&args[1]);
+    P.i[0] = P.f[0] >= 0;
+  }
+  return unary(ctx, args, outs, logit_tab, U_FLOAT, &P);
+}
+
+/* Bool has no loop in these tables: the error matches PyTorch's. */
+K(relu, U_SAME)
+K(silu, U_SAME)
+K(mish, U_SAME)
+K(hardsigmoid, U_SAME)
+K(hardswish, U_SAME)
+K(floor, U_SAME)
+K(ceil, U_SAME)
+K(round, U_SAME)
+K(trunc, U_SAME)
+K(frac, U_SAME)
+K(sign, U_SAME)
+K(bitwise_not, U_SAME)
+K(logical_not, U_BOOL)
+K(isnan, U_BOOL)
+K(isinf, U_BOOL)
+K(isfinite, U_BOOL)
+
+
+static fbx_dtype self_dtype(const fbx_ivalue *args) {
+  return args[0].kind == FBX_IV_TENSOR ? args[0].u.t->dtype : FBX_DTYPE_FLOAT32;
+}
+
+/* Scalars read the way the kernel's dtype sees them (scalar.to<scalar_t>(),
+ * which checks for overflow). */
+static fbx_status *scalar_param(fbx_kctx *ctx, fbx_pw_params *P, int k, const fbx_ivalue *v, fbx_dtype d) {
+  return fbx_pw_scalar_checked(ctx, v, d, &P->f[k], &P->i[k]);
+}
+
+fbx_status *fbx_k_pw_leaky_relu(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_pw_params P = {{0}, {0}};
+  FBX_TRY(scalar_param(ctx, &P, 0, &args[1], self_dtype(args)));
+  return unary(ctx, args, outs, leaky_relu_tab, U_SAME, &P);
+}
+
+/* elu(self, alpha, scale, input_scale): x <= 0 ? expm1(x*input_scale)*alpha*scale : x*scale */
+fbx_status *fbx_k_pw_elu(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_pw_params P = {{0}, {0}};
+  fbx_dtype d = self_dtype(args);
+  double alpha, scale, iscale;
+  FBX_TRY(fbx_pw_scalar_checked(ctx, &args[1], d, &alpha, NULL));
+  FBX_TRY(fbx_pw_scalar_checked(ctx, &args[2], d, &scale, NULL));
+  FBX_TRY(fbx_pw_scalar_checked(ctx, &args[3], d, &iscale, NULL));
+  P.f[0] = alpha * scale;
+  P.f[1] = scale;
+  P.f[2] = iscale;
+  return unary(ctx, args, outs, elu_tab, U_SAME, &P);
+}
+
+fbx_status *fbx_k_pw_gelu(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  const char *mode = args[1].kind == FBX_IV_STR ? fbx_iv_str_data(&args[1]) : "none";
+  if (!strcmp(mode, "none")) return unary(ctx, args, outs, gelu_tab, U_SAME, NULL);
+  if (!strcmp(mode, "tanh")) return unary(ctx, args, outs, gelu_tanh_tab, U_SAME, NULL);
+  return fbx_kernel_error(ctx, "approximate argument must be either none or tanh.");
+}
+
+fbx_status *fbx_k_pw_softplus(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_pw_params P = {{0}, {0}};
+  fbx_dtype d = self_dtype(args);
+  FBX_TRY(scalar_param(ctx, &P, 0, &args[1], d));
+  FBX_TRY(scalar_param(ctx, &P, 1, &args[2], d));
+  return unary(ctx, args, outs, softplus_tab, U_SAME, &P);
+}
+
+fbx_status *fbx_k_pw_threshold(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_pw_params P = {{0}, {0}};
+  fbx_dtype d = self_dtype(args);
+  FBX_TRY(scalar_param(ctx, &P, 0, &args[1], d));
+  FBX_TRY(scalar_param(ctx, &P, 1, &args[2], d));
+  return unary(ctx, args, outs, threshold_tab, U_SAME, &P);
+}
+
+fbx_status *fbx_k_pw_round_decimals(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_pw_params P = {{0}, {0}};
+  P.i[0] = fbx_iv_to_int(&args[1]);
+  if (P.i[0] == 0) return unary(ctx, args, outs, round_tab, U_SAME, NULL);
+  return unary(ctx, args, outs, round_decimals_tab, U_SAME, &P);
+}
+
+/* nan_to_num(self, nan=0, posinf=max finite, neginf=lowest finite) */
+fbx_status *fbx_k_pw_nan_to_num(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_pw_params P = {{0}, {0}};
+  double big;
+  switch (self_dtype(args)) {
+    case FBX_DTYPE_FLOAT16: big = 65504.0; break;
+    case FBX_DTYPE_BFLOAT16: big = 3.3895313892515355e38; break;
+    case FBX_DTYPE_FLOAT64: big = 1.7976931348623157e308; break;
+    default: big = 3.4028234663852886e38; break;
+  }
+  P.f[0] = args[1].kind == FBX_IV_NONE ? 0.0 : fbx_iv_to_double(&args[1]);
+  P.f[1] = args[2].kind == FBX_IV_NONE ? big : fbx_iv_to_double(&args[2]);
+  P.f[2] = args[3].kind == FBX_IV_NONE ? -big : fbx_iv_to_double(&args[3]);
+  return unary(ctx, args, outs, nan_to_num_tab, U_SAME, &P);
+}
+
+/* ---- clamp ------------------------------------------------------------------------------ */
+
+/* f[0]/i[0] = min, f[1]/i[1] = max; an absent bound is -inf/+inf (INT64_MIN/MAX).
+ * std::min(std::max(a, lo), hi): a NaN input stays, a NaN bound is ignored,
+ * min > max gives max. */
+#define CLAMP_EXPR hi < (a < lo ? lo : a) ? hi : (a < lo ? lo : a)
+UFI2(clamp, const T lo = (T)P->f[0]; const T hi = (T)P->f[1], CLAMP_EXPR,
+     const T lo = P->i[0]; const T hi = P->i[1], CLAMP_EXPR)
+
+static fbx_status *clamp_scalar(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, const fbx_ivalue *lo,
+                                const fbx_ivalue *hi) {
+  fbx_tensor *x;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  bool has_lo = lo && lo->kind != FBX_IV_NONE, has_hi = hi && hi->kind != FBX_IV_NONE;
+  if (!has_lo && !has_hi) return fbx_kernel_error(ctx, "At least one of 'min' or 'max' must not be None");
+  const fbx_ivalue *vals[3] = {&args[0], has_lo ? lo : NULL, has_hi ? hi : NULL};
+  fbx_dtype d = fbx_result_type(vals, 3);
+  fbx_pw_params P = {{-INFINITY, INFINITY}, {INT64_MIN, INT64_MAX}};
+  if (has_lo) FBX_TRY(scalar_param(ctx, &P, 0, lo, d));
+  if (has_hi) FBX_TRY(scalar_param(ctx, &P, 1, hi, d));
+  if (fbx_dtype_is_floating(d)) {
+    /* a NaN bound never wins a comparison: drop it (std::max(a, NaN) is a) */
+    if (P.f[0] != P.f[0]) P.f[0] = -INFINITY;
+    if (P.f[1] != P.f[1]) P.f[1] = INFINITY;
+  }
+  return fbx_pw_apply(ctx, outs, clamp_tab, d, d, 1, vals, &P);
+}
+
+fbx_status *fbx_k_pw_clamp(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return clamp_scalar(ctx, args, outs, &args[1], &args[2]);
+}
+fbx_status *fbx_k_pw_clamp_min(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return clamp_scalar(ctx, args, outs, &args[1], NULL);
+}
+fbx_status *fbx_k_pw_clamp_max(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return clamp_scalar(ctx, args, outs, NULL, &args[1]);
+}
+
+/* hardtanh is clamp (promoting: uint8 with -0.5 clamps in float32) cast back
+ * to self's dtype; unsigned self refuses negative limits. */
+fbx_status *fbx_k_pw_hardtanh(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  if (x->dtype == FBX_DTYPE_BOOL) return fbx_pw_unsupported(ctx, x->dtype);
+  if (x->dtype == FBX_DTYPE_UINT8 && (fbx_iv_to_int(&args[1]) < 0 || fbx_iv_to_int(&args[2]) < 0))
+    return fbx_kernel_error(ctx, "cannot do hardtanh on an unsigned type with negative limits");
+  fbx_ivalue r = fbx_iv_none();
+  FBX_TRY(clamp_scalar(ctx, args, &r, &args[1], &args[2]));
+  if (r.u.t->dtype == x->dtype) {
+    outs[0] = r;
+    return NULL;
+  }
+  fbx_tensor *c = NULL;
+  fbx_status *st = fbx_tensor_clone_as(&c, r.u.t, x->dtype);
+  fbx_iv_release(&r);
+  if (st) return st;
+  outs[0] = fbx_iv_tensor(c);
+  return NULL;
+}
+
+fbx_status *fbx_k_pw_relu6(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_ivalue a[3] = {args[0], fbx_iv_int(0), fbx_iv_int(6)};
+  return fbx_k_pw_hardtanh(ctx, a, outs);
+}

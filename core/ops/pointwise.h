@@ -1,0 +1,214 @@
+/* The pointwise engine: broadcasting, dtype conversion of inputs, output
+ * allocation and a collapsed, parallel strided walk that calls one inner
+ * loop per run of elements (never per element).
+ *
+ *   // out = a * b for float32 tensors of any strides and broadcastable shapes
+ *   FBX_PW_LOOP2(mul_f32, float, float, FBX_PW_ID, float, FBX_PW_ID, , a * b)
+ *   ...
+ *   fbx_tensor *ins[2] = {a, b}, *out = NULL;
+ *   FBX_TRY(fbx_pw_map(ctx, &out, FBX_DTYPE_FLOAT32, FBX_DTYPE_FLOAT32, 2, ins, mul_f32, NULL));
+ *
+ * An inner loop gets pointers and byte strides for the output (index 0) and
+ * each input (1..nin) and a count n. Loops made with the FBX_PW_LOOP*
+ * macros have three bodies: all operands contiguous (a plain `for` over
+ * restrict-qualified typed arrays, which the compiler vectorizes), one input
+ * broadcast (stride 0: a scalar operand, loaded once) and the general
+ * strided one. The walk drops size-1 dims and merges dims that are
+ * contiguous for every operand, so same-shape contiguous operands become one
+ * call per parallel chunk.
+ *
+ * Inputs are converted to the compute storage dtype first (a contiguous
+ * temporary, as PyTorch's TensorIterator does on the CPU), so each loop sees
+ * one input dtype. Work above FBX_PW_GRAIN elements (environment
+ * FUSEBOX_PW_GRAIN overrides it; 0 turns parallelism off) is split with
+ * fbx_parallel_for.
+ */
+#ifndef FBX_OPS_POINTWISE_H
+#define FBX_OPS_POINTWISE_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <fusebox/tensor.h>
+
+#include "ops/optable.h"
+#include "tensor/half.h"
+
+#define FBX_PW_MAX_IN 3
+#define FBX_PW_GRAIN 32768
+
+/* ptrs[0]/strides[0]: output; ptrs[1..]/strides[1..]: inputs. Byte strides. */
+typedef void (*fbx_pw_loop_fn)(char *const *ptrs, const int64_t *strides, int64_t n, const void *params);
+
+/* Scalar parameters of an op, read by its loops before the element loop. */
+typedef struct fbx_pw_params {
+  double f[4];
+  int64_t i[4];
+} fbx_pw_params;
+
+/* out = loop(ins...) over the broadcast shape of ins, into a new contiguous
+ * tensor of out_dtype. Inputs not already of in_dtype are converted to it
+ * first. Shapes that do not broadcast are an error naming the op. */
+fbx_status *fbx_pw_map(const fbx_kctx *ctx, fbx_tensor **out, fbx_dtype out_dtype, fbx_dtype in_dtype,
+                       int nin, fbx_tensor *const *ins, fbx_pw_loop_fn loop, const void *params);
+/* The same into an existing tensor `out` (any strides) whose shape must be
+ * the broadcast shape; out may be one of the inputs (same element for same
+ * index) but must not partially overlap one. */
+fbx_status *fbx_pw_map_into(const fbx_kctx *ctx, fbx_tensor *out, fbx_dtype in_dtype, int nin,
+                            fbx_tensor *const *ins, fbx_pw_loop_fn loop, const void *params);
+/* The raw walk: nops operands with their base pointers and element byte
+ * strides over one shape (strides 0 where broadcast). parallel=false runs
+ * it on the calling thread. */
+void fbx_pw_walk(int nops, char *const *base, const int64_t (*strides)[FBX_MAX_DIMS], int ndim,
+                 const int64_t *sizes, fbx_pw_loop_fn loop, const void *params, bool parallel);
+/* Is any element of t zero? (integer division checks) */
+bool fbx_pw_any_zero(const fbx_tensor *t);
+
+/* ---- helpers for the pointwise kernels ---------------------------------------------- */
+
+/* "<op>: not implemented for 'Bool'" (PyTorch's wording for a dtype an op lacks). */
+fbx_status *fbx_pw_unsupported(const fbx_kctx *ctx, fbx_dtype d);
+/* A tensor operand in dtype d: a tensor ivalue is retained as it is (the
+ * engine converts it), a scalar becomes a 0-d tensor of d (PyTorch casts a
+ * wrapped number to the common dtype). */
+fbx_status *fbx_pw_operand(const fbx_kctx *ctx, fbx_tensor **out, const fbx_ivalue *v, fbx_dtype d);
+/* The common case of a kernel: operands (tensors or scalars) -> tab[compute]
+ * over them -> outs[0] of out_dtype. Errors when tab has no loop for compute. */
+fbx_status *fbx_pw_apply(const fbx_kctx *ctx, fbx_ivalue *outs, const fbx_pw_loop_fn *tab, fbx_dtype compute,
+                         fbx_dtype out_dtype, int nin, const fbx_ivalue *const *vals, const fbx_pw_params *P);
+/* A scalar as PyTorch's `scalar.to<T>()` sees it for dtype d: rounded
+ * through float16/bfloat16/float32 for floating d, wrapped to the width of
+ * an integral d (returned in *i; *f gets the value as a double). */
+void fbx_pw_scalar_as(const fbx_ivalue *v, fbx_dtype d, double *f, int64_t *i);
+/* The same with PyTorch's overflow check (c10::checked_convert): a value
+ * outside d's range is an error "value cannot be converted to type int8_t
+ * without overflow" (infinities and NaN pass for floating d). */
+fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_dtype d, double *f, int64_t *i);
+
+/* ---- loop generators ------------------------------------------------------------- */
+
+/* Load/store conversions between storage and compute types. */
+#define FBX_PW_ID(x) (x)
+#define FBX_PW_LD_F16(x) fbx_half_to_float(x)
+#define FBX_PW_ST_F16(x) fbx_float_to_half(x)
+#define FBX_PW_LD_BF16(x) fbx_bf16_to_float(x)
+#define FBX_PW_ST_BF16(x) fbx_float_to_bf16(x)
+#define FBX_PW_LD_I64(x) ((int64_t)(x))
+#define FBX_PW_ST_BOOL(x) ((uint8_t)((x) != 0))
+
+/* One input. TA: input storage type, CT: compute type (typedef'd to T in
+ * the body), LD: storage->compute; TO, ST: output storage type and
+ * compute->storage. PREP: statements run once per call (read params from
+ * `P`, a const fbx_pw_params *). The rest (EXPR, may hold commas): the
+ * value, from `a` (and `b`, `c`). */
+#define FBX_PW_LOOP1(NAME, TA, CT, LD, TO, ST, PREP, ...)                                         \
+  static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) {             \
+    typedef CT T;                                                                                 \
+    const fbx_pw_params *P = (const fbx_pw_params *)pv_;                                          \
+    (void)P;                                                                                      \
+    PREP;                                                                                         \
+    if (s_[0] == (int64_t)sizeof(TO) && s_[1] == (int64_t)sizeof(TA)) {                           \
+      TO *restrict o_ = (TO *)p_[0];                                                              \
+      const TA *restrict a_ = (const TA *)p_[1];                                                  \
+      for (int64_t i_ = 0; i_ < n_; i_++) {                                                       \
+        T a = LD(a_[i_]); (void)a;                                                                \
+        o_[i_] = ST((__VA_ARGS__));                                                               \
+      }                                                                                           \
+    } else {                                                                                      \
+      for (int64_t i_ = 0; i_ < n_; i_++) {                                                       \
+        T a = LD(*(const TA *)(p_[1] + i_ * s_[1])); (void)a;                                     \
+        *(TO *)(p_[0] + i_ * s_[0]) = ST((__VA_ARGS__));                                          \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
+/* Two inputs a, b of storage type TA. */
+#define FBX_PW_LOOP2(NAME, TA, CT, LD, TO, ST, PREP, ...)                                         \
+  static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) {             \
+    typedef CT T;                                                                                 \
+    const fbx_pw_params *P = (const fbx_pw_params *)pv_;                                          \
+    (void)P;                                                                                      \
+    PREP;                                                                                         \
+    TO *restrict o_ = (TO *)p_[0];                                                                \
+    const TA *restrict a_ = (const TA *)p_[1];                                                    \
+    const TA *restrict b_ = (const TA *)p_[2];                                                    \
+    if (s_[0] == (int64_t)sizeof(TO) && s_[1] == (int64_t)sizeof(TA) &&                           \
+        s_[2] == (int64_t)sizeof(TA)) {                                                           \
+      for (int64_t i_ = 0; i_ < n_; i_++) {                                                       \
+        T a = LD(a_[i_]), b = LD(b_[i_]);                                                         \
+        o_[i_] = ST((__VA_ARGS__));                                                               \
+      }                                                                                           \
+    } else if (s_[0] == (int64_t)sizeof(TO) && s_[1] == (int64_t)sizeof(TA) && s_[2] == 0) {      \
+      const T b = LD(b_[0]);                                                                      \
+      for (int64_t i_ = 0; i_ < n_; i_++) {                                                       \
+        T a = LD(a_[i_]); (void)a;                                                                \
+        o_[i_] = ST((__VA_ARGS__));                                                               \
+      }                                                                                           \
+    } else if (s_[0] == (int64_t)sizeof(TO) && s_[1] == 0 && s_[2] == (int64_t)sizeof(TA)) {      \
+      const T a = LD(a_[0]);                                                                      \
+      for (int64_t i_ = 0; i_ < n_; i_++) {                                                       \
+        T b = LD(b_[i_]);                                                                         \
+        o_[i_] = ST((__VA_ARGS__));                                                               \
+      }                                                                                           \
+    } else {                                                                                      \
+      for (int64_t i_ = 0; i_ < n_; i_++) {                                                       \
+        T a = LD(*(const TA *)((const char *)a_ + i_ * s_[1]));                                   \
+        T b = LD(*(const TA *)((const char *)b_ + i_ * s_[2]));                                   \
+        *(TO *)(p_[0] + i_ * s_[0]) = ST((__VA_ARGS__));                                          \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
+/* Three inputs a, b, c (contiguous fast path and the strided one). */
+#define FBX_PW_LOOP3(NAME, TA, CT, LD, TO, ST, PREP, ...)                                         \
+  static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) {             \
+    typedef CT T;                                                                                 \
+    const fbx_pw_params *P = (const fbx_pw_params *)pv_;                                          \
+    (void)P;                                                                                      \
+    PREP;                                                                                         \
+    if (s_[0] == (int64_t)sizeof(TO) && s_[1] == (int64_t)sizeof(TA) &&                           \
+        s_[2] == (int64_t)sizeof(TA) && s_[3] == (int64_t)sizeof(TA)) {                           \
+      TO *restrict o_ = (TO *)p_[0];                                                              \
+      const TA *restrict a_ = (const TA *)p_[1];                                                  \
+      const TA *restrict b_ = (const TA *)p_[2];                                                  \
+      const TA *restrict c_ = (const TA *)p_[3];                                                  \
+      for (int64_t i_ = 0; i_ < n_; i_++) {                                                       \
+        T a = LD(a_[i_]), b = LD(b_[i_]), c = LD(c_[i_]);                                         \
+        o_[i_] = ST((__VA_ARGS__));                                                               \
+      }                                                                                           \
+    } else {                                                                                      \
+      for (int64_t i_ = 0; i_ < n_; i_++) {                                                       \
+        T a = LD(*(const TA *)(p_[1] + i_ * s_[1])); (void)a;                                     \
+        T b = LD(*(const TA *)(p_[2] + i_ * s_[2]));                                              \
+        T c = LD(*(const TA *)(p_[3] + i_ * s_[3]));                                              \
+        *(TO *)(p_[0] + i_ * s_[0]) = ST((__VA_ARGS__));                                          \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
+/* Per-dtype instantiation: GEN(suffix, storage type, compute type, load,
+ * store-to-same-dtype) for each dtype family. A loop table is indexed by
+ * fbx_dtype (NULL: the op does not support that dtype). */
+#define FBX_PW_FLOATS(GEN, ...)                                                                   \
+  GEN(f32, float, float, FBX_PW_ID, FBX_PW_ID, __VA_ARGS__)                                       \
+  GEN(f64, double, double, FBX_PW_ID, FBX_PW_ID, __VA_ARGS__)                                     \
+  GEN(f16, uint16_t, float, FBX_PW_LD_F16, FBX_PW_ST_F16, __VA_ARGS__)                            \
+  GEN(bf16, uint16_t, float, FBX_PW_LD_BF16, FBX_PW_ST_BF16, __VA_ARGS__)
+#define FBX_PW_INTS(GEN, ...)                                                                     \
+  GEN(u8, uint8_t, int64_t, FBX_PW_LD_I64, (uint8_t), __VA_ARGS__)                                \
+  GEN(i8, int8_t, int64_t, FBX_PW_LD_I64, (int8_t), __VA_ARGS__)                                  \
+  GEN(i16, int16_t, int64_t, FBX_PW_LD_I64, (int16_t), __VA_ARGS__)                               \
+  GEN(i32, int32_t, int64_t, FBX_PW_LD_I64, (int32_t), __VA_ARGS__)                               \
+  GEN(i64, int64_t, int64_t, FBX_PW_LD_I64, (int64_t), __VA_ARGS__)
+#define FBX_PW_BOOLS(GEN, ...) GEN(b8, uint8_t, int64_t, FBX_PW_LD_I64, FBX_PW_ST_BOOL, __VA_ARGS__)
+
+#define FBX_PW_TAB_FLOATS(op)                                                                     \
+  [FBX_DTYPE_FLOAT32] = op##_f32, [FBX_DTYPE_FLOAT64] = op##_f64,                                 \
+  [FBX_DTYPE_FLOAT16] = op##_f16, [FBX_DTYPE_BFLOAT16] = op##_bf16
+#define FBX_PW_TAB_INTS(op)                                                                       \
+  [FBX_DTYPE_UINT8] = op##_u8, [FBX_DTYPE_INT8] = op##_i8, [FBX_DTYPE_INT16] = op##_i16,          \
+  [FBX_DTYPE_INT32] = op##_i32, [FBX_DTYPE_INT64] = op##_i64
+#define FBX_PW_TAB_BOOL(op) [FBX_DTYPE_BOOL] = op##_b8
+
+typedef fbx_pw_loop_fn fbx_pw_table[FBX_DTYPE_MAX_CODE];
+
+#endif
