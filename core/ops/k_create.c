@@ -504,3 +504,63 @@ static fbx_status *random_fill(fbx_kctx *ctx, fbx_tensor *t, bool normal) {
   fbx_parallel_for(count, 16384, rand_body, &j);
   return NULL;
 }
+
+/* ---- aten::tensor ------------------------------------------------------------------------ */
+
+/* torch.tensor(data): a new tensor from a Python scalar or a (nested,
+ * rectangular) list of them. Without a dtype argument the result is float32
+ * (the default dtype) if any element is a float or there are no elements,
+ * else int64 if any is an int, else bool — as torch.tensor infers it. */
+
+typedef struct tensor_data {
+  int ndim;
+  int64_t sizes[FBX_MAX_DIMS];
+  bool any_float, any_int;
+} tensor_data;
+
+static fbx_status *tensor_shape(fbx_kctx *ctx, const fbx_ivalue *v, int depth, tensor_data *d) {
+  if (v->kind == FBX_IV_LIST || v->kind == FBX_IV_TUPLE) {
+    if (depth >= FBX_MAX_DIMS) return fbx_kernel_error(ctx, "data nests deeper than %d lists", FBX_MAX_DIMS);
+    int64_t n = fbx_iv_list_len(v);
+    if (depth == d->ndim) {
+      d->sizes[d->ndim++] = n;
+    } else if (d->sizes[depth] != n) {
+      return fbx_kernel_error(ctx, "data is not rectangular: a list at depth %d has %" PRId64 " entries, expected %" PRId64,
+                              depth, n, d->sizes[depth]);
+    }
+    for (int64_t i = 0; i < n; i++) FBX_TRY(tensor_shape(ctx, fbx_iv_list_at(v, (int)i), depth + 1, d));
+    return NULL;
+  }
+  if (!fbx_iv_is_scalar(v)) return fbx_kernel_error(ctx, "data must hold ints, floats or bools, got %s", fbx_iv_kind_name(v->kind));
+  if (depth != d->ndim) return fbx_kernel_error(ctx, "data is not rectangular: a scalar at depth %d", depth);
+  d->any_float |= v->kind == FBX_IV_FLOAT;
+  d->any_int |= v->kind == FBX_IV_INT;
+  return NULL;
+}
+
+static void tensor_fill(fbx_tensor *t, const fbx_ivalue *v, int64_t *next) {
+  if (v->kind == FBX_IV_LIST || v->kind == FBX_IV_TUPLE) {
+    for (int i = 0; i < fbx_iv_list_len(v); i++) tensor_fill(t, fbx_iv_list_at(v, i), next);
+  } else if (v->kind == FBX_IV_FLOAT) {
+    fbx_tensor_set_f64(t, (*next)++, v->u.f);
+  } else {
+    fbx_tensor_set_i64(t, (*next)++, fbx_iv_to_int(v));
+  }
+}
+
+fbx_status *fbx_k_tensor(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  tensor_data d = {0};
+  FBX_TRY(tensor_shape(ctx, &args[0], 0, &d));
+  int64_t numel = 1;
+  for (int i = 0; i < d.ndim; i++) numel *= d.sizes[i];
+  /* no elements at all (torch.tensor([])) also gives the default float dtype */
+  fbx_dtype def = d.any_float || numel == 0 ? FBX_DTYPE_FLOAT32 : d.any_int ? FBX_DTYPE_INT64 : FBX_DTYPE_BOOL;
+  fbx_dtype dt;
+  FBX_TRY(dtype_arg(ctx, &args[1], def, &dt));
+  fbx_tensor *t = NULL;
+  FBX_TRY(fbx_tensor_empty(&t, dt, d.ndim, d.sizes));
+  int64_t next = 0;
+  tensor_fill(t, &args[0], &next);
+  outs[0] = fbx_iv_tensor(t);
+  return NULL;
+}

@@ -52,6 +52,14 @@
   X(rand_like, "aten::rand_like(Tensor self, *, " FBX_CREATE_OPTS_ ", MemoryFormat? memory_format=None) -> Tensor", \
     FBX_OPCAT_CREATION, FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_NONDET, fbx_k_rand_like)                             \
   X(randn_like, "aten::randn_like(Tensor self, *, " FBX_CREATE_OPTS_ ", MemoryFormat? memory_format=None) -> Tensor", \
-    FBX_OPCAT_CREATION, FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_NONDET, fbx_k_randn_like)
+    FBX_OPCAT_CREATION, FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_NONDET, fbx_k_randn_like)                            \
+  X(tensor_float, "aten::tensor.float(float t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", \
+    FBX_OPCAT_CREATION, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_tensor)                                           \
+  X(tensor_int, "aten::tensor.int(int t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", \
+    FBX_OPCAT_CREATION, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_tensor)                                           \
+  X(tensor_bool, "aten::tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", \
+    FBX_OPCAT_CREATION, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_tensor)                                           \
+  X(tensor, "aten::tensor(t[] data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", \
+    FBX_OPCAT_CREATION, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_tensor)
 
 #endif

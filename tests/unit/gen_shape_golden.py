@@ -159,7 +159,14 @@ def case(name, op, overload, args, skip_values=False):
     for a in args:
         text += a.text
     try:
-        r = packet(*pos, **kw)
+        if op == "tensor" and overload is None:
+            # torch.ops cannot bind the type variable of aten::tensor(t[] data);
+            # torch.tensor is the same op as TorchScript calls it.
+            if kw.get("dtype") is not None:
+                kw["dtype"] = DTYPES[kw["dtype"]]
+            r = torch.tensor(*pos, **kw)
+        else:
+            r = packet(*pos, **kw)
     except Exception as e:  # noqa: BLE001 - any PyTorch error is an expected error case
         msg = (type(e).__name__ + ": " + str(e)).splitlines()[0]
         text.append("err " + msg)
@@ -445,6 +452,14 @@ def create_cases():
     case("err_arange_step0", "arange", "start_step", [I(0), I(10), I(0)] + nn)
     case("err_arange_sign", "arange", "start_step", [I(0), I(10), I(-1)] + nn)
     case("err_arange_bool", "arange", None, [I(3), I(11), N, N, N])
+    # torch.tensor
+    case("tensor_float", "tensor", "float", [F(0.25), N, N, B(False)])
+    case("tensor_float_f64", "tensor", "float", [F(-1.5), I(7), N, B(False)])
+    case("tensor_int", "tensor", "int", [I(-7), N, N, B(False)])
+    case("tensor_bool", "tensor", "bool", [B(True), N, N, B(False)])
+    case("tensor_list", "tensor", None, [L([3, 1, 2]), N, N, B(False)])
+    case("tensor_list_dtype", "tensor", None, [L([3, 1, 2]), I(6), N, B(False)])
+    case("tensor_list_empty", "tensor", None, [L([]), N, N, B(False)])
 
 
 def main():
