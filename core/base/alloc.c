@@ -13,6 +13,8 @@ void fbx_alloc_fail_after(long n) {
 
 long fbx_alloc_failures(void) { return failures; }
 
+int fbx_alloc_faults_armed(void) { return fail_after >= 0; }
+
 static int should_fail(void) {
   if (fail_after < 0) return 0;
   if (fail_after == 0) {

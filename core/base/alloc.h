@@ -20,5 +20,8 @@ char *fbx_strndup(const char *s, size_t n);
 void fbx_alloc_fail_after(long n);
 /* Number of allocations that were made to fail since the last reset. */
 long fbx_alloc_failures(void);
+/* 1 while fault injection is armed on this thread (caches step aside then,
+ * so that every allocation really goes through the hook). */
+int fbx_alloc_faults_armed(void);
 
 #endif

@@ -6,6 +6,7 @@
 #include "base/alloc.h"
 #include "base/status.h"
 #include <fusebox/tensor.h>
+#include "tensor/blockcache.h"
 #include "tensor/internal.h"
 
 struct fbx_storage {
@@ -14,13 +15,16 @@ struct fbx_storage {
   size_t nbytes;
   fbx_storage_deleter deleter; /* NULL for owned buffers and unowned wraps */
   void *ctx;
+  size_t block_bytes; /* owned buffers: the size of the allocation (for the block cache) */
 };
 
 fbx_status *fbx_storage_new(fbx_storage **out, size_t nbytes) {
   size_t head = sizeof(fbx_storage);
   if (nbytes > SIZE_MAX - head - FBX_STORAGE_ALIGN)
     return fbx_status_new(FBX_ERR_INVALID_ARG, "storage of %zu bytes is too large", nbytes);
-  char *block = fbx_malloc(head + FBX_STORAGE_ALIGN + nbytes);
+  size_t block_bytes = fbx_blockcache_class(head + FBX_STORAGE_ALIGN + nbytes);
+  char *block = fbx_blockcache_take(block_bytes);
+  if (!block) block = fbx_malloc(block_bytes);
   if (!block) return fbx_status_nomem();
   fbx_storage *s = (fbx_storage *)(void *)block;
   uintptr_t p = (uintptr_t)(block + head);
@@ -30,6 +34,7 @@ fbx_status *fbx_storage_new(fbx_storage **out, size_t nbytes) {
   s->nbytes = nbytes;
   s->deleter = NULL;
   s->ctx = NULL;
+  s->block_bytes = block_bytes;
   *out = s;
   return NULL;
 }
@@ -43,6 +48,7 @@ fbx_status *fbx_storage_wrap(fbx_storage **out, void *data, size_t nbytes,
   s->nbytes = nbytes;
   s->deleter = deleter;
   s->ctx = ctx;
+  s->block_bytes = 0;
   *out = s;
   return NULL;
 }
@@ -56,6 +62,7 @@ void fbx_storage_release(fbx_storage *s) {
   if (!s) return;
   if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
   if (s->deleter) s->deleter(s->ctx, s->data);
+  if (s->block_bytes && fbx_blockcache_give(s, s->block_bytes)) return;
   fbx_free(s);
 }
 
