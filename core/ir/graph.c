@@ -299,7 +299,9 @@ static void link_after(fbx_node *n, fbx_node *pos) {
   if (next) next->prev = n; else b->last = n;
   int64_t lo = at_head ? b->param->topo : pos->topo;
   int64_t hi = next ? next->topo : b->ret->topo;
-  if (hi - lo < 2)
+  if (!next && hi - lo > TOPO_STEP)
+    n->topo = lo + TOPO_STEP; /* appending: a full step, not half the gap (that renumbers every ~40 appends) */
+  else if (hi - lo < 2)
     renumber(b);
   else
     n->topo = lo + (hi - lo) / 2;
