@@ -1,5 +1,6 @@
 /* Reduction kernels (ops/list_reduce.h): sum mean prod amax amin max min
- * argmax argmin var std logsumexp all any cumsum.
+ * argmax argmin var std logsumexp all any cumsum (and cumprod,
+ * a row of list_extra.h).
  *
  * Every reduction is planned onto a contiguous [A, R, B] block (reduce.h)
  * and run by one driver with per-op fold functions that see chunks of up to
@@ -1029,7 +1030,7 @@ fbx_status *fbx_k_all_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { r
 fbx_status *fbx_k_any(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return allany(ctx, args, outs, false, false); }
 fbx_status *fbx_k_any_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return allany(ctx, args, outs, false, true); }
 
-/* ---- cumsum -------------------------------------------------------------------------------- */
+/* ---- cumsum / cumprod -------------------------------------------------------------------- */
 
 typedef struct scan_job {
   const void *x;
@@ -1038,6 +1039,7 @@ typedef struct scan_job {
   fbx_dtype ydt;
   int64_t A, R, B;
   bool ints;
+  bool prod; /* cumprod: running product (start 1), else running sum (start 0) */
 } scan_job;
 
 static void scan_body(void *c, int64_t begin, int64_t end) {
@@ -1046,45 +1048,59 @@ static void scan_body(void *c, int64_t begin, int64_t end) {
   rbuf b;
   double af[CH];
   int64_t ai[CH];
+  double f0 = j->prod ? 1 : 0;
+  int64_t i0 = j->prod ? 1 : 0;
   for (int64_t t = begin; t < end; t++) {
     int64_t a = t / ntiles, b0 = (t % ntiles) * CH, n = min64(CH, j->B - b0);
     if (j->B == 1) {
       /* one row: scan it in chunks */
-      double sf = 0;
-      uint64_t si = 0;
+      double sf = f0;
+      uint64_t si = (uint64_t)i0;
       for (int64_t r = 0; r < j->R; r += CH) {
         int64_t m = min64(CH, j->R - r), base = a * j->R + r;
         if (j->ints) {
           fbx_red_load_i64(b.i, j->x, j->dt, base, m);
-          for (int64_t k = 0; k < m; k++) b.i[k] = (int64_t)(si += (uint64_t)b.i[k]);
+          if (j->prod)
+            for (int64_t k = 0; k < m; k++) b.i[k] = (int64_t)(si *= (uint64_t)b.i[k]);
+          else
+            for (int64_t k = 0; k < m; k++) b.i[k] = (int64_t)(si += (uint64_t)b.i[k]);
           fbx_red_store_i64(j->y, j->ydt, base, b.i, m);
         } else {
           fbx_red_load_f64(b.f, j->x, j->dt, base, m);
-          for (int64_t k = 0; k < m; k++) b.f[k] = sf += b.f[k];
+          if (j->prod)
+            for (int64_t k = 0; k < m; k++) b.f[k] = sf *= b.f[k];
+          else
+            for (int64_t k = 0; k < m; k++) b.f[k] = sf += b.f[k];
           fbx_red_store_f64(j->y, j->ydt, base, b.f, m);
         }
       }
       continue;
     }
-    for (int64_t k = 0; k < n; k++) af[k] = 0, ai[k] = 0;
+    for (int64_t k = 0; k < n; k++) af[k] = f0, ai[k] = i0;
     for (int64_t r = 0; r < j->R; r++) {
       int64_t base = (a * j->R + r) * j->B + b0;
       if (j->ints) {
         fbx_red_load_i64(b.i, j->x, j->dt, base, n);
-        for (int64_t k = 0; k < n; k++) b.i[k] = ai[k] = (int64_t)((uint64_t)ai[k] + (uint64_t)b.i[k]);
+        if (j->prod)
+          for (int64_t k = 0; k < n; k++) b.i[k] = ai[k] = (int64_t)((uint64_t)ai[k] * (uint64_t)b.i[k]);
+        else
+          for (int64_t k = 0; k < n; k++) b.i[k] = ai[k] = (int64_t)((uint64_t)ai[k] + (uint64_t)b.i[k]);
         fbx_red_store_i64(j->y, j->ydt, base, b.i, n);
       } else {
         fbx_red_load_f64(b.f, j->x, j->dt, base, n);
-        for (int64_t k = 0; k < n; k++) b.f[k] = af[k] += b.f[k];
+        if (j->prod)
+          for (int64_t k = 0; k < n; k++) b.f[k] = af[k] *= b.f[k];
+        else
+          for (int64_t k = 0; k < n; k++) b.f[k] = af[k] += b.f[k];
         fbx_red_store_f64(j->y, j->ydt, base, b.f, n);
       }
     }
   }
 }
 
-/* cumsum(self, dim, *, dtype=None): integral/bool inputs give int64; float
- * accumulates in double (PyTorch's CPU accumulate type for float). */
-fbx_status *fbx_k_cumsum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+/* cumsum/cumprod(self, dim, *, dtype=None): integral/bool inputs give int64;
+ * float accumulates in double (PyTorch's CPU accumulate type for float). */
+static fbx_status *scan(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool prod) {
   fbx_tensor *x, *c = NULL, *y = NULL;
   int64_t d;
   fbx_dtype dt;
@@ -1102,7 +1118,7 @@ fbx_status *fbx_k_cumsum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     return st;
   }
   scan_job j = {.x = c->data, .dt = c->dtype, .y = y->data, .ydt = out, .A = 1, .R = 1, .B = 1,
-                .ints = is_intlike(work)};
+                .ints = is_intlike(work), .prod = prod};
   for (int i = 0; i < x->ndim; i++) {
     if (i < d) j.A *= x->sizes[i];
     else if (i == d) j.R = x->sizes[i];
@@ -1117,3 +1133,8 @@ fbx_status *fbx_k_cumsum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_set_out_tensor(outs, 0, y);
   return NULL;
 }
+
+fbx_status *fbx_k_cumsum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return scan(ctx, args, outs, false); }
+
+/* aten::cumprod: a row of list_extra.h, sharing cumsum's scan. */
+fbx_status *fbx_k_cumprod(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return scan(ctx, args, outs, true); }

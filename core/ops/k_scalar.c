@@ -236,9 +236,62 @@ fbx_status *fbx_k_sc_unary(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
       outs[0] = fbx_iv_float(sqrt(d));
       return NULL;
     case FBX_OP_isnan_float: outs[0] = fbx_iv_bool(isnan(d)); return NULL;
+    case FBX_OP_isinf_float: outs[0] = fbx_iv_bool(isinf(d)); return NULL;
     case FBX_OP_not_bool: outs[0] = fbx_iv_bool(d == 0); return NULL;
     default: return fbx_kernel_error(ctx, "internal: unknown unary op");
   }
+}
+
+/* Python's round(): half to even (TorchScript's round_to_even). */
+static double round_half_even(double d) {
+  double r = round(d);
+  if (fabs(d - trunc(d)) == 0.5) r = 2.0 * round(d / 2.0);
+  return r;
+}
+
+/* math.exp/log/sin/... on an int, float or Scalar: always a float (as
+ * TorchScript's DEFINE_UNARY_OP with float results); log.Scalar_Scalar is
+ * math.log(a, base). */
+fbx_status *fbx_k_sc_math(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  FBX_TRY(want_scalar(ctx, &args[0], 0));
+  double d = fbx_iv_to_double(&args[0]), r;
+  if (ctx->op->id == FBX_OP_log_Scalar_Scalar) {
+    FBX_TRY(want_scalar(ctx, &args[1], 1));
+    outs[0] = fbx_iv_float(log(d) / log(fbx_iv_to_double(&args[1])));
+    return NULL;
+  }
+  switch (ctx->op->id) {
+#define FBX_SC_MATH_CASE_(X, name) \
+  case FBX_OP_##name##_int: case FBX_OP_##name##_float: case FBX_OP_##name##_num: r = SC_FN_##name(d); break;
+#define SC_FN_exp exp
+#define SC_FN_log log
+#define SC_FN_log10 log10
+#define SC_FN_log1p log1p
+#define SC_FN_expm1 expm1
+#define SC_FN_sin sin
+#define SC_FN_cos cos
+#define SC_FN_tan tan
+#define SC_FN_asin asin
+#define SC_FN_acos acos
+#define SC_FN_atan atan
+#define SC_FN_sinh sinh
+#define SC_FN_cosh cosh
+#define SC_FN_tanh tanh
+#define SC_FN_asinh asinh
+#define SC_FN_acosh acosh
+#define SC_FN_atanh atanh
+#define SC_FN_erf erf
+#define SC_FN_erfc erfc
+#define SC_FN_fabs fabs
+#define SC_FN_round round_half_even
+#define SC_FN_lgamma lgamma
+#define SC_FN_gamma tgamma
+    FBX_SC_MATH_LIST_(FBX_SC_MATH_CASE_, _)
+#undef FBX_SC_MATH_CASE_
+    default: return fbx_kernel_error(ctx, "internal: unknown math op");
+  }
+  outs[0] = fbx_iv_float(r);
+  return NULL;
 }
 
 /* __and__/__or__/__xor__ on bools and ints. */

@@ -34,6 +34,17 @@
 /* X(id, schema, kernel) for the common shape: a scalar op with no tensor output. */
 #define FBX_SC_(X, id, schema, kernel) \
   X(id, schema, FBX_OPCAT_SCALAR, FBX_DT_NONE, FBX_SH_NONE, 0, kernel)
+/* math.* on numbers (exp, log, sin, ..., round: half to even, as
+ * TorchScript's round): .int and .float return float, .Scalar keeps float.
+ * Kernel fbx_k_sc_math; the function comes from the row's name. */
+#define FBX_SC_MATH_LIST_(M, X) \
+  M(X, exp) M(X, log) M(X, log10) M(X, log1p) M(X, expm1) M(X, sin) M(X, cos) M(X, tan) M(X, asin) \
+  M(X, acos) M(X, atan) M(X, sinh) M(X, cosh) M(X, tanh) M(X, asinh) M(X, acosh) M(X, atanh)        \
+  M(X, erf) M(X, erfc) M(X, fabs) M(X, round) M(X, lgamma) M(X, gamma)
+#define FBX_SC_MATH_(X, name)                                                                       \
+  FBX_SC_(X, name##_int, "aten::" #name ".int(int a) -> float", fbx_k_sc_math)                      \
+  FBX_SC_(X, name##_float, "aten::" #name ".float(float a) -> float", fbx_k_sc_math)                \
+  FBX_SC_(X, name##_num, "aten::" #name ".Scalar(Scalar a) -> Scalar", fbx_k_sc_math)
 /* The five numeric overloads every binary arithmetic op has. */
 #define FBX_SC_ARITH_(X, name, ret_int, kernel)                                         \
   FBX_SC_(X, name##_int, "aten::" #name ".int(int a, int b) -> " ret_int, kernel)                \
@@ -128,6 +139,9 @@
   FBX_SC_(X, sqrt_float, "aten::sqrt.float(float a) -> float", fbx_k_sc_unary)                   \
   FBX_SC_(X, sqrt_num, "aten::sqrt.Scalar(Scalar a) -> Scalar", fbx_k_sc_unary)                  \
   FBX_SC_(X, isnan_float, "aten::isnan.float(float a) -> bool", fbx_k_sc_unary)                  \
+  FBX_SC_(X, isinf_float, "aten::isinf.float(float a) -> bool", fbx_k_sc_unary)                  \
+  FBX_SC_MATH_LIST_(FBX_SC_MATH_, X)                                                              \
+  FBX_SC_(X, log_Scalar_Scalar, "aten::log.Scalar_Scalar(Scalar a, Scalar b) -> float", fbx_k_sc_math) \
   /* ---- comparisons and logic -------------------------------------------------------------- */ \
   FBX_SC_EQ_(X, eq)                                                                               \
   FBX_SC_EQ_(X, ne)                                                                               \

@@ -155,6 +155,7 @@ struct fbx_op {
 
 #include "ops/list_control.h"
 #include "ops/list_create.h"
+#include "ops/list_extra.h"
 #include "ops/list_linalg.h"
 #include "ops/list_pointwise.h"
 #include "ops/list_reduce.h"
@@ -168,6 +169,7 @@ struct fbx_op {
   FBX_OPS_LINALG(X)    \
   FBX_OPS_SHAPE(X)     \
   FBX_OPS_CREATE(X)    \
+  FBX_OPS_EXTRA(X)     \
   FBX_OPS_SCALAR(X)
 
 typedef enum fbx_op_id {

@@ -779,3 +779,144 @@ def t_bool_mask(x, m):
 
 def t_creation(x):
     return torch.zeros_like(x) + torch.arange(x.size(1)), torch.ones(2, 3, dtype=torch.float64)
+
+
+# ---------------------------------------------------------------------------
+# Hold-out finds: small model pieces whose ops were missing from the op table
+# when they were first run (gather, advanced indexing, index_put, in-place
+# ops, norms, losses, sorting, padding, scalar math.*). Conformance cases.
+# ---------------------------------------------------------------------------
+
+def c_ce_gather(logits, target):
+    logp = F.log_softmax(logits, dim=-1)
+    nll = -logp.gather(1, target.unsqueeze(1)).squeeze(1)
+    return nll.mean()
+
+
+def c_cross_entropy_ls(logits, target, weight):
+    return F.cross_entropy(logits, target, label_smoothing=0.1), F.cross_entropy(logits, target, weight, ignore_index=2)
+
+
+def c_focal_loss(logits, targets, alpha: float = 0.25, gamma: float = 2.0):
+    p = torch.sigmoid(logits)
+    ce = F.binary_cross_entropy_with_logits(logits, targets, reduction="none")
+    p_t = p * targets + (1 - p) * (1 - targets)
+    loss = ce * ((1 - p_t) ** gamma)
+    a_t = alpha * targets + (1 - alpha) * (1 - targets)
+    return (a_t * loss).mean()
+
+
+def c_advanced_index(x, idx, mask):
+    return x[idx], x[:, idx], x[idx, idx], x[mask], x[None, idx, 1:]
+
+
+def c_diou_elementwise(b1, b2, eps: float = 1e-7):
+    x1, y1, x2, y2 = b1.unbind(-1)
+    x1g, y1g, x2g, y2g = b2.unbind(-1)
+    xk1 = torch.max(x1, x1g)
+    yk1 = torch.max(y1, y1g)
+    xk2 = torch.min(x2, x2g)
+    yk2 = torch.min(y2, y2g)
+    inter = torch.zeros_like(x1)
+    m = (yk2 > yk1) & (xk2 > xk1)
+    inter[m] = ((xk2 - xk1) * (yk2 - yk1))[m]
+    union = (x2 - x1) * (y2 - y1) + (x2g - x1g) * (y2g - y1g) - inter + eps
+    iou = inter / union
+    diag = (torch.max(x2, x2g) - torch.min(x1, x1g)) ** 2 + (torch.max(y2, y2g) - torch.min(y1, y1g)) ** 2 + eps
+    cent = (((x1 + x2) - (x1g + x2g)) ** 2 + ((y1 + y2) - (y1g + y2g)) ** 2) / 4
+    return 1 - iou + cent / diag
+
+
+def c_index_put(x, idx, v):
+    y = x.clone()
+    y[idx] = v
+    z = x.clone()
+    z[idx, 0] += 1.0
+    return y, z
+
+
+def c_attention_triu(q, k, v):
+    t = q.size(-2)
+    mask = torch.ones(t, t).triu(1).to(torch.bool)
+    s = (q @ k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+    s = s.masked_fill(mask, -1e9)
+    return F.softmax(s, -1) @ v, torch.tril(s, -1)
+
+
+def c_clamp_inplace(x):
+    y = x * 2
+    y.clamp_(-1.0, 1.0)
+    y.mul_(3.0).add_(1.0)
+    w = x.clone()
+    w[:, 0].zero_()
+    return y, w
+
+
+def c_adam_step(p, g, m, v, step: int, lr: float):
+    beta1 = 0.9
+    beta2 = 0.999
+    m = m.mul(beta1).add(g, alpha=1 - beta1)
+    v = v.mul(beta2).addcmul(g, g, value=1 - beta2)
+    bc1 = 1 - beta1 ** step
+    bc2 = 1 - beta2 ** step
+    denom = (v.sqrt() / math.sqrt(bc2)).add_(1e-8)
+    p = p.addcdiv(m, denom, value=-lr / bc1)
+    return p, m, v
+
+
+def c_l2_normalize(x):
+    return F.normalize(x, p=2.0, dim=-1), F.normalize(x, p=1.0, dim=0)
+
+
+def c_norms(x):
+    a = x.norm(2.0, -1)
+    b = torch.norm(x, 1.0, 1, True)
+    c = torch.linalg.vector_norm(x, 2.0, [-1])
+    d = x.norm()
+    e = torch.norm(x, dim=1)
+    return a, b, c, d, e
+
+
+def c_group_norm(x, w, b):
+    return F.group_norm(x, 2, w, b, 1e-5)
+
+
+def c_losses(x, y):
+    return F.mse_loss(x, y), F.smooth_l1_loss(x, y, beta=0.5), F.huber_loss(x, y, delta=0.7), F.l1_loss(x, y)
+
+
+def c_topk_sort(x):
+    v, i = x.topk(3, dim=-1)
+    s, si = torch.sort(x, dim=1, descending=True)
+    a = torch.argsort(x, dim=-1)
+    return v, i, s, si, a
+
+
+def c_repeat_flip_roll(x):
+    return x.repeat(2, 3), x.flip(-1), torch.roll(x, 1, 1), x.repeat_interleave(2, dim=0), x.cumprod(1)
+
+
+def c_pad(x):
+    return F.pad(x, (1, 2)), F.pad(x, (1, 1, 2, 0), value=-1.0), F.pad(x, (2, 1), mode="reflect")
+
+
+def c_scalar_math(x, a: int, b: float):
+    c = a * 2 + 1
+    d = b / c
+    e = math.sqrt(float(c)) + math.exp(-d)
+    f = max(a, 3) + min(b, 0.5)
+    g = a // 3 + a % 3
+    return x * e + f + g, int(e), round(d * 1000.0) / 1000.0, round(2.5), math.log(b, 2.0)
+
+
+def c_label_smoothing_onehot(logits, target, eps: float):
+    n = logits.size(-1)
+    logp = torch.log_softmax(logits, dim=-1)
+    onehot = F.one_hot(target, n).float()
+    soft = onehot * (1.0 - eps) + eps / n
+    return -(soft * logp).sum(-1).mean()
+
+
+def c_embedding_einsum(idx, table, q, k):
+    e = F.embedding(idx, table)
+    return e, torch.einsum("bhqd,bhkd->bhqk", q, k), torch.baddbmm(e[:, :, :3], e, e.transpose(1, 2), beta=0.5)

@@ -1,0 +1,187 @@
+/* Op table rows: ops that real scripted models use beyond the core families.
+ * (See ops/optable.h for the columns.) Schemas are PyTorch 1.13's.
+ *
+ * Indexing (k_index.c): gather, scatter, scatter_add, index (advanced
+ * indexing x[idx], x[mask], x[:, idx] with Tensor?[] indices), index_put and
+ * index_put_, masked_select, embedding, one_hot. Index tensors are int64
+ * (embedding also takes int32; index/index_put take bool/uint8 masks);
+ * negative indices wrap for index and index_put only; out-of-range indices
+ * are errors.
+ *
+ * Misc (k_misc.c): data movement (repeat, repeat_interleave, flip, roll,
+ * tril/triu, constant_pad_nd/pad, broadcast_tensors), sorting (topk, sort,
+ * argsort: stable, NaN sorts as the largest value, as in PyTorch), norms
+ * (norm, frobenius_norm, linalg_vector_norm), cumprod, small linear algebra
+ * (dot, mv, outer, baddbmm, einsum, cdist), composites built from other rows
+ * (glu, group_norm, cosine_similarity, log_sigmoid, selu, celu, sgn), losses
+ * (reduction: 0 none, 1 mean, 2 sum), and in-place variants (add_, mul_,
+ * clamp_, ...: computed out of place by the row they mirror, then copied into
+ * self, whose dtype and shape they keep, as PyTorch requires).
+ *
+ * dtype rules marked FBX_DT_CUSTOM are documented with each kernel. */
+#ifndef FBX_OPS_LIST_EXTRA_H
+#define FBX_OPS_LIST_EXTRA_H
+
+#define FBX_EX_IDX_ FBX_OPCAT_SHAPE
+#define FBX_EX_CMP_ FBX_OPCAT_COMPOSITE
+#define FBX_EX_LIN_ FBX_OPCAT_LINALG
+#define FBX_EX_INPL_ (FBX_OPF_INPLACE | FBX_OPF_ALIAS)
+
+/* An in-place row: same columns for all of them. */
+#define FBX_EX_IP_(X, id, schema) X(id, schema, FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, FBX_EX_INPL_, fbx_k_inplace)
+
+#define FBX_OPS_EXTRA(X)                                                                                         \
+  /* ---- indexing (k_index.c) ------------------------------------------------------------------ */          \
+  X(gather, "aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", FBX_EX_IDX_, \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_gather)                                                                  \
+  X(scatter_src, "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", FBX_EX_IDX_,     \
+    FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_scatter)                                                                   \
+  X(scatter_value, "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",            \
+    FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_scatter)                                                      \
+  X(scatter_add, "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", FBX_EX_IDX_,     \
+    FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_scatter)                                                                   \
+  X(index_Tensor, "aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME,      \
+    FBX_SH_CUSTOM, 0, fbx_k_index)                                                                                \
+  X(index_put, "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", \
+    FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_index_put)                                                    \
+  X(index_put_, "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)", \
+    FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_SAME, FBX_EX_INPL_, fbx_k_index_put)                                         \
+  X(masked_select, "aten::masked_select(Tensor self, Tensor mask) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME,          \
+    FBX_SH_CUSTOM, 0, fbx_k_masked_select)                                                                        \
+  X(embedding,                                                                                                    \
+    "aten::embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, "         \
+    "bool sparse=False) -> Tensor",                                                                               \
+    FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_embedding)                                                  \
+  X(one_hot, "aten::one_hot(Tensor self, int num_classes=-1) -> Tensor", FBX_EX_IDX_, FBX_DT_LONG, FBX_SH_CUSTOM, \
+    0, fbx_k_one_hot)                                                                                             \
+  /* ---- data movement (k_misc.c) ------------------------------------------------------------- */           \
+  X(repeat, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, \
+    fbx_k_repeat)                                                                                                 \
+  X(repeat_interleave_self_int,                                                                                   \
+    "aten::repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor", \
+    FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_repeat_interleave)                                         \
+  X(flip, "aten::flip(Tensor self, int[] dims) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_flip)  \
+  X(roll, "aten::roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME,          \
+    FBX_SH_SAME, 0, fbx_k_roll)                                                                                   \
+  X(tril, "aten::tril(Tensor self, int diagonal=0) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_SAME, 0,         \
+    fbx_k_tril)                                                                                                   \
+  X(triu, "aten::triu(Tensor self, int diagonal=0) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_SAME, 0,         \
+    fbx_k_tril)                                                                                                   \
+  X(constant_pad_nd, "aten::constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor", FBX_EX_IDX_,     \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_constant_pad_nd)                                                         \
+  X(pad, "aten::pad(Tensor self, int[] pad, str mode=\"constant\", float? value=None) -> Tensor", FBX_EX_IDX_,   \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pad)                                                                     \
+  X(broadcast_tensors, "aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]", FBX_OPCAT_VIEW, FBX_DT_SAME,     \
+    FBX_SH_CUSTOM, FBX_OPF_ALIAS | FBX_OPF_MUTABLE_OUT, fbx_k_broadcast_tensors)                                 \
+  X(infer_size, "aten::_infer_size(int[] a, int[] b) -> int[]", FBX_OPCAT_SCALAR, FBX_DT_NONE, FBX_SH_NONE,      \
+    FBX_OPF_MUTABLE_OUT, fbx_k_infer_size)                                                                        \
+  /* ---- sorting -------------------------------------------------------------------------------- */          \
+  X(topk, "aten::topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", \
+    FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_sort)                                                     \
+  X(sort, "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",       \
+    FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_sort)                                                       \
+  X(sort_stable,                                                                                                  \
+    "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", \
+    FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_sort)                                                       \
+  X(argsort, "aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", FBX_EX_IDX_, FBX_DT_LONG, \
+    FBX_SH_SAME, 0, fbx_k_sort)                                                                                   \
+  /* ---- norms and scans ----------------------------------------------------------------------- */          \
+  X(norm_Scalar, "aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_REDUCE, \
+    0, fbx_k_norm)                                                                                                \
+  X(norm_ScalarOpt_dim, "aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor", \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_norm)                                                       \
+  X(frobenius_norm_dim, "aten::frobenius_norm.dim(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",       \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_norm)                                                       \
+  X(linalg_vector_norm,                                                                                           \
+    "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "              \
+    "ScalarType? dtype=None) -> Tensor",                                                                          \
+    FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_norm)                                                     \
+  X(cumprod, "aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", FBX_OPCAT_REDUCTION,    \
+    FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_cumprod)                                                                 \
+  /* ---- small linear algebra ------------------------------------------------------------------ */          \
+  X(dot, "aten::dot(Tensor self, Tensor tensor) -> Tensor", FBX_EX_LIN_, FBX_DT_SAME, FBX_SH_CUSTOM, 0,          \
+    fbx_k_dot)                                                                                                    \
+  X(mv, "aten::mv(Tensor self, Tensor vec) -> Tensor", FBX_EX_LIN_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_mv)     \
+  X(outer, "aten::outer(Tensor self, Tensor vec2) -> Tensor", FBX_EX_LIN_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0,     \
+    fbx_k_outer)                                                                                                  \
+  X(baddbmm,                                                                                                      \
+    "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",     \
+    FBX_EX_LIN_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_baddbmm)                                                    \
+  X(einsum, "aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor", FBX_EX_LIN_,          \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_einsum)                                                                  \
+  X(cdist, "aten::cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor", FBX_EX_LIN_,       \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_cdist)                                                                   \
+  /* ---- composites ------------------------------------------------------------------------------ */        \
+  X(glu, "aten::glu(Tensor self, int dim=-1) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_glu)  \
+  X(group_norm,                                                                                                   \
+    "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "                    \
+    "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor",                                     \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_group_norm)                                                   \
+  X(cosine_similarity, "aten::cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor",    \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_cosine_similarity)                                       \
+  X(log_sigmoid, "aten::log_sigmoid(Tensor self) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0,           \
+    fbx_k_act_extra)                                                                                              \
+  X(selu, "aten::selu(Tensor self) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_act_extra)        \
+  X(celu, "aten::celu(Tensor self, Scalar alpha=1.) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0,        \
+    fbx_k_act_extra)                                                                                              \
+  X(sgn, "aten::sgn(Tensor self) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_act_extra)          \
+  /* ---- losses (reduction: 0 none, 1 mean, 2 sum) --------------------------------------------- */           \
+  X(mse_loss, "aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", FBX_EX_CMP_,              \
+    FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_loss)                                                                 \
+  X(l1_loss, "aten::l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", FBX_EX_CMP_,                \
+    FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_loss)                                                                 \
+  X(smooth_l1_loss, "aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.) -> Tensor", \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_loss)                                                    \
+  X(huber_loss, "aten::huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.) -> Tensor",       \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_loss)                                                    \
+  X(binary_cross_entropy,                                                                                         \
+    "aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",    \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_bce)                                                        \
+  X(binary_cross_entropy_with_logits,                                                                             \
+    "aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "                   \
+    "Tensor? pos_weight=None, int reduction=1) -> Tensor",                                                        \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_bce)                                                        \
+  X(nll_loss,                                                                                                     \
+    "aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor", \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_nll_loss)                                                   \
+  X(nll_loss_nd,                                                                                                  \
+    "aten::nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor", \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_nll_loss)                                                   \
+  X(cross_entropy_loss,                                                                                           \
+    "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "                \
+    "int ignore_index=-100, float label_smoothing=0.) -> Tensor",                                                 \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_cross_entropy)                                              \
+  /* ---- in-place variants (k_misc.c: fbx_k_inplace) -------------------------------------------- */         \
+  FBX_EX_IP_(X, add__Tensor, "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)") \
+  FBX_EX_IP_(X, add__Scalar, "aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)")   \
+  FBX_EX_IP_(X, sub__Tensor, "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)") \
+  FBX_EX_IP_(X, sub__Scalar, "aten::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)")   \
+  FBX_EX_IP_(X, mul__Tensor, "aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")                   \
+  FBX_EX_IP_(X, mul__Scalar, "aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")                   \
+  FBX_EX_IP_(X, div__Tensor, "aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")                   \
+  FBX_EX_IP_(X, div__Scalar, "aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")                   \
+  FBX_EX_IP_(X, clamp_, "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)")       \
+  FBX_EX_IP_(X, clamp__Tensor, "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)") \
+  FBX_EX_IP_(X, clamp_min_, "aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)")                       \
+  FBX_EX_IP_(X, clamp_max_, "aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)")                       \
+  FBX_EX_IP_(X, relu_, "aten::relu_(Tensor(a!) self) -> Tensor(a!)")                                             \
+  FBX_EX_IP_(X, sigmoid_, "aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)")                                       \
+  FBX_EX_IP_(X, tanh_, "aten::tanh_(Tensor(a!) self) -> Tensor(a!)")                                             \
+  FBX_EX_IP_(X, silu_, "aten::silu_(Tensor(a!) self) -> Tensor(a!)")                                             \
+  FBX_EX_IP_(X, neg_, "aten::neg_(Tensor(a!) self) -> Tensor(a!)")                                               \
+  FBX_EX_IP_(X, exp_, "aten::exp_(Tensor(a!) self) -> Tensor(a!)")                                               \
+  FBX_EX_IP_(X, sqrt_, "aten::sqrt_(Tensor(a!) self) -> Tensor(a!)")                                             \
+  FBX_EX_IP_(X, pow__Scalar, "aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)")                \
+  FBX_EX_IP_(X, masked_fill__Tensor, "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)") \
+  FBX_EX_IP_(X, masked_fill__Scalar, "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)") \
+  FBX_EX_IP_(X, addcmul_, "aten::addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)") \
+  FBX_EX_IP_(X, addcdiv_, "aten::addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)") \
+  FBX_EX_IP_(X, leaky_relu_, "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)")     \
+  FBX_EX_IP_(X, hardtanh_, "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)") \
+  FBX_EX_IP_(X, elu_, "aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)") \
+  FBX_EX_IP_(X, gelu_, "aten::gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)")               \
+  FBX_EX_IP_(X, fill__Scalar, "aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")                 \
+  FBX_EX_IP_(X, zero_, "aten::zero_(Tensor(a!) self) -> Tensor(a!)")                                             \
+  FBX_EX_IP_(X, copy_, "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
+
+#endif

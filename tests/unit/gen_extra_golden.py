@@ -1,0 +1,405 @@
+#!/usr/bin/python3
+"""Golden data for tests/unit/test_ops_extra.c (the rows of core/ops/list_extra.h).
+
+Run with Debian's python3-torch (1.13):   /usr/bin/python3 tests/unit/gen_extra_golden.py
+
+Every case calls the exact ATen overload (torch.ops.aten.<name>.<overload>)
+and records what PyTorch returned, or that it raised. Deterministic (fixed
+seeds). Output: tests/data/extra/cases.txt, one block per case:
+
+    case <name> <aten::op>
+    arg T <dtype> <sizes> <values...>     a tensor; sizes "2,3" or "-" (0-d); values in row-major order
+    arg R <dtype> <sizes> <values...>     the same tensor built with reversed dims and permuted back
+                                          (non-contiguous; sizes and values are the logical ones)
+    arg i <int> | arg f <float> | arg b <0|1> | arg n | arg s <str> | arg L <ints or ->
+    arg TL <count>                        followed by <count> "arg T"/"arg n" lines (Tensor[] / Tensor?[])
+    out T <dtype> <sizes> <values...>     compared with the per-dtype tolerance of the conformance test
+    out TL <count>                        followed by <count> "out T" lines
+    out L <ints or ->
+    self T ...                            in-place ops: self after the call
+    err <first line of PyTorch's message>
+    end
+
+dtype: f32 f64 f16 i64 i32 i16 i8 u8 b1.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "data", "extra")
+
+DT = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.int64: "i64", torch.int32: "i32",
+      torch.int16: "i16", torch.int8: "i8", torch.uint8: "u8", torch.bool: "b1"}
+
+lines = []
+
+
+class R:
+    """a tensor argument to pass non-contiguous (reversed dims, permuted back)."""
+
+    def __init__(self, t):
+        self.t = t
+
+
+def fmt_val(v, dt):
+    if dt in ("f32", "f64", "f16"):
+        v = float(v)
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if dt == "b1":
+        return "1" if bool(v) else "0"
+    return str(int(v))
+
+
+def tensor_text(t):
+    dt = DT[t.dtype]
+    sizes = ",".join(str(s) for s in t.shape) if t.dim() else "-"
+    flat = t.detach().reshape(-1)
+    if t.dtype == torch.float16:
+        flat = flat.float()
+    vals = " ".join(fmt_val(v, dt) for v in flat.tolist())
+    return "%s %s %s" % (dt, sizes, vals) if vals else "%s %s" % (dt, sizes)
+
+
+def arg_lines(a):
+    if isinstance(a, R):
+        return ["arg R " + tensor_text(a.t)]
+    if isinstance(a, torch.Tensor):
+        return ["arg T " + tensor_text(a)]
+    if a is None:
+        return ["arg n"]
+    if isinstance(a, bool):
+        return ["arg b %d" % a]
+    if isinstance(a, int):
+        return ["arg i %d" % a]
+    if isinstance(a, float):
+        return ["arg f %r" % a]
+    if isinstance(a, str):
+        return ["arg s " + a]
+    if isinstance(a, torch.dtype):
+        return ["arg i %d" % {torch.float32: 6, torch.float64: 7, torch.float16: 5, torch.int64: 4, torch.int32: 3}[a]]
+    if isinstance(a, (list, tuple)):
+        if all(isinstance(x, int) and not isinstance(x, bool) for x in a):
+            return ["arg L " + (",".join(str(x) for x in a) if a else "-")]
+        out = ["arg TL %d" % len(a)]
+        for x in a:
+            out += arg_lines(x)
+        return out
+    raise TypeError(a)
+
+
+def to_torch(a):
+    if isinstance(a, R):
+        t = a.t
+        nd = t.dim()
+        rev = list(range(nd))[::-1]
+        return t.permute(rev).contiguous().permute(rev)  # same values, reversed strides
+    if isinstance(a, (list, tuple)) and a and not all(isinstance(x, int) for x in a):
+        return [to_torch(x) for x in a]
+    if isinstance(a, torch.Tensor):
+        return a.clone()
+    return a
+
+
+def out_lines(r):
+    if isinstance(r, torch.Tensor):
+        return ["out T " + tensor_text(r)]
+    if isinstance(r, (list, tuple)) and all(isinstance(x, torch.Tensor) for x in r) and not isinstance(r, tuple):
+        out = ["out TL %d" % len(r)]
+        for x in r:
+            out.append("out T " + tensor_text(x))
+        return out
+    if isinstance(r, tuple):
+        out = []
+        for x in r:
+            out += out_lines(x)
+        return out
+    if isinstance(r, list) and all(isinstance(x, int) for x in r):
+        return ["out L " + (",".join(str(x) for x in r) if r else "-")]
+    raise TypeError(r)
+
+
+def case(name, op, args, kw=None):
+    """op: 'name.overload' (overload 'default' for none). kw: keyword-only args, written positionally
+    after args in schema order."""
+    kw = kw or {}
+    opname, ov = op.split(".") if "." in op else (op, "default")
+    fn = getattr(getattr(torch.ops.aten, opname), ov)
+    schema = fn._schema
+    kwnames = [a.name for a in schema.arguments if a.kwarg_only]
+    pos = list(args)
+    for n in kwnames:
+        if n in kw:
+            pos.append(kw[n])
+        elif any(k in kw for k in kwnames[kwnames.index(n) + 1:]):
+            pos.append(schema.arguments[[a.name for a in schema.arguments].index(n)].default_value)
+    targs = [to_torch(a) for a in args]
+    lines.append("case %s aten::%s" % (name, opname))
+    for a in pos:
+        lines.extend(arg_lines(a))
+    try:
+        r = fn(*targs, **{k: to_torch(v) for k, v in kw.items()})
+    except Exception as e:  # noqa: BLE001
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        lines.append("err " + msg)
+        lines.append("end")
+        return
+    lines.extend(out_lines(r))
+    if opname.endswith("_") and isinstance(targs[0], torch.Tensor):
+        lines.append("self T " + tensor_text(targs[0]))
+    lines.append("end")
+
+
+def main():
+    g = torch.Generator().manual_seed(1234)
+
+    def f(*s, lo=-2.0, hi=2.0, dt=torch.float32):
+        return (torch.rand(*s, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dt)
+
+    def i(*s, lo=0, hi=5):
+        return torch.randint(lo, hi, s, generator=g)
+
+    nan = float("nan")
+    # ---- indexing
+    x = f(3, 4)
+    case("gather_dim1", "gather", [x, 1, torch.tensor([[0, 0], [3, 1], [2, 2]])])
+    case("gather_dim0_neg", "gather", [R(f(3, 4)), -2, torch.tensor([[2, 0, 1, 1]])])
+    case("gather_3d", "gather", [f(2, 3, 4, dt=torch.float64), 2, i(2, 2, 3, hi=4)])
+    case("gather_int", "gather", [i(3, 4, lo=-9, hi=9), 1, i(3, 5, hi=4)])
+    case("gather_oob", "gather", [x, 1, torch.tensor([[4]])])
+    case("gather_int32_index", "gather", [x, 1, torch.tensor([[1]], dtype=torch.int32)])
+    case("scatter_src", "scatter.src", [f(3, 5), 1, torch.tensor([[0, 4], [1, 1], [3, 2]]), f(3, 2)])
+    case("scatter_src_bigger", "scatter.src", [f(3, 5), 0, torch.tensor([[0, 1, 2, 0, 1]]), f(2, 5)])
+    case("scatter_value", "scatter.value", [f(3, 5), 1, torch.tensor([[0], [4], [2]]), -7.5])
+    case("scatter_value_int", "scatter.value", [i(2, 3), 0, torch.tensor([[1, 0, 1]]), 9])
+    case("scatter_add_dup", "scatter_add", [f(2, 4), 1, torch.tensor([[0, 0, 3], [1, 1, 1]]), f(2, 3)])
+    case("scatter_add_int", "scatter_add", [i(2, 4), 0, torch.tensor([[1, 0, 1, 1]]), i(1, 4)])
+    case("scatter_add_f16", "scatter_add", [f(2, 3, dt=torch.float16), 1, torch.tensor([[0, 0]]), f(1, 2, dt=torch.float16)])
+    case("scatter_dtype_mismatch", "scatter.src", [f(2, 3), 1, torch.tensor([[0]]), f(1, 1, dt=torch.float64)])
+    y = f(4, 5)
+    case("index_rows", "index.Tensor", [y, [torch.tensor([3, 0, 0, -1])]])
+    case("index_cols", "index.Tensor", [y, [None, torch.tensor([[4, 0], [1, 1]])]])
+    case("index_two", "index.Tensor", [y, [torch.tensor([0, 2, 3]), torch.tensor([1, 1, 4])]])
+    case("index_bcast", "index.Tensor", [f(3, 4, 2), [torch.tensor([[0], [2]]), torch.tensor([1, 3, 0])]])
+    case("index_nonadjacent", "index.Tensor", [f(2, 3, 4), [torch.tensor([1, 0]), None, torch.tensor([3, 2])]])
+    case("index_mask", "index.Tensor", [y, [torch.tensor([True, False, True, True])]])
+    case("index_mask2d", "index.Tensor", [R(f(3, 4)), [f(3, 4) > 0]])
+    case("index_mask_after_none", "index.Tensor", [f(2, 3), [None, torch.tensor([True, False, True])]])
+    case("index_int32", "index.Tensor", [y, [torch.tensor([1, -2], dtype=torch.int32)]])
+    case("index_bool_tensor_values", "index.Tensor", [f(4) > 0, [torch.tensor([3, 1])]])
+    case("index_oob", "index.Tensor", [y, [torch.tensor([4])]])
+    case("index_float_index", "index.Tensor", [y, [torch.tensor([1.0])]])
+    case("index_put_rows", "index_put", [f(4, 3), [torch.tensor([2, 0])], f(2, 3)])
+    case("index_put_bcast_value", "index_put", [f(4, 3), [torch.tensor([1, 3])], torch.tensor(5.0)])
+    case("index_put_mask", "index_put", [f(3, 4), [f(3, 4) > 0.5], torch.tensor(0.0)])
+    case("index_put_acc", "index_put", [f(5), [torch.tensor([1, 1, 4])], f(3), True])
+    case("index_put_acc_int", "index_put", [i(2, 3), [None, torch.tensor([0, 0])], i(2, 2), True])
+    case("index_put__", "index_put_", [f(4, 3), [torch.tensor([3]), torch.tensor([1])], torch.tensor(9.0)])
+    case("index_put__noncontig", "index_put_", [R(f(3, 4)), [torch.tensor([0, 2])], f(4)])
+    case("masked_select", "masked_select", [f(3, 4), f(4) > 0])
+    case("masked_select_int", "masked_select", [i(2, 3), torch.tensor([[True], [False]])])
+    case("embedding", "embedding", [f(6, 3), torch.tensor([[0, 5], [2, 2]])])
+    case("embedding_pad", "embedding", [f(6, 3, dt=torch.float64), torch.tensor([1, 0, 3]), 0])
+    case("embedding_oob", "embedding", [f(6, 3), torch.tensor([6])])
+    case("one_hot", "one_hot", [torch.tensor([0, 3, 1]), 5])
+    case("one_hot_infer", "one_hot", [torch.tensor([[2, 0], [1, 2]])])
+    case("one_hot_neg", "one_hot", [torch.tensor([-1, 0]), 3])
+    case("one_hot_too_big", "one_hot", [torch.tensor([4]), 3])
+    # ---- data movement
+    case("repeat", "repeat", [f(2, 3), [2, 1, 3]])
+    case("repeat_noncontig", "repeat", [R(f(2, 3)), [1, 2]])
+    case("repeat_0d", "repeat", [torch.tensor(1.5), [3]])
+    case("repeat_too_few", "repeat", [f(2, 3), [2]])
+    case("repeat_interleave", "repeat_interleave.self_int", [f(2, 3), 2, 1])
+    case("repeat_interleave_flat", "repeat_interleave.self_int", [i(2, 2), 3])
+    case("flip", "flip", [f(2, 3, 4), [0, -1]])
+    case("flip_int", "flip", [R(i(3, 4)), [1]])
+    case("flip_dup", "flip", [f(2, 3), [1, -1]])
+    case("roll", "roll", [f(3, 4), [1], [1]])
+    case("roll_multi", "roll", [f(3, 4), [-1, 5], [0, 1]])
+    case("roll_flat", "roll", [i(2, 3), [2]])
+    case("tril", "tril", [f(3, 4)])
+    case("tril_neg", "tril", [f(2, 3, 4), -1])
+    case("triu", "triu", [f(4, 3), 1])
+    case("triu_bool", "triu", [f(3, 3) > 0, -1])
+    case("tril_1d", "tril", [f(3)])
+    case("constant_pad", "constant_pad_nd", [f(2, 3), [1, 2]])
+    case("constant_pad_crop", "constant_pad_nd", [f(2, 3, 4), [-1, 1, 2, 0], 1.5])
+    case("constant_pad_int", "constant_pad_nd", [i(2, 2), [0, 0, 1, 1], 7])
+    case("pad_constant", "pad", [f(2, 3), [1, 1], "constant", 2.5])
+    case("pad_constant_none", "pad", [f(2, 3), [0, 2, 1, 0], "constant", None])
+    case("pad_reflect", "pad", [f(1, 2, 4), [2, 1], "reflect"])
+    case("pad_replicate", "pad", [f(1, 2, 3, 3), [1, 2, 0, 1], "replicate"])
+    case("pad_circular", "pad", [f(1, 1, 4), [1, 3], "circular"])
+    case("pad_odd", "pad", [f(2, 3), [1], "constant"])
+    case("broadcast_tensors", "broadcast_tensors", [[f(3, 1), f(4), torch.tensor(2.0)]])
+    case("broadcast_tensors_bad", "broadcast_tensors", [[f(3), f(4)]])
+    case("infer_size", "_infer_size", [[3, 1, 5], [4, 1]])
+    case("infer_size_bad", "_infer_size", [[3], [4]])
+    # ---- sorting
+    s = f(3, 6)
+    s[0, 2] = nan
+    s[1, 1] = s[1, 4] = 0.5
+    case("sort", "sort", [s, 1])
+    case("sort_desc", "sort", [s, -1, True])
+    case("sort_dim0", "sort", [R(f(4, 3)), 0])
+    case("sort_int", "sort", [i(2, 5, lo=-3, hi=3), 1, True])
+    case("sort_stable", "sort.stable", [s], {"stable": True, "dim": 1, "descending": True})
+    case("argsort", "argsort", [s, 1])
+    case("argsort_desc", "argsort", [i(3, 4, lo=-2, hi=2), 0, True])
+    case("topk", "topk", [s, 2])
+    case("topk_smallest", "topk", [f(3, 5), 3, 1, False])
+    case("topk_dim0", "topk", [f(4, 3, dt=torch.float64), 1, 0])
+    case("topk_k_too_big", "topk", [f(2, 3), 4])
+    # ---- norms, scans
+    nx = f(3, 4)
+    case("norm_scalar", "norm.Scalar", [nx])
+    case("norm_scalar_p1", "norm.Scalar", [nx, 1])
+    case("norm_scalar_int_input", "norm.Scalar", [i(3, 4)])
+    case("norm_dim", "norm.ScalarOpt_dim", [nx, 2.0, [1], True])
+    case("norm_dim_p3", "norm.ScalarOpt_dim", [R(nx), 3.0, [0]])
+    case("norm_dim_inf", "norm.ScalarOpt_dim", [nx, float("inf"), [-1]])
+    case("norm_dim_none", "norm.ScalarOpt_dim", [nx, None, [0, 1]])
+    case("frobenius_norm", "frobenius_norm.dim", [f(2, 3, 4), [1, 2], False])
+    case("vector_norm", "linalg_vector_norm", [nx])
+    case("vector_norm_0", "linalg_vector_norm", [nx, 0, [1]])
+    case("vector_norm_neginf", "linalg_vector_norm", [nx, float("-inf"), [0], True])
+    case("vector_norm_dtype", "linalg_vector_norm", [nx, 2, [1], False], {"dtype": torch.float64})
+    case("cumprod", "cumprod", [f(3, 4, lo=0.5, hi=1.5), 1])
+    case("cumprod_dim0", "cumprod", [R(f(3, 4)), 0])
+    case("cumprod_int", "cumprod", [i(2, 4, lo=-2, hi=3), 1])
+    case("cumprod_dtype", "cumprod", [f(5), 0], {"dtype": torch.float64})
+    # ---- linear algebra
+    case("dot", "dot", [f(4), f(4)])
+    case("dot_2d", "dot", [f(2, 2), f(2, 2)])
+    case("mv", "mv", [R(f(3, 4)), f(4)])
+    case("outer", "outer", [f(3), f(4, dt=torch.float64)])
+    case("outer_int", "outer", [i(2), i(3)])
+    case("baddbmm", "baddbmm", [f(2, 3, 5), f(2, 3, 4), f(2, 4, 5)])
+    case("baddbmm_scaled", "baddbmm", [f(1, 5), f(2, 3, 4), f(2, 4, 5)], {"beta": 0.5, "alpha": -2.0})
+    nb = f(2, 3, 5)
+    nb[0, 0, 0] = nan
+    case("baddbmm_beta0", "baddbmm", [nb, f(2, 3, 4), f(2, 4, 5)], {"beta": 0.0})
+    case("einsum_bmm", "einsum", ["bij,bjk->bik", [f(2, 3, 4), f(2, 4, 5)]])
+    case("einsum_attn", "einsum", ["bhqd,bhkd->bhqk", [f(1, 2, 3, 4), f(1, 2, 5, 4)]])
+    case("einsum_implicit", "einsum", ["ij,jk", [f(2, 3), f(3, 2)]])
+    case("einsum_outer_sum", "einsum", ["i,j->", [f(3), f(4)]])
+    case("einsum_transpose", "einsum", ["ij->ji", [R(f(2, 3, dt=torch.float64))]])
+    case("einsum_three", "einsum", ["ab,bc,cd->ad", [f(2, 3), f(3, 4), f(4, 2)]])
+    case("einsum_bad_dims", "einsum", ["ij,jk->ik", [f(2, 3), f(2, 3, 4)]])
+    case("cdist", "cdist", [f(4, 3), f(5, 3)])
+    case("cdist_batched_p1", "cdist", [f(2, 3, 2), f(2, 4, 2), 1.0])
+    case("cdist_pinf", "cdist", [f(3, 2), f(2, 2), float("inf")])
+    # ---- composites
+    case("glu", "glu", [f(3, 6)])
+    case("glu_dim0", "glu", [f(4, 3, dt=torch.float64), 0])
+    case("glu_odd", "glu", [f(3, 5)])
+    case("group_norm", "group_norm", [f(2, 4, 3), 2, f(4), f(4)])
+    case("group_norm_4d_noaffine", "group_norm", [f(2, 6, 2, 2), 3])
+    case("group_norm_bad", "group_norm", [f(2, 5, 3), 2])
+    case("cosine_similarity", "cosine_similarity", [f(3, 4), f(3, 4)])
+    case("cosine_similarity_bcast", "cosine_similarity", [f(2, 3, 4), f(3, 4), -1])
+    case("cosine_similarity_zero", "cosine_similarity", [torch.zeros(2, 3), f(2, 3)])
+    ls = f(3, 5, lo=-30, hi=30)
+    case("log_sigmoid", "log_sigmoid", [ls])
+    case("log_sigmoid_f64", "log_sigmoid", [f(2, 3, dt=torch.float64, lo=-5, hi=5)])
+    case("selu", "selu", [f(3, 5, lo=-3, hi=3)])
+    case("celu", "celu", [f(3, 5, lo=-3, hi=3), 0.7])
+    case("celu_default", "celu", [f(3, 5, lo=-3, hi=3)])
+    case("sgn", "sgn", [torch.tensor([-2.0, 0.0, -0.0, 3.0, nan])])
+    case("sgn_int", "sgn", [i(4, lo=-3, hi=3)])
+    # ---- losses
+    a, b = f(3, 4), f(3, 4)
+    for red in (0, 1, 2):
+        case("mse_%d" % red, "mse_loss", [a, b, red])
+        case("l1_%d" % red, "l1_loss", [a, b, red])
+    case("smooth_l1", "smooth_l1_loss", [a, b, 1, 0.5])
+    case("smooth_l1_none", "smooth_l1_loss", [a, b, 0])
+    case("smooth_l1_beta0", "smooth_l1_loss", [a, b, 2, 0.0])
+    case("huber", "huber_loss", [a, b, 1, 0.7])
+    case("huber_none", "huber_loss", [R(a), b, 0, 1.5])
+    case("mse_bcast", "mse_loss", [f(3, 1), f(4), 1])
+    p = f(3, 4, lo=0.0, hi=1.0)
+    p[0, 0], p[0, 1] = 0.0, 1.0
+    t = (f(3, 4) > 0).float()
+    case("bce", "binary_cross_entropy", [p, t])
+    case("bce_weight_none", "binary_cross_entropy", [p, t, f(4, lo=0, hi=2), 0])
+    case("bce_sum", "binary_cross_entropy", [p, f(3, 4, lo=0, hi=1), None, 2])
+    case("bce_out_of_range", "binary_cross_entropy", [p + 1.5, t])
+    lg = f(3, 4, lo=-20, hi=20)
+    case("bce_logits", "binary_cross_entropy_with_logits", [lg, t])
+    case("bce_logits_weights", "binary_cross_entropy_with_logits", [lg, t, f(4, lo=0, hi=2), f(4, lo=0.5, hi=3), 0])
+    case("bce_logits_sum_f64", "binary_cross_entropy_with_logits", [f(5, dt=torch.float64), torch.rand(5, dtype=torch.float64, generator=g), None, None, 2])
+    lo = f(4, 5)
+    tg = torch.tensor([1, 0, 4, 2])
+    case("nll", "nll_loss", [lo, tg])
+    case("nll_weight_ignore", "nll_loss", [lo, tg, f(5, lo=0.1, hi=2), 1, 0])
+    case("nll_none", "nll_loss", [lo, tg, None, 0])
+    case("nll_1d", "nll_loss", [f(5), torch.tensor(3)])
+    case("nll_oob", "nll_loss", [lo, torch.tensor([1, 0, 5, 2])])
+    case("nll_nd", "nll_loss_nd", [f(2, 3, 4), i(2, 4, hi=3)])
+    case("nll_nd_sum", "nll_loss_nd", [f(2, 3, 2, 2), i(2, 2, 2, hi=3), None, 2])
+    case("ce", "cross_entropy_loss", [lo, tg])
+    case("ce_ls", "cross_entropy_loss", [lo, tg, None, 1, -100, 0.2])
+    case("ce_ls_weight_ignore", "cross_entropy_loss", [lo, tg, f(5, lo=0.1, hi=2), 1, 2, 0.1])
+    case("ce_ls_none", "cross_entropy_loss", [lo, tg, None, 0, -100, 0.3])
+    case("ce_ls_sum", "cross_entropy_loss", [lo, tg, None, 2, -100, 0.3])
+    case("ce_nd", "cross_entropy_loss", [f(2, 3, 4), i(2, 4, hi=3)])
+    case("ce_1d", "cross_entropy_loss", [f(5), torch.tensor(2)])
+    case("ce_probs", "cross_entropy_loss", [lo, torch.softmax(f(4, 5), 1)])
+    case("ce_probs_ls_weight", "cross_entropy_loss", [lo, torch.softmax(f(4, 5), 1), f(5, lo=0.5, hi=1.5), 1, -100, 0.1])
+    case("ce_f64", "cross_entropy_loss", [f(3, 4, dt=torch.float64), torch.tensor([3, 0, 1])])
+    # ---- in-place
+    z = f(3, 4)
+    case("add__Tensor", "add_.Tensor", [z, f(4)], {"alpha": 2})
+    case("add__Scalar", "add_.Scalar", [z, 1.5, 2])
+    case("add__int_float", "add_.Scalar", [i(2, 3), 0.5])
+    case("add__bcast_self", "add_.Tensor", [f(4), f(3, 4)])
+    case("sub__Tensor", "sub_.Tensor", [R(z), f(3, 4)])
+    case("sub__Scalar", "sub_.Scalar", [i(2, 3), 2])
+    case("mul__Tensor", "mul_.Tensor", [z, f(3, 1)])
+    case("mul__Scalar", "mul_.Scalar", [z, -3])
+    case("mul__int_bool", "mul_.Tensor", [i(2, 3), torch.tensor([True, False, True])])
+    case("div__Tensor", "div_.Tensor", [z, f(4, lo=0.5, hi=2)])
+    case("div__Scalar", "div_.Scalar", [z, 4])
+    case("div__int", "div_.Scalar", [i(2, 2), 2])
+    case("clamp_", "clamp_", [z, -0.5, 0.5])
+    case("clamp__none", "clamp_", [z, None, 0.25])
+    case("clamp__Tensor", "clamp_.Tensor", [z, f(4, lo=-1, hi=0), f(3, 4, lo=0, hi=1)])
+    case("clamp_min_", "clamp_min_", [z, 0.0])
+    case("clamp_max_", "clamp_max_", [i(2, 3), 2])
+    for n in ("relu_", "sigmoid_", "tanh_", "silu_", "neg_", "exp_"):
+        case(n, n, [f(2, 3)])
+    case("sqrt_", "sqrt_", [f(2, 3, lo=0, hi=4)])
+    case("sqrt__int", "sqrt_", [i(2, 3)])
+    case("pow__Scalar", "pow_.Scalar", [f(2, 3, lo=0.1, hi=2), 2.5])
+    case("masked_fill__Tensor", "masked_fill_.Tensor", [z, f(3, 4) > 0, torch.tensor(-1.0)])
+    case("masked_fill__Scalar", "masked_fill_.Scalar", [R(z), f(3, 4) > 0, 7])
+    case("addcmul_", "addcmul_", [z, f(3, 4), f(4)], {"value": 0.5})
+    case("addcdiv_", "addcdiv_", [z, f(3, 4), f(3, 4, lo=1, hi=2)], {"value": -2})
+    case("leaky_relu_", "leaky_relu_", [f(2, 3), 0.2])
+    case("hardtanh_", "hardtanh_", [f(2, 3), -0.5, 0.5])
+    case("elu_", "elu_", [f(2, 3), 0.8])
+    case("gelu_", "gelu_", [f(2, 3)], {"approximate": "tanh"})
+    case("fill__Scalar", "fill_.Scalar", [R(i(2, 3)), 4])
+    case("fill__float_into_int", "fill_.Scalar", [i(2, 3), 2.7])
+    case("zero_", "zero_", [f(2, 3)])
+    case("copy_", "copy_", [f(2, 3), i(3)])
+    case("copy__bad", "copy_", [f(2, 3), f(4)])
+
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "cases.txt"), "w", encoding="utf-8", newline="\n") as fh:
+        fh.write("# generated by tests/unit/gen_extra_golden.py (torch %s); do not edit\n" % torch.__version__)
+        fh.write("\n".join(lines) + "\n")
+    print("cases: %d" % sum(1 for x in lines if x.startswith("case ")), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
