@@ -8,11 +8,13 @@
  * (GCC's "very cheap") takes no loop that needs an epilogue; errno is never
  * read, so sqrt and friends may use the instructions directly. */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic", "no-math-errno")
+#pragma GCC optimize("vect-cost-model=dynamic", "no-math-errno", "no-trapping-math")
 #endif
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "ops/vmath.h" /* before tgmath.h */
 #include <tgmath.h>
 
 #include "ops/kutil.h"
@@ -64,7 +66,7 @@ FBX_PW_INTS(GEN2, sub_alpha, const T al = P->i[0], USUB(a, UMUL(al, b)))
 TAB_FI(sub_alpha)
 BFIB(mul, , a * b, , UMUL(a, b))
 BF(div, a / b)
-FBX_PW_FLOATS(GEN2, div_trunc, , trunc(a / b))
+FBX_PW_FLOATS(GEN2, div_trunc, , FBX_VM_ROUND(trunc, a / b))
 
 static inline int64_t idiv_trunc(int64_t a, int64_t b) { return b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b; }
 static inline int64_t idiv_floor(int64_t a, int64_t b) {
@@ -102,13 +104,37 @@ DEF_FLOAT_DIVS(double, d)
 #define FLOORDIV(a, b) _Generic((a), float: floordiv_f, default: floordiv_d)(a, b)
 #define REMAINDER(a, b) _Generic((a), float: remainder_f, default: remainder_d)(a, b)
 
-FBX_PW_FLOATS(GEN2, div_floor, , FLOORDIV(a, b))
+/* The same, branch-free on the exact vectorized fmod of ops/vmath.h, for
+ * float32 where FBX_VM_FMOD_RARE is false (the loops recompute the rest
+ * with the functions above). For double these are never used. */
+static inline float floordiv_vf(float a, float b) {
+  float mod = fbx_vm_fmodf(a, b);
+  float div = (a - mod) / b;
+  div = (mod != 0 && (b < 0) != (mod < 0)) ? div - 1 : div;
+  float fd = fbx_vm_floorf(div);
+  fd = div - fd > 0.5f ? fd + 1 : fd;
+  return div == 0 ? fbx_vm_signf(0.0f, a / b) : fd;
+}
+static inline float remainder_vf(float a, float b) {
+  float mod = fbx_vm_fmodf(a, b);
+  return (mod != 0 && (b < 0) != (mod < 0)) ? mod + b : mod;
+}
+#define VFLOORDIV(a, b) _Generic((a), float: floordiv_vf, default: floordiv_d)(a, b)
+#define VREMAINDER(a, b) _Generic((a), float: remainder_vf, default: remainder_d)(a, b)
+#define GEN2X(sfx, TS, CT, LD, ST, op, PREP, FAST, RARE, SLOW) \
+  FBX_PW_LOOP2X(op##_##sfx, TS, CT, LD, TS, ST, PREP, FAST, RARE, SLOW)
+
+FBX_PW_FLOATS(GEN2X, div_floor, , VFLOORDIV(a, b), FBX_VM_FMOD_RARE(a, b), FLOORDIV(a, b))
 FBX_PW_INTS(GEN2, div_floor, , idiv_floor(a, b))
 TAB_FI(div_floor)
 FBX_PW_INTS(GEN2, div_trunc_i, , idiv_trunc(a, b))
 static const fbx_pw_table div_trunc_any_tab = {FBX_PW_TAB_FLOATS(div_trunc), FBX_PW_TAB_INTS(div_trunc_i)};
-BFI(remainder, REMAINDER(a, b), irem(a, b))
-BFI(fmod, fmod(a, b), ifmod(a, b))
+FBX_PW_FLOATS(GEN2X, remainder, , VREMAINDER(a, b), FBX_VM_FMOD_RARE(a, b), REMAINDER(a, b))
+FBX_PW_INTS(GEN2, remainder, , irem(a, b))
+TAB_FI(remainder)
+FBX_PW_FLOATS(GEN2X, fmod, , FBX_VM_FMOD(a, b), FBX_VM_FMOD_RARE(a, b), fmod(a, b))
+FBX_PW_INTS(GEN2, fmod, , ifmod(a, b))
+TAB_FI(fmod)
 
 /* PyTorch's powi: exponentiation by squaring with wrapping; negative
  * exponents give 1 for base 1, +-1 for base -1 and 0 otherwise. */
@@ -126,8 +152,12 @@ static inline int64_t ipow(int64_t a, int64_t b) {
   }
   return (int64_t)r;
 }
-BFI(pow, pow(a, b), ipow(a, b))
-BF(atan2, atan2(a, b))
+FBX_PW_FLOATS(GEN2X, pow, , FBX_VM_POW(a, b), FBX_VM_POW_RARE(a, b), pow(a, b))
+FBX_PW_INTS(GEN2, pow, , ipow(a, b))
+TAB_FI(pow)
+static inline double atan2_d(double a, double b) { return atan2(a, b); }
+#define ATAN2(a, b) _Generic((a), float: fbx_vm_atan2f, default: atan2_d)(a, b)
+BF(atan2, ATAN2(a, b))
 BF(hypot, hypot(a, b))
 /* shifts as PyTorch: the left operand as unsigned; out-of-range counts give
  * 0 (left) or the sign (right) instead of C's undefined behaviour */
@@ -160,7 +190,9 @@ TAB_IB(bitwise_xor)
 
 /* pow(Tensor, Scalar) specializations PyTorch uses (same rounding as its
  * kernels: x*x, not pow(x, 2)); f[0] = exponent. */
-FBX_PW_FLOATS(GEN1, pow_s, const T e = (T)P->f[0], pow(a, e))
+#define GEN1X(sfx, TS, CT, LD, ST, op, PREP, FAST, RARE, SLOW) \
+  FBX_PW_LOOP1X(op##_##sfx, TS, CT, LD, TS, ST, PREP, FAST, RARE, SLOW)
+FBX_PW_FLOATS(GEN1X, pow_s, const T e = (T)P->f[0], FBX_VM_POW(a, e), FBX_VM_POW_RARE(a, e), pow(a, e))
 FBX_PW_INTS(GEN1, pow_s, const int64_t e = P->i[0], ipow(a, e))
 TAB_FI(pow_s)
 FBX_PW_FLOATS(GEN1, pow_half, , sqrt(a))

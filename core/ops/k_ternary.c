@@ -6,7 +6,7 @@
  * (GCC's "very cheap") takes no loop that needs an epilogue; errno is never
  * read, so sqrt and friends may use the instructions directly. */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic", "no-math-errno")
+#pragma GCC optimize("vect-cost-model=dynamic", "no-math-errno", "no-trapping-math")
 #endif
 #include <math.h>
 #include <stdint.h>

@@ -7,11 +7,13 @@
  * (GCC's "very cheap") takes no loop that needs an epilogue; errno is never
  * read, so sqrt and friends may use the instructions directly. */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic", "no-math-errno")
+#pragma GCC optimize("vect-cost-model=dynamic", "no-math-errno", "no-trapping-math")
 #endif
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "ops/vmath.h" /* before tgmath.h: its bodies call the float functions by name */
 #include <tgmath.h>
 
 #include "ops/kutil.h"
@@ -23,6 +25,13 @@
 #define GENB(sfx, TS, CT, LD, ST, op, PREP, ...) \
   FBX_PW_LOOP1(op##_##sfx, TS, CT, LD, uint8_t, FBX_PW_ST_BOOL, PREP, __VA_ARGS__)
 
+/* float-only op whose float32 loop is vectorized except for RARE inputs,
+ * which SLOW (libm) recomputes (see FBX_PW_LOOP1X) */
+#define GEN1X(sfx, TS, CT, LD, ST, op, PREP, FAST, RARE, SLOW) \
+  FBX_PW_LOOP1X(op##_##sfx, TS, CT, LD, TS, ST, PREP, FAST, RARE, SLOW)
+#define UFX(op, FAST, RARE, SLOW)                    \
+  FBX_PW_FLOATS(GEN1X, op, , FAST, RARE, SLOW)       \
+  static const fbx_pw_table op##_tab = {FBX_PW_TAB_FLOATS(op)};
 /* float-only op: loops and table */
 #define UF(op, PREP, ...)                        \
   FBX_PW_FLOATS(GEN1, op, PREP, __VA_ARGS__)     \
@@ -58,57 +67,73 @@ UF(reciprocal, , (T)1 / a)
 UF(sqrt, , sqrt(a))
 UF(rsqrt, , (T)1 / sqrt(a))
 UFI(square, , a * a, (T)((uint64_t)a * (uint64_t)a))
-UF(exp, , exp(a))
-UF(exp2, , exp2(a))
-UF(expm1, , expm1(a))
-UF(log, , log(a))
-UF(log2, , log2(a))
-UF(log10, , log10(a))
-UF(log1p, , log1p(a))
-UF(sin, , sin(a))
-UF(cos, , cos(a))
-UF(tan, , tan(a))
-UF(asin, , asin(a))
-UF(acos, , acos(a))
-UF(atan, , atan(a))
-UF(sinh, , sinh(a))
-UF(cosh, , cosh(a))
-UF(tanh, , tanh(a))
-UF(erf, , erf(a))
-UF(erfc, , erfc(a))
+/* Transcendental functions: float32 (and float16/bfloat16, computed in
+ * float32) use the vectorizable ops/vmath.h, float64 libm. */
+#define VM(fn, x) FBX_VM(fn, x)
+static inline double sigmoid_d(double a) { return 1.0 / (1.0 + exp(a * -1.0)); }
+#define SIGMOID(x) _Generic((x), float: fbx_vm_sigmoidf, default: sigmoid_d)(x)
+UF(exp, , VM(exp, a))
+UF(exp2, , VM(exp2, a))
+UF(expm1, , VM(expm1, a))
+UF(log, , VM(log, a))
+UF(log2, , VM(log2, a))
+UF(log10, , VM(log10, a))
+UF(log1p, , VM(log1p, a))
+UFX(sin, VM(sin, a), FBX_VM_TRIG_RARE(a), sin(a))
+UFX(cos, VM(cos, a), FBX_VM_TRIG_RARE(a), cos(a))
+UFX(tan, VM(tan, a), FBX_VM_TRIG_RARE(a), tan(a))
+UF(asin, , VM(asin, a))
+UF(acos, , VM(acos, a))
+UF(atan, , VM(atan, a))
+UF(sinh, , VM(sinh, a))
+UF(cosh, , VM(cosh, a))
+UF(tanh, , VM(tanh, a))
+UF(erf, , VM(erf, a))
+UF(erfc, , VM(erfc, a))
 UF(lgamma, , lgamma(a))
-UF(sigmoid, , (T)1 / ((T)1 + exp(-a)))
+UF(sigmoid, , SIGMOID(a))
 /* f[0] = eps, i[0] = clamp to [eps, 1-eps] (eps given and >= 0) */
-#define LOGIT_X (clampit ? (a < lo ? lo : (a > hi ? hi : a)) : a)
+#define LOGIT_CLAMP(x, c, lo, hi) ((c) ? ((x) < (lo) ? (lo) : ((x) > (hi) ? (hi) : (x))) : (x))
+static inline float logit_f(float a, int c, float lo, float hi) {
+  float x = LOGIT_CLAMP(a, c, lo, hi);
+  return fbx_vm_logf(x / (1.0f - x));
+}
+static inline double logit_d(double a, int c, double lo, double hi) {
+  double x = LOGIT_CLAMP(a, c, lo, hi);
+  return log(x / (1.0 - x));
+}
+#define LOGIT(a, c, lo, hi) _Generic((a), float: logit_f, default: logit_d)(a, c, lo, hi)
 UF(logit, const int clampit = (int)P->i[0]; const T lo = (T)P->f[0]; const T hi = (T)1 - lo,
-   log(LOGIT_X / ((T)1 - LOGIT_X)))
+   LOGIT(a, clampit, lo, hi))
 UFI(relu, , a < 0 ? (T)0 : a, a < 0 ? 0 : a)
 /* f[0], f[1] (i[0], i[1]) = min, max */
 UF(leaky_relu, const T s = (T)P->f[0], a > 0 ? a : a * s)
 /* f = alpha*scale, scale, input_scale */
 UF(elu, const T neg = (T)P->f[0]; const T pos = (T)P->f[1]; const T ins = (T)P->f[2],
-   a <= 0 ? expm1(a * ins) * neg : a * pos)
-UF(gelu, , a * (T)0.5 * ((T)1 + erf(a * (T)0.70710678118654752440)))
+   a <= 0 ? VM(expm1, a * ins) * neg : a * pos)
+UF(gelu, , a * (T)0.5 * ((T)1 + VM(erf, a * (T)0.70710678118654752440)))
 #define GELU_BETA ((T)(1.41421356237309504880 * 1.12837916709551257390 * 0.5))
-UF(gelu_tanh, , (T)0.5 * a * ((T)1 + tanh(GELU_BETA * (a + (T)0.044715 * a * a * a))))
-UF(silu, , a / ((T)1 + exp(-a)))
-UF(mish, , a * tanh(log1p(exp(a))))
-UF(softplus, const T beta = (T)P->f[0]; const T th = (T)P->f[1], a * beta > th ? a : log1p(exp(a * beta)) / beta)
+UF(gelu_tanh, , (T)0.5 * a * ((T)1 + VM(tanh, GELU_BETA * (a + (T)0.044715 * a * a * a))))
+UF(silu, , a / ((T)1 + VM(exp, -a)))
+UF(mish, , a * VM(tanh, VM(log1p, VM(exp, a))))
+UF(softplus, const T beta = (T)P->f[0]; const T th = (T)P->f[1],
+   a * beta > th ? a : VM(log1p, VM(exp, a * beta)) / beta)
 #define HS_CLAMP (a + 3 < 0 ? (T)0 : (a + 3 > 6 ? (T)6 : a + 3))
 UF(hardsigmoid, , HS_CLAMP / 6)
 UF(hardswish, , a * HS_CLAMP / 6)
 /* f[0]/i[0] = threshold, f[1]/i[1] = value */
 UFI2(threshold, const T th = (T)P->f[0]; const T v = (T)P->f[1], a <= th ? v : a,
      const T th = P->i[0]; const T v = P->i[1], a <= th ? v : a)
-UFI(floor, , floor(a), a)
-UFI(ceil, , ceil(a), a)
-UFI(round, , nearbyint(a), a)
-UFI(trunc, , trunc(a), a)
+/* exact without SSE4.1's roundps, for float and double (ops/vmath.h) */
+UFI(floor, , FBX_VM_ROUND(floor, a), a)
+UFI(ceil, , FBX_VM_ROUND(ceil, a), a)
+UFI(round, , FBX_VM_ROUND(rint, a), a)
+UFI(trunc, , FBX_VM_ROUND(trunc, a), a)
 /* i[0] = decimals */
 UF(round_decimals, const int negd = P->i[0] < 0;
    const T tp = (T)pow(10.0, (double)(negd ? -P->i[0] : P->i[0])),
-   negd ? nearbyint(a / tp) * tp : nearbyint(a * tp) / tp)
-UF(frac, , a - trunc(a))
+   negd ? FBX_VM_ROUND(rint, a / tp) * tp : FBX_VM_ROUND(rint, a * tp) / tp)
+UF(frac, , a - FBX_VM_ROUND(trunc, a))
 UFIB(sign, , (T)((0 < a) - (a < 0)), (0 < a) - (a < 0), a)
 FBX_PW_INTS(GEN1, bitwise_not, , ~a)
 FBX_PW_BOOLS(GEN1, bitwise_not, , !a)

@@ -86,6 +86,27 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
 
 /* ---- loop generators ------------------------------------------------------------- */
 
+/* Every generated loop is compiled twice on x86-64 with glibc (ifunc): for
+ * the baseline (SSE2, 4 floats per vector) and for AVX2 (8), picked at
+ * load time by the CPU. No FMA: both clones round identically, so results
+ * do not depend on the machine. -DFBX_PW_NO_CLONES turns this off; so does
+ * ThreadSanitizer, whose runtime is not up yet when ifunc resolvers run. */
+#if defined(__SANITIZE_THREAD__) && !defined(FBX_PW_NO_CLONES)
+#define FBX_PW_NO_CLONES 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) && !defined(FBX_PW_NO_CLONES)
+#define FBX_PW_NO_CLONES 1
+#endif
+#endif
+#if !defined(FBX_PW_NO_CLONES) && defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && (defined(__clang__) ? __clang_major__ >= 14 : __GNUC__ >= 8)
+#define FBX_PW_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef FBX_PW_CLONES
+#define FBX_PW_CLONES
+#endif
+
 /* Load/store conversions between storage and compute types. */
 #define FBX_PW_ID(x) (x)
 #define FBX_PW_LD_F16(x) fbx_half_to_float(x)
@@ -101,7 +122,7 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
  * `P`, a const fbx_pw_params *). The rest (EXPR, may hold commas): the
  * value, from `a` (and `b`, `c`). */
 #define FBX_PW_LOOP1(NAME, TA, CT, LD, TO, ST, PREP, ...)                                         \
-  static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) {             \
+  FBX_PW_CLONES static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) {             \
     typedef CT T;                                                                                 \
     const fbx_pw_params *P = (const fbx_pw_params *)pv_;                                          \
     (void)P;                                                                                      \
@@ -123,7 +144,7 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
 
 /* Two inputs a, b of storage type TA. */
 #define FBX_PW_LOOP2(NAME, TA, CT, LD, TO, ST, PREP, ...)                                         \
-  static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) {             \
+  FBX_PW_CLONES static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) {             \
     typedef CT T;                                                                                 \
     const fbx_pw_params *P = (const fbx_pw_params *)pv_;                                          \
     (void)P;                                                                                      \
@@ -160,7 +181,7 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
 
 /* Three inputs a, b, c (contiguous fast path and the strided one). */
 #define FBX_PW_LOOP3(NAME, TA, CT, LD, TO, ST, PREP, ...)                                         \
-  static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) {             \
+  FBX_PW_CLONES static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) {             \
     typedef CT T;                                                                                 \
     const fbx_pw_params *P = (const fbx_pw_params *)pv_;                                          \
     (void)P;                                                                                      \
@@ -181,6 +202,100 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
         T b = LD(*(const TA *)(p_[2] + i_ * s_[2]));                                              \
         T c = LD(*(const TA *)(p_[3] + i_ * s_[3]));                                              \
         *(TO *)(p_[0] + i_ * s_[0]) = ST((__VA_ARGS__));                                          \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
+/* Loops for functions whose vectorized form (FAST) is wrong for a few
+ * inputs (RARE, an int expression: sin of a huge argument, fmod with a
+ * huge quotient): blocks of FBX_PW_BLOCK elements are computed with FAST
+ * into a buffer, the elements where RARE holds recomputed with SLOW (the
+ * libm call), then stored. The buffer keeps the input intact when the
+ * output overwrites it. */
+#define FBX_PW_BLOCK 256
+#define FBX_PW_LOOP1X(NAME, TA, CT, LD, TO, ST, PREP, FAST, RARE, SLOW)                           \
+  FBX_PW_CLONES static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) { \
+    typedef CT T;                                                                                 \
+    const fbx_pw_params *P = (const fbx_pw_params *)pv_;                                          \
+    (void)P;                                                                                      \
+    PREP;                                                                                         \
+    T buf_[FBX_PW_BLOCK];                                                                         \
+    for (int64_t b_ = 0; b_ < n_; b_ += FBX_PW_BLOCK) {                                           \
+      int m_ = (int)(n_ - b_ < FBX_PW_BLOCK ? n_ - b_ : FBX_PW_BLOCK), rare_ = 0;                 \
+      const char *pa_ = p_[1] + b_ * s_[1];                                                       \
+      char *po_ = p_[0] + b_ * s_[0];                                                             \
+      if (s_[1] == (int64_t)sizeof(TA)) {                                                         \
+        const TA *restrict a_ = (const TA *)pa_;                                                  \
+        for (int i_ = 0; i_ < m_; i_++) {                                                         \
+          T a = LD(a_[i_]);                                                                       \
+          buf_[i_] = (FAST);                                                                      \
+          rare_ |= (RARE);                                                                        \
+        }                                                                                         \
+      } else {                                                                                    \
+        for (int i_ = 0; i_ < m_; i_++) {                                                         \
+          T a = LD(*(const TA *)(pa_ + i_ * s_[1]));                                              \
+          buf_[i_] = (FAST);                                                                      \
+          rare_ |= (RARE);                                                                        \
+        }                                                                                         \
+      }                                                                                           \
+      if (rare_)                                                                                  \
+        for (int i_ = 0; i_ < m_; i_++) {                                                         \
+          T a = LD(*(const TA *)(pa_ + i_ * s_[1]));                                              \
+          if (RARE) buf_[i_] = (SLOW);                                                            \
+        }                                                                                         \
+      if (s_[0] == (int64_t)sizeof(TO)) {                                                         \
+        TO *restrict o_ = (TO *)po_;                                                              \
+        for (int i_ = 0; i_ < m_; i_++) o_[i_] = ST(buf_[i_]);                                    \
+      } else {                                                                                    \
+        for (int i_ = 0; i_ < m_; i_++) *(TO *)(po_ + i_ * s_[0]) = ST(buf_[i_]);                 \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
+/* The same with two inputs a, b (fast paths: both contiguous, b broadcast). */
+#define FBX_PW_LOOP2X(NAME, TA, CT, LD, TO, ST, PREP, FAST, RARE, SLOW)                           \
+  FBX_PW_CLONES static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) { \
+    typedef CT T;                                                                                 \
+    const fbx_pw_params *P = (const fbx_pw_params *)pv_;                                          \
+    (void)P;                                                                                      \
+    PREP;                                                                                         \
+    T buf_[FBX_PW_BLOCK];                                                                         \
+    for (int64_t b_ = 0; b_ < n_; b_ += FBX_PW_BLOCK) {                                           \
+      int m_ = (int)(n_ - b_ < FBX_PW_BLOCK ? n_ - b_ : FBX_PW_BLOCK), rare_ = 0;                 \
+      const char *pa_ = p_[1] + b_ * s_[1], *pb_ = p_[2] + b_ * s_[2];                            \
+      char *po_ = p_[0] + b_ * s_[0];                                                             \
+      if (s_[1] == (int64_t)sizeof(TA) && s_[2] == (int64_t)sizeof(TA)) {                         \
+        const TA *restrict a_ = (const TA *)pa_, *restrict bb_ = (const TA *)pb_;                 \
+        for (int i_ = 0; i_ < m_; i_++) {                                                         \
+          T a = LD(a_[i_]), b = LD(bb_[i_]);                                                      \
+          buf_[i_] = (FAST);                                                                      \
+          rare_ |= (RARE);                                                                        \
+        }                                                                                         \
+      } else if (s_[1] == (int64_t)sizeof(TA) && s_[2] == 0) {                                    \
+        const TA *restrict a_ = (const TA *)pa_;                                                  \
+        const T b = LD(*(const TA *)pb_);                                                         \
+        for (int i_ = 0; i_ < m_; i_++) {                                                         \
+          T a = LD(a_[i_]);                                                                       \
+          buf_[i_] = (FAST);                                                                      \
+          rare_ |= (RARE);                                                                        \
+        }                                                                                         \
+      } else {                                                                                    \
+        for (int i_ = 0; i_ < m_; i_++) {                                                         \
+          T a = LD(*(const TA *)(pa_ + i_ * s_[1])), b = LD(*(const TA *)(pb_ + i_ * s_[2]));     \
+          buf_[i_] = (FAST);                                                                      \
+          rare_ |= (RARE);                                                                        \
+        }                                                                                         \
+      }                                                                                           \
+      if (rare_)                                                                                  \
+        for (int i_ = 0; i_ < m_; i_++) {                                                         \
+          T a = LD(*(const TA *)(pa_ + i_ * s_[1])), b = LD(*(const TA *)(pb_ + i_ * s_[2]));     \
+          if (RARE) buf_[i_] = (SLOW);                                                            \
+        }                                                                                         \
+      if (s_[0] == (int64_t)sizeof(TO)) {                                                         \
+        TO *restrict o_ = (TO *)po_;                                                              \
+        for (int i_ = 0; i_ < m_; i_++) o_[i_] = ST(buf_[i_]);                                    \
+      } else {                                                                                    \
+        for (int i_ = 0; i_ < m_; i_++) *(TO *)(po_ + i_ * s_[0]) = ST(buf_[i_]);                 \
       }                                                                                           \
     }                                                                                             \
   }

@@ -1,0 +1,615 @@
+/* Vectorizable float32 math for the pointwise kernels.
+ *
+ *   #include "ops/vmath.h"
+ *   for (i = 0; i < n; i++) out[i] = fbx_vm_expf(in[i]);   // GCC/clang vectorize this loop
+ *
+ * Every function here is `static inline`, branch-free (conditions are
+ * selects the compiler if-converts), calls nothing, and uses only
+ * operations that SSE2 and AVX2 have in packed form: float<->int32 and
+ * float<->double conversions, integer bit tricks on the representation,
+ * +, -, *, / and sqrt. So a plain contiguous loop over one of them
+ * vectorizes at -O2 (with the kernels' vect-cost-model=dynamic) on the
+ * x86-64 baseline (4 lanes) and in the AVX2 clones of the loops (8 lanes).
+ *
+ * Results are the same on every target: no FMA contraction (the library is
+ * built as ISO C, where GCC's -ffp-contract is off) and no
+ * reassociation, so the SSE2 and AVX2 clones give identical bits.
+ *
+ * Accuracy, measured by tests/unit/test_vmath.c against the double
+ * precision libm result rounded to float (max error in float ulps over
+ * 2^24 bit patterns spread over all finite floats plus special values;
+ * the bound each is tested against in brackets):
+ *
+ *   expf, exp2f, expm1f, logf, log2f, log10f, log1pf          [2]
+ *   sinf, cosf, tanf, sinhf, coshf, tanhf, erff, erfcf          [1]
+ *   atanf, asinf, acosf, atan2f, powf                           [1]
+ *   sigmoidf                                                    [3]
+ *   truncf, floorf, ceilf, rintf (round half to even)           exact
+ *   fmodf                                                       exact
+ *
+ * The functions named *_d do the work in double precision (two or four
+ * lanes per vector) for functions where float arithmetic cannot reach
+ * the error bound cheaply (argument reduction of sin/cos, erfc's
+ * exp(-x^2), cancellation in sinh and tanh).
+ *
+ * Limits: sinf/cosf/tanf reduce the argument with a 3-part Cody-Waite
+ * pi/2 that is exact for |x| <= FBX_VM_TRIG_MAX (2^26); larger finite
+ * arguments give a meaningless value and fbx_vm_trig_rare() is true for
+ * them: callers recompute those elements with libm (see
+ * FBX_PW_LOOP1X in pointwise.h). fbx_vm_fmodf is likewise exact only where
+ * fbx_vm_fmod_rare() is false, and fbx_vm_powf leaves C99's special
+ * cases (a zero, infinite or NaN operand) to libm: fbx_vm_pow_rare(). Float64 kernels keep using libm.
+ *
+ * Special values follow C99 Annex F (NaN in -> NaN out, exp(-inf) = 0,
+ * log(0) = -inf, log(x < 0) = NaN, tanh(+-inf) = +-1, ...), signed zeros
+ * included where the function is odd.
+ */
+#ifndef FBX_OPS_VMATH_H
+#define FBX_OPS_VMATH_H
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Always inlined: a call in a loop body stops vectorization, and GCC's
+ * -O2 heuristics leave the larger bodies out of line. */
+#if defined(__GNUC__)
+#define FBX_VM_INLINE static inline __attribute__((always_inline))
+#else
+#define FBX_VM_INLINE static inline
+#endif
+
+/* ---- representation ----------------------------------------------------------------- */
+
+FBX_VM_INLINE uint32_t fbx_vm_f2u(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+FBX_VM_INLINE float fbx_vm_u2f(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+FBX_VM_INLINE uint64_t fbx_vm_d2u(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+FBX_VM_INLINE double fbx_vm_u2d(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+FBX_VM_INLINE float fbx_vm_absf(float x) { return fbx_vm_u2f(fbx_vm_f2u(x) & 0x7fffffffu); }
+/* |m| with the sign of s */
+FBX_VM_INLINE float fbx_vm_signf(float m, float s) {
+  return fbx_vm_u2f((fbx_vm_f2u(m) & 0x7fffffffu) | (fbx_vm_f2u(s) & 0x80000000u));
+}
+FBX_VM_INLINE double fbx_vm_absd(double x) { return fbx_vm_u2d(fbx_vm_d2u(x) & 0x7fffffffffffffffull); }
+FBX_VM_INLINE double fbx_vm_signd(double m, double s) {
+  return fbx_vm_u2d((fbx_vm_d2u(m) & 0x7fffffffffffffffull) | (fbx_vm_d2u(s) & 0x8000000000000000ull));
+}
+
+/* ---- rounding (exact) ----------------------------------------------------------------- */
+
+/* Round to nearest integer, ties to even (the default rounding mode) for
+ * |t| < 2^22: adding 1.5 * 2^23 leaves no fraction bits. */
+FBX_VM_INLINE float fbx_vm_rint_small(float t) { return (t + 0x1.8p23f) - 0x1.8p23f; }
+FBX_VM_INLINE double fbx_vm_rint_small_d(double t) { return (t + 0x1.8p52) - 0x1.8p52; }
+
+/* nearbyint: ties to even; every float with |x| >= 2^23 is an integer */
+FBX_VM_INLINE float fbx_vm_rintf(float x) {
+  float ax = fbx_vm_absf(x);
+  float r = (ax + 0x1p23f) - 0x1p23f;
+  return fbx_vm_signf(ax < 0x1p23f ? r : ax, x);
+}
+FBX_VM_INLINE float fbx_vm_truncf(float x) {
+  /* |x| rounded to nearest, stepped down if that went up; no float->int
+   * conversion (GCC would turn that into a roundss it cannot if-convert) */
+  float ax = fbx_vm_absf(x);
+  float r = (ax + 0x1p23f) - 0x1p23f;
+  r = r > ax ? r - 1.0f : r;
+  return fbx_vm_signf(ax < 0x1p23f ? r : ax, x);
+}
+FBX_VM_INLINE float fbx_vm_floorf(float x) {
+  float t = fbx_vm_truncf(x);
+  return t > x ? t - 1.0f : t;
+}
+FBX_VM_INLINE float fbx_vm_ceilf(float x) {
+  float t = fbx_vm_truncf(x);
+  return t < x ? t + 1.0f : t;
+}
+
+FBX_VM_INLINE double fbx_vm_rintd(double x) {
+  double ax = fbx_vm_absd(x);
+  double r = (ax + 0x1p52) - 0x1p52;
+  return fbx_vm_signd(ax < 0x1p52 ? r : ax, x);
+}
+FBX_VM_INLINE double fbx_vm_truncd(double x) {
+  double ax = fbx_vm_absd(x);
+  double r = (ax + 0x1p52) - 0x1p52;
+  r = r > ax ? r - 1.0 : r;
+  return fbx_vm_signd(ax < 0x1p52 ? r : ax, x);
+}
+FBX_VM_INLINE double fbx_vm_floord(double x) {
+  double t = fbx_vm_truncd(x);
+  return t > x ? t - 1.0 : t;
+}
+FBX_VM_INLINE double fbx_vm_ceild(double x) {
+  double t = fbx_vm_truncd(x);
+  return t < x ? t + 1.0 : t;
+}
+
+/* ---- exp family (float arithmetic) ----------------------------------------------------- */
+
+#define FBX_VM_LOG2EF 1.44269504088896341f
+#define FBX_VM_LN2HF 0.693359375f       /* 9 bits: k * LN2HF is exact */
+#define FBX_VM_LN2LF -2.12194440e-4f    /* ln 2 - LN2HF */
+
+/* x * 2^k for k in [-252, 254] in two exact steps, so that a subnormal
+ * result is rounded once. */
+FBX_VM_INLINE float fbx_vm_ldexpf(float x, int32_t k) {
+  int32_t k1 = k / 2, k2 = k - k1;
+  return x * fbx_vm_u2f((uint32_t)(k1 + 127) << 23) * fbx_vm_u2f((uint32_t)(k2 + 127) << 23);
+}
+
+/* e^r - 1 - r = r^2 P(r) on |r| <= ln2/2 (Chebyshev fit) */
+FBX_VM_INLINE float fbx_vm_exp_poly(float r) {
+  float p = 1.989098091e-04f;
+  p = p * r + 1.393364160e-03f;
+  p = p * r + 8.333310485e-03f;
+  p = p * r + 4.166646674e-02f;
+  p = p * r + 1.666666716e-01f;
+  p = p * r + 5.000000000e-01f;
+  return r * r * p;
+}
+
+FBX_VM_INLINE float fbx_vm_expf(float x) {
+  float xc = x < -104.0f ? -104.0f : x;
+  xc = xc > 89.0f ? 89.0f : xc;
+  xc = x == x ? xc : 0.0f;
+  float kf = fbx_vm_rint_small(xc * FBX_VM_LOG2EF);
+  float r = (xc - kf * FBX_VM_LN2HF) - kf * FBX_VM_LN2LF;
+  float e = 1.0f + (r + fbx_vm_exp_poly(r));
+  float y = fbx_vm_ldexpf(e, (int32_t)kf);
+  return x == x ? y : x;
+}
+
+FBX_VM_INLINE float fbx_vm_exp2f(float x) {
+  float xc = x < -152.0f ? -152.0f : x;
+  xc = xc > 129.0f ? 129.0f : xc;
+  xc = x == x ? xc : 0.0f;
+  float kf = fbx_vm_rint_small(xc);
+  float f = xc - kf; /* exact, |f| <= 1/2 */
+  /* 2^f = 1 + f Q(f) (Chebyshev fit) */
+  float q = 1.529732435e-05f;
+  q = q * f + 1.546144485e-04f;
+  q = q * f + 1.333350199e-03f;
+  q = q * f + 9.618056938e-03f;
+  q = q * f + 5.550410971e-02f;
+  q = q * f + 2.402265072e-01f;
+  q = q * f + 6.931471825e-01f;
+  float e = 1.0f + f * q;
+  float y = fbx_vm_ldexpf(e, (int32_t)kf);
+  return x == x ? y : x;
+}
+
+FBX_VM_INLINE float fbx_vm_expm1f(float x) {
+  float xc = x < -18.0f ? -18.0f : x;
+  xc = xc > 89.0f ? 89.0f : xc;
+  xc = x == x ? xc : 0.0f;
+  float kf = fbx_vm_rint_small(xc * FBX_VM_LOG2EF);
+  float r = (xc - kf * FBX_VM_LN2HF) - kf * FBX_VM_LN2LF;
+  /* e^r - 1 = r + r^2/2 + r^3 R(r) */
+  float q = 1.988269069e-04f;
+  q = q * r + 1.392617589e-03f;
+  q = q * r + 8.333320729e-03f;
+  q = q * r + 4.166655615e-02f;
+  q = q * r + 1.666666716e-01f;
+  float r2 = r * r;
+  float em = r + (0.5f * r2 + r2 * r * q);
+  int32_t k = (int32_t)kf; /* [-26, 128] */
+  /* 2^k (1 + em) - 1: exactly 2^k - 1 + 2^k em while 2^k - 1 is exact */
+  int32_t ks = k > 24 ? 24 : k;
+  float s = fbx_vm_u2f((uint32_t)(ks + 127) << 23);
+  float a = (s - 1.0f) + s * em;
+  float b = fbx_vm_ldexpf(1.0f + em, k);
+  float y = k > 24 ? b : a;
+  return x == x && x != 0.0f ? y : x; /* NaN, +-0 */
+}
+
+/* ---- log family (float arithmetic) ------------------------------------------------------ */
+
+/* x = 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)) for finite x > 0
+ * (subnormals scaled first); ln(1 + f) = f + lo. */
+FBX_VM_INLINE void fbx_vm_log_split(float x, float *e, float *f, float *lo) {
+  int sub = x < 0x1p-126f;
+  float xs = sub ? x * 0x1p23f : x;
+  int32_t ix = (int32_t)(fbx_vm_f2u(xs) - 0x3f3504f3u);
+  float m = fbx_vm_u2f(((uint32_t)ix & 0x7fffffu) + 0x3f3504f3u);
+  *e = (float)((ix >> 23) - (sub ? 23 : 0));
+  float ff = m - 1.0f;
+  /* ln(1 + f) - f + f^2/2 = f^3 P(f) (Chebyshev fit) */
+  float p = 6.971611828e-02f;
+  p = p * ff - 1.147973388e-01f;
+  p = p * ff + 1.168541983e-01f;
+  p = p * ff - 1.242568716e-01f;
+  p = p * ff + 1.424905807e-01f;
+  p = p * ff - 1.666780263e-01f;
+  p = p * ff + 2.000071555e-01f;
+  p = p * ff - 2.499999702e-01f;
+  p = p * ff + 3.333333135e-01f;
+  float z = ff * ff;
+  *f = ff;
+  *lo = ff * z * p - 0.5f * z;
+}
+
+/* log(x) for x's specials: NaN, x < 0 -> NaN, 0 -> -inf, inf -> inf */
+FBX_VM_INLINE float fbx_vm_log_special(float x, float y) {
+  y = x > 0.0f ? y : (x == 0.0f ? -INFINITY : NAN);
+  y = x == INFINITY ? x : y;
+  return x == x ? y : x;
+}
+
+FBX_VM_INLINE float fbx_vm_logf(float x) {
+  float e, f, lo;
+  fbx_vm_log_split(x, &e, &f, &lo);
+  float y = (f + (lo + e * FBX_VM_LN2LF)) + e * FBX_VM_LN2HF;
+  return fbx_vm_log_special(x, y);
+}
+
+FBX_VM_INLINE float fbx_vm_log2f(float x) {
+  float e, f, lo;
+  fbx_vm_log_split(x, &e, &f, &lo);
+  /* log2(1+f) = (f + lo) log2(e), with log2(e) = 1 + L */
+  float t = f + lo;
+  float y = e + (t + t * 0.44269504088896341f);
+  return fbx_vm_log_special(x, y);
+}
+
+FBX_VM_INLINE float fbx_vm_log10f(float x) {
+  float e, f, lo;
+  fbx_vm_log_split(x, &e, &f, &lo);
+  float y = e * 3.010253906e-01f + ((f + lo) * 4.342944819e-01f + e * 4.605038981e-06f);
+  return fbx_vm_log_special(x, y);
+}
+
+FBX_VM_INLINE float fbx_vm_log1pf(float x) {
+  float u = 1.0f + x;
+  /* log(1 + x) = log(u) + (x - (u - 1)) / u to first order */
+  float c = (x - (u - 1.0f)) / u;
+  c = u > 0.0f && u < INFINITY ? c : 0.0f;
+  float e, f, lo;
+  fbx_vm_log_split(u, &e, &f, &lo);
+  float y = (f + ((lo + c) + e * FBX_VM_LN2LF)) + e * FBX_VM_LN2HF;
+  y = fbx_vm_log_special(u, y);
+  return x == 0.0f ? x : y; /* +-0 */
+}
+
+/* ---- double-precision cores --------------------------------------------------------------- */
+
+#define FBX_VM_LOG2E 1.44269504088896340736
+#define FBX_VM_LN2HD 6.93147180369123816e-01 /* 32 bits */
+#define FBX_VM_LN2LD 1.90821492927058770e-10
+
+/* e^t for |t| <= 700 (callers clamp), relative error < 1e-12 */
+FBX_VM_INLINE double fbx_vm_exp_d(double t) {
+  double tm = t * FBX_VM_LOG2E + 0x1.8p52;
+  uint64_t kb = fbx_vm_d2u(tm); /* low bits: k, two's complement */
+  double kd = tm - 0x1.8p52;
+  double r = (t - kd * FBX_VM_LN2HD) - kd * FBX_VM_LN2LD;
+  double p = 2.76175647858760863e-06;
+  p = p * r + 2.48678701796877271e-05;
+  p = p * r + 1.98412245996560114e-04;
+  p = p * r + 1.38888391105720086e-03;
+  p = p * r + 8.33333334420298041e-03;
+  p = p * r + 4.16666667862657311e-02;
+  p = p * r + 1.66666666666625857e-01;
+  p = p * r + 4.99999999999551081e-01;
+  double e = 1.0 + (r + r * r * p);
+  return e * fbx_vm_u2d((kb + 1023u) << 52);
+}
+
+FBX_VM_INLINE float fbx_vm_sinhf(float x) {
+  double a = fbx_vm_absd((double)x);
+  a = a > 100.0 ? 100.0 : a;
+  double z = a * a;
+  double h = 1.62900472033020962e-10;
+  h = h * z + 2.50495038050574749e-08;
+  h = h * z + 2.75573327433060028e-06;
+  h = h * z + 1.98412698095666476e-04;
+  h = h * z + 8.33333333336051460e-03;
+  h = h * z + 1.66666666666666297e-01;
+  double small = a + a * z * h;
+  double e = fbx_vm_exp_d(a);
+  double big = 0.5 * (e - 1.0 / e);
+  float y = (float)fbx_vm_signd(a < 1.0 ? small : big, (double)x);
+  return x == x ? y : x;
+}
+
+FBX_VM_INLINE float fbx_vm_coshf(float x) {
+  double a = fbx_vm_absd((double)x);
+  a = a > 100.0 ? 100.0 : a;
+  double e = fbx_vm_exp_d(a);
+  float y = (float)(0.5 * (e + 1.0 / e));
+  return x == x ? y : x;
+}
+
+/* tanh = (e^2a - 1) / (e^2a + 1); e^2a is accurate to 1e-12 relative, so
+ * the difference is good to 2^-30 for a >= 2^-12, below which tanh(x) = x
+ * in float. Saturates to exactly +-1 (the quotient rounds to 1). */
+FBX_VM_INLINE float fbx_vm_tanhf(float x) {
+  double a = fbx_vm_absd((double)x);
+  a = a > 20.0 ? 20.0 : a;
+  double e = fbx_vm_exp_d(2.0 * a);
+  double t = (e - 1.0) / (e + 1.0);
+  float y = (float)fbx_vm_signd(t, (double)x);
+  y = fbx_vm_absf(x) < 0x1p-12f ? x : y;
+  return x == x ? y : x;
+}
+
+/* 1 / (1 + e^-x), as e / (1 + e) with e = e^x for x < 0 so that tiny
+ * results keep their precision. */
+FBX_VM_INLINE float fbx_vm_sigmoidf(float x) {
+  float e = fbx_vm_expf(-fbx_vm_absf(x));
+  float s = 1.0f / (1.0f + e);
+  return x >= 0.0f ? s : (x == x ? e * s : x);
+}
+
+/* ---- erf, erfc ------------------------------------------------------------------------------ */
+
+/* erfc(a) for a >= 0 (a <= 10.1; larger gives 0 after rounding to float):
+ * t exp(-a^2 + G(t)) with t = 2 / (2 + a) (G: Chebyshev fit, 2.6e-10) */
+FBX_VM_INLINE double fbx_vm_erfc_pos_d(double a) {
+  a = a > 10.1 ? 10.1 : a;
+  double t = 2.0 / (2.0 + a);
+  double g = 1.93861766654631118e-01;
+  g = g * t - 1.42901237232637013e+00;
+  g = g * t + 4.56977544356212295e+00;
+  g = g * t - 8.19910562386646191e+00;
+  g = g * t + 8.92464641922283874e+00;
+  g = g * t - 6.07731407666888224e+00;
+  g = g * t + 2.85540966670665730e+00;
+  g = g * t - 1.15335178858350140e+00;
+  g = g * t + 1.59276946246888096e-01;
+  g = g * t + 4.20351914074624869e-02;
+  g = g * t + 3.79582564183812032e-01;
+  g = g * t + 9.99699152358543786e-01;
+  g = g * t - 1.26550328863812189e+00;
+  return t * fbx_vm_exp_d(g - a * a);
+}
+
+/* erf(x) / x = E(x^2) for |x| < 1/2 */
+FBX_VM_INLINE double fbx_vm_erf_small_d(double x) {
+  double z = x * x;
+  double p = 4.71908256721881390e-03;
+  p = p * z - 2.67577327350155166e-02;
+  p = p * z + 1.12828314284658615e-01;
+  p = p * z - 3.76126090074698050e-01;
+  p = p * z + 1.12837916560179141e+00;
+  return x * p;
+}
+
+FBX_VM_INLINE float fbx_vm_erff(float x) {
+  double d = (double)x, a = fbx_vm_absd(d);
+  double big = fbx_vm_signd(1.0 - fbx_vm_erfc_pos_d(a), d);
+  float y = (float)(a < 0.5 ? fbx_vm_erf_small_d(d) : big);
+  return x == x ? y : x;
+}
+
+FBX_VM_INLINE float fbx_vm_erfcf(float x) {
+  double d = (double)x, a = fbx_vm_absd(d);
+  double c = fbx_vm_erfc_pos_d(a);
+  c = d < 0.0 ? 2.0 - c : c;
+  float y = (float)(a < 0.5 ? 1.0 - fbx_vm_erf_small_d(d) : c);
+  return x == x ? y : x;
+}
+
+/* ---- sin, cos, tan ---------------------------------------------------------------------------- */
+
+#define FBX_VM_TRIG_MAX 0x1p26f
+
+/* r = x - k pi/2 (|r| <= ~pi/4) and the quadrant k mod 4, exact for
+ * |x| <= FBX_VM_TRIG_MAX (pi/2 in three parts of 27, 27 and 53 bits). */
+FBX_VM_INLINE double fbx_vm_trig_reduce(float x, uint64_t *q) {
+  double d = fbx_vm_absf(x) <= FBX_VM_TRIG_MAX ? (double)x : 0.0;
+  double km = d * 6.36619772367581382e-01 + 0x1.8p52;
+  *q = fbx_vm_d2u(km) & 3u;
+  double k = km - 0x1.8p52;
+  return ((d - k * 1.57079632580280304e+00) - k * 9.92093573959351716e-10) - k * 5.72118872610983180e-18;
+}
+FBX_VM_INLINE double fbx_vm_sin_poly(double r, double z) {
+  double s = -2.48056362418347625e-08;
+  s = s * z + 2.75559909295653188e-06;
+  s = s * z - 1.98412669169859658e-04;
+  s = s * z + 8.33333333107922312e-03;
+  s = s * z - 1.66666666666638846e-01;
+  return r + r * z * s;
+}
+FBX_VM_INLINE double fbx_vm_cos_poly(double z) {
+  double c = 2.07006004834331171e-09;
+  c = c * z - 2.75563696955730066e-07;
+  c = c * z + 2.48015852109905154e-05;
+  c = c * z - 1.38888888872773422e-03;
+  c = c * z + 4.16666666666646798e-02;
+  return (1.0 - 0.5 * z) + z * z * c;
+}
+/* True where sinf/cosf/tanf must be recomputed with libm. */
+FBX_VM_INLINE int fbx_vm_trig_rare(float x) {
+  float ax = fbx_vm_absf(x);
+  return ax > FBX_VM_TRIG_MAX && ax < INFINITY;
+}
+
+/* The quadrant's choice of sin or cos and its sign, by bit operations on
+ * q (SSE2 has no 64-bit compare to select on) */
+FBX_VM_INLINE double fbx_vm_trig_pick(double s, double c, uint64_t q) {
+  uint64_t odd = 0u - (q & 1u);
+  uint64_t bits = (fbx_vm_d2u(c) & odd) | (fbx_vm_d2u(s) & ~odd);
+  return fbx_vm_u2d(bits ^ ((q & 2u) << 62));
+}
+
+FBX_VM_INLINE float fbx_vm_sinf(float x) {
+  uint64_t q;
+  double r = fbx_vm_trig_reduce(x, &q);
+  double z = r * r, s = fbx_vm_sin_poly(r, z), c = fbx_vm_cos_poly(z);
+  double y = fbx_vm_trig_pick(s, c, q);
+  y = x == 0.0f ? (double)x : y; /* -0 */
+  return x - x == 0.0f ? (float)y : x - x; /* inf, NaN -> NaN */
+}
+
+FBX_VM_INLINE float fbx_vm_cosf(float x) {
+  uint64_t q;
+  double r = fbx_vm_trig_reduce(x, &q);
+  double z = r * r, s = fbx_vm_sin_poly(r, z), c = fbx_vm_cos_poly(z);
+  double y = fbx_vm_trig_pick(s, c, q + 1u); /* cos x = sin(x + pi/2) */
+  return x - x == 0.0f ? (float)y : x - x;
+}
+
+FBX_VM_INLINE float fbx_vm_tanf(float x) {
+  uint64_t q;
+  double r = fbx_vm_trig_reduce(x, &q);
+  double z = r * r, s = fbx_vm_sin_poly(r, z), c = fbx_vm_cos_poly(z);
+  /* odd quadrants: -c / s */
+  double num = fbx_vm_trig_pick(s, c, (q & 1u) * 3u), den = fbx_vm_trig_pick(c, s, q & 1u);
+  double y = x == 0.0f ? (double)x : num / den; /* -0 */
+  return x - x == 0.0f ? (float)y : x - x;
+}
+
+/* ---- atan, asin, acos, atan2 (double arithmetic) ------------------------------------------------ */
+
+#define FBX_VM_PI_2 1.57079632679489661923
+#define FBX_VM_PI_4 0.78539816339744830962
+
+/* atan(a) for a >= 0 (inf included): reduced to |s| <= tan(pi/8) */
+FBX_VM_INLINE double fbx_vm_atan_pos_d(double a) {
+  int big = a > 2.414213562373095, mid = a > 0.41421356237309503;
+  double num = big ? -1.0 : (mid ? a - 1.0 : a);
+  double den = big ? a : (mid ? a + 1.0 : 1.0);
+  double s = num / den, z = s * s;
+  double p = 5.04813851207974451e-02;
+  p = p * z - 8.62467614524949355e-02;
+  p = p * z + 1.10713650218847937e-01;
+  p = p * z - 1.42841511936286136e-01;
+  p = p * z + 1.99999772586883867e-01;
+  p = p * z - 3.33333332792548009e-01;
+  double base = big ? FBX_VM_PI_2 : (mid ? FBX_VM_PI_4 : 0.0);
+  return base + (s + s * z * p);
+}
+
+FBX_VM_INLINE float fbx_vm_atanf(float x) {
+  double d = (double)x;
+  float y = (float)fbx_vm_signd(fbx_vm_atan_pos_d(fbx_vm_absd(d)), d);
+  return x == x ? y : x;
+}
+
+/* asin x = atan(x / sqrt(1 - x^2)); 1 - x^2 is exact in double */
+FBX_VM_INLINE float fbx_vm_asinf(float x) {
+  double d = (double)x, a = fbx_vm_absd(d);
+  double w = 1.0 - a * a;
+  double q = a / sqrt(w > 0.0 ? w : 0.0); /* inf at |x| = 1 */
+  double y = fbx_vm_signd(fbx_vm_atan_pos_d(q), d);
+  return a <= 1.0 ? (float)y : (x == x ? NAN : x);
+}
+
+/* acos x = 2 atan(sqrt((1 - x) / (1 + x))) */
+FBX_VM_INLINE float fbx_vm_acosf(float x) {
+  double d = (double)x;
+  double w = (1.0 - d) / (1.0 + d); /* inf at x = -1 */
+  double y = 2.0 * fbx_vm_atan_pos_d(sqrt(w >= 0.0 ? w : 0.0));
+  return fbx_vm_absd(d) <= 1.0 ? (float)y : (x == x ? NAN : x);
+}
+
+FBX_VM_INLINE float fbx_vm_atan2f(float y, float x) {
+  double dy = (double)y, dx = (double)x;
+  double ay = fbx_vm_absd(dy), ax = fbx_vm_absd(dx);
+  /* atan(ay/ax) in [0, pi/2]; both infinite: pi/4; both zero: 0 */
+  int yinf = ay == INFINITY, xinf = ax == INFINITY;
+  double q = ay / (ax > 0.0 ? ax : 1.0);
+  q = ax > 0.0 ? q : (ay > 0.0 ? INFINITY : 0.0);
+  double t = fbx_vm_atan_pos_d(q);
+  t = yinf && xinf ? FBX_VM_PI_4 : t;
+  /* x < 0 (or -0): pi - t */
+  uint64_t xneg = 0u - (fbx_vm_d2u(dx) >> 63); /* a mask: SSE2 has no 64-bit compare */
+  t = fbx_vm_u2d((fbx_vm_d2u((2.0 * FBX_VM_PI_2) - t) & xneg) | (fbx_vm_d2u(t) & ~xneg));
+  float r = (float)fbx_vm_signd(t, dy);
+  return x == x && y == y ? r : x + y;
+}
+
+/* ---- pow (double arithmetic) ---------------------------------------------------------------- */
+
+/* log2(a) for finite a > 0 (subnormals included), relative error ~1e-15:
+ * a = 2^e m, m in [sqrt(1/2), sqrt(2)), ln m = 2s + s^3 P(s^2) with
+ * s = (m - 1) / (m + 1) (Chebyshev fit, 3e-16) */
+FBX_VM_INLINE double fbx_vm_log2_pos_d(float a) {
+  int sub = a < 0x1p-126f;
+  float xs = sub ? a * 0x1p23f : a;
+  int32_t ix = (int32_t)(fbx_vm_f2u(xs) - 0x3f3504f3u);
+  double m = (double)fbx_vm_u2f(((uint32_t)ix & 0x7fffffu) + 0x3f3504f3u);
+  double e = (double)((ix >> 23) - (sub ? 23 : 0));
+  double s = (m - 1.0) / (m + 1.0), z = s * s;
+  double p = 1.46164496850434061e-01;
+  p = p * z + 1.53317216005560419e-01;
+  p = p * z + 1.81828891252617225e-01;
+  p = p * z + 2.22222111347950807e-01;
+  p = p * z + 2.85714286259754868e-01;
+  p = p * z + 3.99999999998995048e-01;
+  p = p * z + 6.66666666666666963e-01;
+  return e + (2.0 * s + s * z * p) * FBX_VM_LOG2E;
+}
+
+/* True where powf must be computed by libm: a zero, infinite or NaN
+ * operand (C99's special cases). */
+FBX_VM_INLINE int fbx_vm_pow_rare(float a, float b) {
+  return !(fbx_vm_absf(a) < INFINITY && fbx_vm_absf(b) < INFINITY) || a == 0.0f;
+}
+/* a^b = 2^(b log2|a|), negated for a < 0 and odd integer b, NaN for a < 0
+ * and b not an integer. */
+FBX_VM_INLINE float fbx_vm_powf(float a, float b) {
+  float aa = fbx_vm_absf(a);
+  aa = aa > 0.0f && aa < INFINITY ? aa : 1.0f;
+  double y = (double)b * fbx_vm_log2_pos_d(aa);
+  y = y < -160.0 ? -160.0 : (y > 130.0 ? 130.0 : y);
+  y = y == y ? y : 0.0;
+  float r = (float)fbx_vm_exp_d(y * 0.69314718055994530942);
+  int bint = fbx_vm_truncf(b) == b;
+  float h = b * 0.5f;
+  int bodd = bint && fbx_vm_truncf(h) != h;
+  r = a < 0.0f && bodd ? -r : r;
+  return a < 0.0f && !bint ? NAN : r;
+}
+
+/* ---- fmod (exact) ---------------------------------------------------------------------------------- */
+
+/* fmod(a, b) = a - trunc(a/b) b, exactly: the double quotient of two floats
+ * truncates to the right integer while |a/b| < 2^29, n b is exact in
+ * double and so is the difference, whose value is a float. Elsewhere
+ * (b = 0 or inf, a inf or NaN, huge quotients) fbx_vm_fmod_rare is true. */
+FBX_VM_INLINE int fbx_vm_fmod_rare(float a, float b) {
+  double q = (double)a / (double)b;
+  return !(fbx_vm_absd(q) < 0x1p29) || fbx_vm_absf(b) == INFINITY;
+}
+FBX_VM_INLINE float fbx_vm_fmodf(float a, float b) {
+  double q = (double)a / (double)b;
+  q = fbx_vm_absd(q) < 0x1p29 ? q : 0.0;
+  double n = fbx_vm_truncd(q);
+  double r = (double)a - n * (double)b;
+  return fbx_vm_signf((float)r, a);
+}
+
+/* ---- type-generic use from the kernels -------------------------------------------------------------- */
+
+/* FBX_VM(exp, x): fbx_vm_expf for float, the libm function for double. */
+#define FBX_VM(fn, x) _Generic((x), float: fbx_vm_##fn##f, default: fn)(x)
+/* Exact rounding for both: FBX_VM_ROUND(floor, x), (ceil, trunc, rint). */
+#define FBX_VM_ROUND(fn, x) _Generic((x), float: fbx_vm_##fn##f, default: fbx_vm_##fn##d)(x)
+/* The elements a kernel recomputes with libm (never for double, which
+ * uses libm throughout). */
+FBX_VM_INLINE int fbx_vm_never(double x) { return (void)x, 0; }
+FBX_VM_INLINE int fbx_vm_never2(double x, double y) { return (void)x, (void)y, 0; }
+#define FBX_VM_TRIG_RARE(x) _Generic((x), float: fbx_vm_trig_rare, default: fbx_vm_never)(x)
+#define FBX_VM_FMOD_RARE(a, b) _Generic((a), float: fbx_vm_fmod_rare, default: fbx_vm_never2)(a, b)
+#define FBX_VM_FMOD(a, b) _Generic((a), float: fbx_vm_fmodf, default: fmod)(a, b)
+#define FBX_VM_POW_RARE(a, b) _Generic((a), float: fbx_vm_pow_rare, default: fbx_vm_never2)(a, b)
+#define FBX_VM_POW(a, b) _Generic((a), float: fbx_vm_powf, default: pow)(a, b)
+
+#endif

@@ -1,0 +1,356 @@
+/* ops/vmath.h: every function against the double-precision libm result
+ * rounded to float (the error is measured in float ulps against the
+ * double value, so a correctly rounded function scores <= 0.5).
+ *
+ * Inputs: (a) bit patterns evenly spaced over all finite floats, both
+ * signs (2^21 per function by default; FBX_VMATH_SWEEP=24 sweeps 2^24),
+ * (b) a dense sweep of the range where the function is interesting
+ * (2^19 consecutive floats), (c) special values: +-0, +-inf, NaN,
+ * subnormals, FLT_MIN/FLT_MAX and the overflow/underflow thresholds.
+ * atan2 and pow take random pairs plus every pair of special values.
+ * Special values must match exactly in kind (NaN, infinity, sign of a zero
+ * result). The maximum ulp error of each function is printed and must be
+ * within the bound vmath.h documents. Rounding functions and fmod are
+ * compared bit for bit. */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ops/vmath.h"
+
+#define BATCH 4096
+
+static float u2f(uint32_t u) { return fbx_vm_u2f(u); }
+static uint32_t f2u(float x) { return fbx_vm_f2u(x); }
+
+static int sweep_log2(void) {
+  const char *e = getenv("FBX_VMATH_SWEEP");
+  int n = e ? atoi(e) : 21;
+  return n < 10 ? 10 : (n > 30 ? 30 : n);
+}
+
+/* error of y against the exact value ref, in ulps of the float format at
+ * ref; INFINITY for a wrong kind (NaN, infinity, sign of zero) */
+static double ulp_err(float y, double ref) {
+  if (ref != ref) return y != y ? 0.0 : INFINITY;
+  float rf = (float)ref;
+  if (isinf(rf)) return y == rf ? 0.0 : INFINITY;
+  if (y != y || isinf(y)) return INFINITY;
+  if (ref == 0.0) return (y == 0.0f && !signbit(y) == !signbit(ref)) ? 0.0 : INFINITY;
+  int e;
+  frexp(fabs(ref), &e);
+  double u = ldexp(1.0, e - 24 < -149 ? -149 : e - 24);
+  return fabs((double)y - ref) / u;
+}
+
+/* ---- unary functions ---------------------------------------------------------------- */
+
+typedef void (*batch_fn)(float *o, const float *x, int n);
+typedef double (*ref_fn)(double);
+typedef int (*rare_fn)(float);
+
+#define BATCH_FN(name, expr)                                         \
+  static void b_##name(float *restrict o, const float *restrict x, int n) { \
+    for (int i = 0; i < n; i++) o[i] = expr(x[i]);                 \
+  }
+BATCH_FN(exp, fbx_vm_expf)
+BATCH_FN(exp2, fbx_vm_exp2f)
+BATCH_FN(expm1, fbx_vm_expm1f)
+BATCH_FN(log, fbx_vm_logf)
+BATCH_FN(log2, fbx_vm_log2f)
+BATCH_FN(log10, fbx_vm_log10f)
+BATCH_FN(log1p, fbx_vm_log1pf)
+BATCH_FN(sin, fbx_vm_sinf)
+BATCH_FN(cos, fbx_vm_cosf)
+BATCH_FN(tan, fbx_vm_tanf)
+BATCH_FN(sinh, fbx_vm_sinhf)
+BATCH_FN(cosh, fbx_vm_coshf)
+BATCH_FN(tanh, fbx_vm_tanhf)
+BATCH_FN(sigmoid, fbx_vm_sigmoidf)
+BATCH_FN(erf, fbx_vm_erff)
+BATCH_FN(erfc, fbx_vm_erfcf)
+BATCH_FN(atan, fbx_vm_atanf)
+BATCH_FN(asin, fbx_vm_asinf)
+BATCH_FN(acos, fbx_vm_acosf)
+
+static double ref_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+typedef struct ufn {
+  const char *name;
+  batch_fn vm;
+  ref_fn ref;
+  double bound;
+  float lo, hi; /* dense sweep: 2^19 consecutive floats from lo, and from hi downwards */
+  rare_fn rare;  /* elements the kernels recompute with libm (not checked) */
+} ufn;
+
+static const ufn UFNS[] = {
+    {"expf", b_exp, exp, 2, -1.0f, 88.0f, NULL},
+    {"exp2f", b_exp2, exp2, 2, -0.5f, -140.0f, NULL},
+    {"expm1f", b_expm1, expm1, 2, -0.01f, 0.5f, NULL},
+    {"logf", b_log, log, 2, 0.999f, 1e-40f, NULL},
+    {"log2f", b_log2, log2, 2, 0.999f, 0.70710677f, NULL},
+    {"log10f", b_log10, log10, 2, 0.999f, 1.41421f, NULL},
+    {"log1pf", b_log1p, log1p, 2, -0.01f, -0.9999f, NULL},
+    {"sinf", b_sin, sin, 1, 3.14159f, 1e5f, fbx_vm_trig_rare},
+    {"cosf", b_cos, cos, 1, 1.5707f, 1e5f, fbx_vm_trig_rare},
+    {"tanf", b_tan, tan, 1, 1.5707f, 1e3f, fbx_vm_trig_rare},
+    {"sinhf", b_sinh, sinh, 1, 0.99f, 89.4f, NULL},
+    {"coshf", b_cosh, cosh, 1, 0.99f, 89.4f, NULL},
+    {"tanhf", b_tanh, tanh, 1, 0.0002f, 0.6f, NULL},
+    {"sigmoidf", b_sigmoid, ref_sigmoid, 3, -0.01f, -100.0f, NULL},
+    {"erff", b_erf, erf, 1, 0.49f, 3.5f, NULL},
+    {"erfcf", b_erfc, erfc, 1, 0.49f, 10.0f, NULL},
+    {"atanf", b_atan, atan, 1, 0.4f, 2.4f, NULL},
+    {"asinf", b_asin, asin, 1, 0.99f, 1e-3f, NULL},
+    {"acosf", b_acos, acos, 1, -0.99f, 0.99f, NULL},
+};
+#define NUFNS ((int)(sizeof UFNS / sizeof UFNS[0]))
+
+static const float SPECIALS[] = {
+    0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 0x1p-149f, -0x1p-149f, 0x1.fffffcp-127f, -0x1.fffffcp-127f,
+    FLT_MIN, -FLT_MIN, FLT_MAX, -FLT_MAX, 1.0f, -1.0f, 0.5f, -0.5f, 2.0f, 0x1p-24f, -0x1p-24f, 0x1p-12f,
+    88.72283935546875f, 88.7228317f, 88.72284f, 89.0f, 89.4159851f, 89.41599f, -87.33654f, -103.972076f,
+    -103.97209f, -104.0f, -110.0f, 127.99999f, 128.0f, -126.0f, -149.0f, -150.0f, -151.0f, -17.0f, -18.0f,
+    -25.0f, 9.0f, 9.1f, 10.0f, 10.05f, 10.1f, 26.55f, 0x1p26f, -0x1p26f, 0x1.000002p26f, 1e30f, -1e30f,
+    3.14159274f, 1.57079637f, -1.57079637f, 0.99999994f, 1.00000012f, -0.99999994f, 0.41421357f, 2.4142137f,
+    1e-3f, -7.25f, 100.0f, 0.75f};
+#define NSPECIALS ((int)(sizeof SPECIALS / sizeof SPECIALS[0]))
+
+typedef struct stats {
+  double max_err;
+  float worst_x;
+  int64_t n, bad_kind;
+} stats;
+
+static void check_batch(const ufn *f, const float *x, int n, stats *st) {
+  static float y[BATCH];
+  f->vm(y, x, n);
+  for (int i = 0; i < n; i++) {
+    if (f->rare && f->rare(x[i])) continue;
+    double e = ulp_err(y[i], f->ref((double)x[i]));
+    st->n++;
+    if (e > st->max_err || e != e) {
+      st->max_err = e;
+      st->worst_x = x[i];
+    }
+    if (isinf(e)) {
+      if (st->bad_kind++ < 5)
+        fprintf(stderr, "  %s(%a = %.9g) = %.9g, want %.9g\n", f->name, (double)x[i], (double)x[i], (double)y[i],
+                f->ref((double)x[i]));
+    }
+  }
+}
+
+static void run_ufn(const ufn *f, stats *st) {
+  static float x[BATCH];
+  memset(st, 0, sizeof *st);
+  int k = 0;
+  /* (a) spaced bit patterns */
+  int lg = sweep_log2();
+  uint64_t count = (uint64_t)1 << lg, stride = ((uint64_t)1 << 32) >> lg;
+  for (uint64_t i = 0; i < count; i++) {
+    uint32_t b = (uint32_t)(i * stride + (stride > 1 ? 0x9e37u % stride : 0));
+    float v = u2f(b);
+    if (!isfinite(v)) continue;
+    x[k++] = v;
+    if (k == BATCH) check_batch(f, x, k, st), k = 0;
+  }
+  /* (b) dense: consecutive floats up from lo and down from hi */
+  for (int s = 0; s < 2; s++) {
+    uint32_t b = f2u(s ? f->hi : f->lo);
+    for (int i = 0; i < (1 << 18); i++) {
+      x[k++] = u2f(s ? b - (uint32_t)i : b + (uint32_t)i);
+      if (k == BATCH) check_batch(f, x, k, st), k = 0;
+    }
+  }
+  /* (c) special values */
+  for (int i = 0; i < NSPECIALS; i++) {
+    x[k++] = SPECIALS[i];
+    if (k == BATCH) check_batch(f, x, k, st), k = 0;
+  }
+  if (k) check_batch(f, x, k, st);
+}
+
+START_TEST(unary_ulps) {
+  const ufn *f = &UFNS[_i];
+  stats st;
+  clock_t t0 = clock();
+  run_ufn(f, &st);
+  printf("vmath %-9s max %.3f ulp at %.9g (bound %g, %lld values, %.2f s)\n", f->name, st.max_err,
+         (double)st.worst_x, f->bound, (long long)st.n, (double)(clock() - t0) / CLOCKS_PER_SEC);
+  fflush(stdout);
+  ck_assert_msg(st.bad_kind == 0, "%s: %lld results of the wrong kind (NaN/inf/signed zero)", f->name,
+                (long long)st.bad_kind);
+  ck_assert_msg(st.max_err <= f->bound, "%s: max error %.3f ulp at %a exceeds %g", f->name, st.max_err,
+                (double)st.worst_x, f->bound);
+}
+END_TEST
+
+/* ---- rounding: bit-exact --------------------------------------------------------------- */
+
+static void rounding_check(const float *x, int n) {
+  for (int i = 0; i < n; i++) {
+    float v = x[i];
+/* (ck_assert costs a system call per use: plain ifs in the loops) */
+#define SAME(a, b) (f2u(a) == f2u(b) || ((a) != (a) && (b) != (b)))
+#define SAMED(a, b) (fbx_vm_d2u(a) == fbx_vm_d2u(b) || ((a) != (a) && (b) != (b)))
+    if (!SAME(fbx_vm_truncf(v), truncf(v))) ck_abort_msg("truncf(%a)", (double)v);
+    if (!SAME(fbx_vm_floorf(v), floorf(v))) ck_abort_msg("floorf(%a)", (double)v);
+    if (!SAME(fbx_vm_ceilf(v), ceilf(v))) ck_abort_msg("ceilf(%a)", (double)v);
+    if (!SAME(fbx_vm_rintf(v), nearbyintf(v))) ck_abort_msg("rintf(%a)", (double)v);
+    double d = (double)v * 1.0000001;
+    if (!SAMED(fbx_vm_truncd(d), trunc(d))) ck_abort_msg("truncd(%a)", d);
+    if (!SAMED(fbx_vm_floord(d), floor(d))) ck_abort_msg("floord(%a)", d);
+    if (!SAMED(fbx_vm_ceild(d), ceil(d))) ck_abort_msg("ceild(%a)", d);
+    if (!SAMED(fbx_vm_rintd(d), nearbyint(d))) ck_abort_msg("rintd(%a)", d);
+  }
+}
+
+START_TEST(rounding_exact) {
+  static float x[BATCH];
+  int k = 0, lg = sweep_log2();
+  uint64_t count = (uint64_t)1 << lg, stride = ((uint64_t)1 << 32) >> lg;
+  for (uint64_t i = 0; i < count; i++) {
+    x[k++] = u2f((uint32_t)(i * stride + 77u % stride));
+    if (k == BATCH) rounding_check(x, k), k = 0;
+  }
+  /* around every half-integer up to 64 and near 2^23 */
+  for (int i = -128; i <= 128; i++) {
+    float h = (float)i * 0.5f;
+    float near[] = {h, nextafterf(h, INFINITY), nextafterf(h, -INFINITY), 0x1p23f + (float)i, -0x1p23f - (float)i,
+                    0x1p22f + (float)i + 0.5f, -0x1p22f - (float)i - 0.5f};
+    for (int j = 0; j < (int)(sizeof near / sizeof near[0]); j++) {
+      x[k++] = near[j];
+      if (k == BATCH) rounding_check(x, k), k = 0;
+    }
+  }
+  for (int i = 0; i < NSPECIALS; i++) {
+    x[k++] = SPECIALS[i];
+    if (k == BATCH) rounding_check(x, k), k = 0;
+  }
+  if (k) rounding_check(x, k);
+}
+END_TEST
+
+/* ---- binary: atan2 (ulps), fmod (exact) --------------------------------------------------- */
+
+static uint32_t xs32(uint32_t *s) {
+  uint32_t x = *s;
+  x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+  return *s = x;
+}
+
+START_TEST(atan2_ulps) {
+  uint32_t seed = 12345;
+  double max_err = 0;
+  float wy = 0, wx = 0;
+  int64_t n = 0, bad = 0, total = (int64_t)1 << (sweep_log2() - 1);
+  for (int64_t i = 0; i < total + NSPECIALS * NSPECIALS; i++) {
+    float y, x;
+    if (i < total) {
+      y = u2f(xs32(&seed));
+      /* half the pairs with nearby exponents, where the quotient is moderate */
+      x = (i & 1) ? u2f(xs32(&seed)) : y * u2f(0x3f000000u + (xs32(&seed) & 0x00ffffffu)) * ((i & 2) ? -1.0f : 1.0f);
+    } else {
+      int64_t j = i - total;
+      y = SPECIALS[j / NSPECIALS], x = SPECIALS[j % NSPECIALS];
+    }
+    if (i < total && (!isfinite(x) || !isfinite(y))) continue;
+    float r = fbx_vm_atan2f(y, x);
+    double e = ulp_err(r, atan2((double)y, (double)x));
+    n++;
+    if (isinf(e) && bad++ < 5)
+      fprintf(stderr, "  atan2f(%.9g, %.9g) = %.9g, want %.9g\n", (double)y, (double)x, (double)r,
+              atan2((double)y, (double)x));
+    if (e > max_err) max_err = e, wy = y, wx = x;
+  }
+  printf("vmath %-9s max %.3f ulp at (%.9g, %.9g) (bound 1, %lld pairs)\n", "atan2f", max_err, (double)wy, (double)wx,
+         (long long)n);
+  ck_assert_int_eq(bad, 0);
+  ck_assert(max_err <= 1.0);
+}
+END_TEST
+
+START_TEST(fmod_exact) {
+  uint32_t seed = 777;
+  int64_t n = 0, fast = 0, total = (int64_t)1 << (sweep_log2() - 1);
+  for (int64_t i = 0; i < total + NSPECIALS * NSPECIALS; i++) {
+    float a, b;
+    if (i < total) {
+      a = u2f(xs32(&seed));
+      /* quotients from 2^-4 to 2^30 and beyond, both signs */
+      int sh = (int)(xs32(&seed) % 40u) - 4;
+      b = ldexpf(a, -sh) * u2f(0x3f800000u + (xs32(&seed) & 0x007fffffu)) * ((i & 1) ? -1.0f : 1.0f);
+      if (i & 2) b = u2f(xs32(&seed));
+    } else {
+      int64_t j = i - total;
+      a = SPECIALS[j / NSPECIALS], b = SPECIALS[j % NSPECIALS];
+    }
+    n++;
+    if (fbx_vm_fmod_rare(a, b)) continue;
+    fast++;
+    float got = fbx_vm_fmodf(a, b), want = fmodf(a, b);
+    if (f2u(got) != f2u(want)) ck_abort_msg("fmodf(%a, %a) = %a, want %a", (double)a, (double)b, (double)got,
+                  (double)want);
+  }
+  printf("vmath %-9s exact on %lld of %lld pairs (the rest: libm)\n", "fmodf", (long long)fast, (long long)n);
+}
+END_TEST
+
+START_TEST(pow_ulps) {
+  uint32_t seed = 4242;
+  double max_err = 0;
+  float wa = 0, wb = 0;
+  int64_t n = 0, bad = 0, total = (int64_t)1 << (sweep_log2() - 1);
+  for (int64_t i = 0; i < total + NSPECIALS * NSPECIALS; i++) {
+    float a, b;
+    if (i < total) {
+      /* bases anywhere (half negative), exponents mostly where the result stays finite */
+      a = u2f(xs32(&seed) & ((i & 1) ? 0xffffffffu : 0x7fffffffu));
+      float la = fabsf(log2f(fabsf(a))) + 1.0f;
+      b = (float)((double)(int32_t)xs32(&seed) / 2147483648.0 * 160.0 / la);
+      if ((i & 6) == 2) b = fbx_vm_truncf(b); /* integral exponents: signs of negative bases */
+    } else {
+      int64_t j = i - total;
+      a = SPECIALS[j / NSPECIALS], b = SPECIALS[j % NSPECIALS];
+    }
+    if (!isfinite(a) || !isfinite(b)) continue;
+    if (fbx_vm_pow_rare(a, b)) continue;
+    float r = fbx_vm_powf(a, b);
+    double e = ulp_err(r, pow((double)a, (double)b));
+    n++;
+    if (isinf(e) && bad++ < 5)
+      fprintf(stderr, "  powf(%.9g, %.9g) = %.9g, want %.9g\n", (double)a, (double)b, (double)r,
+              pow((double)a, (double)b));
+    if (e > max_err) max_err = e, wa = a, wb = b;
+  }
+  printf("vmath %-9s max %.3f ulp at (%.9g, %.9g) (bound 1, %lld pairs)\n", "powf", max_err, (double)wa, (double)wb,
+         (long long)n);
+  ck_assert_int_eq(bad, 0);
+  ck_assert(max_err <= 1.0);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("vmath");
+  TCase *tc = tcase_create("vmath");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, unary_ulps, 0, NUFNS);
+  tcase_add_test(tc, rounding_exact);
+  tcase_add_test(tc, atan2_ulps);
+  tcase_add_test(tc, fmod_exact);
+  tcase_add_test(tc, pow_ulps);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
