@@ -2,7 +2,9 @@
 # Installs the Debian 12 packages fusebox needs to build and test, if missing.
 # Usage: scripts/install-deps.sh [--with-fuzz]
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config check libdlpack-dev)
+# OpenCL: the ICD loader and PoCL's CPU device, for the OpenCL host service
+# and the nvfuser_like plugin's OpenCL path (fusebox dlopens libOpenCL.so.1).
+pkgs=(build-essential cmake pkg-config check libdlpack-dev ocl-icd-opencl-dev pocl-opencl-icd)
 if [[ "${1:-}" == "--with-fuzz" ]]; then
   pkgs+=(clang libclang-rt-14-dev)
 fi

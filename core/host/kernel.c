@@ -1,0 +1,474 @@
+/* Compiling and running fusion groups through a plugin, the in-memory
+ * kernel cache, and the fuser's counters.
+ *
+ * Cache key: (fuser, canonical subgraph text, input specs). The cache holds
+ * one reference to each kernel; callers get their own. Specs are zeroed
+ * before they are filled, so equal specs compare equal with memcmp.
+ *
+ * Input specs: tensors give dtype/ndim/sizes/strides/CPU; scalars give kind
+ * INT (dtype int64, or bool for bools) or FLOAT (dtype float64), ndim 0.
+ * Plugins with host guards (FBXP_GUARDS_OUTSIDE) are only ever run on
+ * inputs equal to their specs (checked here, so a missing guard cannot make
+ * a plugin read out of bounds); self-fallback plugins get any shapes of the
+ * compiled dtypes and decline what they cannot handle.
+ *
+ * Stats: `runs` counts calls that reached the plugin's run (failures and
+ * declines included); kernel_launches only successful ones.
+ *
+ * Outputs: the plugin promises a spec for every output (at compile, or per
+ * run for dynamic kernels); the host checks it (valid dtype, ndim <= 16,
+ * sizes >= 0) before allocating, because a bad spec is the plugin's error,
+ * not a reason to crash. Scalar outputs (spec kind INT/FLOAT) are passed to
+ * run as 0-d int64/float64 tensors and come back as int/float values.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+#include "host/hostimpl.h"
+#include "ir/text.h"
+
+/* ---- specs ---------------------------------------------------------------------- */
+
+static fbx_status *spec_of(fbxp_arg_spec *s, const fbx_ivalue *v, int i) {
+  memset(s, 0, sizeof *s);
+  s->struct_size = FBXP_ARG_SPEC_SIZE_V1_0;
+  switch (v->kind) {
+  case FBX_IV_TENSOR: {
+    const fbx_tensor *t = v->u.t;
+    if (!t) return fbx_status_new(FBX_ERR_INVALID_ARG, "input %d: NULL tensor", i);
+    s->kind = FBXP_ARG_TENSOR;
+    s->dtype = (int32_t)t->dtype;
+    s->ndim = t->ndim;
+    for (int d = 0; d < t->ndim; d++) {
+      s->sizes[d] = t->sizes[d];
+      s->strides[d] = t->strides[d];
+    }
+    s->device_type = kDLCPU;
+    return NULL;
+  }
+  case FBX_IV_INT:
+    s->kind = FBXP_ARG_INT;
+    s->dtype = FBX_DTYPE_INT64;
+    return NULL;
+  case FBX_IV_BOOL:
+    s->kind = FBXP_ARG_INT;
+    s->dtype = FBX_DTYPE_BOOL;
+    return NULL;
+  case FBX_IV_FLOAT:
+    s->kind = FBXP_ARG_FLOAT;
+    s->dtype = FBX_DTYPE_FLOAT64;
+    return NULL;
+  default:
+    return fbx_status_new(FBX_ERR_UNSUPPORTED, "input %d: a %s value cannot be passed to a fused kernel", i,
+                          fbx_iv_kind_name(v->kind));
+  }
+}
+
+static void spec_print(fbx_strbuf *b, const fbxp_arg_spec *s) {
+  if (s->kind == FBXP_ARG_INT) {
+    fbx_strbuf_puts(b, "int");
+    return;
+  }
+  if (s->kind == FBXP_ARG_FLOAT) {
+    fbx_strbuf_puts(b, "float");
+    return;
+  }
+  fbx_strbuf_printf(b, "%s[", fbx_dtype_name((fbx_dtype)s->dtype));
+  for (int d = 0; d < s->ndim && d < FBXP_MAX_DIMS; d++) fbx_strbuf_printf(b, "%s%lld", d ? ", " : "", (long long)s->sizes[d]);
+  fbx_strbuf_puts(b, "]");
+}
+
+/* Is a plugin's output spec something the host can allocate? */
+static bool out_spec_ok(const fbxp_arg_spec *s, char *why, size_t cap) {
+  if (s->kind == FBXP_ARG_INT || s->kind == FBXP_ARG_FLOAT) return true;
+  if (s->kind != FBXP_ARG_TENSOR) {
+    snprintf(why, cap, "unknown kind %d", s->kind);
+    return false;
+  }
+  if (!fbx_dtype_valid(s->dtype)) {
+    snprintf(why, cap, "invalid dtype %d", s->dtype);
+    return false;
+  }
+  if (s->ndim < 0 || s->ndim > FBXP_MAX_DIMS) {
+    snprintf(why, cap, "ndim %d (must be 0..%d)", s->ndim, FBXP_MAX_DIMS);
+    return false;
+  }
+  int64_t numel = 1;
+  const int64_t limit = INT64_C(1) << 48;
+  for (int d = 0; d < s->ndim; d++) {
+    if (s->sizes[d] < 0) {
+      snprintf(why, cap, "negative size %lld in dim %d", (long long)s->sizes[d], d);
+      return false;
+    }
+    if (s->sizes[d] && numel > limit / s->sizes[d]) {
+      snprintf(why, cap, "too many elements");
+      return false;
+    }
+    numel *= s->sizes[d];
+  }
+  return true;
+}
+
+static fbx_status *check_out_specs(const fbx_fkernel *k, const fbxp_arg_spec *specs) {
+  for (int i = 0; i < k->nout; i++) {
+    char why[96];
+    if (!out_spec_ok(&specs[i], why, sizeof why))
+      return fbx_status_new(FBX_ERR_PLUGIN, "fuser '%s' gave an invalid spec for output %d of %s: %s",
+                            k->fuser->name, i, k->desc, why);
+  }
+  return NULL;
+}
+
+/* ---- kernels ------------------------------------------------------------------------ */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+/* "group %5 (aten::mul, aten::add, aten::relu)" */
+static char *group_desc(const fbx_node *group, const fbx_graph *sub) {
+  fbx_strbuf b = {0};
+  fbx_strbuf_puts(&b, "group");
+  if (group->noutputs > 0) fbx_strbuf_printf(&b, " %%%s", group->outputs[0]->name);
+  fbx_strbuf_puts(&b, " (");
+  int k = 0;
+  for (const fbx_node *n = fbx_block_first(sub->block); n; n = n->next) {
+    if (n->kind == FBX_SYM_prim_Constant) continue;
+    if (k == 6) {
+      fbx_strbuf_puts(&b, ", ...");
+      break;
+    }
+    fbx_strbuf_printf(&b, "%s%s", k++ ? ", " : "", fbx_sym_str(n->kind));
+  }
+  fbx_strbuf_puts(&b, ")");
+  return fbx_strbuf_take(&b);
+}
+
+static void kernel_free(fbx_fkernel *k) {
+  fbx_free(k->text);
+  fbx_free(k->desc);
+  fbx_free(k->in_specs);
+  fbx_free(k->out_specs);
+  fbx_free(k);
+}
+
+/* The last reference is gone: hand the kernel back to the plugin. Caller
+ * holds f->lock and drops the kernel's hold on the fuser afterwards. */
+static void kernel_destroy_locked(fbx_fkernel *k) {
+  fbx_fuser *f = k->fuser;
+  fbx_fuser *prev = fbx_host_set_current(f);
+  f->api->release(f->state, k->pk);
+  fbx_host_set_current(prev);
+  kernel_free(k);
+}
+
+void fbx_kcache_flush_locked(fbx_fuser *f) {
+  for (int b = 0; b < FBX_KCACHE_BUCKETS; b++) {
+    fbx_fkernel *k = f->cache[b];
+    f->cache[b] = NULL;
+    while (k) {
+      fbx_fkernel *next = k->next;
+      k->next = NULL;
+      if (atomic_fetch_sub(&k->refs, 1) == 1) {
+        kernel_destroy_locked(k);
+        fbx_fuser_unhold(f); /* never the last hold: the releasing user still has one */
+      }
+      k = next;
+    }
+  }
+}
+
+void fbx_fkernel_release(fbx_fkernel *k) {
+  if (!k || atomic_fetch_sub(&k->refs, 1) != 1) return;
+  /* Only kernels no longer in the cache get here (the cache holds a reference). */
+  fbx_fuser *f = k->fuser;
+  pthread_mutex_lock(&f->lock);
+  kernel_destroy_locked(k);
+  pthread_mutex_unlock(&f->lock);
+  fbx_fuser_unhold(f);
+}
+
+int fbx_fkernel_launches(const fbx_fkernel *k) { return k ? k->nkernels : 0; }
+
+const char *fbx_fkernel_source(const fbx_fkernel *k) {
+  if (!k) return NULL;
+  const char *(*src)(void *, fbxp_kernel *) = FBX_PLUGIN_FN(k->fuser, kernel_source);
+  return src ? src(k->fuser->state, k->pk) : NULL;
+}
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static fbx_fkernel *cache_find(fbx_fuser *f, uint64_t h, const char *text, const fbxp_arg_spec *specs, int nin) {
+  for (fbx_fkernel *k = f->cache[h % FBX_KCACHE_BUCKETS]; k; k = k->next)
+    if (k->hash == h && k->nin == nin && !strcmp(k->text, text) &&
+        (nin == 0 || !memcmp(k->in_specs, specs, (size_t)nin * sizeof *specs)))
+      return k;
+  return NULL;
+}
+
+/* Call the plugin's compile for a new kernel k (f->lock held). */
+static fbx_status *plugin_compile(fbx_fuser *f, fbx_fkernel *k, const fbx_graph *sub) {
+  fbxp_compile_result res;
+  memset(&res, 0, sizeof res);
+  res.struct_size = FBXP_COMPILE_RESULT_SIZE_V1_0;
+  res.noutputs = k->nout;
+  res.outputs = k->out_specs;
+  fbx_fuser *prev = fbx_host_set_current(f);
+  double t0 = now_ns();
+  fbxp_status *ps = f->api->compile(f->state, (const fbxp_graph *)sub, k->in_specs, k->nin, &res, &k->pk);
+  double t1 = now_ns();
+  fbx_host_set_current(prev);
+  atomic_fetch_add(&f->compiles, 1);
+  atomic_fetch_add(&f->compile_ns, (long long)(t1 - t0));
+  if (ps) {
+    atomic_fetch_add(&f->compile_failures, 1);
+    return fbx_host_take_status(ps, FBX_ERR_PLUGIN, "fuser '%s' failed to compile %s", f->name, k->desc);
+  }
+  k->dynamic_outputs = res.dynamic_outputs != 0;
+  k->nkernels = res.nkernels > 0 ? res.nkernels : 1;
+  /* Plugins fill kind/dtype/ndim/sizes; restore what only the host sets. */
+  for (int i = 0; i < k->nout; i++) k->out_specs[i].struct_size = FBXP_ARG_SPEC_SIZE_V1_0;
+  fbx_status *st = k->dynamic_outputs ? NULL : check_out_specs(k, k->out_specs);
+  if (!st && k->dynamic_outputs && !FBX_PLUGIN_FN(f, output_specs))
+    st = fbx_status_new(FBX_ERR_PLUGIN, "fuser '%s' compiled %s with dynamic outputs but has no output_specs",
+                        f->name, k->desc);
+  if (st) {
+    atomic_fetch_add(&f->compile_failures, 1);
+    prev = fbx_host_set_current(f);
+    f->api->release(f->state, k->pk);
+    fbx_host_set_current(prev);
+    k->pk = NULL;
+  }
+  return st;
+}
+
+fbx_status *fbx_fuser_compile(fbx_fuser *f, const fbx_node *group, const fbx_ivalue *inputs, int nin,
+                              fbx_fkernel **out) {
+  if (!f || !group || !out || (nin > 0 && !inputs))
+    return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_fuser_compile: NULL argument");
+  const fbx_graph *sub = fbx_node_subgraph(group);
+  if (!sub)
+    return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_fuser_compile: %s node has no subgraph", fbx_sym_str(group->kind));
+  if (nin != fbx_graph_ninputs(sub))
+    return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_fuser_compile: the group takes %d inputs, %d given",
+                          fbx_graph_ninputs(sub), nin);
+  fbx_fkernel *k = fbx_calloc(1, sizeof *k);
+  if (!k) return fbx_status_nomem();
+  k->fuser = f;
+  k->nin = nin;
+  k->nout = fbx_graph_noutputs(sub);
+  k->in_specs = fbx_calloc(nin ? (size_t)nin : 1, sizeof *k->in_specs);
+  k->out_specs = fbx_calloc(k->nout ? (size_t)k->nout : 1, sizeof *k->out_specs);
+  k->text = fbx_graph_print(sub);
+  k->desc = group_desc(group, sub);
+  if (!k->in_specs || !k->out_specs || !k->text || !k->desc) {
+    kernel_free(k);
+    return fbx_status_nomem();
+  }
+  for (int i = 0; i < nin; i++) {
+    fbx_status *st = spec_of(&k->in_specs[i], &inputs[i], i);
+    if (st) {
+      kernel_free(k);
+      return st;
+    }
+  }
+  for (int i = 0; i < k->nout; i++) k->out_specs[i].struct_size = FBXP_ARG_SPEC_SIZE_V1_0;
+  uint64_t h = fnv(0xcbf29ce484222325ULL, k->text, strlen(k->text));
+  h = fnv(h, k->in_specs, (size_t)nin * sizeof *k->in_specs);
+  k->hash = h;
+
+  pthread_mutex_lock(&f->lock);
+  fbx_fkernel *hit = cache_find(f, h, k->text, k->in_specs, nin);
+  if (hit) {
+    atomic_fetch_add(&hit->refs, 1);
+    pthread_mutex_unlock(&f->lock);
+    atomic_fetch_add(&f->memory_cache_hits, 1);
+    fbx_log(FBX_LOG_FUSION, "%s: %s: kernel cache hit", f->name, k->desc);
+    kernel_free(k);
+    *out = hit;
+    return NULL;
+  }
+  fbx_status *st = plugin_compile(f, k, sub);
+  if (st) {
+    pthread_mutex_unlock(&f->lock);
+    fbx_log(FBX_LOG_FUSION, "%s", fbx_status_message(st));
+    kernel_free(k);
+    return st;
+  }
+  atomic_init(&k->refs, 2); /* the cache's and the caller's */
+  fbx_fuser_hold(f);
+  k->next = f->cache[h % FBX_KCACHE_BUCKETS];
+  f->cache[h % FBX_KCACHE_BUCKETS] = k;
+  pthread_mutex_unlock(&f->lock);
+  if (fbx_log_on(FBX_LOG_FUSION)) {
+    fbx_strbuf b = {0};
+    for (int i = 0; i < nin; i++) {
+      if (i) fbx_strbuf_puts(&b, ", ");
+      spec_print(&b, &k->in_specs[i]);
+    }
+    fbx_log(FBX_LOG_FUSION, "%s: compiled %s for (%s)%s", f->name, k->desc, b.data ? b.data : "",
+            k->dynamic_outputs ? ", dynamic outputs" : "");
+    fbx_strbuf_free(&b);
+  }
+  *out = k;
+  return NULL;
+}
+
+/* ---- running ------------------------------------------------------------------------- */
+
+static fbx_status *mismatch(const fbx_fkernel *k, int i, const fbxp_arg_spec *want, const fbx_ivalue *got) {
+  fbx_strbuf b = {0};
+  spec_print(&b, want);
+  fbx_strbuf_puts(&b, ", got ");
+  fbx_iv_describe(&b, got);
+  fbx_status *st = fbx_status_new(FBX_ERR_INVALID_ARG, "input %d of %s does not match the spec it was compiled for: expected %s",
+                                  i, k->desc, b.data ? b.data : "?");
+  fbx_strbuf_free(&b);
+  return st;
+}
+
+/* Fill a[i] (and dl[i] for tensors) from inputs, checking them against the
+ * compiled specs: with host-side guards the plugin relies on the exact
+ * specs; a self-fallback plugin checks shapes itself. */
+static fbx_status *bind_inputs(const fbx_fkernel *k, const fbx_ivalue *inputs, fbxp_arg *a, DLTensor *dl) {
+  bool exact = !(k->fuser->flags & FBXP_SELF_FALLBACK);
+  for (int i = 0; i < k->nin; i++) {
+    const fbxp_arg_spec *s = &k->in_specs[i];
+    const fbx_ivalue *v = &inputs[i];
+    a[i].kind = s->kind;
+    if (s->kind == FBXP_ARG_TENSOR) {
+      const fbx_tensor *t = v->kind == FBX_IV_TENSOR ? v->u.t : NULL;
+      if (!t || (int32_t)t->dtype != s->dtype) return mismatch(k, i, s, v);
+      if (exact) {
+        bool same = t->ndim == s->ndim;
+        for (int d = 0; same && d < t->ndim; d++) same = t->sizes[d] == s->sizes[d] && t->strides[d] == s->strides[d];
+        if (!same) return mismatch(k, i, s, v);
+      }
+      FBX_TRY(fbx_tensor_to_dltensor(&dl[i], t));
+      a[i].u.tensor = &dl[i];
+    } else if (s->kind == FBXP_ARG_INT) {
+      if (v->kind == FBX_IV_INT) a[i].u.i = v->u.i;
+      else if (v->kind == FBX_IV_BOOL) a[i].u.i = v->u.b;
+      else return mismatch(k, i, s, v);
+    } else {
+      if (v->kind == FBX_IV_FLOAT) a[i].u.f = v->u.f;
+      else if (v->kind == FBX_IV_INT) a[i].u.f = (double)v->u.i;
+      else if (v->kind == FBX_IV_BOOL) a[i].u.f = v->u.b;
+      else return mismatch(k, i, s, v);
+    }
+  }
+  return NULL;
+}
+
+static fbx_status *alloc_output(fbx_tensor **t, const fbxp_arg_spec *s) {
+  if (s->kind == FBXP_ARG_INT) return fbx_tensor_zeros(t, FBX_DTYPE_INT64, 0, NULL);
+  if (s->kind == FBXP_ARG_FLOAT) return fbx_tensor_zeros(t, FBX_DTYPE_FLOAT64, 0, NULL);
+  return fbx_tensor_empty(t, (fbx_dtype)s->dtype, s->ndim, s->sizes);
+}
+
+fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, fbx_ivalue *outputs, int nout,
+                            bool *declined) {
+  if (declined) *declined = false;
+  if (!k || (nin > 0 && !inputs) || (nout > 0 && !outputs))
+    return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_fkernel_run: NULL argument");
+  for (int i = 0; i < nout; i++) outputs[i] = fbx_iv_none();
+  if (nin != k->nin || nout != k->nout)
+    return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_fkernel_run: %s takes %d inputs and %d outputs, got %d and %d",
+                          k->desc, k->nin, k->nout, nin, nout);
+  fbx_fuser *f = k->fuser;
+  fbx_status *st = NULL;
+  /* One allocation for the argument arrays. */
+  size_t nbytes = (size_t)nin * (sizeof(fbxp_arg) + sizeof(DLTensor)) +
+                  (size_t)nout * (sizeof(DLTensor) + sizeof(DLTensor *) + sizeof(fbx_tensor *) + sizeof(fbxp_arg_spec));
+  char *mem = fbx_calloc(1, nbytes ? nbytes : 1);
+  if (!mem) return fbx_status_nomem();
+  DLTensor *in_dl = (DLTensor *)mem;
+  DLTensor *out_dl = in_dl + nin;
+  fbxp_arg_spec *dyn = (fbxp_arg_spec *)(out_dl + nout);
+  fbxp_arg *args = (fbxp_arg *)(dyn + nout);
+  DLTensor **out_ptrs = (DLTensor **)(args + nin);
+  fbx_tensor **outs = (fbx_tensor **)(out_ptrs + nout);
+
+  st = bind_inputs(k, inputs, args, in_dl);
+  const fbxp_arg_spec *specs = k->out_specs;
+  if (!st && k->dynamic_outputs) {
+    for (int i = 0; i < nout; i++) dyn[i].struct_size = FBXP_ARG_SPEC_SIZE_V1_0;
+    fbx_fuser *prev = fbx_host_set_current(f);
+    fbxp_status *ps = f->api->output_specs(f->state, k->pk, args, nin, dyn, nout);
+    fbx_host_set_current(prev);
+    if (ps && ps->code == FBXP_DECLINE) {
+      fbx_host_drop_status(ps);
+      atomic_fetch_add(&f->declines, 1);
+      if (declined) *declined = true;
+      else st = fbx_status_new(FBX_ERR_UNSUPPORTED, "fuser '%s' declined to run %s", f->name, k->desc);
+      fbx_free(mem);
+      return st;
+    }
+    if (ps) st = fbx_host_take_status(ps, FBX_ERR_PLUGIN, "fuser '%s' failed to give output specs for %s", f->name, k->desc);
+    if (!st) st = check_out_specs(k, dyn);
+    if (st) atomic_fetch_add(&f->run_failures, 1);
+    specs = dyn;
+  }
+  for (int i = 0; i < nout && !st; i++) {
+    st = alloc_output(&outs[i], &specs[i]);
+    if (!st) st = fbx_tensor_to_dltensor(&out_dl[i], outs[i]);
+    out_ptrs[i] = &out_dl[i];
+  }
+  if (!st) {
+    bool serial = !(f->flags & FBXP_RUN_THREAD_SAFE);
+    if (serial) pthread_mutex_lock(&f->run_lock);
+    fbx_fuser *prev = fbx_host_set_current(f);
+    fbxp_status *ps = f->api->run(f->state, k->pk, args, nin, (DLTensor *const *)out_ptrs, nout);
+    fbx_host_set_current(prev);
+    if (serial) pthread_mutex_unlock(&f->run_lock);
+    atomic_fetch_add(&f->runs, 1);
+    if (!ps) {
+      atomic_fetch_add(&f->kernel_launches, k->nkernels);
+      for (int i = 0; i < nout; i++) {
+        if (specs[i].kind == FBXP_ARG_INT) outputs[i] = fbx_iv_int(*(const int64_t *)outs[i]->data);
+        else if (specs[i].kind == FBXP_ARG_FLOAT) outputs[i] = fbx_iv_float(*(const double *)outs[i]->data);
+        else {
+          outputs[i] = fbx_iv_tensor(outs[i]);
+          outs[i] = NULL;
+        }
+      }
+    } else if (ps->code == FBXP_DECLINE) {
+      fbx_host_drop_status(ps);
+      atomic_fetch_add(&f->declines, 1);
+      if (declined) *declined = true;
+      else st = fbx_status_new(FBX_ERR_UNSUPPORTED, "fuser '%s' declined to run %s", f->name, k->desc);
+    } else {
+      atomic_fetch_add(&f->run_failures, 1);
+      st = fbx_host_take_status(ps, FBX_ERR_PLUGIN, "fuser '%s' failed to run %s", f->name, k->desc);
+    }
+  }
+  for (int i = 0; i < nout; i++) fbx_tensor_release(outs[i]);
+  fbx_free(mem);
+  return st;
+}
+
+void fbx_fuser_get_stats(const fbx_fuser *f, fbx_fuser_stats *out) {
+  if (!out) return;
+  memset(out, 0, sizeof *out);
+  if (!f) return;
+  fbx_fuser *m = (fbx_fuser *)f; /* atomics are read-only here */
+  out->compiles = atomic_load(&m->compiles);
+  out->compile_failures = atomic_load(&m->compile_failures);
+  out->memory_cache_hits = atomic_load(&m->memory_cache_hits);
+  out->disk_cache_hits = atomic_load(&m->disk_cache_hits);
+  out->runs = atomic_load(&m->runs);
+  out->run_failures = atomic_load(&m->run_failures);
+  out->declines = atomic_load(&m->declines);
+  out->kernel_launches = atomic_load(&m->kernel_launches);
+  out->compile_seconds = (double)atomic_load(&m->compile_ns) * 1e-9;
+}

@@ -1,0 +1,842 @@
+/* Host services (fuser ABI rule 8): the C compiler with its disk cache
+ * (hits in this and in another process, corrupt entries, errors, OpenMP,
+ * timeouts, concurrency), NVRTC to PTX, OpenCL builds on PoCL; and SHA-256.
+ *
+ * NVRTC and OpenCL tests print "skipped: <reason>" and pass where the
+ * library or platform is absent (Check has no skip).
+ *
+ * The binary doubles as a helper: `test_services --child-cc` compiles the
+ * shared test source with the environment's FUSEBOX_CACHE_DIR and prints its
+ * counters (the second-process and concurrent-process tests run it).
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/sha256.h"
+#include "host/hostimpl.h" /* struct fbxp_status, fbx_host_drop_status */
+#include "host/services.h"
+#include "host/services_cc.h"
+#include "testutil.h"
+
+/* PoCL, LLVM and NVRTC keep process-lifetime allocations that LeakSanitizer
+ * would report at exit; they are not ours. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) {
+  return "leak:libpocl\nleak:libOpenCL\nleak:libLLVM\nleak:libclang\nleak:libnvrtc\nleak:libhwloc\n";
+}
+
+#define OK(expr)                                                                                  \
+  do {                                                                                            \
+    fbxp_status *st_ = (expr);                                                                    \
+    ck_assert_msg(st_ == NULL, "%s failed: %s", #expr, st_ ? st_->msg : "");                      \
+  } while (0)
+
+static const char ADD_SRC[] = "int fbx_add(int a, int b) { return a + b; }\n";
+static const char CHILD_SRC[] = "int fbx_child(int a) { return a * 3 + 1; }\n";
+
+static char tmpdir[256];
+static const char KERNEL_CU_SMALL[] = "extern \"C\" __global__ void k(float *x) { x[0] = 1.0f; }\n";
+static char self_exe[4096];
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void setup(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/fbx_test_services_XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+  char cache[300];
+  snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+  setenv("FUSEBOX_CACHE_DIR", cache, 1);
+  unsetenv("FUSEBOX_CC");
+  unsetenv("FUSEBOX_CC_TIMEOUT");
+  unsetenv("FUSEBOX_CC_CACHE");
+}
+
+static void teardown(void) {
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  tu_run(cmd, NULL);
+  unsetenv("FUSEBOX_CACHE_DIR");
+  unsetenv("FUSEBOX_CC");
+  unsetenv("FUSEBOX_CC_TIMEOUT");
+  unsetenv("FUSEBOX_CC_CACHE");
+}
+
+static fbx_svc_cc_counters counters(void) {
+  fbx_svc_cc_counters c;
+  fbx_svc_cc_get_counters(&c);
+  return c;
+}
+
+static const char *cache_path(const char *name) {
+  static char p[4][512];
+  static int k;
+  char *s = p[k++ & 3];
+  snprintf(s, 512, "%s/cache/%s", tmpdir, name);
+  return s;
+}
+
+/* The single entry's key in the test's cache dir (the stem of its .so). */
+static void entry_key(char key[65]) {
+  char cmd[400], *out = NULL;
+  snprintf(cmd, sizeof cmd, "ls '%s/cache' | grep '\\.so$'", tmpdir);
+  ck_assert_int_eq(tu_run(cmd, &out), 0);
+  ck_assert_msg(strlen(out) == 68 && !strcmp(out + 64, ".so\n"), "expected one entry, got: %s", out);
+  memcpy(key, out, 64);
+  key[64] = '\0';
+  free(out);
+}
+
+static void write_text(const char *path, const char *text, int mode) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  chmod(path, (mode_t)mode);
+}
+
+static fbxp_code drop(fbxp_status *st) { return fbx_host_drop_status(st); }
+
+/* Compile ADD_SRC and check it adds. */
+static fbxp_shlib *compile_add(const char *flags) {
+  fbxp_shlib *lib = NULL;
+  OK(fbx_svc_cc_compile(ADD_SRC, flags, &lib));
+  int (*add)(int, int) = (int (*)(int, int))fbx_svc_shlib_symbol(lib, "fbx_add");
+  ck_assert_ptr_nonnull(add);
+  ck_assert_int_eq(add(40, 2), 42);
+  return lib;
+}
+
+/* ---- SHA-256 ---------------------------------------------------------------------------------- */
+
+START_TEST(sha256_vectors) {
+  char hex[65];
+  fbx_sha256_hex(hex, "", 0);
+  ck_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  fbx_sha256_hex(hex, "abc", 3);
+  ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  fbx_sha256_hex(hex, m, strlen(m));
+  ck_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  /* a million 'a' in uneven pieces exercises the partial-block paths */
+  char *a = malloc(1000000);
+  memset(a, 'a', 1000000);
+  fbx_sha256 s;
+  fbx_sha256_init(&s);
+  size_t off = 0, step = 1;
+  while (off < 1000000) {
+    size_t n = step < 1000000 - off ? step : 1000000 - off;
+    fbx_sha256_update(&s, a + off, n);
+    off += n;
+    step = step * 7 % 997 + 1;
+  }
+  fbx_sha256_final_hex(&s, hex);
+  ck_assert_str_eq(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  free(a);
+}
+END_TEST
+
+/* ---- the C compiler service --------------------------------------------------------------------- */
+
+START_TEST(cc_compile_and_call) {
+  fbx_svc_cc_counters c0 = counters();
+  fbxp_shlib *lib = compile_add(NULL);
+  ck_assert_ptr_null(fbx_svc_shlib_symbol(lib, "no_such_symbol"));
+  ck_assert_ptr_null(fbx_svc_shlib_symbol(NULL, "fbx_add"));
+  fbx_svc_shlib_release(lib);
+  fbx_svc_shlib_release(NULL);
+  ck_assert_int_eq(counters().compiles - c0.compiles, 1);
+  /* layout: <key>.c, <key>.so, <key>.meta, nothing else (no temporaries left) */
+  char key[65], name[80];
+  entry_key(key);
+  char cmd[400], *out = NULL;
+  snprintf(cmd, sizeof cmd, "ls '%s/cache' | wc -l", tmpdir);
+  tu_run(cmd, &out);
+  ck_assert_int_eq(atoi(out), 3);
+  free(out);
+  snprintf(name, sizeof name, "%s.meta", key);
+  char *meta = tu_read_file(cache_path(name), NULL);
+  ck_assert_ptr_nonnull(meta);
+  ck_assert_msg(!strncmp(meta, "fusebox-cc-cache 1\nkey ", 23), "meta: %s", meta);
+  ck_assert_ptr_nonnull(strstr(meta, "flags -O3 -fPIC -shared -std=c11\n"));
+  free(meta);
+  snprintf(name, sizeof name, "%s.c", key);
+  char *src = tu_read_file(cache_path(name), NULL);
+  ck_assert_str_eq(src, ADD_SRC);
+  free(src);
+  struct stat st;
+  stat(cache_path(""), &st);
+  ck_assert_int_eq(st.st_mode & 0777, 0700);
+}
+END_TEST
+
+START_TEST(cc_memory_then_disk_hit) {
+  fbx_svc_cc_counters c0 = counters();
+  double t0 = now_ms();
+  fbxp_shlib *a = compile_add(NULL);
+  double t1 = now_ms();
+  fbxp_shlib *b = compile_add(NULL); /* still loaded: same object, no disk access */
+  double t2 = now_ms();
+  ck_assert_ptr_eq(a, b);
+  ck_assert_int_eq(counters().memory_hits - c0.memory_hits, 1);
+  fbx_svc_shlib_release(a);
+  /* b still works after one release */
+  ck_assert_int_eq(((int (*)(int, int))fbx_svc_shlib_symbol(b, "fbx_add"))(1, 2), 3);
+  fbx_svc_shlib_release(b);
+  double t3 = now_ms();
+  fbxp_shlib *c = compile_add(NULL); /* unloaded: comes from the disk cache */
+  double t4 = now_ms();
+  fbx_svc_shlib_release(c);
+  fbx_svc_cc_counters c1 = counters();
+  ck_assert_int_eq(c1.compiles - c0.compiles, 1);
+  ck_assert_int_eq(c1.disk_hits - c0.disk_hits, 1);
+  ck_assert_int_eq(c1.corrupt - c0.corrupt, 0);
+  printf("cc timings: cold compile %.1f ms, in-process hit %.3f ms, disk-cache hit %.2f ms\n", t1 - t0, t2 - t1,
+         t4 - t3);
+}
+END_TEST
+
+START_TEST(cc_flags_are_part_of_the_key) {
+  const char *src = "int fbx_val(void) { return VAL; }\n";
+  fbxp_shlib *a = NULL, *b = NULL;
+  OK(fbx_svc_cc_compile(src, "-DVAL=7", &a));
+  OK(fbx_svc_cc_compile(src, " -DVAL=9\t", &b));
+  ck_assert_ptr_ne(a, b);
+  ck_assert_int_eq(((int (*)(void))fbx_svc_shlib_symbol(a, "fbx_val"))(), 7);
+  ck_assert_int_eq(((int (*)(void))fbx_svc_shlib_symbol(b, "fbx_val"))(), 9);
+  fbx_svc_shlib_release(a);
+  fbx_svc_shlib_release(b);
+  /* a library flag after the source resolves its symbols */
+  fbxp_shlib *m = NULL;
+  OK(fbx_svc_cc_compile("#include <math.h>\ndouble fbx_s(double x) { return sqrt(x) + expm1(x); }\n", "-lm", &m));
+  ck_assert(((double (*)(double))fbx_svc_shlib_symbol(m, "fbx_s"))(4.0) > 2.0);
+  fbx_svc_shlib_release(m);
+}
+END_TEST
+
+/* Child mode (see main): compile CHILD_SRC and print the counters. */
+static int child_cc(void) {
+  fbxp_shlib *lib = NULL;
+  fbxp_status *st = fbx_svc_cc_compile(CHILD_SRC, "", &lib);
+  if (st) {
+    printf("child: error %s\n", st->msg);
+    return 1;
+  }
+  int (*f)(int) = (int (*)(int))fbx_svc_shlib_symbol(lib, "fbx_child");
+  fbx_svc_cc_counters c = counters();
+  printf("child: result=%d compiles=%ld disk_hits=%ld corrupt=%ld\n", f ? f(4) : -1, c.compiles, c.disk_hits,
+         c.corrupt);
+  fbx_svc_shlib_release(lib);
+  return 0;
+}
+
+START_TEST(cc_disk_hit_in_another_process) {
+  fbxp_shlib *lib = NULL;
+  OK(fbx_svc_cc_compile(CHILD_SRC, "", &lib));
+  fbx_svc_shlib_release(lib);
+  char cmd[5000], *out = NULL;
+  snprintf(cmd, sizeof cmd, "FUSEBOX_LOG=cache '%s' --child-cc", self_exe);
+  ck_assert_int_eq(tu_run(cmd, &out), 0);
+  ck_assert_msg(strstr(out, "child: result=13 compiles=0 disk_hits=1 corrupt=0"), "child said:\n%s", out);
+  ck_assert_msg(strstr(out, "[fusebox:cache] cc: disk cache hit"), "child said:\n%s", out);
+  free(out);
+}
+END_TEST
+
+START_TEST(cc_concurrent_processes) {
+  /* Six processes race to build the same key into an empty cache; every one
+   * must succeed and the entry left behind must be intact. */
+  char cmd[5000], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "for i in 1 2 3 4 5 6; do '%s' --child-cc > '%s'/child.$i 2>&1 & done; wait; cat '%s'/child.*",
+           self_exe, tmpdir, tmpdir);
+  ck_assert_int_eq(tu_run(cmd, &out), 0);
+  int ok = 0;
+  for (const char *p = out; (p = strstr(p, "child: result=13 ")); p++) ok++;
+  ck_assert_msg(ok == 6, "children said:\n%s", out);
+  ck_assert_ptr_null(strstr(out, "corrupt=1"));
+  free(out);
+  fbx_svc_cc_counters c0 = counters();
+  fbxp_shlib *lib = NULL;
+  OK(fbx_svc_cc_compile(CHILD_SRC, "", &lib));
+  fbx_svc_shlib_release(lib);
+  fbx_svc_cc_counters c1 = counters();
+  ck_assert_int_eq(c1.disk_hits - c0.disk_hits, 1);
+  ck_assert_int_eq(c1.corrupt - c0.corrupt, 0);
+  snprintf(cmd, sizeof cmd, "ls '%s/cache' | grep -c tmp", tmpdir);
+  tu_run(cmd, &out);
+  ck_assert_int_eq(atoi(out), 0);
+  free(out);
+}
+END_TEST
+
+typedef struct thread_arg {
+  const char *src;
+  fbxp_shlib *lib;
+  fbxp_status *st;
+} thread_arg;
+
+static void *compile_thread(void *p) {
+  thread_arg *a = p;
+  a->st = fbx_svc_cc_compile(a->src, "", &a->lib);
+  return NULL;
+}
+
+START_TEST(cc_concurrent_threads) {
+  enum { N = 8 };
+  static char srcs[N][128];
+  thread_arg args[2 * N];
+  pthread_t th[2 * N];
+  fbx_svc_cc_counters c0 = counters();
+  /* N threads on one source (built once, shared) and N on distinct sources */
+  for (int i = 0; i < N; i++) {
+    snprintf(srcs[i], sizeof srcs[i], "int fbx_t(void) { return %d; }\n", 100 + i);
+    args[i] = (thread_arg){.src = "int fbx_t(void) { return 1; }\n"};
+    args[N + i] = (thread_arg){.src = srcs[i]};
+  }
+  for (int i = 0; i < 2 * N; i++) pthread_create(&th[i], NULL, compile_thread, &args[i]);
+  for (int i = 0; i < 2 * N; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 2 * N; i++) {
+    ck_assert_msg(args[i].st == NULL, "thread %d: %s", i, args[i].st ? args[i].st->msg : "");
+    int v = ((int (*)(void))fbx_svc_shlib_symbol(args[i].lib, "fbx_t"))();
+    ck_assert_int_eq(v, i < N ? 1 : 100 + i - N);
+    if (i < N) ck_assert_ptr_eq(args[i].lib, args[0].lib);
+  }
+  for (int i = 0; i < 2 * N; i++) fbx_svc_shlib_release(args[i].lib);
+  fbx_svc_cc_counters c1 = counters();
+  ck_assert_int_eq(c1.compiles - c0.compiles, N + 1);
+  ck_assert_int_eq(c1.memory_hits - c0.memory_hits, N - 1);
+}
+END_TEST
+
+/* Compile, release, damage the entry with `damage`, compile again: the entry
+ * must be detected as corrupt (or missing), rebuilt, and work. */
+static void check_recovery(void (*damage)(const char *key), int expect_corrupt) {
+  fbx_svc_shlib_release(compile_add(NULL));
+  char key[65];
+  entry_key(key);
+  damage(key);
+  fbx_svc_cc_counters c0 = counters();
+  fbx_svc_shlib_release(compile_add(NULL));
+  fbx_svc_cc_counters c1 = counters();
+  ck_assert_int_eq(c1.corrupt - c0.corrupt, expect_corrupt);
+  ck_assert_int_eq(c1.compiles - c0.compiles, 1);
+  ck_assert_int_eq(c1.disk_hits - c0.disk_hits, 0);
+  /* and the rebuilt entry is good again */
+  fbx_svc_shlib_release(compile_add(NULL));
+  ck_assert_int_eq(counters().disk_hits - c1.disk_hits, 1);
+}
+
+static void so_name(char *buf, const char *key, const char *ext) { sprintf(buf, "%s%s", key, ext); }
+
+static void truncate_so(const char *key) {
+  char n[80];
+  so_name(n, key, ".so");
+  struct stat st;
+  ck_assert_int_eq(stat(cache_path(n), &st), 0);
+  ck_assert_int_eq(truncate(cache_path(n), st.st_size / 2), 0);
+}
+
+static void garbage_so_same_size(const char *key) {
+  char n[80];
+  so_name(n, key, ".so");
+  FILE *f = fopen(cache_path(n), "r+");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, 100, SEEK_SET);
+  fputs("garbage garbage garbage", f);
+  fclose(f);
+}
+
+static void garbage_meta(const char *key) {
+  char n[80];
+  so_name(n, key, ".meta");
+  write_text(cache_path(n), "not a meta file\n", 0600);
+}
+
+static void missing_meta(const char *key) {
+  char n[80];
+  so_name(n, key, ".meta");
+  ck_assert_int_eq(unlink(cache_path(n)), 0);
+}
+
+/* A consistent meta for an object that is not a shared library: only dlopen
+ * can tell. */
+static void garbage_so_matching_meta(const char *key) {
+  char n[80], m[80];
+  so_name(n, key, ".so");
+  so_name(m, key, ".meta");
+  const char junk[] = "this is not an ELF file\n";
+  write_text(cache_path(n), junk, 0600);
+  char hex[65], meta[400];
+  fbx_sha256_hex(hex, junk, sizeof junk - 1);
+  snprintf(meta, sizeof meta, "fusebox-cc-cache 1\nkey %s\nso-size %zu\nso-sha256 %s\n", key, sizeof junk - 1, hex);
+  write_text(cache_path(m), meta, 0600);
+}
+
+START_TEST(cc_corrupt_truncated) { check_recovery(truncate_so, 1); }
+END_TEST
+START_TEST(cc_corrupt_garbage) { check_recovery(garbage_so_same_size, 1); }
+END_TEST
+START_TEST(cc_corrupt_meta) { check_recovery(garbage_meta, 1); }
+END_TEST
+START_TEST(cc_corrupt_not_loadable) { check_recovery(garbage_so_matching_meta, 1); }
+END_TEST
+START_TEST(cc_missing_meta) { check_recovery(missing_meta, 0); }
+END_TEST
+
+START_TEST(cc_cache_off_switch) {
+  fbx_svc_shlib_release(compile_add(NULL));
+  setenv("FUSEBOX_CC_CACHE", "0", 1);
+  fbx_svc_cc_counters c0 = counters();
+  fbx_svc_shlib_release(compile_add(NULL));
+  fbx_svc_cc_counters c1 = counters();
+  ck_assert_int_eq(c1.compiles - c0.compiles, 1);
+  ck_assert_int_eq(c1.disk_hits - c0.disk_hits, 0);
+}
+END_TEST
+
+START_TEST(cc_unusable_cache_dir) {
+  /* under a regular file: cannot be created; compiles go to a private directory */
+  char file[400], dir[450];
+  snprintf(file, sizeof file, "%s/plainfile", tmpdir);
+  write_text(file, "x", 0600);
+  snprintf(dir, sizeof dir, "%s/cache", file);
+  setenv("FUSEBOX_CACHE_DIR", dir, 1);
+  char *old_tmp = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+  setenv("TMPDIR", tmpdir, 1); /* the private directory goes where teardown cleans */
+  fbx_svc_shlib_release(compile_add("-DUNUSABLE_DIR"));
+  if (old_tmp) setenv("TMPDIR", old_tmp, 1);
+  else unsetenv("TMPDIR");
+  free(old_tmp);
+  char cmd[500], *out = NULL;
+  snprintf(cmd, sizeof cmd, "ls '%s'/fusebox-cc-*/*.so | wc -l", tmpdir);
+  tu_run(cmd, &out);
+  ck_assert_int_eq(atoi(out), 1);
+  free(out);
+}
+END_TEST
+
+START_TEST(cc_out_of_memory) {
+  /* Fail the n-th allocation for every n until a compile gets through: each
+   * attempt fails cleanly (ASan checks leaks and bad frees) or succeeds. */
+  fbx_svc_shlib_release(compile_add("-fopenmp")); /* warm: cc probed, entry on disk */
+  int omp = fbx_svc_cc_openmp_state();
+  /* a compiler spec not seen before, so its OpenMP probe runs under faults too */
+  setenv("FUSEBOX_CC", "cc -DFBX_OOM_TEST", 1);
+  int n;
+  for (n = 0; n < 500; n++) {
+    fbxp_shlib *lib = NULL;
+    fbx_alloc_fail_after(n);
+    fbxp_status *st = fbx_svc_cc_compile(ADD_SRC, "-fopenmp", &lib);
+    fbx_alloc_fail_after(-1);
+    if (!st) {
+      ck_assert_ptr_nonnull(lib);
+      fbx_svc_shlib_release(lib);
+      break;
+    }
+    ck_assert_ptr_null(lib);
+    drop(st);
+  }
+  ck_assert_int_lt(n, 500);
+  ck_assert_int_eq(fbx_svc_cc_openmp_state(), omp); /* failed allocations decided nothing */
+  for (n = 0; n < 500; n++) {
+    char *ptx = NULL, *log = NULL;
+    fbx_alloc_fail_after(n);
+    fbxp_status *st = fbx_svc_nvrtc_compile(KERNEL_CU_SMALL, NULL, NULL, &ptx, &log);
+    fbx_alloc_fail_after(-1);
+    fbx_free(ptx);
+    fbx_free(log);
+    if (!st) break;
+    fbxp_code c = drop(st);
+    if (c == FBXP_ERR_UNSUPPORTED) break; /* no NVRTC here */
+  }
+  ck_assert_int_lt(n, 500);
+}
+END_TEST
+
+START_TEST(cc_syntax_error) {
+  fbxp_shlib *lib = (fbxp_shlib *)1;
+  fbxp_status *st = fbx_svc_cc_compile("int broken(void) { return 1 +; }\n", NULL, &lib);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_ptr_null(lib);
+  ck_assert_int_eq(st->code, FBXP_ERR_COMPILE);
+  ck_assert_msg(strstr(st->msg, "error") && strstr(st->msg, "command: ") && strstr(st->msg, "-O3 -fPIC -shared") &&
+                    strstr(st->msg, ".c:1:"),
+                "message: %s", st->msg);
+  drop(st);
+  /* a failed compile leaves no object behind, and a retry fails the same way */
+  char cmd[400], *out = NULL;
+  snprintf(cmd, sizeof cmd, "ls '%s/cache' | grep -c '\\.so'", tmpdir);
+  tu_run(cmd, &out);
+  ck_assert_int_eq(atoi(out), 0);
+  free(out);
+  st = fbx_svc_cc_compile("int broken(void) { return 1 +; }\n", NULL, &lib);
+  ck_assert_int_eq(drop(st), FBXP_ERR_COMPILE);
+  /* an undefined symbol fails at load (RTLD_NOW), not at the first call */
+  st = fbx_svc_cc_compile("int fbx_undef(void);\nint f(void) { return fbx_undef(); }\n", NULL, &lib);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_msg(st->code == FBXP_ERR_COMPILE && strstr(st->msg, "fbx_undef"), "message: %s", st->msg);
+  drop(st);
+  /* NULL arguments */
+  ck_assert_int_eq(drop(fbx_svc_cc_compile(NULL, NULL, &lib)), FBXP_ERR_INVALID);
+  ck_assert_int_eq(drop(fbx_svc_cc_compile(ADD_SRC, NULL, NULL)), FBXP_ERR_INVALID);
+}
+END_TEST
+
+START_TEST(cc_long_diagnostics_are_cut) {
+  /* thousands of errors: the message keeps the first ~4 KB */
+  char *src = malloc(200000);
+  size_t n = 0;
+  for (int i = 0; i < 3000; i++) n += (size_t)sprintf(src + n, "int f%d(void) { return x%d; }\n", i, i);
+  fbxp_status *st = fbx_svc_cc_compile(src, NULL, &(fbxp_shlib *){NULL});
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(st->code, FBXP_ERR_COMPILE);
+  ck_assert_msg(strlen(st->msg) < 6000 && strstr(st->msg, "[... output truncated]"), "len %zu", strlen(st->msg));
+  drop(st);
+  free(src);
+}
+END_TEST
+
+START_TEST(cc_missing_compiler) {
+  fbxp_shlib *lib = NULL;
+  setenv("FUSEBOX_CC", "/nonexistent/bin/fbx-cc", 1);
+  fbxp_status *st = fbx_svc_cc_compile(ADD_SRC, NULL, &lib);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(st->code, FBXP_ERR_UNSUPPORTED);
+  ck_assert_msg(strstr(st->msg, "/nonexistent/bin/fbx-cc") && strstr(st->msg, "not found") &&
+                    strstr(st->msg, "FUSEBOX_CC"),
+                "message: %s", st->msg);
+  drop(st);
+  setenv("FUSEBOX_CC", "fbx-no-such-compiler -O1", 1);
+  st = fbx_svc_cc_compile(ADD_SRC, NULL, &lib);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(st->code, FBXP_ERR_UNSUPPORTED);
+  ck_assert_msg(strstr(st->msg, "'fbx-no-such-compiler' not found on PATH"), "message: %s", st->msg);
+  drop(st);
+  ck_assert_ptr_null(lib);
+  /* a compiler with arguments works */
+  setenv("FUSEBOX_CC", "cc -Wall", 1);
+  fbx_svc_shlib_release(compile_add(NULL));
+}
+END_TEST
+
+START_TEST(cc_timeout_kills_compiler) {
+  char path[400];
+  snprintf(path, sizeof path, "%s/slowcc", tmpdir);
+  write_text(path,
+             "#!/bin/sh\n"
+             "case \"$*\" in *--version*) echo 'slowcc 1.0'; exit 0;; esac\n"
+             "sleep 30\n",
+             0755);
+  setenv("FUSEBOX_CC", path, 1);
+  setenv("FUSEBOX_CC_TIMEOUT", "0.5", 1);
+  double t0 = now_ms();
+  fbxp_shlib *lib = NULL;
+  fbxp_status *st = fbx_svc_cc_compile(ADD_SRC, NULL, &lib);
+  double ms = now_ms() - t0;
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(st->code, FBXP_ERR_COMPILE);
+  ck_assert_msg(strstr(st->msg, "timed out"), "message: %s", st->msg);
+  ck_assert_msg(ms < 10000, "took %.0f ms", ms);
+  drop(st);
+}
+END_TEST
+
+START_TEST(cc_openmp_works) {
+  const char *src = "#include <omp.h>\n"
+                    "int fbx_threads(void) {\n"
+                    "  int n = 0;\n"
+                    "#pragma omp parallel reduction(+ : n)\n"
+                    "  n += 1;\n"
+                    "  return n;\n"
+                    "}\n";
+  fbxp_shlib *lib = NULL;
+  OK(fbx_svc_cc_compile(src, "-fopenmp", &lib));
+  int state = fbx_svc_cc_openmp_state();
+  ck_assert_int_ne(state, -1);
+  int n = ((int (*)(void))fbx_svc_shlib_symbol(lib, "fbx_threads"))();
+  ck_assert_int_ge(n, 1);
+  printf("cc: OpenMP %s (%d threads)\n", state ? "present" : "dropped", n);
+  fbx_svc_shlib_release(lib);
+}
+END_TEST
+
+START_TEST(cc_openmp_dropped) {
+  /* A compiler that rejects -fopenmp: the probe fails once, the flag is
+   * dropped from this and later compiles, and they still succeed. */
+  char path[400], log[400];
+  snprintf(path, sizeof path, "%s/noompcc", tmpdir);
+  snprintf(log, sizeof log, "%s/noompcc.calls", tmpdir);
+  char script[1200];
+  snprintf(script, sizeof script,
+           "#!/bin/sh\n"
+           "echo \"$*\" >> '%s'\n"
+           "for a in \"$@\"; do\n"
+           "  if [ \"$a\" = -fopenmp ]; then echo 'noompcc: error: unsupported option -fopenmp' >&2; exit 1; fi\n"
+           "done\n"
+           "exec cc \"$@\"\n",
+           log);
+  write_text(path, script, 0755);
+  setenv("FUSEBOX_CC", path, 1);
+  ck_assert_int_eq(fbx_svc_cc_openmp_state(), -1);
+  fbx_svc_shlib_release(compile_add("-fopenmp"));
+  ck_assert_int_eq(fbx_svc_cc_openmp_state(), 0);
+  const char *src2 = "int fbx_two(void) { return 2; }\n";
+  fbxp_shlib *lib = NULL;
+  OK(fbx_svc_cc_compile(src2, "-fopenmp -DX=1", &lib));
+  fbx_svc_shlib_release(lib);
+  /* calls: --version, the probe (with -fopenmp), two compiles without it */
+  char *calls = tu_read_file(log, NULL);
+  ck_assert_ptr_nonnull(calls);
+  int lines = 0, omp = 0;
+  for (char *p = calls; *p; p++) lines += *p == '\n';
+  for (char *p = calls; (p = strstr(p, "-fopenmp")); p++) omp++;
+  ck_assert_msg(lines == 4 && omp == 1, "calls:\n%s", calls);
+  free(calls);
+}
+END_TEST
+
+/* ---- NVRTC ----------------------------------------------------------------------------------------- */
+
+static const char KERNEL_CU[] = "extern \"C\" __global__ void k(float *x, int n) {\n"
+                                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                "  if (i < n) x[i] = x[i] * 2.0f + 1.0f;\n"
+                                "}\n";
+
+/* 1 when NVRTC is usable; else prints the reason and returns 0. */
+static int nvrtc_or_skip(const char *test) {
+  char *ptx = NULL;
+  fbxp_status *st = fbx_svc_nvrtc_compile(KERNEL_CU, "probe.cu", NULL, &ptx, NULL);
+  if (st && st->code == FBXP_ERR_UNSUPPORTED) {
+    printf("%s: skipped: %s\n", test, st->msg);
+    drop(st);
+    return 0;
+  }
+  ck_assert_msg(st == NULL, "nvrtc: %s", st ? st->msg : "");
+  fbx_free(ptx);
+  return 1;
+}
+
+START_TEST(nvrtc_to_ptx) {
+  if (!nvrtc_or_skip("nvrtc_to_ptx")) return;
+  char *ptx = NULL, *log = NULL;
+  double t0 = now_ms();
+  OK(fbx_svc_nvrtc_compile(KERNEL_CU, "k.cu", NULL, &ptx, &log));
+  double ms = now_ms() - t0;
+  ck_assert_ptr_nonnull(ptx);
+  ck_assert_msg(strstr(ptx, ".visible .entry k("), "ptx:\n%.2000s", ptx);
+  ck_assert_ptr_nonnull(strstr(ptx, ".target sm_"));
+  printf("nvrtc: small kernel to PTX in %.1f ms (%zu bytes of PTX)\n", ms, strlen(ptx));
+  fbx_free(ptx);
+  fbx_free(log);
+  /* an explicit architecture */
+  OK(fbx_svc_nvrtc_compile(KERNEL_CU, "k.cu", "compute_80", &ptx, NULL));
+  ck_assert_msg(strstr(ptx, ".target sm_80"), "ptx:\n%.2000s", ptx);
+  fbx_free(ptx);
+}
+END_TEST
+
+START_TEST(nvrtc_errors) {
+  if (!nvrtc_or_skip("nvrtc_errors")) return;
+  char *ptx = (char *)1, *log = NULL;
+  fbxp_status *st = fbx_svc_nvrtc_compile("extern \"C\" __global__ void k(float *x) { x[0] = ; }\n", "bad.cu", NULL,
+                                          &ptx, &log);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(st->code, FBXP_ERR_COMPILE);
+  ck_assert_ptr_null(ptx);
+  ck_assert_ptr_nonnull(log);
+  ck_assert_msg(strstr(log, "bad.cu") && strstr(log, "error"), "log: %s", log);
+  ck_assert_msg(strstr(st->msg, "bad.cu"), "message: %s", st->msg);
+  drop(st);
+  fbx_free(log);
+  /* log may be NULL */
+  st = fbx_svc_nvrtc_compile("__global__ void k( {", NULL, NULL, &ptx, NULL);
+  ck_assert_int_eq(drop(st), FBXP_ERR_COMPILE);
+  /* an architecture NVRTC does not know */
+  st = fbx_svc_nvrtc_compile(KERNEL_CU, NULL, "compute_1", &ptx, &log);
+  ck_assert_int_eq(drop(st), FBXP_ERR_COMPILE);
+  fbx_free(log);
+  ck_assert_int_eq(drop(fbx_svc_nvrtc_compile(NULL, NULL, NULL, &ptx, NULL)), FBXP_ERR_INVALID);
+}
+END_TEST
+
+/* ---- OpenCL ------------------------------------------------------------------------------------------ */
+
+/* The run-side OpenCL calls the service does not wrap, for the test only. */
+typedef struct _cl_mem *cl_mem;
+typedef struct _cl_kernel *cl_kernel;
+static struct {
+  void *lib;
+  cl_mem (*create_buffer)(void *, uint64_t, size_t, void *, int32_t *);
+  cl_kernel (*create_kernel)(void *, const char *, int32_t *);
+  int32_t (*set_arg)(cl_kernel, uint32_t, size_t, const void *);
+  int32_t (*enqueue)(void *, cl_kernel, uint32_t, const size_t *, const size_t *, const size_t *, uint32_t,
+                     const void *, void *);
+  int32_t (*read)(void *, cl_mem, uint32_t, size_t, size_t, void *, uint32_t, const void *, void *);
+  int32_t (*release_mem)(cl_mem);
+  int32_t (*release_kernel)(cl_kernel);
+  int32_t (*release_program)(void *);
+} CL;
+
+static int opencl_or_skip(const char *test, void **program, void **ctx, void **dev, void **queue, const char *src) {
+  fbxp_status *st = fbx_svc_opencl_build(src, "-cl-std=CL1.2", program, ctx, dev, queue, NULL);
+  if (st && st->code == FBXP_ERR_UNSUPPORTED) {
+    printf("%s: skipped: %s\n", test, st->msg);
+    drop(st);
+    return 0;
+  }
+  ck_assert_msg(st == NULL, "opencl: %s", st ? st->msg : "");
+  if (!CL.lib) {
+    CL.lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    ck_assert_ptr_nonnull(CL.lib);
+    *(void **)&CL.create_buffer = dlsym(CL.lib, "clCreateBuffer");
+    *(void **)&CL.create_kernel = dlsym(CL.lib, "clCreateKernel");
+    *(void **)&CL.set_arg = dlsym(CL.lib, "clSetKernelArg");
+    *(void **)&CL.enqueue = dlsym(CL.lib, "clEnqueueNDRangeKernel");
+    *(void **)&CL.read = dlsym(CL.lib, "clEnqueueReadBuffer");
+    *(void **)&CL.release_mem = dlsym(CL.lib, "clReleaseMemObject");
+    *(void **)&CL.release_kernel = dlsym(CL.lib, "clReleaseKernel");
+    *(void **)&CL.release_program = dlsym(CL.lib, "clReleaseProgram");
+    ck_assert(CL.create_buffer && CL.create_kernel && CL.set_arg && CL.enqueue && CL.read && CL.release_mem &&
+              CL.release_kernel && CL.release_program);
+  }
+  return 1;
+}
+
+START_TEST(opencl_vector_add) {
+  static const char src[] = "__kernel void vadd(__global const float *a, __global const float *b,\n"
+                            "                   __global float *c, int n) {\n"
+                            "  int i = get_global_id(0);\n"
+                            "  if (i < n) c[i] = a[i] + b[i];\n"
+                            "}\n";
+  void *prog = NULL, *ctx = NULL, *dev = NULL, *queue = NULL;
+  double t0 = now_ms();
+  if (!opencl_or_skip("opencl_vector_add", &prog, &ctx, &dev, &queue, src)) return;
+  printf("opencl: vadd built in %.1f ms (first build includes platform setup)\n", now_ms() - t0);
+  ck_assert(prog && ctx && dev && queue);
+  enum { N = 1000 };
+  float a[N], b[N], c[N];
+  for (int i = 0; i < N; i++) a[i] = (float)i, b[i] = 0.5f * (float)i, c[i] = -1;
+  int32_t e;
+  const uint64_t RO_COPY = (1u << 2) | (1u << 5), WO = 1u << 1;
+  cl_mem ba = CL.create_buffer(ctx, RO_COPY, sizeof a, a, &e);
+  cl_mem bb = CL.create_buffer(ctx, RO_COPY, sizeof b, b, &e);
+  cl_mem bc = CL.create_buffer(ctx, WO, sizeof c, NULL, &e);
+  ck_assert(ba && bb && bc);
+  cl_kernel k = CL.create_kernel(prog, "vadd", &e);
+  ck_assert_msg(k != NULL, "clCreateKernel: %d", e);
+  int n = N;
+  ck_assert_int_eq(CL.set_arg(k, 0, sizeof ba, &ba), 0);
+  ck_assert_int_eq(CL.set_arg(k, 1, sizeof bb, &bb), 0);
+  ck_assert_int_eq(CL.set_arg(k, 2, sizeof bc, &bc), 0);
+  ck_assert_int_eq(CL.set_arg(k, 3, sizeof n, &n), 0);
+  size_t global = 1024;
+  ck_assert_int_eq(CL.enqueue(queue, k, 1, NULL, &global, NULL, 0, NULL, NULL), 0);
+  ck_assert_int_eq(CL.read(queue, bc, 1, 0, sizeof c, c, 0, NULL, NULL), 0);
+  for (int i = 0; i < N; i++) ck_assert_float_eq(c[i], 1.5f * (float)i);
+  CL.release_kernel(k);
+  CL.release_mem(ba);
+  CL.release_mem(bb);
+  CL.release_mem(bc);
+  CL.release_program(prog);
+  /* a second build shares the context and queue */
+  void *prog2 = NULL, *ctx2 = NULL, *queue2 = NULL;
+  OK(fbx_svc_opencl_build(src, NULL, &prog2, &ctx2, NULL, &queue2, NULL));
+  ck_assert_ptr_eq(ctx2, ctx);
+  ck_assert_ptr_eq(queue2, queue);
+  CL.release_program(prog2);
+}
+END_TEST
+
+START_TEST(opencl_build_error) {
+  void *prog = NULL, *ctx = NULL, *dev = NULL, *queue = NULL;
+  if (!opencl_or_skip("opencl_build_error", &prog, &ctx, &dev, &queue, "__kernel void ok(void) {}\n")) return;
+  CL.release_program(prog);
+  char *log = NULL;
+  prog = (void *)1;
+  fbxp_status *st = fbx_svc_opencl_build("__kernel void bad(__global float *x) { x[0] = undefined_thing; }\n", NULL,
+                                         &prog, NULL, NULL, NULL, &log);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(st->code, FBXP_ERR_COMPILE);
+  ck_assert_ptr_null(prog);
+  ck_assert_ptr_nonnull(log);
+  ck_assert_msg(strstr(log, "undefined_thing"), "log: %s", log);
+  ck_assert_msg(strstr(st->msg, "CL_BUILD_PROGRAM_FAILURE") && strstr(st->msg, "undefined_thing"), "message: %s",
+                st->msg);
+  drop(st);
+  fbx_free(log);
+  /* bad options */
+  st = fbx_svc_opencl_build("__kernel void ok(void) {}\n", "-fbx-no-such-option", &prog, NULL, NULL, NULL, NULL);
+  ck_assert_int_eq(drop(st), FBXP_ERR_COMPILE);
+}
+END_TEST
+
+static Suite *services_suite(void) {
+  Suite *s = suite_create("services");
+  TCase *tc = tcase_create("sha256");
+  tcase_add_test(tc, sha256_vectors);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("cc");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, cc_compile_and_call);
+  tcase_add_test(tc, cc_memory_then_disk_hit);
+  tcase_add_test(tc, cc_flags_are_part_of_the_key);
+  tcase_add_test(tc, cc_disk_hit_in_another_process);
+  tcase_add_test(tc, cc_concurrent_processes);
+  tcase_add_test(tc, cc_concurrent_threads);
+  tcase_add_test(tc, cc_corrupt_truncated);
+  tcase_add_test(tc, cc_corrupt_garbage);
+  tcase_add_test(tc, cc_corrupt_meta);
+  tcase_add_test(tc, cc_corrupt_not_loadable);
+  tcase_add_test(tc, cc_missing_meta);
+  tcase_add_test(tc, cc_cache_off_switch);
+  tcase_add_test(tc, cc_unusable_cache_dir);
+  tcase_add_test(tc, cc_out_of_memory);
+  tcase_add_test(tc, cc_syntax_error);
+  tcase_add_test(tc, cc_long_diagnostics_are_cut);
+  tcase_add_test(tc, cc_missing_compiler);
+  tcase_add_test(tc, cc_timeout_kills_compiler);
+  tcase_add_test(tc, cc_openmp_works);
+  tcase_add_test(tc, cc_openmp_dropped);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("nvrtc");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, nvrtc_to_ptx);
+  tcase_add_test(tc, nvrtc_errors);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("opencl");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, opencl_vector_add);
+  tcase_add_test(tc, opencl_build_error);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(int argc, char **argv) {
+  ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+  if (n > 0) self_exe[n] = '\0';
+  if (argc > 1 && !strcmp(argv[1], "--child-cc")) return child_cc();
+  SRunner *sr = srunner_create(services_suite());
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
