@@ -59,6 +59,7 @@ typedef struct pnode {
   int32_t *out; /* consecutive slots */
   int32_t *rel; /* slots to release after the node ran */
   pblock *blocks;
+  bool group; /* holds a subgraph: run by fbx_run_opts.run_group when one is given */
   _Atomic(cache_entry *) cache[NCACHE];
 } pnode;
 
@@ -302,6 +303,7 @@ static fbx_status *plan_node(fbx_interp *it, pnode *pn, const fbx_node *n) {
       if (fbx_block_nreturns(n->blocks[k]) != n->noutputs)
         return fbx_status_new(FBX_ERR_VERIFY, "prim::If block %d returns %d values for %d outputs", k,
                               fbx_block_nreturns(n->blocks[k]), n->noutputs);
+  pn->group = fbx_node_subgraph(n) != NULL;
   pn->nblocks = n->nblocks;
   if (n->nblocks) {
     pn->blocks = arena_array(it, n->nblocks, sizeof *pn->blocks);
@@ -668,7 +670,7 @@ static fbx_status *bool_input(frame *f, const pnode *pn, int i, bool *out) {
 }
 
 static fbx_status *exec_if(frame *f, pnode *pn) {
-  bool c;
+  bool c = false;
   FBX_TRY(bool_input(f, pn, 0, &c));
   scratch rets;
   FBX_TRY(scratch_init(&rets, pn->nout));
@@ -688,7 +690,7 @@ static fbx_status *exec_loop(frame *f, pnode *pn) {
     return node_error(fbx_status_new(FBX_ERR_RUNTIME, "prim::Loop: the trip count must be an int, got %s",
                                      fbx_iv_kind_name(maxv->kind)), pn->node);
   int64_t max = maxv->u.i;
-  bool cond;
+  bool cond = false;
   FBX_TRY(bool_input(f, pn, 1, &cond));
   int nc = pn->nin - 2;
   scratch vals;
@@ -762,7 +764,29 @@ static fbx_status *exec_unknown(const pnode *pn) {
   return node_error(st, pn->node);
 }
 
+static fbx_status *exec_group(frame *f, pnode *pn) {
+  scratch args, outs;
+  FBX_TRY(scratch_init(&args, pn->nin));
+  fbx_status *st = scratch_init(&outs, pn->nout);
+  if (st) {
+    scratch_free(&args);
+    return st;
+  }
+  for (int i = 0; i < pn->nin; i++) args.v[i] = *ref_get(f, pn->in[i]);
+  st = f->opts->run_group(f->opts->run_group_ctx, pn->node, args.v, pn->nin, outs.v, pn->nout);
+  scratch_free(&args);
+  if (st) {
+    for (int i = 0; i < pn->nout; i++) fbx_iv_release(&outs.v[i]);
+    scratch_free(&outs);
+    return node_error(st, pn->node);
+  }
+  for (int i = 0; i < pn->nout; i++) slot_set(f, pn->out[i], outs.v[i]);
+  scratch_free(&outs);
+  return NULL;
+}
+
 static fbx_status *exec_node(frame *f, pnode *pn) {
+  if (pn->group && f->opts && f->opts->run_group) return exec_group(f, pn);
   switch (pn->kind) {
     case P_KERNEL: return exec_kernel(f, pn);
     case P_IF: return exec_if(f, pn);

@@ -71,11 +71,21 @@ typedef struct fbx_interp_stats {
  * For observers such as the profiling executor and for tests. */
 typedef void (*fbx_node_observer)(void *ctx, const fbx_node *node, const fbx_ivalue *outs, int nouts);
 
+/* Runs a node that holds a subgraph (a Subgraph attribute: fusebox::FusionGroup
+ * and the like) in the interpreter's place; the interpreter itself knows
+ * nothing about groups. inputs (nin) are borrowed; outputs (nout, all None on
+ * entry) receive new references. An error is reported like a failing node's.
+ * Without a runner such nodes fail as ops the interpreter cannot run. */
+typedef fbx_status *(*fbx_group_runner)(void *ctx, const fbx_node *node, const fbx_ivalue *inputs, int nin,
+                                        fbx_ivalue *outputs, int nout);
+
 typedef struct fbx_run_opts {
   uint64_t seed;              /* starting state of the run's random generator */
   fbx_node_observer observe;  /* optional */
   void *observe_ctx;
   fbx_interp_stats *stats;    /* optional: filled in by the run */
+  fbx_group_runner run_group; /* optional: see above (the profiling executor's hook) */
+  void *run_group_ctx;
 } fbx_run_opts;
 
 /* Prepare `g` for running. g must stay alive and unchanged until the interp

@@ -179,7 +179,7 @@ START_TEST(exit_codes) {
   EXPECT(2, "main.ir --frobnicate", "unknown option '--frobnicate'");
   EXPECT(2, "main.ir --iters 0", "--iters");
   EXPECT(2, "main.ir --input", "--input needs a value");
-  EXPECT(2, "main.ir --fuser tensorexpr", "fusers are not available yet");
+  EXPECT(2, "main.ir --fuser frobnicate", "cannot be used", "unknown fuser 'frobnicate'");
   EXPECT(0, "main.ir --fuser none --iters 5 --seed 7 -i x.npy -i 3 -i 0.5 -i true -i None", "median of 5");
   EXPECT(1, "nope.ir", "nope.ir");
   EXPECT(1, "raise.ir --input 0", "r.py:3:8: the graph raised builtins.ValueError: n must be positive",

@@ -1,0 +1,121 @@
+/* The profiling executor (internal API; the embedding API is the same object
+ * seen through <fusebox/fusebox.h>, which declares create/destroy/stats).
+ *
+ *   fbx_executor *ex;
+ *   fbx_executor_opts o = {.struct_size = sizeof o, .fuser_handle = fuser, .strategy = "static:2,dynamic:1"};
+ *   FBX_TRY(fbx_executor_create(&ex, g, &o));
+ *   fbx_ivalue in[1] = {fbx_iv_tensor(x)}, out[1];
+ *   FBX_TRY(fbx_executor_run_values(ex, in, 1, out, 1, 0));     // thread-safe
+ *   fbx_strbuf b = {0};
+ *   fbx_executor_explain(ex, &b);                               // the optimized graphs
+ *   fbx_executor_stats_print(ex, &b);                           // what --stats prints
+ *   fbx_executor_destroy(ex);
+ *
+ * The unit of specialization is a *function*: a graph, its profile and, once
+ * profiled, its optimized version. The executor starts with one function for
+ * the whole graph. Its first FUSEBOX_PROFILING_RUNS runs are interpreted with
+ * an observer that records, for every value (by value id), the merged type
+ * seen (dtype, rank, sizes, strides; sizes that differed between runs become
+ * `*`). Then it is optimized: a clone runs the default pass pipeline (on the
+ * declared types: folding sizes seen once would be wrong for the next
+ * inputs), its values take the observed types, the fuser partitions it into
+ * fusebox::FusionGroup nodes, and the values outside groups get their
+ * declared types back — only what a guard checks may be specialized.
+ *
+ * Guards live in front of each group (when the fuser sets
+ * FBXP_GUARDS_OUTSIDE): the group runs its kernel only if its inputs match
+ * the types observed for them (the types its subgraph's inputs show in
+ * `explain`). A failing guard is counted, with its reason ("input 0: sizes
+ * [4, 5] vs guard [2, 3]"), and the group's *fallback function* runs: a new
+ * function over the group's own nodes (a copy of its subgraph with tensor
+ * types erased), one level deeper, profiled and optimized again like the
+ * first — so respecialization is per group, as in PyTorch, and a group that
+ * keeps seeing new shapes builds a chain of guarded versions. Level d (0 is
+ * the whole graph) is specialized according to FUSEBOX_FUSION_STRATEGY:
+ * static levels keep exact sizes and strides, dynamic ones keep only dtype,
+ * rank, size-1 dims and contiguity; past the last level a failing guard runs
+ * the group unfused. Besides the strategy, an executor never builds more than
+ * FBX_EXECUTOR_MAX_FUNCTIONS functions.
+ *
+ * Kernels: compiled by the fuser (fbx_fuser_compile, cached by the host by
+ * plugin, canonical subgraph and input specs) on the first run that reaches a
+ * group with inputs of new specs, and kept per group (a few specs each), so
+ * a warm run does no compiling and takes no lock. Kernels are always
+ * compiled for exact specs (the ABI has no symbolic sizes): a dynamic level
+ * guards less and so compiles one kernel per new shape instead of
+ * respecializing. A compile that fails, a run that fails and a run a
+ * self-fallback plugin declines make the group run in the interpreter (on
+ * its subgraph) for that call; failures are logged once per group, all are
+ * counted.
+ *
+ * Threads: runs share no mutable state but atomic counters, the per-group
+ * kernel slots and fallback pointers (published with release stores), and
+ * the event log (its own mutex). Profile merging, optimization, fallback
+ * creation and compiles happen under the executor's lock. Profiling runs
+ * that race with each other are all counted and merged.
+ *
+ * Environment (read at create):
+ *   FUSEBOX_FUSER             default fuser when the options name none (else `none`)
+ *   FUSEBOX_PROFILING_RUNS    default profiling runs (a count >= 0; default 1)
+ *   FUSEBOX_FUSION_STRATEGY   default strategy: comma list of static:N / dynamic:N,
+ *                             levels taken in order (default static:2,dynamic:10).
+ *                             A malformed value fails create with
+ *                             "FUSEBOX_FUSION_STRATEGY: expected static:N,dynamic:M, got ..."
+ *   FUSEBOX_LOG=exec          trace profiling, specializations, guard failures, fallbacks
+ */
+#ifndef FBX_EXEC_EXECUTOR_H
+#define FBX_EXEC_EXECUTOR_H
+#include <stdint.h>
+
+#include <fusebox/fusebox.h>
+
+#include "base/status.h"
+#include "base/strbuf.h"
+#include "ir/graph.h"
+#include "ops/ivalue.h"
+
+#define FBX_EXECUTOR_MAX_FUNCTIONS 256
+#define FBX_STRATEGY_MAX_LEVELS 8
+
+/* ---- the fusion strategy (strategy.c) ------------------------------------------------ */
+
+typedef enum fbx_spec_kind { FBX_SPEC_NONE, FBX_SPEC_STATIC, FBX_SPEC_DYNAMIC } fbx_spec_kind;
+
+typedef struct fbx_strategy {
+  int nlevels;
+  struct {
+    fbx_spec_kind kind;
+    int count;
+  } levels[FBX_STRATEGY_MAX_LEVELS];
+} fbx_strategy;
+
+/* Parse "static:2,dynamic:10" (whitespace around items allowed; counts >= 0).
+ * `what` names the source in the error ("FUSEBOX_FUSION_STRATEGY"). */
+fbx_status *fbx_strategy_parse(fbx_strategy *out, const char *text, const char *what);
+/* How level `depth` specializes (FBX_SPEC_NONE past the budget). */
+fbx_spec_kind fbx_strategy_kind_at(const fbx_strategy *s, int depth);
+int fbx_strategy_depth(const fbx_strategy *s); /* total levels */
+void fbx_strategy_print(fbx_strbuf *b, const fbx_strategy *s);
+const char *fbx_spec_kind_name(fbx_spec_kind k);
+
+/* ---- running -------------------------------------------------------------------------- */
+
+/* Run on interpreter values: inputs borrowed (checked like fbx_interp_run),
+ * outputs[0..nout) new references, nout == the graph's output count (tuples
+ * not flattened). `seed` starts the run's random generator. */
+fbx_status *fbx_executor_run_values(fbx_executor *ex, const fbx_ivalue *inputs, int nin, fbx_ivalue *outputs,
+                                    int nout, uint64_t seed);
+
+/* Check inputs against the graph's input types without running (run checks
+ * too); messages as fbx_interp_check_inputs gives them. */
+fbx_status *fbx_executor_check_inputs(const fbx_executor *ex, const fbx_ivalue *inputs, int nin);
+
+const fbx_graph *fbx_executor_graph(const fbx_executor *ex); /* the executor's copy */
+const char *fbx_executor_fuser_name(const fbx_executor *ex); /* "none" without a fuser */
+
+/* Every function's optimized graph (or a note that it is still profiling). */
+void fbx_executor_explain(const fbx_executor *ex, fbx_strbuf *b);
+/* What `fusebox run --stats` prints: counters, then the event log. */
+void fbx_executor_stats_print(const fbx_executor *ex, fbx_strbuf *b);
+
+#endif
