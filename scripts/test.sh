@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs every test: a normal build (warnings as errors), the
-# parser fuzzer, and an AddressSanitizer + UndefinedBehaviorSanitizer build.
+# parser fuzzer, a ThreadSanitizer build of the suites that run threads, and
+# an AddressSanitizer + UndefinedBehaviorSanitizer build of everything.
 # FUSEBOX_FUZZ_SECONDS (default 60) sets the fuzzing time; 0 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,15 @@ if [[ "$secs" != 0 ]]; then
   echo "== parser fuzzing, ${secs}s under ASan =="
   tests/fuzz/run_fuzz.sh "$secs"
 fi
+
+echo "== ThreadSanitizer build: the suites that run threads =="
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBOX_WERROR=ON -DFUSEBOX_TSAN=ON \
+  -DFUSEBOX_BENCH=OFF >/dev/null
+tsan_tests="test_interp|test_executor|test_api|test_host_kernel|test_services"
+cmake --build build-tsan -j"$jobs" --target fbx_test_plugins fusebox_cli test_interp test_executor test_api \
+  test_host_kernel test_services
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 CK_FORK=no \
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" -R "^($tsan_tests)\$"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFUSEBOX_WERROR=ON -DFUSEBOX_SANITIZE=ON >/dev/null
