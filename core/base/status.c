@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/strbuf.h"
 
 struct fbx_status {
   fbx_code code;
@@ -37,19 +38,12 @@ void fbx_status_free(fbx_status *st) {
 fbx_status *fbx_status_nomem(void) { return &nomem_status; }
 
 fbx_status *fbx_status_newv(fbx_code code, const char *fmt, va_list ap) {
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
-  va_end(ap2);
-  if (n < 0) n = 0;
   fbx_status *st = fbx_malloc(sizeof *st);
-  char *msg = fbx_malloc((size_t)n + 1);
-  if (!st || !msg) {
+  char *msg = st ? fbx_vasprintf(fmt, ap) : NULL;
+  if (!msg) {
     fbx_free(st);
-    fbx_free(msg);
     return &nomem_status;
   }
-  vsnprintf(msg, (size_t)n + 1, fmt, ap);
   st->code = code;
   st->is_static = 0;
   st->msg = msg;

@@ -69,3 +69,14 @@ void fbx_strbuf_free(fbx_strbuf *b) {
   b->len = b->cap = 0;
   b->oom = 0;
 }
+
+char *fbx_vasprintf(const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) n = 0;
+  char *msg = fbx_malloc((size_t)n + 1);
+  if (msg) vsnprintf(msg, (size_t)n + 1, fmt, ap);
+  return msg;
+}

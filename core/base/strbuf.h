@@ -24,6 +24,9 @@ void fbx_strbuf_puts(fbx_strbuf *b, const char *s);
 void fbx_strbuf_putc(fbx_strbuf *b, char c);
 void fbx_strbuf_printf(fbx_strbuf *b, const char *fmt, ...) FBX_PRINTF(2, 3);
 void fbx_strbuf_vprintf(fbx_strbuf *b, const char *fmt, va_list ap);
+/* A new formatted string (free with fbx_free); NULL when out of memory. */
+char *fbx_vasprintf(const char *fmt, va_list ap);
+
 /* Hand the string to the caller (free with fbx_free); NULL if oom. Resets b. */
 char *fbx_strbuf_take(fbx_strbuf *b);
 void fbx_strbuf_free(fbx_strbuf *b);

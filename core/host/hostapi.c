@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/strbuf.h"
 #include "base/log.h"
 #include "base/parallel.h"
 #include "host/hostimpl.h"
@@ -35,19 +36,12 @@ const char *fbxp_code_name(fbxp_code c) {
 }
 
 static fbxp_status *status_vnew(fbxp_code code, const char *fmt, va_list ap) {
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
-  va_end(ap2);
-  if (n < 0) n = 0;
   fbxp_status *st = fbx_malloc(sizeof *st);
-  char *msg = fbx_malloc((size_t)n + 1);
-  if (!st || !msg) {
+  char *msg = st ? fbx_vasprintf(fmt, ap) : NULL;
+  if (!msg) {
     fbx_free(st);
-    fbx_free(msg);
     return &nomem_status;
   }
-  vsnprintf(msg, (size_t)n + 1, fmt, ap);
   st->code = code;
   st->is_static = 0;
   st->msg = msg;
