@@ -1,6 +1,7 @@
-/* fusebox run GRAPH [--fuser NAME] [--input [NAME=]FILE.npy|VALUE]... [--out DIR] [--iters N] [--seed S]
+/* fusebox run GRAPH [--fuser NAME] [--stats] [--input [NAME=]FILE.npy|VALUE]... [--out DIR] [--iters N] [--seed S]
  *
- * Runs a graph on inputs from .npy files and scalar literals, and writes or
+ * Runs a graph on inputs from .npy files and scalar literals through the
+ * profiling executor (with the chosen fuser, or none), and writes or
  * summarizes its outputs. Everything about the inputs (count, names, kinds,
  * dtypes, ranks) is checked before anything runs. */
 #include <errno.h>
@@ -14,15 +15,18 @@
 #include "base/alloc.h"
 #include "base/strbuf.h"
 #include "cli.h"
-#include "exec/interp.h"
+#include "exec/executor.h"
+#include "host/host.h"
+#include "inputs.h"
 #include "ir/text.h"
 
 static const char *const USAGE =
-    "fusebox run GRAPH [--fuser NAME] [--input [NAME=]FILE.npy|VALUE]... [--out DIR] [--iters N] [--seed S]";
+    "fusebox run GRAPH [--fuser NAME] [--stats] [--input [NAME=]FILE.npy|VALUE]... [--out DIR] [--iters N] [--seed S]";
 
 static void help(void) {
   printf("usage: %s\n\n"
-         "Runs GRAPH (TorchScript IR text) on the given inputs with the reference interpreter.\n\n"
+         "Runs GRAPH (TorchScript IR text) on the given inputs with the profiling executor: the\n"
+         "first run(s) interpret it, then it is optimized and fused by the chosen fuser.\n\n"
          "  --input [NAME=]X  one graph input: a .npy file, or a scalar literal 3, 0.5, true,\n"
          "                    false, None, or a list of them [1, 2]. NAME is the input's name\n"
          "                    in the graph (x.1) or its base (x) when that is unambiguous;\n"
@@ -34,223 +38,16 @@ static void help(void) {
          "  --iters N         run N times (default 1); the time printed is the median per run.\n"
          "  --seed S          seed of the random generator (rand, dropout in training).\n"
          "  --fuser NAME      which fuser optimizes the graph: `none` (the default; also read\n"
-         "                    from FUSEBOX_FUSER) runs the interpreter alone.\n\n"
+         "                    from FUSEBOX_FUSER) runs the interpreter alone; otherwise a\n"
+         "                    fuser name (legacy, tensorexpr, nvfuser_like) or a plugin path.\n"
+         "  --stats           after the runs, print the executor's statistics to stderr:\n"
+         "                    profiling runs, specializations, guard failures, fallbacks and\n"
+         "                    why, groups, kernels compiled, cache hits, compile time, kernel\n"
+         "                    launches per run.\n\n"
+         "Environment: FUSEBOX_FUSER, FUSEBOX_PROFILING_RUNS, FUSEBOX_FUSION_STRATEGY (see\n"
+         "core/include/fusebox/fusebox.h), FUSEBOX_LOG=exec,fusion to trace decisions.\n\n"
          "Exit status: 0 success, 1 the graph, an input or the run failed, 2 usage error.\n",
          USAGE);
-}
-
-/* ---- input values ----------------------------------------------------------------------------- */
-
-static bool has_suffix(const char *s, const char *suf) {
-  size_t n = strlen(s), m = strlen(suf);
-  return n >= m && !strcmp(s + n - m, suf);
-}
-
-/* A scalar literal: 3, -2, 0.5, 1e-5, inf, nan, true, false, True, False, None. */
-static bool parse_scalar(const char *s, fbx_ivalue *out) {
-  if (!strcmp(s, "None")) {
-    *out = fbx_iv_none();
-    return true;
-  }
-  if (!strcmp(s, "true") || !strcmp(s, "True")) {
-    *out = fbx_iv_bool(true);
-    return true;
-  }
-  if (!strcmp(s, "false") || !strcmp(s, "False")) {
-    *out = fbx_iv_bool(false);
-    return true;
-  }
-  if (!*s) return false;
-  char *end;
-  errno = 0;
-  long long i = strtoll(s, &end, 10);
-  if (!*end && !errno) {
-    *out = fbx_iv_int(i);
-    return true;
-  }
-  double d = strtod(s, &end);
-  if (!*end && end != s) {
-    *out = fbx_iv_float(d);
-    return true;
-  }
-  return false;
-}
-
-/* A list literal of scalars: [1, 2, 3] or [] */
-static fbx_status *parse_list(const char *s, fbx_ivalue *out, bool *ok) {
-  *ok = false;
-  size_t n = strlen(s);
-  if (n < 2 || s[0] != '[' || s[n - 1] != ']') return NULL;
-  fbx_ivalue l;
-  FBX_TRY(fbx_iv_list_new(&l, 4));
-  char *body = fbx_strndup(s + 1, n - 2);
-  if (!body) {
-    fbx_iv_release(&l);
-    return fbx_status_nomem();
-  }
-  char *save = NULL;
-  bool good = true;
-  for (char *tok = strtok_r(body, ",", &save); tok && good; tok = strtok_r(NULL, ",", &save)) {
-    while (*tok == ' ') tok++;
-    char *e = tok + strlen(tok);
-    while (e > tok && e[-1] == ' ') *--e = '\0';
-    fbx_ivalue v;
-    if (!*tok && !save[0]) break; /* "[]" or "[ ]" */
-    if (!parse_scalar(tok, &v) || v.kind == FBX_IV_NONE) {
-      good = false;
-      break;
-    }
-    fbx_status *st = fbx_iv_list_push(&l, v);
-    if (st) {
-      fbx_free(body);
-      fbx_iv_release(&l);
-      return st;
-    }
-  }
-  fbx_free(body);
-  if (!good) {
-    fbx_iv_release(&l);
-    return NULL;
-  }
-  *out = l;
-  *ok = true;
-  return NULL;
-}
-
-/* Read one --input value (a file or a literal). */
-static fbx_status *load_value(const char *text, fbx_ivalue *out) {
-  if (has_suffix(text, ".npy")) {
-    fbx_tensor *t = NULL;
-    FBX_TRY(fbx_npy_read_file(&t, text));
-    *out = fbx_iv_tensor(t);
-    return NULL;
-  }
-  if (parse_scalar(text, out)) return NULL;
-  bool ok;
-  FBX_TRY(parse_list(text, out, &ok));
-  if (ok) return NULL;
-  return fbx_status_new(FBX_ERR_INVALID_ARG,
-                        "'%s' is neither a .npy file nor a value (3, 0.5, true, false, None, [1, 2])", text);
-}
-
-/* ---- input names ------------------------------------------------------------------------------ */
-
-/* "x.1" -> base "x" (the part before the last '.' followed only by digits). */
-static size_t base_len(const char *name) {
-  const char *dot = strrchr(name, '.');
-  if (!dot || !dot[1]) return strlen(name);
-  for (const char *p = dot + 1; *p; p++)
-    if (*p < '0' || *p > '9') return strlen(name);
-  return (size_t)(dot - name);
-}
-
-static void list_inputs(fbx_strbuf *b, const fbx_graph *g) {
-  for (int i = 0; i < fbx_graph_ninputs(g); i++) {
-    const fbx_value *v = fbx_graph_input(g, i);
-    fbx_strbuf_printf(b, "%s%s : ", i ? ", " : "", v->name);
-    fbx_type_print(b, v->type);
-  }
-}
-
-/* Which graph input `name` means: its full name, or its base when only one
- * input has that base. Returns the index, or -1 with *st set. */
-static int find_input(const fbx_graph *g, const char *name, size_t len, fbx_status **st) {
-  int n = fbx_graph_ninputs(g);
-  for (int i = 0; i < n; i++) {
-    const char *in = fbx_graph_input(g, i)->name;
-    if (strlen(in) == len && !strncmp(in, name, len)) return i;
-  }
-  int found = -1, count = 0;
-  for (int i = 0; i < n; i++) {
-    const char *in = fbx_graph_input(g, i)->name;
-    if (base_len(in) == len && !strncmp(in, name, len)) {
-      found = i;
-      count++;
-    }
-  }
-  if (count == 1) return found;
-  fbx_strbuf b = {0};
-  if (count == 0) {
-    fbx_strbuf_printf(&b, "the graph has no input named '%.*s' (inputs: ", (int)len, name);
-    list_inputs(&b, g);
-    fbx_strbuf_putc(&b, ')');
-  } else {
-    fbx_strbuf_printf(&b, "input name '%.*s' is ambiguous: it could be", (int)len, name);
-    for (int i = 0, k = 0; i < n; i++) {
-      const char *in = fbx_graph_input(g, i)->name;
-      if (base_len(in) == len && !strncmp(in, name, len))
-        fbx_strbuf_printf(&b, "%s %s", k++ ? (k == count ? " or" : ",") : "", in);
-    }
-    fbx_strbuf_puts(&b, "; use the full name");
-  }
-  *st = b.oom ? fbx_status_nomem() : fbx_status_new(FBX_ERR_INVALID_ARG, "%s", b.data);
-  fbx_strbuf_free(&b);
-  return -1;
-}
-
-/* NAME=VALUE when NAME looks like a value name (letters, digits, '_', '.'). */
-static const char *split_name(const char *arg, size_t *name_len) {
-  const char *eq = strchr(arg, '=');
-  if (!eq || eq == arg) return NULL;
-  for (const char *p = arg; p < eq; p++)
-    if (!(*p == '_' || *p == '.' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
-      return NULL;
-  *name_len = (size_t)(eq - arg);
-  return eq + 1;
-}
-
-/* Fill vals[0..ninputs) from the --input arguments. */
-static fbx_status *gather_inputs(const fbx_graph *g, char **args, int nargs, fbx_ivalue *vals) {
-  int n = fbx_graph_ninputs(g);
-  bool *set = fbx_calloc((size_t)(n > 0 ? n : 1), sizeof *set);
-  if (!set) return fbx_status_nomem();
-  fbx_status *st = NULL;
-  /* named first, then positional ones fill the rest in order */
-  for (int pass = 0; pass < 2 && !st; pass++)
-    for (int a = 0; a < nargs && !st; a++) {
-      size_t len;
-      const char *value = split_name(args[a], &len);
-      int idx;
-      if (pass == 0) {
-        if (!value) continue;
-        if ((idx = find_input(g, args[a], len, &st)) < 0) break;
-        if (set[idx]) {
-          st = fbx_status_new(FBX_ERR_INVALID_ARG, "input %s is given twice", fbx_graph_input(g, idx)->name);
-          break;
-        }
-      } else {
-        if (value) continue;
-        value = args[a];
-        for (idx = 0; idx < n && set[idx]; idx++) {
-        }
-        if (idx == n) break; /* counted below */
-      }
-      if ((st = load_value(value, &vals[idx]))) {
-        if (fbx_status_code(st) != FBX_ERR_NOMEM && !has_suffix(value, ".npy"))
-          st = fbx_status_wrap(st, "input %s", fbx_graph_input(g, idx)->name);
-        break;
-      }
-      set[idx] = true;
-    }
-  if (!st) {
-    int given = 0;
-    for (int i = 0; i < n; i++) given += set[i];
-    if (given < n || given < nargs) {
-      fbx_strbuf b = {0};
-      fbx_strbuf_printf(&b, "the graph takes %d input%s (", n, n == 1 ? "" : "s");
-      list_inputs(&b, g);
-      fbx_strbuf_printf(&b, "), %d given", nargs);
-      if (given < n && given == nargs) {
-        fbx_strbuf_puts(&b, "; missing:");
-        for (int i = 0; i < n; i++)
-          if (!set[i]) fbx_strbuf_printf(&b, " %s", fbx_graph_input(g, i)->name);
-      }
-      st = b.oom ? fbx_status_nomem() : fbx_status_new(FBX_ERR_INVALID_ARG, "%s", b.data);
-      fbx_strbuf_free(&b);
-    }
-  }
-  fbx_free(set);
-  return st;
 }
 
 /* ---- outputs ---------------------------------------------------------------------------------- */
@@ -320,14 +117,16 @@ static fbx_status *make_dirs(const char *dir) {
 
 /* ---- the fuser ------------------------------------------------------------------------------- */
 
-/* Where the plugin host will plug in: select the fuser by name; `none`
- * (or nothing) runs the interpreter alone. */
-static int select_fuser(const char *name, const char *from) {
+/* Load the fuser named by --fuser or FUSEBOX_FUSER; `none` (or nothing)
+ * leaves *out NULL: the interpreter alone. A fuser that cannot be loaded is a
+ * usage error (exit 2). */
+static int select_fuser(const char *name, const char *from, fbx_fuser **out) {
+  *out = NULL;
   if (!name || !*name || !strcmp(name, "none")) return 0;
-  fprintf(stderr,
-          "fusebox run: fuser '%s' (from %s) cannot be used: fusers are not available yet in this build "
-          "(only `none`)\n",
-          name, from);
+  fbx_status *st = fbx_fuser_load(out, name);
+  if (!st) return 0;
+  fprintf(stderr, "fusebox run: fuser '%s' (from %s) cannot be used: %s\n", name, from, fbx_status_message(st));
+  fbx_status_free(st);
   return 2;
 }
 
@@ -356,6 +155,8 @@ static bool parse_long(const char *s, long long lo, long long *out) {
 int fbx_cmd_run(int argc, char **argv) {
   const char *path = NULL, *out_dir = NULL, *fuser = NULL;
   long long iters = 1, seed = 0;
+  bool stats = false, ran = false;
+  fbx_fuser *fz = NULL;
   char **inputs = fbx_calloc((size_t)(argc > 0 ? argc : 1), sizeof *inputs);
   if (!inputs) return fbx_cli_fail("run", fbx_status_nomem());
   int ninputs = 0, rc = 0;
@@ -375,6 +176,8 @@ int fbx_cmd_run(int argc, char **argv) {
     } else if (!strcmp(a, "--fuser")) {
       if (!has_value) rc = fbx_cli_usage("run", USAGE, "--fuser needs a name");
       else fuser = argv[++i];
+    } else if (!strcmp(a, "--stats")) {
+      stats = true;
     } else if (!strcmp(a, "--iters")) {
       if (!has_value || !parse_long(argv[++i], 1, &iters))
         rc = fbx_cli_usage("run", USAGE, "--iters needs a count >= 1");
@@ -390,21 +193,23 @@ int fbx_cmd_run(int argc, char **argv) {
     }
   }
   if (!rc && !path) rc = fbx_cli_usage("run", USAGE, "no graph given");
-  if (!rc) rc = fuser ? select_fuser(fuser, "--fuser") : select_fuser(getenv("FUSEBOX_FUSER"), "FUSEBOX_FUSER");
+  if (!rc)
+    rc = fuser ? select_fuser(fuser, "--fuser", &fz) : select_fuser(getenv("FUSEBOX_FUSER"), "FUSEBOX_FUSER", &fz);
   if (rc) {
     fbx_free(inputs);
     return rc;
   }
 
   fbx_graph *g = NULL;
-  fbx_interp *it = NULL;
+  fbx_executor *ex = NULL;
   fbx_ivalue *vals = NULL, *outs = NULL;
   double *times = NULL;
   int nin = 0, nout = 0;
   fbx_strbuf summary = {0};
   fbx_status *st = fbx_graph_parse_file(&g, path);
   if (st) goto done;
-  if ((st = fbx_interp_create(&it, g))) goto done;
+  fbx_executor_opts xo = {.struct_size = sizeof xo, .fuser = "none", .fuser_handle = fz};
+  if ((st = fbx_executor_create(&ex, g, &xo))) goto done;
   nin = fbx_graph_ninputs(g);
   nout = fbx_graph_noutputs(g);
   vals = fbx_calloc((size_t)nin + 1, sizeof *vals);
@@ -414,15 +219,15 @@ int fbx_cmd_run(int argc, char **argv) {
     st = fbx_status_nomem();
     goto done;
   }
-  if ((st = gather_inputs(g, inputs, ninputs, vals))) goto done;
-  if ((st = fbx_interp_check_inputs(it, vals, nin))) goto done;
+  if ((st = fbx_cli_gather_inputs(g, inputs, ninputs, vals))) goto done;
+  if ((st = fbx_executor_check_inputs(ex, vals, nin))) goto done;
   if (out_dir && (st = make_dirs(out_dir))) goto done;
 
-  fbx_run_opts opts = {.seed = (uint64_t)seed};
   for (long long k = 0; k < iters; k++) {
     for (int i = 0; i < nout; i++) fbx_iv_release(&outs[i]);
     double t0 = now_ms();
-    if ((st = fbx_interp_run(it, vals, nin, outs, &opts))) goto done;
+    ran = true;
+    if ((st = fbx_executor_run_values(ex, vals, nin, outs, nout, (uint64_t)seed))) goto done;
     times[k] = now_ms() - t0;
   }
   out_ctx oc = {.dir = out_dir, .summary = &summary};
@@ -434,10 +239,17 @@ int fbx_cmd_run(int argc, char **argv) {
     qsort(times, (size_t)iters, sizeof *times, cmp_double);
     double med = iters % 2 ? times[iters / 2] : (times[iters / 2 - 1] + times[iters / 2]) / 2;
     if (summary.data) fputs(summary.data, stdout);
-    printf("time: %.3f ms per run (median of %lld, fuser none)\n", med, iters);
+    printf("time: %.3f ms per run (median of %lld, fuser %s)\n", med, iters, fbx_executor_fuser_name(ex));
   }
-done:
+done:;
+  bool show_stats = stats && ex && (!st || ran); /* nothing to say when nothing ran */
   if (st) rc = fbx_cli_fail("run", st);
+  if (show_stats) {
+    fbx_strbuf sb = {0};
+    fbx_executor_stats_print(ex, &sb);
+    if (sb.data) fputs(sb.data, stderr);
+    fbx_strbuf_free(&sb);
+  }
   for (int i = 0; vals && i < nin; i++) fbx_iv_release(&vals[i]);
   for (int i = 0; outs && i < nout; i++) fbx_iv_release(&outs[i]);
   fbx_free(vals);
@@ -445,7 +257,8 @@ done:
   fbx_free(times);
   fbx_free(inputs);
   fbx_strbuf_free(&summary);
-  fbx_interp_destroy(it);
+  fbx_executor_destroy(ex);
+  fbx_fuser_release(fz);
   fbx_graph_destroy(g);
   return rc;
 }

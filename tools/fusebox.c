@@ -14,12 +14,16 @@ typedef struct command {
 static const command commands[] = {
     {"print", fbx_cmd_print, "parse a graph, optionally run passes, print it back"},
     {"run", fbx_cmd_run, "run a graph on .npy/scalar inputs; write or summarize its outputs"},
+    {"plugins", fbx_cmd_plugins, "list fuser plugins found, and why any were rejected"},
+    {"explain", fbx_cmd_explain, "show the optimized graph: fusion groups, guards, fallbacks, unfused nodes"},
+    {"plugin-check", fbx_cmd_plugin_check, "conformance tests of a fuser plugin against the reference"},
+    {"bench", fbx_cmd_bench, "compare fusers on a graph: time, compile time, kernels, error"},
 };
 
 static void usage(FILE *f) {
   fprintf(f, "usage: fusebox <command> [args]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n`fusebox <command> --help` describes a command.\n");
 }
 
