@@ -219,7 +219,7 @@ static fbx_status *finish(fbx_kctx *ctx, fbx_tensor *t, fill_kind k, const fbx_i
 static fbx_status *sized(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, fill_kind k) {
   int64_t sizes[FBX_MAX_DIMS], strides[FBX_MAX_DIMS];
   int n = 0, a = k == FILL_ARG ? 2 : 1;
-  fbx_dtype def = FBX_DTYPE_FLOAT32, d;
+  fbx_dtype def = FBX_DTYPE_FLOAT32, d = FBX_DTYPE_UNDEFINED;
   FBX_TRY(size_arg(ctx, args, 0, sizes, &n));
   if (k == FILL_ARG) {
     /* torch.full infers bool / int64 / default float from the fill value */
@@ -254,7 +254,7 @@ fbx_status *fbx_k_randn(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { ret
 static fbx_status *like(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, fill_kind k) {
   fbx_tensor *self, *t = NULL;
   int a = k == FILL_ARG ? 2 : 1;
-  fbx_dtype d;
+  fbx_dtype d = FBX_DTYPE_UNDEFINED;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &self));
   FBX_TRY(dtype_arg(ctx, &args[a], self->dtype, &d));
   FBX_TRY(layout_arg(ctx, &args[a + 1]));
@@ -278,7 +278,7 @@ static fbx_status *new_sized(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, 
   fbx_tensor *self, *t = NULL;
   int64_t sizes[FBX_MAX_DIMS];
   int n = 0, a = k == FILL_ARG ? 3 : 2;
-  fbx_dtype d;
+  fbx_dtype d = FBX_DTYPE_UNDEFINED;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &self));
   FBX_TRY(size_arg(ctx, args, 1, sizes, &n));
   FBX_TRY(dtype_arg(ctx, &args[a], self->dtype, &d));
@@ -375,7 +375,7 @@ static void arange_body(void *p, int64_t begin, int64_t end) {
 static fbx_status *arange_impl(fbx_kctx *ctx, const fbx_ivalue *vstart, const fbx_ivalue *vend,
                                const fbx_ivalue *vstep, fbx_ivalue *args_tail, fbx_ivalue *outs) {
   bool any_float = vstart->kind == FBX_IV_FLOAT || vend->kind == FBX_IV_FLOAT || vstep->kind == FBX_IV_FLOAT;
-  fbx_dtype d;
+  fbx_dtype d = FBX_DTYPE_UNDEFINED;
   FBX_TRY(dtype_arg(ctx, &args_tail[0], any_float ? FBX_DTYPE_FLOAT32 : FBX_DTYPE_INT64, &d));
   FBX_TRY(layout_arg(ctx, &args_tail[1]));
   if (d == FBX_DTYPE_BOOL) return fbx_kernel_error(ctx, "\"arange_cpu\" not implemented for 'Bool'");
@@ -555,7 +555,7 @@ fbx_status *fbx_k_tensor(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   for (int i = 0; i < d.ndim; i++) numel *= d.sizes[i];
   /* no elements at all (torch.tensor([])) also gives the default float dtype */
   fbx_dtype def = d.any_float || numel == 0 ? FBX_DTYPE_FLOAT32 : d.any_int ? FBX_DTYPE_INT64 : FBX_DTYPE_BOOL;
-  fbx_dtype dt;
+  fbx_dtype dt = FBX_DTYPE_UNDEFINED;
   FBX_TRY(dtype_arg(ctx, &args[1], def, &dt));
   fbx_tensor *t = NULL;
   FBX_TRY(fbx_tensor_empty(&t, dt, d.ndim, d.sizes));

@@ -84,7 +84,7 @@ SOFTMAX_IMPL(double, exp, log, f64)
 static fbx_status *softmax_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool log) {
   fbx_tensor *x, *c = NULL, *y = NULL, *r = NULL;
   int64_t d;
-  fbx_dtype dt;
+  fbx_dtype dt = FBX_DTYPE_UNDEFINED;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   if (args[1].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "dim must be an int");
   FBX_TRY(fbx_red_wrap_dim(ctx, &d, args[1].u.i, x));

@@ -767,7 +767,7 @@ static void all_mask(bool *mask, const fbx_tensor *x) {
  * inputs sum to int64. */
 static fbx_status *sum_common(fbx_kctx *ctx, fbx_ivalue *outs, fbx_tensor *x, const bool *mask, bool keepdim,
                               const fbx_ivalue *dtv) {
-  fbx_dtype dt;
+  fbx_dtype dt = FBX_DTYPE_UNDEFINED;
   FBX_TRY(fbx_red_dtype_arg(ctx, dtv, &dt));
   fbx_dtype work = dt != FBX_DTYPE_UNDEFINED ? dt : x->dtype;
   fbx_dtype out = dt != FBX_DTYPE_UNDEFINED ? dt : is_intlike(x->dtype) ? FBX_DTYPE_INT64 : x->dtype;
@@ -784,7 +784,7 @@ fbx_status *fbx_k_sum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
 
 fbx_status *fbx_k_sum_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *x;
-  bool mask[FBX_MAX_DIMS], keepdim;
+  bool mask[FBX_MAX_DIMS], keepdim = false;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   FBX_TRY(fbx_red_dim_mask(ctx, mask, x, 1, &args[1], true));
   FBX_TRY(arg_bool(ctx, args, 2, &keepdim));
@@ -794,7 +794,7 @@ fbx_status *fbx_k_sum_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
 /* mean: the (input or dtype argument) dtype must be floating, as in PyTorch. */
 static fbx_status *mean_common(fbx_kctx *ctx, fbx_ivalue *outs, fbx_tensor *x, const bool *mask, bool keepdim,
                                const fbx_ivalue *dtv) {
-  fbx_dtype dt;
+  fbx_dtype dt = FBX_DTYPE_UNDEFINED;
   FBX_TRY(fbx_red_dtype_arg(ctx, dtv, &dt));
   if (dt == FBX_DTYPE_UNDEFINED && !fbx_dtype_is_floating(x->dtype))
     return fbx_kernel_error(ctx, "could not infer output dtype: input dtype must be floating point, got %s "
@@ -816,7 +816,7 @@ fbx_status *fbx_k_mean(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
 
 fbx_status *fbx_k_mean_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *x;
-  bool mask[FBX_MAX_DIMS], keepdim;
+  bool mask[FBX_MAX_DIMS], keepdim = false;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   FBX_TRY(fbx_red_dim_mask(ctx, mask, x, 1, &args[1], true));
   FBX_TRY(arg_bool(ctx, args, 2, &keepdim));
@@ -825,7 +825,7 @@ fbx_status *fbx_k_mean_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
 
 static fbx_status *prod_common(fbx_kctx *ctx, fbx_ivalue *outs, fbx_tensor *x, const bool *mask, bool keepdim,
                                const fbx_ivalue *dtv) {
-  fbx_dtype dt;
+  fbx_dtype dt = FBX_DTYPE_UNDEFINED;
   FBX_TRY(fbx_red_dtype_arg(ctx, dtv, &dt));
   fbx_dtype work = dt != FBX_DTYPE_UNDEFINED ? dt : x->dtype;
   fbx_dtype out = dt != FBX_DTYPE_UNDEFINED ? dt : is_intlike(x->dtype) ? FBX_DTYPE_INT64 : x->dtype;
@@ -842,7 +842,7 @@ fbx_status *fbx_k_prod(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
 
 fbx_status *fbx_k_prod_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *x;
-  bool mask[FBX_MAX_DIMS], keepdim;
+  bool mask[FBX_MAX_DIMS], keepdim = false;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   FBX_TRY(one_dim_mask(ctx, mask, x, &args[1]));
   FBX_TRY(arg_bool(ctx, args, 2, &keepdim));
@@ -867,7 +867,7 @@ static fbx_status *check_nonempty(const fbx_kctx *ctx, const fbx_tensor *x, cons
 
 static fbx_status *amax_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool is_max) {
   fbx_tensor *x;
-  bool mask[FBX_MAX_DIMS], keepdim;
+  bool mask[FBX_MAX_DIMS], keepdim = false;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   FBX_TRY(fbx_red_dim_mask(ctx, mask, x, 1, &args[1], true));
   FBX_TRY(arg_bool(ctx, args, 2, &keepdim));
@@ -899,7 +899,7 @@ fbx_status *fbx_k_min(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { retur
 /* max.dim / min.dim: (values, indices). */
 static fbx_status *ext_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool is_max) {
   fbx_tensor *x;
-  bool mask[FBX_MAX_DIMS], keepdim;
+  bool mask[FBX_MAX_DIMS], keepdim = false;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   FBX_TRY(one_dim_mask(ctx, mask, x, &args[1]));
   FBX_TRY(arg_bool(ctx, args, 2, &keepdim));
@@ -914,7 +914,7 @@ fbx_status *fbx_k_min_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { r
 /* argmax/argmin(self, dim=None, keepdim): None flattens (keepdim keeps every dim as 1). */
 static fbx_status *arg_ext(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool is_max) {
   fbx_tensor *x;
-  bool mask[FBX_MAX_DIMS], keepdim, full = args[1].kind == FBX_IV_NONE;
+  bool mask[FBX_MAX_DIMS], keepdim = false, full = args[1].kind == FBX_IV_NONE;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   if (x->dtype == FBX_DTYPE_BOOL)
     return fbx_kernel_error(ctx, "not implemented for bool inputs (as in PyTorch)");
@@ -961,7 +961,7 @@ static fbx_status *var_common(fbx_kctx *ctx, fbx_ivalue *outs, fbx_tensor *x, co
 /* var(self, unbiased=True) */
 static fbx_status *var_full(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool is_std) {
   fbx_tensor *x;
-  bool mask[FBX_MAX_DIMS], unbiased;
+  bool mask[FBX_MAX_DIMS], unbiased = true;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   FBX_TRY(arg_bool(ctx, args, 1, &unbiased));
   all_mask(mask, x);
@@ -970,7 +970,7 @@ static fbx_status *var_full(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, b
 /* var.dim(self, dim, unbiased=True, keepdim=False) */
 static fbx_status *var_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool is_std) {
   fbx_tensor *x;
-  bool mask[FBX_MAX_DIMS], unbiased, keepdim;
+  bool mask[FBX_MAX_DIMS], unbiased = true, keepdim = false;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   FBX_TRY(fbx_red_dim_mask(ctx, mask, x, 1, &args[1], true));
   FBX_TRY(arg_bool(ctx, args, 2, &unbiased));
@@ -980,7 +980,7 @@ static fbx_status *var_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bo
 /* var.correction(self, dim, *, correction, keepdim=False): None correction is 1 */
 static fbx_status *var_corr(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool is_std) {
   fbx_tensor *x;
-  bool mask[FBX_MAX_DIMS], keepdim;
+  bool mask[FBX_MAX_DIMS], keepdim = false;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   FBX_TRY(fbx_red_dim_mask(ctx, mask, x, 1, &args[1], true));
   double corr = 1;
@@ -1001,7 +1001,7 @@ fbx_status *fbx_k_std_corr(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { 
  * list reduces every dim (PyTorch 1.13 fails on it with a shape error). */
 fbx_status *fbx_k_logsumexp(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *x;
-  bool mask[FBX_MAX_DIMS], keepdim;
+  bool mask[FBX_MAX_DIMS], keepdim = false;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   FBX_TRY(fbx_red_dim_mask(ctx, mask, x, 1, &args[1], true));
   FBX_TRY(arg_bool(ctx, args, 2, &keepdim));
@@ -1103,7 +1103,7 @@ static void scan_body(void *c, int64_t begin, int64_t end) {
 static fbx_status *scan(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool prod) {
   fbx_tensor *x, *c = NULL, *y = NULL;
   int64_t d;
-  fbx_dtype dt;
+  fbx_dtype dt = FBX_DTYPE_UNDEFINED;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   if (args[1].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "dim must be an int");
   FBX_TRY(fbx_red_wrap_dim(ctx, &d, args[1].u.i, x));

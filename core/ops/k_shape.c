@@ -197,8 +197,8 @@ static fbx_status *cat_impl(fbx_kctx *ctx, fbx_tensor **ts, int n, int64_t dim, 
 }
 
 fbx_status *fbx_k_cat(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor **ts;
-  int n;
+  fbx_tensor **ts = NULL;
+  int n = 0;
   FBX_TRY(tensor_list(ctx, &args[0], &ts, &n, "torch.cat(): expected a non-empty list of Tensors"));
   fbx_status *st = cat_impl(ctx, ts, n, fbx_iv_to_int(&args[1]), outs);
   fbx_free(ts);
@@ -207,8 +207,8 @@ fbx_status *fbx_k_cat(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
 
 /* aten::stack(Tensor[] tensors, int dim=0) -> Tensor */
 fbx_status *fbx_k_stack(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor **ts, *out = NULL;
-  int n;
+  fbx_tensor **ts = NULL, *out = NULL;
+  int n = 0;
   char a[256], b[256];
   FBX_TRY(tensor_list(ctx, &args[0], &ts, &n, "stack expects a non-empty TensorList"));
   fbx_status *st = NULL;

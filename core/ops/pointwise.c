@@ -153,10 +153,10 @@ static fbx_status *bshape(const fbx_kctx *ctx, int64_t *shape, int *nd, int nin,
 
 fbx_status *fbx_pw_map(const fbx_kctx *ctx, fbx_tensor **out, fbx_dtype out_dtype, fbx_dtype in_dtype,
                        int nin, fbx_tensor *const *ins, fbx_pw_loop_fn loop, const void *params) {
-  int64_t shape[FBX_MAX_DIMS];
+  int64_t shape[FBX_MAX_DIMS] = {0};
   int nd;
   FBX_TRY(bshape(ctx, shape, &nd, nin, ins));
-  fbx_tensor *conv[FBX_PW_MAX_IN], *o = NULL;
+  fbx_tensor *conv[FBX_PW_MAX_IN] = {0}, *o = NULL;
   FBX_TRY(convert_inputs(conv, in_dtype, nin, ins));
   fbx_status *st = fbx_tensor_empty(&o, out_dtype, nd, shape);
   if (!st) run(o, nin, conv, loop, params);
@@ -167,12 +167,12 @@ fbx_status *fbx_pw_map(const fbx_kctx *ctx, fbx_tensor **out, fbx_dtype out_dtyp
 
 fbx_status *fbx_pw_map_into(const fbx_kctx *ctx, fbx_tensor *out, fbx_dtype in_dtype, int nin,
                             fbx_tensor *const *ins, fbx_pw_loop_fn loop, const void *params) {
-  int64_t shape[FBX_MAX_DIMS];
+  int64_t shape[FBX_MAX_DIMS] = {0};
   int nd;
   FBX_TRY(bshape(ctx, shape, &nd, nin, ins));
   if (nd != out->ndim || memcmp(shape, out->sizes, sizeof(int64_t) * (size_t)nd))
     return fbx_kernel_error(ctx, "output shape does not match the broadcast shape of the inputs");
-  fbx_tensor *conv[FBX_PW_MAX_IN];
+  fbx_tensor *conv[FBX_PW_MAX_IN] = {0};
   FBX_TRY(convert_inputs(conv, in_dtype, nin, ins));
   run(out, nin, conv, loop, params);
   for (int i = 0; i < nin; i++) fbx_tensor_release(conv[i]);

@@ -349,7 +349,7 @@ static void fix_data(fbx_tensor *t, const npy_info *info) {
 
 fbx_status *fbx_npy_read_mem(fbx_tensor **out, const void *buf, size_t len, const char *name) {
   const uint8_t *b = buf;
-  size_t prelude, hlen;
+  size_t prelude = 0, hlen = 0;
   npy_info info;
   memset(&info, 0, sizeof info);
   FBX_TRY(parse_preamble(b, len, name, &prelude, &hlen));
@@ -375,7 +375,7 @@ static fbx_status *read_stream(fbx_tensor **out, FILE *f, const char *path) {
   uint8_t pre[12];
   size_t got = fread(pre, 1, sizeof pre, f);
   if (ferror(f)) return io_error(path, "read failed");
-  size_t prelude, hlen;
+  size_t prelude = 0, hlen = 0;
   FBX_TRY(parse_preamble(pre, got, path, &prelude, &hlen));
   char *h = fbx_malloc(hlen + 1);
   if (!h) return fbx_status_nomem();
