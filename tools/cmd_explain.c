@@ -156,20 +156,20 @@ static void print_kernels(fbx_strbuf *b, fbx_xfn **order, int n, bool source) {
 
 static bool is_group(const fbx_node *n) { return n->kind == FBX_SYM_fusebox_FusionGroup && fbx_node_subgraph(n); }
 
-static const char *reason(const fbx_node *n, const char *fuser, char *buf, size_t cap) {
+static const char *reason(const fbx_xfn *fn, const fbx_node *n, const char *fuser, char *buf, size_t cap) {
   if (n->kind == FBX_SYM_prim_If || n->kind == FBX_SYM_prim_Loop || n->nblocks > 0) return "control flow";
   if (fbx_node_has_side_effects(n)) return "side effect";
   if (!fuser) return "no fuser (--fuser none)";
-  /* The host validates proposals and only logs the ones it rejects (there is
-   * no accessor for them yet): a node here was either never proposed, or
-   * proposed in a group that validation dropped (FUSEBOX_LOG=fusion shows
-   * those, with the reason). */
-  snprintf(buf, cap, "not proposed by %s", fuser);
+  const char *why = fbx_ptrmap_get(&fn->rejected, n);
+  if (why)
+    snprintf(buf, cap, "proposed by %s, rejected: %s", fuser, why);
+  else
+    snprintf(buf, cap, "not proposed by %s", fuser);
   return buf;
 }
 
-static void unfused_block(fbx_strbuf *b, const fbx_block *blk, const char *fuser, int depth, int *count,
-                          int *nconst) {
+static void unfused_block(fbx_strbuf *b, const fbx_xfn *fn, const fbx_block *blk, const char *fuser, int depth,
+                          int *count, int *nconst) {
   for (const fbx_node *n = fbx_block_first(blk); n; n = n->next) {
     if (is_group(n)) continue;
     if (n->kind == FBX_SYM_prim_Constant) {
@@ -180,10 +180,10 @@ static void unfused_block(fbx_strbuf *b, const fbx_block *blk, const char *fuser
     fbx_strbuf line = {0};
     fbx_node_print_line(&line, n);
     fbx_strbuf_printf(b, "#   %*s%s  -- %s\n", 2 * depth, "", line.data ? line.data : fbx_sym_str(n->kind),
-                      reason(n, fuser, buf, sizeof buf));
+                      reason(fn, n, fuser, buf, sizeof buf));
     fbx_strbuf_free(&line);
     (*count)++;
-    for (int k = 0; k < n->nblocks; k++) unfused_block(b, n->blocks[k], fuser, depth + 1, count, nconst);
+    for (int k = 0; k < n->nblocks; k++) unfused_block(b, fn, n->blocks[k], fuser, depth + 1, count, nconst);
   }
 }
 
@@ -196,7 +196,7 @@ static void print_unfused(fbx_strbuf *b, fbx_executor *ex, fbx_xfn **order, int 
     fbx_strbuf_printf(b, "\n# nodes outside fusion groups in function %d (%s)%s\n", i + 1, fn->origin,
                       state == FBX_FN_PROFILING ? ", still profiling" : state == FBX_FN_UNFUSED ? ", optimizing failed" : "");
     int count = 0, nconst = 0;
-    unfused_block(b, g->block, state == FBX_FN_OPTIMIZED && fn->kind != FBX_SPEC_NONE ? fuser : NULL, 0, &count,
+    unfused_block(b, fn, g->block, state == FBX_FN_OPTIMIZED && fn->kind != FBX_SPEC_NONE ? fuser : NULL, 0, &count,
                   &nconst);
     if (state != FBX_FN_OPTIMIZED && fuser)
       fbx_strbuf_puts(b, "#   (not partitioned yet: the function has not been optimized)\n");

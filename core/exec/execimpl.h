@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "base/ptrmap.h"
 #include "exec/executor.h"
 #include "exec/interp.h"
 #include <fusebox/fuser_abi.h>
@@ -90,6 +91,7 @@ struct fbx_xfn {
   uint32_t nby_node;
   int ngroups;
   fbx_xgroup *groups;        /* list */
+  fbx_ptrmap rejected;       /* node of opt -> why the host dropped its proposal (fbx_malloc'd) */
   fbx_xfn *next;             /* executor's list of all functions */
 };
 

@@ -43,12 +43,24 @@ void fbx_xfn_free(fbx_xfn *fn) {
     next = g->next;
     fbx_xgroup_free(g);
   }
+  for (size_t i = 0; i < fn->rejected.cap; i++)
+    if (fn->rejected.keys[i]) fbx_free(fn->rejected.vals[i]);
+  fbx_ptrmap_free(&fn->rejected);
   fbx_free(fn->by_node);
   fbx_interp_destroy(fn->opt_interp);
   fbx_graph_destroy(fn->opt);
   fbx_profile_free(&fn->profile);
   fbx_free(fn->origin);
   fbx_free(fn);
+}
+
+/* Keep the host's first reason for each node of a dropped proposal (for
+ * `explain`; diagnostics only, so running out of memory just loses it). */
+static void note_rejected(void *ctx, const fbx_node *node, const char *why) {
+  fbx_xfn *fn = ctx;
+  if (fbx_ptrmap_has(&fn->rejected, node)) return;
+  char *copy = fbx_strdup(why);
+  if (copy && fbx_ptrmap_put(&fn->rejected, node, copy)) fbx_free(copy);
 }
 
 /* ---- walking graphs ------------------------------------------------------------------ */
@@ -169,7 +181,7 @@ static fbx_status *optimize(fbx_xfn *fn) {
   if ((st = fbx_pass_pipeline(opt, "default"))) goto done;
   if (fn->kind != FBX_SPEC_NONE) {
     each_value(opt->block, refine_value, &c);
-    fbx_partition_report rep;
+    fbx_partition_report rep = {.on_reject = note_rejected, .on_reject_ctx = fn};
     st = fbx_fuser_partition(ex->fuser, opt, &rep);
     c.restore = true;
     each_value(opt->block, refine_value, &c);

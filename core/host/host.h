@@ -8,7 +8,7 @@
  *
  *   fbx_fuser *f;
  *   FBX_TRY(fbx_fuser_load(&f, getenv("FUSEBOX_FUSER")));   // "legacy", "fuser1", "/path/libx.so"
- *   fbx_partition_report rep;
+ *   fbx_partition_report rep = {0};
  *   FBX_TRY(fbx_fuser_partition(f, graph, &rep));          // groups become fusebox::FusionGroup nodes
  *   fbx_fkernel *k;
  *   FBX_TRY(fbx_fuser_compile(f, group_node, inputs, nin, &k));  // specialized on the inputs' specs
@@ -81,6 +81,10 @@ typedef struct fbx_partition_report {
   int proposed;  /* groups the plugin proposed */
   int accepted;  /* became fusebox::FusionGroup nodes */
   int rejected;  /* dropped by validation (each logged with its reason) */
+  /* Optional, set by the caller: called for every node of a rejected
+   * proposal with the reason (valid during the call), e.g. for `explain`. */
+  void (*on_reject)(void *ctx, const fbx_node *node, const char *why);
+  void *on_reject_ctx;
 } fbx_partition_report;
 
 /* Ask the plugin for groups over g, validate each (same block; no side

@@ -87,14 +87,20 @@ static int pull_constants(fbx_node *group, fbx_ptrmap *pulled) {
   return 0;
 }
 
-static void log_reject(const fbx_fuser *f, int k, int count, const char *why) {
-  fbx_log(FBX_LOG_FUSION, "%s: rejected proposal %d (%d nodes): %s", f->name, k, count, why);
+/* Log a rejected proposal and tell the report's listener, with the
+ * proposal's nodes that really are nodes of this graph. */
+static void log_reject(const fbx_fuser *f, const fbx_partition_report *rep, const fbx_ptrmap *alive,
+                       const fbx_proposal *pr, int k, const char *why) {
+  fbx_log(FBX_LOG_FUSION, "%s: rejected proposal %d (%d nodes): %s", f->name, k, pr->count, why);
+  if (!rep->on_reject || pr->bad) return; /* a malformed proposal has no node list to trust */
+  for (int i = 0; i < pr->count; i++)
+    if (pr->nodes[i] && fbx_ptrmap_has(alive, pr->nodes[i])) rep->on_reject(rep->on_reject_ctx, pr->nodes[i], why);
 }
 
 fbx_status *fbx_fuser_partition(fbx_fuser *f, fbx_graph *g, fbx_partition_report *rep) {
-  fbx_partition_report local;
+  fbx_partition_report local = {0};
   if (!rep) rep = &local;
-  memset(rep, 0, sizeof *rep);
+  rep->proposed = rep->accepted = rep->rejected = 0;
   if (!f || !g) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_fuser_partition: NULL fuser or graph");
   fbx_sym fuser_attr;
   if (fbx_sym_intern(&fuser_attr, "fuser", 5)) return fbx_status_nomem();
@@ -128,7 +134,7 @@ fbx_status *fbx_fuser_partition(fbx_fuser *f, fbx_graph *g, fbx_partition_report
     rep->proposed++;
     if (pr->bad) {
       rep->rejected++;
-      log_reject(f, k, pr->count, pr->bad);
+      log_reject(f, rep, &alive, pr, k, pr->bad);
       continue;
     }
     char why[128] = "";
@@ -140,7 +146,7 @@ fbx_status *fbx_fuser_partition(fbx_fuser *f, fbx_graph *g, fbx_partition_report
     }
     if (*why) {
       rep->rejected++;
-      log_reject(f, k, pr->count, why);
+      log_reject(f, rep, &alive, pr, k, why);
       continue;
     }
     fbx_node **after = NULL;
@@ -152,7 +158,7 @@ fbx_status *fbx_fuser_partition(fbx_fuser *f, fbx_graph *g, fbx_partition_report
         break;
       }
       rep->rejected++;
-      log_reject(f, k, pr->count, fbx_status_message(vs));
+      log_reject(f, rep, &alive, pr, k, fbx_status_message(vs));
       fbx_free(after);
       fbx_status_free(vs);
       continue;

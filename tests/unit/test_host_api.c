@@ -56,7 +56,7 @@ static fbx_partition_report run_probe(const char *text, void (*fn)(const fbxp_gr
   ck_assert_ptr_null(fbx_fuser_from_entry(&f, entry, "probe"));
   probe = fn;
   probed = 0;
-  fbx_partition_report rep;
+  fbx_partition_report rep = {0};
   st = fbx_fuser_partition(f, g, &rep);
   ck_assert_msg(!st, "%s", fbx_status_message(st));
   ck_assert_int_eq(probed, 1);

@@ -54,7 +54,7 @@ static fbx_graph *partitioned(fbx_fuser *f, fbx_node **g0, fbx_node **g1) {
   fbx_graph *g = NULL;
   fbx_status *st = fbx_graph_parse(&g, GRAPH, strlen(GRAPH), "kernel.ir");
   ck_assert_msg(!st, "%s", fbx_status_message(st));
-  fbx_partition_report rep;
+  fbx_partition_report rep = {0};
   st = fbx_fuser_partition(f, g, &rep);
   ck_assert_msg(!st, "%s", fbx_status_message(st));
   ck_assert_int_eq(rep.accepted, 2);

@@ -291,7 +291,7 @@ static const char *CHAIN =
 /* Partition CHAIN with f, compile and run its group on [-1, 2, -3, 4, -5, 6]. */
 static fbx_fkernel *compile_and_run(fbx_fuser *f) {
   fbx_graph *g = parse(CHAIN);
-  fbx_partition_report rep;
+  fbx_partition_report rep = {0};
   ck_assert_ptr_null(fbx_fuser_partition(f, g, &rep));
   ck_assert_int_eq(rep.accepted, 1);
   fbx_node *group = fbx_block_first(g->block);

@@ -104,7 +104,7 @@ static const char *GOOD_GRAPH =
 START_TEST(good_fuses_maximal_chains) {
   fbx_fuser *f = load("good");
   fbx_graph *g = parse(GOOD_GRAPH);
-  fbx_partition_report rep = {-1, -1, -1};
+  fbx_partition_report rep = {.proposed = -1, .accepted = -1, .rejected = -1};
   ck_assert_ptr_null(fbx_fuser_partition(f, g, &rep));
   ck_assert_int_eq(rep.proposed, 2);
   ck_assert_int_eq(rep.accepted, 2);
@@ -182,7 +182,7 @@ START_TEST(good_in_nested_blocks_and_shared_constants) {
       "  return (%z)\n";
   fbx_fuser *f = load("good");
   fbx_graph *g = parse(text);
-  fbx_partition_report rep;
+  fbx_partition_report rep = {0};
   ck_assert_ptr_null(fbx_fuser_partition(f, g, &rep));
   ck_assert_int_eq(rep.proposed, 1);
   ck_assert_int_eq(rep.accepted, 1);
@@ -203,7 +203,7 @@ START_TEST(nothing_to_fuse) {
       "  return (%b)\n";
   fbx_fuser *f = load("good");
   fbx_graph *g = parse(text);
-  fbx_partition_report rep;
+  fbx_partition_report rep = {0};
   ck_assert_ptr_null(fbx_fuser_partition(f, g, &rep));
   ck_assert_int_eq(rep.proposed + rep.accepted + rep.rejected, 0);
   ck_assert_ptr_null(fbx_fuser_partition(f, g, NULL));
@@ -248,10 +248,26 @@ static void do_partition(void *vctx) {
   c->st = fbx_fuser_partition(c->f, c->g, &c->rep);
 }
 
+/* What the report's listener heard: how many nodes, and the first reason
+ * given for the prim::If node. */
+typedef struct reject_log {
+  int calls;
+  char if_reason[512];
+} reject_log;
+
+static void collect_reject(void *ctx, const fbx_node *node, const char *why) {
+  reject_log *r = ctx;
+  r->calls++;
+  if (node->kind == FBX_SYM_prim_If && !r->if_reason[0]) snprintf(r->if_reason, sizeof r->if_reason, "%s", why);
+}
+
 START_TEST(bad_proposals_are_rejected_with_reasons) {
   setenv("FUSEBOX_LOG", "fusion", 1);
   fbx_log_reload();
-  part_ctx c = {.f = load("bad_proposals"), .g = parse(BAD_GRAPH)};
+  reject_log heard = {0};
+  part_ctx c = {.f = load("bad_proposals"),
+                .g = parse(BAD_GRAPH),
+                .rep = {.on_reject = collect_reject, .on_reject_ctx = &heard}};
   char *log = capture_stderr(do_partition, &c);
   ck_assert_msg(!c.st, "%s", fbx_status_message(c.st));
   ck_assert_int_eq(c.rep.proposed, 11);
@@ -274,6 +290,10 @@ START_TEST(bad_proposals_are_rejected_with_reasons) {
   ASSERT_HAS(log, "rejected proposal 10 (3 nodes): NULL node array");
   ASSERT_HAS(log, "partition: 11 proposed, 1 accepted, 10 rejected");
   free(log);
+  /* The listener hears each real node of the rejected proposals (not the
+   * NULL or made-up ones), with the same reasons as the log. */
+  ck_assert_int_gt(heard.calls, 5);
+  ASSERT_HAS(heard.if_reason, "is control flow");
 
   char *text = fbx_graph_print(c.g);
   ASSERT_HAS(text, "= fusebox::FusionGroup_0[fuser=\"bad_proposals\"](%x)\n");
@@ -425,7 +445,7 @@ static fbx_partition_report partition_names(fbx_graph *g, const char *const *gro
   fbx_fuser *f = NULL;
   ck_assert_ptr_null(fbx_fuser_from_entry(&f, names_entry, "names"));
   want = groups;
-  fbx_partition_report rep;
+  fbx_partition_report rep = {0};
   fbx_status *st = fbx_fuser_partition(f, g, &rep);
   ck_assert_msg(!st, "%s", fbx_status_message(st));
   fbx_fuser_release(f);
@@ -477,7 +497,7 @@ START_TEST(partition_survives_allocation_failures) {
   fbx_fuser *f = load("good");
   for (long n = 0; n < 400; n++) {
     fbx_graph *g = parse(GOOD_GRAPH);
-    fbx_partition_report rep;
+    fbx_partition_report rep = {0};
     fbx_alloc_fail_after(n);
     fbx_status *st = fbx_fuser_partition(f, g, &rep);
     long failures = fbx_alloc_failures();

@@ -190,7 +190,7 @@ static fbx_fuser *load_hello(void) {
 
 /* The only FusionGroup of g, after checking the partition report. */
 static fbx_node *only_group(fbx_fuser *f, fbx_graph *g) {
-  fbx_partition_report rep;
+  fbx_partition_report rep = {0};
   fbx_status *st = fbx_fuser_partition(f, g, &rep);
   ck_assert_msg(!st, "%s", fbx_status_message(st));
   ck_assert_int_eq(rep.rejected, 0);
