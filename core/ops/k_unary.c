@@ -115,7 +115,16 @@ UF(gelu, , a * (T)0.5 * ((T)1 + VM(erf, a * (T)0.70710678118654752440)))
 #define GELU_BETA ((T)(1.41421356237309504880 * 1.12837916709551257390 * 0.5))
 UF(gelu_tanh, , (T)0.5 * a * ((T)1 + VM(tanh, GELU_BETA * (a + (T)0.044715 * a * a * a))))
 UF(silu, , a / ((T)1 + VM(exp, -a)))
-UF(mish, , a * VM(tanh, VM(log1p, VM(exp, a))))
+/* float: tanh(log1p(e)) = n / (n + 2) with n = e (e + 2), e = e^a (one exp);
+ * it is 1 in float for a > 20 */
+static inline float mish_f(float a) {
+  float e = fbx_vm_expf(a < 20.0f ? a : 0.0f);
+  float n = e * (e + 2.0f);
+  return a > 20.0f ? a : a * (n / (n + 2.0f));
+}
+static inline double mish_d(double a) { return a * tanh(log1p(exp(a))); }
+#define MISH(x) _Generic((x), float: mish_f, default: mish_d)(x)
+UF(mish, , MISH(a))
 UF(softplus, const T beta = (T)P->f[0]; const T th = (T)P->f[1],
    a * beta > th ? a : VM(log1p, VM(exp, a * beta)) / beta)
 #define HS_CLAMP (a + 3 < 0 ? (T)0 : (a + 3 > 6 ? (T)6 : a + 3))

@@ -21,7 +21,8 @@
  * the bound each is tested against in brackets):
  *
  *   expf, exp2f, expm1f, logf, log2f, log10f, log1pf          [2]
- *   sinf, cosf, tanf, sinhf, coshf, tanhf, erff, erfcf          [1]
+ *   sinf, cosf, tanf, tanhf (float arithmetic)                  [4]
+ *   sinhf, coshf, erff, erfcf                                   [1]
  *   atanf, asinf, acosf, atan2f, powf                           [1]
  *   sigmoidf                                                    [3]
  *   truncf, floorf, ceilf, rintf (round half to even)           exact
@@ -29,11 +30,10 @@
  *
  * The functions named *_d do the work in double precision (two or four
  * lanes per vector) for functions where float arithmetic cannot reach
- * the error bound cheaply (argument reduction of sin/cos, erfc's
- * exp(-x^2), cancellation in sinh and tanh).
+ * the error bound cheaply (erfc's exp(-x^2), cancellation in sinh).
  *
- * Limits: sinf/cosf/tanf reduce the argument with a 3-part Cody-Waite
- * pi/2 that is exact for |x| <= FBX_VM_TRIG_MAX (2^26); larger finite
+ * Limits: sinf/cosf/tanf reduce the argument in float with a 4-part
+ * Cody-Waite pi/2 that is valid for |x| <= FBX_VM_TRIG_MAX (2^15); larger finite
  * arguments give a meaningless value and fbx_vm_trig_rare() is true for
  * them: callers recompute those elements with libm (see
  * FBX_PW_LOOP1X in pointwise.h). fbx_vm_fmodf is likewise exact only where
@@ -335,15 +335,27 @@ FBX_VM_INLINE float fbx_vm_coshf(float x) {
   return x == x ? y : x;
 }
 
-/* tanh = (e^2a - 1) / (e^2a + 1); e^2a is accurate to 1e-12 relative, so
- * the difference is good to 2^-30 for a >= 2^-12, below which tanh(x) = x
- * in float. Saturates to exactly +-1 (the quotient rounds to 1). */
+/* tanh a = em / (em + 2) with em = e^2a - 1 (a = |x| <= 10, where tanh
+ * rounds to 1), in float: 2a = k ln2 + r, em = (2^k - 1) + 2^k expm1(r),
+ * exact steps while 2^k - 1 is (k <= 24; beyond, the quotient is 1 to
+ * within rounding anyway). Tiny |x|: tanh x = x. */
 FBX_VM_INLINE float fbx_vm_tanhf(float x) {
-  double a = fbx_vm_absd((double)x);
-  a = a > 20.0 ? 20.0 : a;
-  double e = fbx_vm_exp_d(2.0 * a);
-  double t = (e - 1.0) / (e + 1.0);
-  float y = (float)fbx_vm_signd(t, (double)x);
+  float a = fbx_vm_absf(x);
+  a = a > 10.0f ? 10.0f : a;
+  a = x == x ? a : 0.0f;
+  float a2 = a + a;
+  float kf = fbx_vm_rint_small(a2 * FBX_VM_LOG2EF);
+  float r = (a2 - kf * FBX_VM_LN2HF) - kf * FBX_VM_LN2LF;
+  float q = 1.988269069e-04f;
+  q = q * r + 1.392617589e-03f;
+  q = q * r + 8.333320729e-03f;
+  q = q * r + 4.166655615e-02f;
+  q = q * r + 1.666666716e-01f;
+  float r2 = r * r;
+  float p = r + (0.5f * r2 + r2 * r * q);
+  float s = fbx_vm_u2f((uint32_t)((int32_t)kf + 127) << 23);
+  float em = (s - 1.0f) + s * p;
+  float y = fbx_vm_signf(em / (em + 2.0f), x);
   y = fbx_vm_absf(x) < 0x1p-12f ? x : y;
   return x == x ? y : x;
 }
@@ -407,32 +419,35 @@ FBX_VM_INLINE float fbx_vm_erfcf(float x) {
 
 /* ---- sin, cos, tan ---------------------------------------------------------------------------- */
 
-#define FBX_VM_TRIG_MAX 0x1p26f
+#define FBX_VM_TRIG_MAX 0x1p15f
 
-/* r = x - k pi/2 (|r| <= ~pi/4) and the quadrant k mod 4, exact for
- * |x| <= FBX_VM_TRIG_MAX (pi/2 in three parts of 27, 27 and 53 bits). */
-FBX_VM_INLINE double fbx_vm_trig_reduce(float x, uint64_t *q) {
-  double d = fbx_vm_absf(x) <= FBX_VM_TRIG_MAX ? (double)x : 0.0;
-  double km = d * 6.36619772367581382e-01 + 0x1.8p52;
-  *q = fbx_vm_d2u(km) & 3u;
-  double k = km - 0x1.8p52;
-  return ((d - k * 1.57079632580280304e+00) - k * 9.92093573959351716e-10) - k * 5.72118872610983180e-18;
+/* r = x - k pi/2 (|r| <= ~pi/4) and the quadrant k mod 4, in float, for
+ * |x| <= FBX_VM_TRIG_MAX (k < 2^15): Cody-Waite with pi/2 in four parts
+ * (8, 9 and 9 significant bits and a full float), so that the first three
+ * products k * part are exact. */
+FBX_VM_INLINE float fbx_vm_trig_reduce(float x, uint32_t *q) {
+  float d = fbx_vm_absf(x) <= FBX_VM_TRIG_MAX ? x : 0.0f;
+  float km = d * 0.636619772367581382f + 0x1.8p23f;
+  *q = fbx_vm_f2u(km) & 3u;
+  float k = km - 0x1.8p23f;
+  d = d - k * 1.5703125f;
+  d = d - k * 4.83512878417968750e-4f;
+  d = d - k * 3.13855707645416259766e-7f;
+  d = d - k * 6.07710062827671038120e-11f;
+  return d;
 }
-FBX_VM_INLINE double fbx_vm_sin_poly(double r, double z) {
-  double s = -2.48056362418347625e-08;
-  s = s * z + 2.75559909295653188e-06;
-  s = s * z - 1.98412669169859658e-04;
-  s = s * z + 8.33333333107922312e-03;
-  s = s * z - 1.66666666666638846e-01;
+/* sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2) on |r| <= pi/4 */
+FBX_VM_INLINE float fbx_vm_sin_poly(float r, float z) {
+  float s = -1.9515295891e-4f;
+  s = s * z + 8.3321608736e-3f;
+  s = s * z - 1.6666654611e-1f;
   return r + r * z * s;
 }
-FBX_VM_INLINE double fbx_vm_cos_poly(double z) {
-  double c = 2.07006004834331171e-09;
-  c = c * z - 2.75563696955730066e-07;
-  c = c * z + 2.48015852109905154e-05;
-  c = c * z - 1.38888888872773422e-03;
-  c = c * z + 4.16666666666646798e-02;
-  return (1.0 - 0.5 * z) + z * z * c;
+FBX_VM_INLINE float fbx_vm_cos_poly(float z) {
+  float c = 2.443315711809948e-5f;
+  c = c * z - 1.388731625493765e-3f;
+  c = c * z + 4.166664568298827e-2f;
+  return (1.0f - 0.5f * z) + z * z * c;
 }
 /* True where sinf/cosf/tanf must be recomputed with libm. */
 FBX_VM_INLINE int fbx_vm_trig_rare(float x) {
@@ -440,39 +455,45 @@ FBX_VM_INLINE int fbx_vm_trig_rare(float x) {
   return ax > FBX_VM_TRIG_MAX && ax < INFINITY;
 }
 
-/* The quadrant's choice of sin or cos and its sign, by bit operations on
- * q (SSE2 has no 64-bit compare to select on) */
-FBX_VM_INLINE double fbx_vm_trig_pick(double s, double c, uint64_t q) {
-  uint64_t odd = 0u - (q & 1u);
-  uint64_t bits = (fbx_vm_d2u(c) & odd) | (fbx_vm_d2u(s) & ~odd);
-  return fbx_vm_u2d(bits ^ ((q & 2u) << 62));
+/* The quadrant's choice of sin or cos and its sign, by bit operations */
+FBX_VM_INLINE float fbx_vm_trig_pick(float s, float c, uint32_t q) {
+  uint32_t odd = 0u - (q & 1u);
+  uint32_t bits = (fbx_vm_f2u(c) & odd) | (fbx_vm_f2u(s) & ~odd);
+  return fbx_vm_u2f(bits ^ ((q & 2u) << 30));
 }
 
 FBX_VM_INLINE float fbx_vm_sinf(float x) {
-  uint64_t q;
-  double r = fbx_vm_trig_reduce(x, &q);
-  double z = r * r, s = fbx_vm_sin_poly(r, z), c = fbx_vm_cos_poly(z);
-  double y = fbx_vm_trig_pick(s, c, q);
-  y = x == 0.0f ? (double)x : y; /* -0 */
-  return x - x == 0.0f ? (float)y : x - x; /* inf, NaN -> NaN */
+  uint32_t q;
+  float r = fbx_vm_trig_reduce(x, &q);
+  float z = r * r, s = fbx_vm_sin_poly(r, z), c = fbx_vm_cos_poly(z);
+  float y = fbx_vm_trig_pick(s, c, q);
+  y = x == 0.0f ? x : y; /* -0 */
+  return x - x == 0.0f ? y : x - x; /* inf, NaN -> NaN */
 }
 
 FBX_VM_INLINE float fbx_vm_cosf(float x) {
-  uint64_t q;
-  double r = fbx_vm_trig_reduce(x, &q);
-  double z = r * r, s = fbx_vm_sin_poly(r, z), c = fbx_vm_cos_poly(z);
-  double y = fbx_vm_trig_pick(s, c, q + 1u); /* cos x = sin(x + pi/2) */
-  return x - x == 0.0f ? (float)y : x - x;
+  uint32_t q;
+  float r = fbx_vm_trig_reduce(x, &q);
+  float z = r * r, s = fbx_vm_sin_poly(r, z), c = fbx_vm_cos_poly(z);
+  float y = fbx_vm_trig_pick(s, c, q + 1u); /* cos x = sin(x + pi/2) */
+  return x - x == 0.0f ? y : x - x;
 }
 
+/* tan r = r + r^3 T(r^2) on |r| <= pi/4; odd quadrants: -1 / tan r */
 FBX_VM_INLINE float fbx_vm_tanf(float x) {
-  uint64_t q;
-  double r = fbx_vm_trig_reduce(x, &q);
-  double z = r * r, s = fbx_vm_sin_poly(r, z), c = fbx_vm_cos_poly(z);
-  /* odd quadrants: -c / s */
-  double num = fbx_vm_trig_pick(s, c, (q & 1u) * 3u), den = fbx_vm_trig_pick(c, s, q & 1u);
-  double y = x == 0.0f ? (double)x : num / den; /* -0 */
-  return x - x == 0.0f ? (float)y : x - x;
+  uint32_t q;
+  float r = fbx_vm_trig_reduce(x, &q);
+  float z = r * r;
+  float t = 9.38540185543e-3f;
+  t = t * z + 3.11992232697e-3f;
+  t = t * z + 2.44301354525e-2f;
+  t = t * z + 5.34112807005e-2f;
+  t = t * z + 1.33387994085e-1f;
+  t = t * z + 3.33331568548e-1f;
+  t = r + r * z * t;
+  float y = (q & 1u) ? -1.0f / t : t;
+  y = x == 0.0f ? x : y; /* -0 */
+  return x - x == 0.0f ? y : x - x;
 }
 
 /* ---- atan, asin, acos, atan2 (double arithmetic) ------------------------------------------------ */
