@@ -129,15 +129,6 @@ static fbx_status *write_json(const char *path, const char *graph, long long ite
   return NULL;
 }
 
-static bool parse_ll(const char *s, long long lo, long long *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (!*s || *end || errno || v < lo) return false;
-  *out = v;
-  return true;
-}
-
 int fbx_cmd_bench(int argc, char **argv) {
   const char *path = NULL, *fusers = NULL, *json = NULL;
   long long iters = 20, seed = 0;
@@ -162,9 +153,9 @@ int fbx_cmd_bench(int argc, char **argv) {
       if (!has_value) rc = fbx_cli_usage("bench", USAGE, "--json needs a file name");
       else json = argv[++i];
     } else if (!strcmp(a, "--iters")) {
-      if (!has_value || !parse_ll(argv[++i], 1, &iters)) rc = fbx_cli_usage("bench", USAGE, "--iters needs a count >= 1");
+      if (!has_value || !fbx_cli_parse_int(argv[++i], 1, &iters)) rc = fbx_cli_usage("bench", USAGE, "--iters needs a count >= 1");
     } else if (!strcmp(a, "--seed")) {
-      if (!has_value || !parse_ll(argv[++i], 0, &seed))
+      if (!has_value || !fbx_cli_parse_int(argv[++i], 0, &seed))
         rc = fbx_cli_usage("bench", USAGE, "--seed needs a non-negative integer");
     } else if (!strcmp(a, "--random")) {
       random = true;

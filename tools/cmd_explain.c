@@ -363,19 +363,10 @@ static fbx_status *write_dot(const char *path, const fbx_graph *g, const char *f
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
-static bool parse_u64(const char *s, unsigned long long *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (!*s || *end || errno || *s == '-') return false;
-  *out = v;
-  return true;
-}
-
 int fbx_cmd_explain(int argc, char **argv) {
   const char *path = NULL, *fuser_name = NULL, *dot_path = NULL;
   bool random = false, source = false;
-  unsigned long long seed = 0;
+  long long seed = 0;
   char **inputs = fbx_calloc((size_t)(argc > 0 ? argc : 1), sizeof *inputs);
   if (!inputs) return fbx_cli_fail("explain", fbx_status_nomem());
   int ninputs = 0, rc = 0;
@@ -396,7 +387,7 @@ int fbx_cmd_explain(int argc, char **argv) {
       if (!has_value) rc = fbx_cli_usage("explain", USAGE, "--dot needs a file name");
       else dot_path = argv[++i];
     } else if (!strcmp(a, "--seed")) {
-      if (!has_value || !parse_u64(argv[++i], &seed))
+      if (!has_value || !fbx_cli_parse_int(argv[++i], 0, &seed))
         rc = fbx_cli_usage("explain", USAGE, "--seed needs a non-negative integer");
     } else if (!strcmp(a, "--random")) {
       random = true;

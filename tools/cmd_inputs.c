@@ -453,3 +453,12 @@ bool fbx_cli_allclose(const fbx_ivalue *got, int ngot, const fbx_ivalue *want, i
   tol_ctx c = {rtol, atol};
   return each_pair(got, ngot, want, nwant, tol_pair, &c, why);
 }
+
+bool fbx_cli_parse_int(const char *s, long long lo, long long *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || errno || v < lo) return false;
+  *out = v;
+  return true;
+}

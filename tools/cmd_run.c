@@ -143,15 +143,6 @@ static int cmp_double(const void *a, const void *b) {
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
-static bool parse_long(const char *s, long long lo, long long *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (!*s || *end || errno || v < lo) return false;
-  *out = v;
-  return true;
-}
-
 int fbx_cmd_run(int argc, char **argv) {
   const char *path = NULL, *out_dir = NULL, *fuser = NULL;
   long long iters = 1, seed = 0;
@@ -179,10 +170,10 @@ int fbx_cmd_run(int argc, char **argv) {
     } else if (!strcmp(a, "--stats")) {
       stats = true;
     } else if (!strcmp(a, "--iters")) {
-      if (!has_value || !parse_long(argv[++i], 1, &iters))
+      if (!has_value || !fbx_cli_parse_int(argv[++i], 1, &iters))
         rc = fbx_cli_usage("run", USAGE, "--iters needs a count >= 1");
     } else if (!strcmp(a, "--seed")) {
-      if (!has_value || !parse_long(argv[++i], 0, &seed))
+      if (!has_value || !fbx_cli_parse_int(argv[++i], 0, &seed))
         rc = fbx_cli_usage("run", USAGE, "--seed needs a non-negative integer");
     } else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9') && a[1] != '.') {
       rc = fbx_cli_usage("run", USAGE, "unknown option '%s'", a);

@@ -60,4 +60,7 @@ bool fbx_cli_max_error(const fbx_ivalue *got, int ngot, const fbx_ivalue *want, 
 bool fbx_cli_allclose(const fbx_ivalue *got, int ngot, const fbx_ivalue *want, int nwant, double rtol, double atol,
                       fbx_strbuf *why);
 
+/* A whole decimal integer >= lo (for --iters, --seed, ...). */
+bool fbx_cli_parse_int(const char *s, long long lo, long long *out);
+
 #endif
