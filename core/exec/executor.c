@@ -1,6 +1,7 @@
 /* The profiling executor: options, the top-level function, counters, the
  * event log, explain (see executor.h for the design). */
 #include "exec/executor.h"
+#include "exec/fold.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -51,6 +52,7 @@ static int flat_count(const fbx_type *t) {
 }
 
 fbx_status *fbx_executor_create(fbx_executor **out, const fbx_graph *g, const fbx_executor_opts *opts_in) {
+  fbx_fold_register(); /* constprop folds through the interpreter */
   if (!out || !g) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_create: NULL %s", out ? "graph" : "out");
   *out = NULL;
   fbx_executor_opts o = read_opts(opts_in);

@@ -63,7 +63,8 @@ typedef struct fbx_tensor_const {
   int64_t *sizes;
   void *data;
   /* How it was spelled, so printing gives the same text back:
-   * 0: `{v}` scalar form, 1: `<Tensor>`, 2: inline printout. */
+   * 0: `{v}` scalar form, 1: `<Tensor>`, 2: inline printout; 3: made by a
+   * pass (printed with every digit, so that reading it back is exact). */
   int spelling;
   const char *text; /* the original spelling for form 2 */
 } fbx_tensor_const;

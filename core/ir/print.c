@@ -111,6 +111,10 @@ static void print_tensor_const(fbx_strbuf *b, const fbx_tensor_const *t) {
   int64_t numel = 1;
   for (int i = 0; i < t->rank; i++) numel *= t->sizes[i];
   int flt = fbx_dtype_is_floating(t->dtype);
+  if (numel == 1 && t->spelling == 3 && flt) {
+    fbx_strbuf_printf(b, "{%.17g}", elem_f(t->dtype, t->data, 0));
+    return;
+  }
   if (numel == 1) {
     /* What `out << scalar.toDouble()` / `toLong()` gives: %g / %lld. */
     if (flt)
