@@ -21,16 +21,16 @@
  * the bound each is tested against in brackets):
  *
  *   expf, exp2f, expm1f, logf, log2f, log10f, log1pf          [2]
- *   sinf, cosf, tanf, tanhf (float arithmetic)                  [4]
- *   sinhf, coshf, erff, erfcf                                   [1]
- *   atanf, asinf, acosf, atan2f, powf                           [1]
+ *   sinf, cosf, tanf, tanhf, sinhf, coshf, erff, erfcf,
+ *   atanf, atan2f (float arithmetic)                            [4]
+ *   asinf, acosf, powf (double arithmetic)                      [1]
  *   sigmoidf                                                    [3]
  *   truncf, floorf, ceilf, rintf (round half to even)           exact
  *   fmodf                                                       exact
  *
  * The functions named *_d do the work in double precision (two or four
  * lanes per vector) for functions where float arithmetic cannot reach
- * the error bound cheaply (erfc's exp(-x^2), cancellation in sinh).
+ * the error bound cheaply (asin/acos near |x| = 1, pow's b log2 a).
  *
  * Limits: sinf/cosf/tanf reduce the argument in float with a 4-part
  * Cody-Waite pi/2 that is valid for |x| <= FBX_VM_TRIG_MAX (2^15); larger finite
@@ -310,28 +310,40 @@ FBX_VM_INLINE double fbx_vm_exp_d(double t) {
   return e * fbx_vm_u2d((kb + 1023u) << 52);
 }
 
+/* e^a = 2^k m for 0 <= a <= 90 (k integer, m in [0.7, 1.42]) */
+FBX_VM_INLINE float fbx_vm_exp_split(float a, int32_t *k) {
+  float kf = fbx_vm_rint_small(a * FBX_VM_LOG2EF);
+  float r = (a - kf * FBX_VM_LN2HF) - kf * FBX_VM_LN2LF;
+  *k = (int32_t)kf;
+  return 1.0f + (r + fbx_vm_exp_poly(r));
+}
+
+/* sinh a = a + a^3 P(a^2) for a < 1, else (e^a - e^-a) / 2 with
+ * e^a = 2^k m: 2^(k-1) m - 2^(-k-1) / m (float arithmetic) */
 FBX_VM_INLINE float fbx_vm_sinhf(float x) {
-  double a = fbx_vm_absd((double)x);
-  a = a > 100.0 ? 100.0 : a;
-  double z = a * a;
-  double h = 1.62900472033020962e-10;
-  h = h * z + 2.50495038050574749e-08;
-  h = h * z + 2.75573327433060028e-06;
-  h = h * z + 1.98412698095666476e-04;
-  h = h * z + 8.33333333336051460e-03;
-  h = h * z + 1.66666666666666297e-01;
-  double small = a + a * z * h;
-  double e = fbx_vm_exp_d(a);
-  double big = 0.5 * (e - 1.0 / e);
-  float y = (float)fbx_vm_signd(a < 1.0 ? small : big, (double)x);
+  float a = fbx_vm_absf(x);
+  a = a > 90.0f ? 90.0f : a;
+  a = x == x ? a : 0.0f;
+  float z = a * a;
+  float h = 2.806300699e-06f;
+  h = h * z + 1.983809925e-04f;
+  h = h * z + 8.333339356e-03f;
+  h = h * z + 1.666666716e-01f;
+  float small = a + a * z * h;
+  int32_t k;
+  float m = fbx_vm_exp_split(a, &k);
+  float big = fbx_vm_ldexpf(m, k - 1) - fbx_vm_ldexpf(1.0f / m, -k - 1);
+  float y = fbx_vm_signf(a < 1.0f ? small : big, x);
   return x == x ? y : x;
 }
 
 FBX_VM_INLINE float fbx_vm_coshf(float x) {
-  double a = fbx_vm_absd((double)x);
-  a = a > 100.0 ? 100.0 : a;
-  double e = fbx_vm_exp_d(a);
-  float y = (float)(0.5 * (e + 1.0 / e));
+  float a = fbx_vm_absf(x);
+  a = a > 90.0f ? 90.0f : a;
+  a = x == x ? a : 0.0f;
+  int32_t k;
+  float m = fbx_vm_exp_split(a, &k);
+  float y = fbx_vm_ldexpf(m, k - 1) + fbx_vm_ldexpf(1.0f / m, -k - 1);
   return x == x ? y : x;
 }
 
@@ -368,52 +380,64 @@ FBX_VM_INLINE float fbx_vm_sigmoidf(float x) {
   return x >= 0.0f ? s : (x == x ? e * s : x);
 }
 
-/* ---- erf, erfc ------------------------------------------------------------------------------ */
+/* ---- erf, erfc (float arithmetic) ------------------------------------------------------------ */
 
-/* erfc(a) for a >= 0 (a <= 10.1; larger gives 0 after rounding to float):
- * t exp(-a^2 + G(t)) with t = 2 / (2 + a) (G: Chebyshev fit, 2.6e-10) */
-FBX_VM_INLINE double fbx_vm_erfc_pos_d(double a) {
-  a = a > 10.1 ? 10.1 : a;
-  double t = 2.0 / (2.0 + a);
-  double g = 1.93861766654631118e-01;
-  g = g * t - 1.42901237232637013e+00;
-  g = g * t + 4.56977544356212295e+00;
-  g = g * t - 8.19910562386646191e+00;
-  g = g * t + 8.92464641922283874e+00;
-  g = g * t - 6.07731407666888224e+00;
-  g = g * t + 2.85540966670665730e+00;
-  g = g * t - 1.15335178858350140e+00;
-  g = g * t + 1.59276946246888096e-01;
-  g = g * t + 4.20351914074624869e-02;
-  g = g * t + 3.79582564183812032e-01;
-  g = g * t + 9.99699152358543786e-01;
-  g = g * t - 1.26550328863812189e+00;
-  return t * fbx_vm_exp_d(g - a * a);
+/* erf(x) = x + x P(x^2) for |x| < 0.84375 (fit of erf(x)/x - 1) */
+FBX_VM_INLINE float fbx_vm_erf_small(float x) {
+  float z = x * x;
+  float p = 8.897229418e-05f;
+  p = p * z - 8.256745641e-04f;
+  p = p * z + 5.210250616e-03f;
+  p = p * z - 2.686281689e-02f;
+  p = p * z + 1.128375232e-01f;
+  p = p * z - 3.761263788e-01f;
+  p = p * z + 1.283791661e-01f;
+  return x * p; /* erf(x) - x */
 }
 
-/* erf(x) / x = E(x^2) for |x| < 1/2 */
-FBX_VM_INLINE double fbx_vm_erf_small_d(double x) {
-  double z = x * x;
-  double p = 4.71908256721881390e-03;
-  p = p * z - 2.67577327350155166e-02;
-  p = p * z + 1.12828314284658615e-01;
-  p = p * z - 3.76126090074698050e-01;
-  p = p * z + 1.12837916560179141e+00;
-  return x * p;
+/* erfc(a) for 0.84375 <= a (a <= 10.1: larger rounds to 0):
+ * exp(-a^2) h(1/a) / a, h a fit in 1/a on two intervals; exp(-a^2) with
+ * a^2 = ah^2 + d, ah = a to 12 bits (ah^2 exact), d = (a - ah)(a + ah). */
+FBX_VM_INLINE float fbx_vm_erfc_big(float a) {
+  a = a > 10.1f ? 10.1f : a;
+  float u = 1.0f / a;
+  int lo = a > 2.0f;
+  float v = u - (lo ? 0.3f : 0.84375f);
+  float h = lo ? -1.785513312e-01f : 2.989734756e-03f;
+  h = h * v + (lo ? 3.217312098e-01f : -1.507986337e-02f);
+  h = h * v + (lo ? -1.614221334e-01f : 2.819495276e-02f);
+  h = h * v + (lo ? -8.101549745e-02f : -3.519251198e-02f);
+  h = h * v + (lo ? 2.081105113e-01f : 2.437972464e-02f);
+  h = h * v + (lo ? -1.355882287e-01f : 2.831056714e-02f);
+  h = h * v + (lo ? -1.346011460e-01f : -1.645433009e-01f);
+  h = h * v + (lo ? 5.416331887e-01f : 4.525278509e-01f);
+  float ah = fbx_vm_u2f(fbx_vm_f2u(a) & 0xfffff000u);
+  float s = -(ah * ah);
+  float d = (a - ah) * (a + ah);
+  float kf = fbx_vm_rint_small((s - d) * FBX_VM_LOG2EF);
+  float r = ((s - kf * FBX_VM_LN2HF) - d) - kf * FBX_VM_LN2LF;
+  float e = 1.0f + (r + fbx_vm_exp_poly(r));
+  return fbx_vm_ldexpf(e * h / a, (int32_t)kf);
 }
 
 FBX_VM_INLINE float fbx_vm_erff(float x) {
-  double d = (double)x, a = fbx_vm_absd(d);
-  double big = fbx_vm_signd(1.0 - fbx_vm_erfc_pos_d(a), d);
-  float y = (float)(a < 0.5 ? fbx_vm_erf_small_d(d) : big);
+  float a = fbx_vm_absf(x);
+  a = a < 4.0f ? a : 4.0f; /* erf rounds to 1 */
+  float big = fbx_vm_signf(1.0f - fbx_vm_erfc_big(a < 0.84375f ? 1.0f : a), x);
+  float y = a < 0.84375f ? x + fbx_vm_erf_small(a < 0.84375f ? x : 0.0f) : big;
   return x == x ? y : x;
 }
 
 FBX_VM_INLINE float fbx_vm_erfcf(float x) {
-  double d = (double)x, a = fbx_vm_absd(d);
-  double c = fbx_vm_erfc_pos_d(a);
-  c = d < 0.0 ? 2.0 - c : c;
-  float y = (float)(a < 0.5 ? 1.0 - fbx_vm_erf_small_d(d) : c);
+  float a = fbx_vm_absf(x);
+  int small = a < 0.84375f;
+  float c = fbx_vm_erfc_big(small ? 1.0f : a);
+  c = x < 0.0f ? 2.0f - c : c;
+  float xs = small ? x : 0.0f;
+  float p = fbx_vm_erf_small(xs);
+  /* 1 - erf x; for x >= 1/4, 0.5 - ((x - 0.5) + x P) with x - 0.5 exact */
+  float sm = xs < 0.25f ? 1.0f - (xs + p) : 0.5f - ((xs - 0.5f) + p);
+  float y = small ? sm : c;
   return x == x ? y : x;
 }
 
@@ -496,12 +520,50 @@ FBX_VM_INLINE float fbx_vm_tanf(float x) {
   return x - x == 0.0f ? y : x - x;
 }
 
-/* ---- atan, asin, acos, atan2 (double arithmetic) ------------------------------------------------ */
+/* ---- atan, atan2 (float arithmetic); asin, acos (double arithmetic) ------------------------------ */
 
 #define FBX_VM_PI_2 1.57079632679489661923
 #define FBX_VM_PI_4 0.78539816339744830962
 
-/* atan(a) for a >= 0 (inf included): reduced to |s| <= tan(pi/8) */
+/* atan(a) for a >= 0 (inf included), in float: reduced to |s| <= tan(pi/8)
+ * (s = a, (a - 1) / (a + 1) or -1 / a), atan s = s + s^3 P(s^2), plus
+ * 0, pi/4 or pi/2 in two parts */
+FBX_VM_INLINE float fbx_vm_atan_pos(float a) {
+  int big = a > 2.41421356f, mid = a > 0.414213562f;
+  float num = big ? -1.0f : (mid ? a - 1.0f : a);
+  float den = big ? a : (mid ? a + 1.0f : 1.0f);
+  float s = num / den, z = s * s;
+  float p = -6.466609985e-02f;
+  p = p * z + 1.074879020e-01f;
+  p = p * z - 1.426450014e-01f;
+  p = p * z + 1.999955922e-01f;
+  p = p * z - 3.333333135e-01f;
+  float bh = big ? 1.570796371f : (mid ? 7.853981853e-01f : 0.0f);
+  float bl = big ? -4.371139000e-08f : (mid ? -2.185569500e-08f : 0.0f);
+  return bh + ((s + s * z * p) + bl);
+}
+
+FBX_VM_INLINE float fbx_vm_atanf(float x) {
+  float y = fbx_vm_signf(fbx_vm_atan_pos(fbx_vm_absf(x)), x);
+  return x == x ? y : x;
+}
+
+FBX_VM_INLINE float fbx_vm_atan2f(float y, float x) {
+  float ay = fbx_vm_absf(y), ax = fbx_vm_absf(x);
+  /* atan(ay/ax) in [0, pi/2]; both infinite: pi/4; both zero: 0 */
+  int yinf = ay == INFINITY, xinf = ax == INFINITY;
+  float q = ay / (ax > 0.0f ? ax : 1.0f);
+  q = ax > 0.0f ? q : (ay > 0.0f ? INFINITY : 0.0f);
+  q = yinf && xinf ? 1.0f : q;
+  float t = fbx_vm_atan_pos(q);
+  /* x < 0 (or -0): pi - t */
+  float u = (3.141592741f - t) + -8.742278000e-08f;
+  t = fbx_vm_f2u(x) >> 31 ? u : t;
+  float r = fbx_vm_signf(t, y);
+  return x == x && y == y ? r : x + y;
+}
+
+/* atan(a) for a >= 0 (inf included) in double: reduced to |s| <= tan(pi/8) */
 FBX_VM_INLINE double fbx_vm_atan_pos_d(double a) {
   int big = a > 2.414213562373095, mid = a > 0.41421356237309503;
   double num = big ? -1.0 : (mid ? a - 1.0 : a);
@@ -515,12 +577,6 @@ FBX_VM_INLINE double fbx_vm_atan_pos_d(double a) {
   p = p * z - 3.33333332792548009e-01;
   double base = big ? FBX_VM_PI_2 : (mid ? FBX_VM_PI_4 : 0.0);
   return base + (s + s * z * p);
-}
-
-FBX_VM_INLINE float fbx_vm_atanf(float x) {
-  double d = (double)x;
-  float y = (float)fbx_vm_signd(fbx_vm_atan_pos_d(fbx_vm_absd(d)), d);
-  return x == x ? y : x;
 }
 
 /* asin x = atan(x / sqrt(1 - x^2)); 1 - x^2 is exact in double */
@@ -538,22 +594,6 @@ FBX_VM_INLINE float fbx_vm_acosf(float x) {
   double w = (1.0 - d) / (1.0 + d); /* inf at x = -1 */
   double y = 2.0 * fbx_vm_atan_pos_d(sqrt(w >= 0.0 ? w : 0.0));
   return fbx_vm_absd(d) <= 1.0 ? (float)y : (x == x ? NAN : x);
-}
-
-FBX_VM_INLINE float fbx_vm_atan2f(float y, float x) {
-  double dy = (double)y, dx = (double)x;
-  double ay = fbx_vm_absd(dy), ax = fbx_vm_absd(dx);
-  /* atan(ay/ax) in [0, pi/2]; both infinite: pi/4; both zero: 0 */
-  int yinf = ay == INFINITY, xinf = ax == INFINITY;
-  double q = ay / (ax > 0.0 ? ax : 1.0);
-  q = ax > 0.0 ? q : (ay > 0.0 ? INFINITY : 0.0);
-  double t = fbx_vm_atan_pos_d(q);
-  t = yinf && xinf ? FBX_VM_PI_4 : t;
-  /* x < 0 (or -0): pi - t */
-  uint64_t xneg = 0u - (fbx_vm_d2u(dx) >> 63); /* a mask: SSE2 has no 64-bit compare */
-  t = fbx_vm_u2d((fbx_vm_d2u((2.0 * FBX_VM_PI_2) - t) & xneg) | (fbx_vm_d2u(t) & ~xneg));
-  float r = (float)fbx_vm_signd(t, dy);
-  return x == x && y == y ? r : x + y;
 }
 
 /* ---- pow (double arithmetic) ---------------------------------------------------------------- */
