@@ -18,7 +18,8 @@
  *     for log.
  *   - They may be called from several threads at once (compiles of
  *     different fusers run concurrently; one fuser's compiles are serialized).
- *   - Logging goes through FBX_LOG_FUSION (core/base/log.h).
+ *   - Logging: cache events on FBX_LOG_CACHE, library loading on
+ *     FBX_LOG_LOADER, a dropped -fopenmp on FBX_LOG_FUSION (core/base/log.h).
  */
 #ifndef FBX_HOST_SERVICES_H
 #define FBX_HOST_SERVICES_H
@@ -27,7 +28,7 @@
 /* ---- implemented in core/host/services_*.c ------------------------------------------ */
 
 /* Compile C source to a shared object and load it: $FUSEBOX_CC (default cc),
- * flags appended to "-O3 -fPIC -shared"; -fopenmp tried once per process and
+ * flags appended to "-O3 -fPIC -shared -std=c11"; -fopenmp tried once per process and
  * dropped if the compiler rejects it. On-disk cache under $FUSEBOX_CACHE_DIR
  * keyed by a hash of source, compiler and flags, with atomic writes and
  * recovery from a corrupt entry (recompile). Calls fbx_svc_count_disk_hit()
@@ -40,7 +41,8 @@ void *fbx_svc_shlib_symbol(fbxp_shlib *lib, const char *name);
 void fbx_svc_shlib_release(fbxp_shlib *lib);
 
 /* CUDA C to PTX through libnvrtc (dlopen'ed on first use; no GPU needed).
- * arch NULL means a default ("compute_52" or what NVRTC supports). */
+ * arch NULL means a default: the newest of compute_90/80/75/70 the loaded
+ * NVRTC accepts (FUSEBOX_NVRTC_ARCH overrides). */
 fbxp_status *fbx_svc_nvrtc_compile(const char *source, const char *name, const char *arch, char **ptx,
                                    char **log);
 

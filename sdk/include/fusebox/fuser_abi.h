@@ -276,7 +276,7 @@ typedef struct fbxp_host_api {
   void (*parallel_for)(int64_t n, int64_t grain, fbxp_range_fn fn, void *ctx);
 
   /* Compile C source into a shared object and load it (the system compiler,
-   * FUSEBOX_CC, default cc; flags appended to -O3 -fPIC -shared; OpenMP is
+   * FUSEBOX_CC, default cc; flags appended to -O3 -fPIC -shared -std=c11; OpenMP is
    * tried once and dropped if the compiler lacks it). Results are cached on
    * disk by a hash of source, compiler and flags (FUSEBOX_CACHE_DIR). */
   fbxp_status *(*cc_compile)(const char *source, const char *flags, fbxp_shlib **out);
