@@ -125,8 +125,10 @@ static inline float mish_f(float a) {
 static inline double mish_d(double a) { return a * tanh(log1p(exp(a))); }
 #define MISH(x) _Generic((x), float: mish_f, default: mish_d)(x)
 UF(mish, , MISH(a))
+static inline double softplus_d(double a) { return log1p(exp(a)); }
+#define SOFTPLUS(x) _Generic((x), float: fbx_vm_softplusf, default: softplus_d)(x)
 UF(softplus, const T beta = (T)P->f[0]; const T th = (T)P->f[1],
-   a * beta > th ? a : VM(log1p, VM(exp, a * beta)) / beta)
+   a * beta > th ? a : SOFTPLUS(a * beta) / beta)
 #define HS_CLAMP (a + 3 < 0 ? (T)0 : (a + 3 > 6 ? (T)6 : a + 3))
 UF(hardsigmoid, , HS_CLAMP / 6)
 UF(hardswish, , a * HS_CLAMP / 6)

@@ -23,14 +23,15 @@
  *   expf, exp2f, expm1f, logf, log2f, log10f, log1pf          [2]
  *   sinf, cosf, tanf, tanhf, sinhf, coshf, erff, erfcf,
  *   atanf, atan2f (float arithmetic)                            [4]
- *   asinf, acosf, powf (double arithmetic)                      [1]
+ *   asinf, acosf, softplusf (float arithmetic)                  [2]
+ *   powf (double arithmetic)                                    [1]
  *   sigmoidf                                                    [3]
  *   truncf, floorf, ceilf, rintf (round half to even)           exact
  *   fmodf                                                       exact
  *
  * The functions named *_d do the work in double precision (two or four
  * lanes per vector) for functions where float arithmetic cannot reach
- * the error bound cheaply (asin/acos near |x| = 1, pow's b log2 a).
+ * the error bound cheaply (pow's b log2 a).
  *
  * Limits: sinf/cosf/tanf reduce the argument in float with a 4-part
  * Cody-Waite pi/2 that is valid for |x| <= FBX_VM_TRIG_MAX (2^15); larger finite
@@ -380,6 +381,20 @@ FBX_VM_INLINE float fbx_vm_sigmoidf(float x) {
   return x >= 0.0f ? s : (x == x ? e * s : x);
 }
 
+/* softplus: log(1 + e^x) = max(x, 0) + log1p(e^-|x|), no overflow; the
+ * log1p argument is in (0, 1], so no special cases there */
+FBX_VM_INLINE float fbx_vm_softplusf(float x) {
+  float e = fbx_vm_expf(x > 0.0f ? -x : x);
+  float u = 1.0f + e;
+  /* rounding error of u over u; 1/u to ~6% is plenty (|c| <= 2^-24) */
+  float c = (e - (u - 1.0f)) * (1.0f - e * (1.0f - 0.5f * e));
+  float k, f, lo;
+  fbx_vm_log_split(u, &k, &f, &lo);
+  float l = (f + ((lo + c) + k * FBX_VM_LN2LF)) + k * FBX_VM_LN2HF;
+  float y = (x > 0.0f ? x : 0.0f) + l;
+  return x == x ? y : x;
+}
+
 /* ---- erf, erfc (float arithmetic) ------------------------------------------------------------ */
 
 /* erf(x) = x + x P(x^2) for |x| < 0.84375 (fit of erf(x)/x - 1) */
@@ -520,7 +535,7 @@ FBX_VM_INLINE float fbx_vm_tanf(float x) {
   return x - x == 0.0f ? y : x - x;
 }
 
-/* ---- atan, atan2 (float arithmetic); asin, acos (double arithmetic) ------------------------------ */
+/* ---- atan, atan2, asin, acos (float arithmetic) ------------------------------------------------ */
 
 #define FBX_VM_PI_2 1.57079632679489661923
 #define FBX_VM_PI_4 0.78539816339744830962
@@ -563,37 +578,60 @@ FBX_VM_INLINE float fbx_vm_atan2f(float y, float x) {
   return x == x && y == y ? r : x + y;
 }
 
-/* atan(a) for a >= 0 (inf included) in double: reduced to |s| <= tan(pi/8) */
-FBX_VM_INLINE double fbx_vm_atan_pos_d(double a) {
-  int big = a > 2.414213562373095, mid = a > 0.41421356237309503;
-  double num = big ? -1.0 : (mid ? a - 1.0 : a);
-  double den = big ? a : (mid ? a + 1.0 : 1.0);
-  double s = num / den, z = s * s;
-  double p = 5.04813851207974451e-02;
-  p = p * z - 8.62467614524949355e-02;
-  p = p * z + 1.10713650218847937e-01;
-  p = p * z - 1.42841511936286136e-01;
-  p = p * z + 1.99999772586883867e-01;
-  p = p * z - 3.33333332792548009e-01;
-  double base = big ? FBX_VM_PI_2 : (mid ? FBX_VM_PI_4 : 0.0);
-  return base + (s + s * z * p);
+/* asin(a) - a = a^3 P(a^2) for 0 <= a <= 0.5 (minimax fit) */
+FBX_VM_INLINE float fbx_vm_asin_poly(float a, float z) {
+  float p = 0x1.3af7d8p-5f;
+  p = p * z + 0x1.b059dp-6f;
+  p = p * z + 0x1.70d7dcp-5f;
+  p = p * z + 0x1.33261ap-4f;
+  p = p * z + 0x1.55555ep-3f;
+  return a * z * p;
 }
 
-/* asin x = atan(x / sqrt(1 - x^2)); 1 - x^2 is exact in double */
+/* asin(a) and 2 asin(sqrt((1 - a) / 2)) = pi/2 - asin(a), for a = |x| <= 1,
+ * in float: for a > 1/2, z = (1 - a) / 2 is exact and s = sqrt(z) is split
+ * as sh + sl (sh = s to 12 bits, sh^2 exact) so that 2 asin(s) =
+ * 2 sh + 2 (sl + s z P(z)) keeps the low part. */
+FBX_VM_INLINE void fbx_vm_asin_core(float a, int big, float *hi, float *lo) {
+  float z = big ? 0.5f - 0.5f * a : a * a;
+  float s = sqrtf(z);
+  float sh = fbx_vm_u2f(fbx_vm_f2u(s) & 0xfffff000u);
+  float sl = (z - sh * sh) / (s + sh);
+  sl = s > 0.0f ? sl : 0.0f;
+  float b = big ? s : a;
+  float t = fbx_vm_asin_poly(b, z);
+  *hi = big ? 2.0f * sh : a;
+  *lo = big ? 2.0f * (sl + t) : t;
+}
+
+#define FBX_VM_PIO2H 1.570796371f
+#define FBX_VM_PIO2L -4.371139000e-08f
+
 FBX_VM_INLINE float fbx_vm_asinf(float x) {
-  double d = (double)x, a = fbx_vm_absd(d);
-  double w = 1.0 - a * a;
-  double q = a / sqrt(w > 0.0 ? w : 0.0); /* inf at |x| = 1 */
-  double y = fbx_vm_signd(fbx_vm_atan_pos_d(q), d);
-  return a <= 1.0 ? (float)y : (x == x ? NAN : x);
+  float a = fbx_vm_absf(x);
+  int big = a > 0.5f;
+  float ac = a <= 1.0f ? a : 0.0f; /* NaN and |x| > 1 handled below */
+  float hi, lo;
+  fbx_vm_asin_core(ac, big, &hi, &lo);
+  /* big: pi/2 - (hi + lo) */
+  float y = big ? FBX_VM_PIO2H - (hi + (lo - FBX_VM_PIO2L)) : hi + lo;
+  y = fbx_vm_signf(y, x);
+  return a <= 1.0f ? y : (x == x ? NAN : x);
 }
 
-/* acos x = 2 atan(sqrt((1 - x) / (1 + x))) */
 FBX_VM_INLINE float fbx_vm_acosf(float x) {
-  double d = (double)x;
-  double w = (1.0 - d) / (1.0 + d); /* inf at x = -1 */
-  double y = 2.0 * fbx_vm_atan_pos_d(sqrt(w >= 0.0 ? w : 0.0));
-  return fbx_vm_absd(d) <= 1.0 ? (float)y : (x == x ? NAN : x);
+  float a = fbx_vm_absf(x);
+  int big = a > 0.5f;
+  float ac = a <= 1.0f ? a : 0.0f;
+  float hi, lo;
+  fbx_vm_asin_core(ac, big, &hi, &lo);
+  int neg = x < 0.0f;
+  /* small: pi/2 - asin(x); big: x > 0: 2 asin(s); x < 0: pi - 2 asin(s) */
+  float hs = neg ? -hi : hi, ls = neg ? -lo : lo;
+  float ys = FBX_VM_PIO2H - (hs + (ls - FBX_VM_PIO2L));
+  float yn = 3.141592741f - (hi + (lo + 8.742278000e-08f));
+  float y = big ? (neg ? yn : hi + lo) : ys;
+  return a <= 1.0f ? y : (x == x ? NAN : x);
 }
 
 /* ---- pow (double arithmetic) ---------------------------------------------------------------- */

@@ -72,6 +72,7 @@ BATCH_FN(sinh, fbx_vm_sinhf)
 BATCH_FN(cosh, fbx_vm_coshf)
 BATCH_FN(tanh, fbx_vm_tanhf)
 BATCH_FN(sigmoid, fbx_vm_sigmoidf)
+BATCH_FN(softplus, fbx_vm_softplusf)
 BATCH_FN(erf, fbx_vm_erff)
 BATCH_FN(erfc, fbx_vm_erfcf)
 BATCH_FN(atan, fbx_vm_atanf)
@@ -79,6 +80,7 @@ BATCH_FN(asin, fbx_vm_asinf)
 BATCH_FN(acos, fbx_vm_acosf)
 
 static double ref_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double ref_softplus(double x) { return x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
 
 typedef struct ufn {
   const char *name;
@@ -104,11 +106,12 @@ static const ufn UFNS[] = {
     {"coshf", b_cosh, cosh, 4, 0.99f, 89.4f, NULL},
     {"tanhf", b_tanh, tanh, 4, 0.0002f, 0.6f, NULL},
     {"sigmoidf", b_sigmoid, ref_sigmoid, 3, -0.01f, -100.0f, NULL},
+    {"softplusf", b_softplus, ref_softplus, 2, -0.01f, 15.0f, NULL},
     {"erff", b_erf, erf, 4, 0.49f, 3.5f, NULL},
     {"erfcf", b_erfc, erfc, 4, 0.49f, 10.0f, NULL},
     {"atanf", b_atan, atan, 4, 0.4f, 2.4f, NULL},
-    {"asinf", b_asin, asin, 1, 0.99f, 1e-3f, NULL},
-    {"acosf", b_acos, acos, 1, -0.99f, 0.99f, NULL},
+    {"asinf", b_asin, asin, 2, 0.99f, 1e-3f, NULL},
+    {"acosf", b_acos, acos, 2, -0.99f, 0.99f, NULL},
 };
 #define NUFNS ((int)(sizeof UFNS / sizeof UFNS[0]))
 
