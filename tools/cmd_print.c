@@ -4,7 +4,6 @@
 
 #include "base/alloc.h"
 #include "cli.h"
-#include "exec/fold.h"
 #include "ir/text.h"
 #include "ir/verify.h"
 #include "passes/passes.h"
@@ -40,7 +39,6 @@ int fbx_cmd_print(int argc, char **argv) {
   if (st) return fbx_cli_fail("print", st);
   if (verify && (st = fbx_graph_verify(g))) goto fail;
   if (passes) {
-    fbx_fold_register();
     if ((st = fbx_pass_pipeline(g, passes))) goto fail;
     if (verify && (st = fbx_graph_verify(g))) {
       st = fbx_status_wrap(st, "after passes '%s'", passes);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "exec/fold.h"
 
 typedef struct command {
   const char *name;
@@ -44,6 +45,8 @@ int fbx_cli_usage(const char *cmd, const char *usage_text, const char *fmt, ...)
 }
 
 int main(int argc, char **argv) {
+  /* Every command that runs passes folds constants through the interpreter. */
+  fbx_fold_register();
   if (argc < 2) {
     usage(stderr);
     return 2;
