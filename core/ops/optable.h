@@ -153,9 +153,11 @@ struct fbx_op {
 
 /* ---- the table --------------------------------------------------------------------- */
 
+#include "ops/list_backward.h"
 #include "ops/list_control.h"
 #include "ops/list_create.h"
 #include "ops/list_extra.h"
+#include "ops/list_grad.h"
 #include "ops/list_linalg.h"
 #include "ops/list_pointwise.h"
 #include "ops/list_reduce.h"
@@ -170,7 +172,9 @@ struct fbx_op {
   FBX_OPS_SHAPE(X)     \
   FBX_OPS_CREATE(X)    \
   FBX_OPS_EXTRA(X)     \
-  FBX_OPS_SCALAR(X)
+  FBX_OPS_SCALAR(X)    \
+  FBX_OPS_GRAD(X)      \
+  FBX_OPS_BACKWARD(X)
 
 typedef enum fbx_op_id {
 #define FBX_OP_ENUM_(id, schema, cat, dt, sh, flags, kernel) FBX_OP_##id,
