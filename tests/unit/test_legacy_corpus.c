@@ -296,8 +296,8 @@ START_TEST(corpus_under_legacy) {
   printf("legacy corpus: %d of %d cases pass; %d cases ran fused kernels (%d groups)\n", ncases - failed, ncases,
          fused_cases, groups_total);
   ck_assert_int_eq(failed, 0);
-  /* most of the corpus is pointwise-heavy: a fuser that fuses little is broken */
-  ck_assert_int_ge(fused_cases, ncases / 3);
+  /* a fuser that fuses little is broken: a fifth of the cases have groups of two or more pointwise ops */
+  ck_assert_int_ge(fused_cases, ncases / 5);
 }
 END_TEST
 
