@@ -145,8 +145,9 @@ static fbxp_status *lf_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     return nomem();
   }
   lf_host->free(cuda);
-  /* the compiler sees the C part only */
-  st = lf_host->cc_compile(c, "-fopenmp -fno-math-errno -lm", &k->lib);
+  /* The compiler sees the C part only. Nothing reads errno or FP exception
+   * flags: that lets GCC vectorize libm calls and if-convert the selects. */
+  st = lf_host->cc_compile(c, "-fopenmp -fno-math-errno -fno-trapping-math -lm", &k->lib);
   lf_host->free(c);
   if (!st) {
     void *sym = lf_host->shlib_symbol(k->lib, "lf_kernel");
