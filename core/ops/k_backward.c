@@ -276,3 +276,161 @@ fbx_status *fbx_k_fbx_sum_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *
   fbx_set_out_tensor(outs, 0, v);
   return NULL;
 }
+
+/* fusebox::cumprod_backward(Tensor grad, Tensor self, int dim) -> Tensor
+ * Along dim, with x = self and w = grad: the gradient of x_i is
+ * before_i * S_i, where before_i = prod_{k<i} x_k and
+ * S_i = w_i + x_{i+1} * S_{i+1} (S past the end is 0). */
+fbx_status *fbx_k_fbx_cumprod_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *grad, *self, *x = NULL, *w = NULL, *acc = NULL, *out = NULL;
+  int64_t d;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &self));
+  FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[2]), self->ndim));
+  if (!fbx_tensor_same_shape(grad, self)) return fbx_kernel_error(ctx, "grad and self must have the same shape");
+  fbx_status *st = fbx_tensor_clone_as(&x, self, FBX_DTYPE_FLOAT64);
+  if (!st) st = fbx_tensor_clone_as(&w, grad, FBX_DTYPE_FLOAT64);
+  if (!st) st = fbx_tensor_empty(&acc, FBX_DTYPE_FLOAT64, self->ndim, self->sizes);
+  if (!st) {
+    int64_t outer, inner, n = self->ndim ? self->sizes[d] : 1;
+    split_at(self->sizes, self->ndim, d, &outer, &inner);
+    const double *xv = x->data, *wv = w->data;
+    double *gv = acc->data;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t q = 0; q < inner; q++) {
+        int64_t base = o * n * inner + q;
+        double s = 0;
+        for (int64_t i = n - 1; i >= 0; i--) {
+          int64_t at = base + i * inner;
+          s = wv[at] + (i + 1 < n ? xv[at + inner] * s : 0.0);
+          gv[at] = s; /* S_i for now; times before_i below */
+        }
+        double before = 1;
+        for (int64_t i = 0; i < n; i++) {
+          int64_t at = base + i * inner;
+          gv[at] *= before;
+          before *= xv[at];
+        }
+      }
+    st = fbx_tensor_clone_as(&out, acc, grad->dtype);
+  }
+  fbx_tensor_release(x);
+  fbx_tensor_release(w);
+  fbx_tensor_release(acc);
+  if (st) return st;
+  fbx_set_out_tensor(outs, 0, out);
+  return NULL;
+}
+
+/* Run the table kernel of `id` on args (nargs given, defaults filled in). */
+static fbx_status *call_kernel(const fbx_kctx *ctx, fbx_op_id id, fbx_ivalue *args, int nargs, fbx_ivalue *outs) {
+  const fbx_op *op = fbx_op_get(id);
+  if (!op) return fbx_status_nomem();
+  fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS];
+  FBX_TRY(fbx_op_normalize_args(op, args, nargs, norm));
+  fbx_kctx sub = {.op = op, .node = ctx->node, .rng_state = ctx->rng_state, .nargs = op->schema.nargs};
+  return op->kernel(&sub, norm, outs);
+}
+
+/* The last two dims swapped (a view). */
+static fbx_status *mT(fbx_tensor **out, fbx_tensor *t) {
+  int64_t sizes[FBX_MAX_DIMS], strides[FBX_MAX_DIMS];
+  int n = t->ndim;
+  memcpy(sizes, t->sizes, sizeof sizes);
+  memcpy(strides, t->strides, sizeof strides);
+  sizes[n - 2] = t->sizes[n - 1], sizes[n - 1] = t->sizes[n - 2];
+  strides[n - 2] = t->strides[n - 1], strides[n - 1] = t->strides[n - 2];
+  return fbx_tensor_view(out, t, n, sizes, strides, t->offset);
+}
+
+/* t summed over its leading dims and the dims where `sizes` has 1, then
+ * laid out as `sizes` (nd dims; t has at least nd). A new tensor. */
+static fbx_status *sum_to(const fbx_kctx *ctx, fbx_tensor *t, int nd, const int64_t *sizes, fbx_tensor **out) {
+  int lead = t->ndim - nd;
+  fbx_ivalue dims, res = fbx_iv_none();
+  FBX_TRY(fbx_iv_list_new(&dims, t->ndim));
+  fbx_status *st = NULL;
+  for (int i = 0; i < t->ndim && !st; i++)
+    if (i < lead || (sizes[i - lead] == 1 && t->sizes[i] != 1)) st = fbx_iv_list_push(&dims, fbx_iv_int(i));
+  if (!st && fbx_iv_list_len(&dims) > 0) {
+    fbx_ivalue args[4] = {fbx_iv_tensor(t), dims, fbx_iv_bool(true), fbx_iv_none()};
+    st = call_kernel(ctx, FBX_OP_sum_dim_IntList, args, 4, &res);
+  } else if (!st) {
+    res = fbx_iv_tensor(fbx_tensor_retain(t));
+  }
+  fbx_iv_release(&dims);
+  fbx_tensor *c = NULL;
+  if (!st) st = fbx_tensor_clone_as(&c, res.u.t, t->dtype);
+  fbx_iv_release(&res);
+  if (!st) st = fbx_tensor_view(out, c, nd, sizes, NULL, c->offset);
+  fbx_tensor_release(c);
+  return st;
+}
+
+/* fusebox::matmul_backward(Tensor grad, Tensor self, Tensor other) -> (Tensor grad_self, Tensor grad_other) */
+fbx_status *fbx_k_fbx_matmul_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, *a, *b;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &a));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &b));
+  if (a->ndim == 0 || b->ndim == 0) return fbx_kernel_error(ctx, "both arguments to matmul need to be at least 1D");
+  /* 1-D operands as a [1, k] row and a [k, 1] column */
+  int64_t as[FBX_MAX_DIMS], ast[FBX_MAX_DIMS], bs[FBX_MAX_DIMS], bst[FBX_MAX_DIMS];
+  int an = a->ndim < 2 ? 2 : a->ndim, bn = b->ndim < 2 ? 2 : b->ndim;
+  if (a->ndim == 1) as[0] = 1, ast[0] = 0, as[1] = a->sizes[0], ast[1] = a->strides[0];
+  else memcpy(as, a->sizes, sizeof as), memcpy(ast, a->strides, sizeof ast);
+  if (b->ndim == 1) bs[0] = b->sizes[0], bst[0] = b->strides[0], bs[1] = 1, bst[1] = 0;
+  else memcpy(bs, b->sizes, sizeof bs), memcpy(bst, b->strides, sizeof bst);
+  /* the full result shape: broadcast batch dims, then [m, p] */
+  int64_t full[FBX_MAX_DIMS], fst[FBX_MAX_DIMS];
+  int fn = 0;
+  FBX_TRY(fbx_broadcast_into(ctx, full, &fn, an - 2, as));
+  FBX_TRY(fbx_broadcast_into(ctx, full, &fn, bn - 2, bs));
+  full[fn] = as[an - 2], full[fn + 1] = bs[bn - 1];
+  fn += 2;
+  /* grad's strides laid over the full shape (the dropped dims get stride 0) */
+  int gi = 0;
+  for (int i = 0; i < fn; i++) {
+    bool dropped = (i == fn - 2 && a->ndim == 1) || (i == fn - 1 && b->ndim == 1);
+    if (dropped) {
+      fst[i] = 0;
+      continue;
+    }
+    if (gi >= g->ndim || g->sizes[gi] != full[i])
+      return fbx_kernel_error(ctx, "grad of %d dims does not have the shape of matmul's result", g->ndim);
+    fst[i] = g->strides[gi++];
+  }
+  if (gi != g->ndim) return fbx_kernel_error(ctx, "grad of %d dims does not have the shape of matmul's result", g->ndim);
+  fbx_tensor *a2 = NULL, *b2 = NULL, *g2 = NULL, *aT = NULL, *bT = NULL, *ga = NULL, *gb = NULL;
+  fbx_ivalue r1 = fbx_iv_none(), r2 = fbx_iv_none();
+  fbx_status *st = fbx_tensor_view(&a2, a, an, as, ast, a->offset);
+  if (!st) st = fbx_tensor_view(&b2, b, bn, bs, bst, b->offset);
+  if (!st) st = fbx_tensor_view(&g2, g, fn, full, fst, g->offset);
+  if (!st) st = mT(&aT, a2);
+  if (!st) st = mT(&bT, b2);
+  if (!st) {
+    fbx_ivalue mm[2] = {fbx_iv_tensor(g2), fbx_iv_tensor(bT)};
+    st = call_kernel(ctx, FBX_OP_matmul, mm, 2, &r1);
+  }
+  if (!st) {
+    fbx_ivalue mm[2] = {fbx_iv_tensor(aT), fbx_iv_tensor(g2)};
+    st = call_kernel(ctx, FBX_OP_matmul, mm, 2, &r2);
+  }
+  if (!st) st = sum_to(ctx, r1.u.t, a->ndim, a->sizes, &ga);
+  if (!st) st = sum_to(ctx, r2.u.t, b->ndim, b->sizes, &gb);
+  fbx_iv_release(&r1);
+  fbx_iv_release(&r2);
+  fbx_tensor_release(a2);
+  fbx_tensor_release(b2);
+  fbx_tensor_release(g2);
+  fbx_tensor_release(aT);
+  fbx_tensor_release(bT);
+  if (st) {
+    fbx_tensor_release(ga);
+    fbx_tensor_release(gb);
+    return st;
+  }
+  fbx_set_out_tensor(outs, 0, ga);
+  fbx_set_out_tensor(outs, 1, gb);
+  return NULL;
+}

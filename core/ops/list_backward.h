@@ -36,6 +36,11 @@
     "-> Tensor",                                                                                                     \
     FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_value_selecting_reduction_backward)                         \
   X(fbx_sum_backward, "fusebox::sum_backward(Tensor(a) grad, int[] sizes, int[]? dim, bool keepdim) -> Tensor(a)",   \
-    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_ALIAS, fbx_k_fbx_sum_backward)
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_ALIAS, fbx_k_fbx_sum_backward)  \
+  X(fbx_cumprod_backward, "fusebox::cumprod_backward(Tensor grad, Tensor self, int dim) -> Tensor", FBX_OPCAT_SHAPE, \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_cumprod_backward)                                                       \
+  X(fbx_matmul_backward,                                                                                             \
+    "fusebox::matmul_backward(Tensor grad, Tensor self, Tensor other) -> (Tensor grad_self, Tensor grad_other)",     \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_matmul_backward)
 
 #endif
