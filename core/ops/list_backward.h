@@ -6,7 +6,11 @@
  * (torch._C._jit_get_schemas_for_operator), so a backward graph that uses
  * them reads like what PyTorch's autograd runs. The fusebox:: rows are
  * helpers PyTorch keeps in C++ (FunctionsManual.cpp) rather than in its op
- * registry; formulas need them to stay straight-line graphs:
+ * registry; formulas need them to stay straight-line graphs. One deliberate
+ * difference: slice_backward's start and end are optional (None as in
+ * slice.Tensor), so slice's formula passes its own arguments through.
+ *
+ * The fusebox:: helpers:
  *
  *   fusebox::sum_backward(grad, sizes, dim, keepdim)
  *       grad of a reduction over `dim` (None or [] = every dim) restored to
@@ -21,7 +25,7 @@
   X(select_backward, "aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor",  \
     FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_select_backward)                                            \
   X(slice_backward,                                                                                                  \
-    "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) "  \
+    "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) "\
     "-> Tensor",                                                                                                     \
     FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_slice_backward)                                             \
   X(index_select_backward,                                                                                           \
