@@ -343,9 +343,11 @@ static fbx_status *mT(fbx_tensor **out, fbx_tensor *t) {
   return fbx_tensor_view(out, t, n, sizes, strides, t->offset);
 }
 
-/* t summed over its leading dims and the dims where `sizes` has 1, then
- * laid out as `sizes` (nd dims; t has at least nd). A new tensor. */
-static fbx_status *sum_to(const fbx_kctx *ctx, fbx_tensor *t, int nd, const int64_t *sizes, fbx_tensor **out) {
+/* t summed over its leading dims and the dims where `sizes` has 1 (nd
+ * dims; t has at least nd), then laid out as the orig_nd dims orig_sizes
+ * (same element count). A new tensor. */
+static fbx_status *sum_to(const fbx_kctx *ctx, fbx_tensor *t, int nd, const int64_t *sizes, int orig_nd,
+                          const int64_t *orig_sizes, fbx_tensor **out) {
   int lead = t->ndim - nd;
   fbx_ivalue dims, res = fbx_iv_none();
   FBX_TRY(fbx_iv_list_new(&dims, t->ndim));
@@ -362,7 +364,7 @@ static fbx_status *sum_to(const fbx_kctx *ctx, fbx_tensor *t, int nd, const int6
   fbx_tensor *c = NULL;
   if (!st) st = fbx_tensor_clone_as(&c, res.u.t, t->dtype);
   fbx_iv_release(&res);
-  if (!st) st = fbx_tensor_view(out, c, nd, sizes, NULL, c->offset);
+  if (!st) st = fbx_tensor_view(out, c, orig_nd, orig_sizes, NULL, c->offset);
   fbx_tensor_release(c);
   return st;
 }
@@ -416,8 +418,8 @@ fbx_status *fbx_k_fbx_matmul_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
     fbx_ivalue mm[2] = {fbx_iv_tensor(aT), fbx_iv_tensor(g2)};
     st = call_kernel(ctx, FBX_OP_matmul, mm, 2, &r2);
   }
-  if (!st) st = sum_to(ctx, r1.u.t, a->ndim, a->sizes, &ga);
-  if (!st) st = sum_to(ctx, r2.u.t, b->ndim, b->sizes, &gb);
+  if (!st) st = sum_to(ctx, r1.u.t, an, as, a->ndim, a->sizes, &ga);
+  if (!st) st = sum_to(ctx, r2.u.t, bn, bs, b->ndim, b->sizes, &gb);
   fbx_iv_release(&r1);
   fbx_iv_release(&r2);
   fbx_tensor_release(a2);
