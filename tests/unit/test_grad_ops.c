@@ -186,12 +186,242 @@ START_TEST(test_formula) {
 }
 END_TEST
 
+
+/* ---- the backward rows of ops/list_backward.h against PyTorch ------------------------------ */
+
+static fbx_tensor *arange_t(int ndim, const int64_t *sizes) {
+  fbx_tensor *t = NULL;
+  OK(fbx_tensor_empty(&t, FBX_DTYPE_FLOAT64, ndim, sizes));
+  for (int64_t i = 0; i < t->numel; i++) fbx_tensor_set_f64(t, i, (double)(i + 1));
+  return t;
+}
+
+static fbx_tensor *long_t(int n, const int64_t *v) {
+  fbx_tensor *t = NULL;
+  int64_t s[1] = {n};
+  OK(fbx_tensor_from_data(&t, FBX_DTYPE_INT64, 1, s, v));
+  return t;
+}
+
+static fbx_ivalue ints_iv(int n, const int64_t *v) {
+  fbx_ivalue l;
+  OK(fbx_iv_list_new(&l, n));
+  for (int i = 0; i < n; i++) OK(fbx_iv_list_push(&l, fbx_iv_int(v[i])));
+  return l;
+}
+
+/* Run `kind` on args (released here) and compare output 0 with want. */
+static void check_op(const char *kind, fbx_ivalue *args, int nargs, const double *want, int64_t nwant) {
+  fbx_sym sym;
+  ck_assert_int_eq(fbx_sym_intern(&sym, kind, strlen(kind)), 0);
+  const fbx_op *op = NULL;
+  OK(fbx_op_resolve(&op, sym, args, nargs));
+  fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS], outs[FBX_SCHEMA_MAX_RETS];
+  OK(fbx_op_normalize_args(op, args, nargs, norm));
+  for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) outs[i] = fbx_iv_none();
+  fbx_kctx ctx = {.op = op, .nargs = op->schema.nargs};
+  OK(op->kernel(&ctx, norm, outs));
+  ck_assert_int_eq(outs[0].kind, FBX_IV_TENSOR);
+  ck_assert_int_eq(outs[0].u.t->numel, nwant);
+  for (int64_t i = 0; i < nwant; i++)
+    ck_assert_msg(fbx_tensor_get_f64(outs[0].u.t, i) == want[i], "%s: element %lld is %g, PyTorch %g", kind,
+                  (long long)i, fbx_tensor_get_f64(outs[0].u.t, i), want[i]);
+  for (int i = 0; i < op->schema.nrets; i++) fbx_iv_release(&outs[i]);
+  for (int i = 0; i < nargs; i++) fbx_iv_release(&args[i]);
+}
+
+/* Expected values printed by /usr/bin/python3 (torch 1.13), e.g.
+ *   g = torch.arange(1., 7.).reshape(2, 3)
+ *   torch.ops.aten.select_backward(g, [2, 4, 3], 1, -2).flatten().tolist() */
+START_TEST(test_backward_ops) {
+  OK(fbx_op_table_init());
+  {
+    int64_t gs[2] = {2, 3}, in[3] = {2, 4, 3};
+    static const double want[24] = {0, 0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 5, 6, 0, 0, 0};
+    fbx_ivalue a[4] = {fbx_iv_tensor(arange_t(2, gs)), ints_iv(3, in), fbx_iv_int(1), fbx_iv_int(-2)};
+    check_op("aten::select_backward", a, 4, want, 24);
+  }
+  { /* slice_backward(arange(1., 5.).reshape(2, 2), [2, 5], 1, 1, 5, 2) */
+    int64_t gs[2] = {2, 2}, in[2] = {2, 5};
+    static const double want[10] = {0, 1, 0, 2, 0, 0, 3, 0, 4, 0};
+    fbx_ivalue a[6] = {fbx_iv_tensor(arange_t(2, gs)), ints_iv(2, in), fbx_iv_int(1), fbx_iv_int(1), fbx_iv_int(5),
+                       fbx_iv_int(2)};
+    check_op("aten::slice_backward", a, 6, want, 10);
+  }
+  { /* index_select_backward(arange(1., 9.).reshape(2, 4), [2, 3], 1, tensor([2, 0, 2, 1])) */
+    int64_t gs[2] = {2, 4}, in[2] = {2, 3}, idx[4] = {2, 0, 2, 1};
+    static const double want[6] = {2, 4, 4, 6, 8, 12};
+    fbx_ivalue a[4] = {fbx_iv_tensor(arange_t(2, gs)), ints_iv(2, in), fbx_iv_int(1), fbx_iv_tensor(long_t(4, idx))};
+    check_op("aten::index_select_backward", a, 4, want, 6);
+  }
+  { /* embedding_dense_backward(arange(1., 9.).reshape(4, 2), tensor([1, 3, 1, 0]), 4, 3, True) */
+    int64_t gs[2] = {4, 2}, idx[4] = {1, 3, 1, 0};
+    static const double want[8] = {7, 8, 3, 4, 0, 0, 0, 0};
+    fbx_ivalue a[5] = {fbx_iv_tensor(arange_t(2, gs)), fbx_iv_tensor(long_t(4, idx)), fbx_iv_int(4), fbx_iv_int(3),
+                       fbx_iv_bool(true)};
+    check_op("aten::embedding_dense_backward", a, 5, want, 8);
+  }
+  { /* value_selecting_reduction_backward(tensor([5., 7.]), 1, tensor([2, 0]), [2, 3], False) */
+    int64_t gs[1] = {2}, idx[2] = {2, 0}, in[2] = {2, 3};
+    fbx_tensor *g = arange_t(1, gs);
+    fbx_tensor_set_f64(g, 0, 5), fbx_tensor_set_f64(g, 1, 7);
+    static const double want[6] = {0, 0, 5, 7, 0, 0};
+    fbx_ivalue a[5] = {fbx_iv_tensor(g), fbx_iv_int(1), fbx_iv_tensor(long_t(2, idx)), ints_iv(2, in),
+                       fbx_iv_bool(false)};
+    check_op("aten::value_selecting_reduction_backward", a, 5, want, 6);
+  }
+}
+END_TEST
+
+/* ---- Tensor[] ops: a small driver ----------------------------------------------------------- */
+
+/* Differentiate the last node of `text` (inputs: tensors in `ins`) for
+ * output gradient `gout` (a tensor or a list; the reference is taken), run the backward graph in
+ * the interpreter and return the gradient of the node's input 0. */
+typedef struct ldrv {
+  fbx_graph *fwd, *bwd;
+  const fbx_node *node;
+  fbx_value *map_from[16], *map_to[16];
+  int nmap;
+  int saved_input[16];
+  int nsaved;
+} ldrv;
+
+static fbx_value *ld_map(void *ctx, fbx_value *v);
+
+static fbx_status *ld_fwd_value(void *ctx, const fbx_value *v, fbx_value **out) {
+  ldrv *d = ctx;
+  for (int i = 0; i < d->nmap; i++)
+    if (d->map_from[i] == v) return *out = d->map_to[i], NULL;
+  fbx_value *r;
+  if (v->node == d->fwd->block->param) {
+    r = fbx_graph_add_input(d->bwd, fbx_type_tensor_any(), NULL);
+    d->saved_input[d->nsaved++] = v->offset;
+  } else {
+    fbx_node *m = fbx_node_clone_into(d->bwd->block, v->node, ld_map, d);
+    r = m->outputs[v->offset];
+  }
+  d->map_from[d->nmap] = (fbx_value *)v, d->map_to[d->nmap++] = r;
+  *out = r;
+  return NULL;
+}
+
+static fbx_value *ld_map(void *ctx, fbx_value *v) {
+  fbx_value *r = NULL;
+  OK(ld_fwd_value(ctx, v, &r));
+  return r;
+}
+
+static fbx_ivalue list_grad(const char *text, fbx_tensor **ins, int nin, fbx_ivalue gout) {
+  ldrv d = {0};
+  OK(fbx_graph_parse(&d.fwd, text, strlen(text), "<list case>"));
+  d.node = fbx_block_last(d.fwd->block);
+  d.bwd = fbx_graph_create();
+  fbx_type *tt = fbx_type_tensor_any();
+  fbx_type *gt = gout.kind == FBX_IV_LIST ? fbx_type_container(d.bwd->arena, FBX_TYPE_LIST, 1, &tt) : tt;
+  fbx_value *gv = fbx_graph_add_input(d.bwd, gt, "g");
+  fbx_value *gin[FBX_SCHEMA_MAX_ARGS] = {0};
+  fbx_grad_env env = {.graph = d.bwd, .block = d.bwd->block, .fwd_value = ld_fwd_value, .ctx = &d};
+  OK(fbx_grad_build(&env, d.node, &gv, gin));
+  ck_assert(gin[0] != NULL);
+  ck_assert_int_eq(fbx_block_add_return(d.bwd->block, gin[0]), 0);
+  fbx_ivalue bin[16], bout[1] = {fbx_iv_none()};
+  bin[0] = gout;
+  for (int s = 0; s < d.nsaved; s++) bin[1 + s] = fbx_iv_tensor(ins[d.saved_input[s]]);
+  ck_assert_int_le(d.nsaved, nin);
+  fbx_interp *it;
+  OK(fbx_interp_create(&it, d.bwd));
+  fbx_run_opts opts = {.seed = 1};
+  OK(fbx_interp_run(it, bin, 1 + d.nsaved, bout, &opts));
+  fbx_interp_destroy(it);
+  fbx_iv_release(&gout);
+  fbx_graph_destroy(d.bwd);
+  fbx_graph_destroy(d.fwd);
+  return bout[0];
+}
+
+static void expect_part(const fbx_tensor *got, const fbx_tensor *g, int64_t rows, int64_t cols, int64_t gcols,
+                        int64_t col0) {
+  ck_assert_int_eq(got->numel, rows * cols);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++)
+      ck_assert(fbx_tensor_get_f64(got, r * cols + c) == fbx_tensor_get_f64(g, r * gcols + col0 + c));
+}
+
+/* cat along dim 1 of [2, 2] and [2, 3]: each input gets its columns of G;
+ * chunk/split of [2, 5] into [2, 2] and [2, 3] pieces: G is their concat. */
+START_TEST(test_list_ops) {
+  OK(fbx_op_table_init());
+  int64_t xs[2] = {2, 2}, ys[2] = {2, 3}, gs[2] = {2, 5};
+  fbx_tensor *x = arange_t(2, xs), *y = arange_t(2, ys), *g = arange_t(2, gs);
+  fbx_tensor *ins[2] = {x, y};
+  fbx_ivalue r = list_grad("graph(%x : Tensor, %y : Tensor):\n"
+                           "  %l : Tensor[] = prim::ListConstruct(%x, %y)\n"
+                           "  %d : int = prim::Constant[value=-1]()\n"
+                           "  %r : Tensor = aten::cat(%l, %d)\n"
+                           "  return (%r)\n",
+                           ins, 2, fbx_iv_tensor(fbx_tensor_retain(g)));
+  ck_assert_int_eq(r.kind, FBX_IV_LIST);
+  ck_assert_int_eq(fbx_iv_list_len(&r), 2);
+  expect_part(fbx_iv_list_at(&r, 0)->u.t, g, 2, 2, 5, 0);
+  expect_part(fbx_iv_list_at(&r, 1)->u.t, g, 2, 3, 5, 2);
+  fbx_iv_release(&r);
+
+  /* split_with_sizes [2, 3] along dim 1: grad of self = cat of the pieces */
+  fbx_ivalue gl;
+  OK(fbx_iv_list_new(&gl, 2));
+  OK(fbx_iv_list_push(&gl, fbx_iv_tensor(fbx_tensor_retain(x))));
+  OK(fbx_iv_list_push(&gl, fbx_iv_tensor(fbx_tensor_retain(y))));
+  fbx_tensor *self = arange_t(2, gs);
+  fbx_tensor *sins[1] = {self};
+  r = list_grad("graph(%x : Tensor):\n"
+                "  %a : int = prim::Constant[value=2]()\n"
+                "  %b : int = prim::Constant[value=3]()\n"
+                "  %s : int[] = prim::ListConstruct(%a, %b)\n"
+                "  %d : int = prim::Constant[value=1]()\n"
+                "  %r : Tensor[] = aten::split_with_sizes(%x, %s, %d)\n"
+                "  return (%r)\n",
+                sins, 1, gl);
+  ck_assert_int_eq(r.kind, FBX_IV_TENSOR);
+  ck_assert_int_eq(r.u.t->ndim, 2);
+  ck_assert_int_eq(r.u.t->sizes[1], 5);
+  for (int64_t i = 0; i < 2; i++)
+    for (int64_t c = 0; c < 5; c++)
+      ck_assert(fbx_tensor_get_f64(r.u.t, i * 5 + c) ==
+                (c < 2 ? fbx_tensor_get_f64(x, i * 2 + c) : fbx_tensor_get_f64(y, i * 3 + c - 2)));
+  fbx_iv_release(&r);
+
+  /* stack along dim 0: its gradient is G unbound */
+  int64_t g3s[3] = {2, 2, 2};
+  fbx_tensor *g3 = arange_t(3, g3s);
+  r = list_grad("graph(%x : Tensor, %y : Tensor):\n"
+                "  %l : Tensor[] = prim::ListConstruct(%x, %y)\n"
+                "  %d : int = prim::Constant[value=0]()\n"
+                "  %r : Tensor = aten::stack(%l, %d)\n"
+                "  return (%r)\n",
+                (fbx_tensor *[]){x, x}, 2, fbx_iv_tensor(fbx_tensor_retain(g3)));
+  ck_assert_int_eq(r.kind, FBX_IV_LIST);
+  ck_assert_int_eq(fbx_iv_list_len(&r), 2);
+  expect_part(fbx_iv_list_at(&r, 1)->u.t, g3, 1, 4, 4, 4); /* G[1] */
+  fbx_iv_release(&r);
+  fbx_tensor_release(g3);
+  fbx_tensor_release(self);
+  fbx_tensor_release(g);
+  fbx_tensor_release(y);
+  fbx_tensor_release(x);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("grad_ops");
   TCase *tc = tcase_create("formulas");
   tcase_set_timeout(tc, 60);
   tcase_add_loop_test(tc, test_formula, 0, (int)(sizeof cases / sizeof cases[0]));
   suite_add_tcase(s, tc);
+  TCase *tk = tcase_create("kernels and lists");
+  tcase_add_test(tk, test_backward_ops);
+  tcase_add_test(tk, test_list_ops);
+  suite_add_tcase(s, tk);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
