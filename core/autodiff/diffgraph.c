@@ -63,6 +63,14 @@ static bool is_plumbing(fbx_sym k) {
          k == FBX_SYM_prim_TupleUnpack || k == FBX_SYM_prim_TupleIndex;
 }
 
+static bool no_grad_by_table(const fbx_node *n) {
+  fbx_type *types[FBX_SCHEMA_MAX_ARGS];
+  if (n->ninputs > FBX_SCHEMA_MAX_ARGS || !fbx_sym_in_ns(n->kind, "aten")) return false;
+  for (int i = 0; i < n->ninputs; i++) types[i] = n->inputs[i]->type;
+  const fbx_op *op = fbx_op_resolve_types(n->kind, types, n->ninputs);
+  return op && (op->dtype_rule == FBX_DT_BOOL || op->dtype_rule == FBX_DT_LONG || op->category == FBX_OPCAT_CREATION);
+}
+
 /* One sweep over b; *changed when a value newly requires grad. Loops need
  * several sweeps (a carried value may start requiring grad in the body). */
 static void propagate_block(const fbx_block *b, bool *rg, bool *changed) {
@@ -88,8 +96,10 @@ static void propagate_block(const fbx_block *b, bool *rg, bool *changed) {
     for (int k = 0; k < n->nblocks; k++) propagate_block(n->blocks[k], rg, changed);
     /* Ops with a formula say which inputs carry a gradient; anything else
      * (plumbing, groups, ops without a formula) is taken to pass it on, so
-     * the runtime can name the op that stops a gradient. */
+     * the runtime can name the op that stops a gradient, unless the op
+     * table says its results are integers, bools or fresh tensors. */
     bool formula = !is_plumbing(n->kind) && fbx_grad_has_formula(n);
+    if (!formula && no_grad_by_table(n)) continue;
     bool any = false;
     for (int i = 0; i < n->ninputs && !any; i++)
       any = rg[n->inputs[i]->id] && (!formula || fbx_grad_input_differentiable(n, i));
