@@ -10,6 +10,27 @@ typedef fbx_status *(*fbx_grad_builder_fn)(const fbx_grad_env *env, const fbx_no
                                            fbx_value **grad_inputs);
 
 /* B(op_id, fn): op_id names the op-table row (FBX_OP_<op_id>). */
-#define FBX_GRAD_BUILDERS(B)
+#define FBX_GRAD_BUILDERS(B)                                                                              \
+  B(cat, fbx_grad_cat)                                                                                    \
+  B(stack, fbx_grad_stack)                                                                                \
+  B(chunk, fbx_grad_split_like)                                                                           \
+  B(split_Tensor, fbx_grad_split_like)                                                                    \
+  B(split_sizes, fbx_grad_split_like)                                                                     \
+  B(split_with_sizes, fbx_grad_split_like)                                                                \
+  B(unbind_int, fbx_grad_unbind)                                                                          \
+  B(broadcast_tensors, fbx_grad_broadcast_tensors)                                                        \
+  B(var, fbx_grad_var_std)                                                                                \
+  B(var_dim, fbx_grad_var_std)                                                                            \
+  B(var_correction, fbx_grad_var_std)                                                                     \
+  B(std, fbx_grad_var_std)                                                                                \
+  B(std_dim, fbx_grad_var_std)                                                                            \
+  B(std_correction, fbx_grad_var_std)                                                                     \
+  B(norm_Scalar, fbx_grad_norm)                                                                           \
+  B(norm_ScalarOpt_dim, fbx_grad_norm)                                                                    \
+  B(frobenius_norm_dim, fbx_grad_norm)                                                                    \
+  B(linalg_vector_norm, fbx_grad_norm)                                                                    \
+  B(layer_norm, fbx_grad_layer_norm)                                                                      \
+  B(linear, fbx_grad_linear)                                                                              \
+  B(permute, fbx_grad_permute)
 
 #endif

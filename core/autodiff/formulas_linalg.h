@@ -1,8 +1,77 @@
-/* Gradient formulas as data: linalg ops. Format and rules: formula.c. */
+/* Gradient formulas as data: linalg ops. Format and rules: formula.c.
+ *
+ * matmul's rank combinations (1-D operands, broadcast batch dims) live in
+ * the kernel of fusebox::matmul_backward (ops/list_backward.h); linear is a
+ * C builder (grad_builders.c) because its bias may be None. */
 #ifndef FBX_AUTODIFF_FORMULAS_LINALG_H
 #define FBX_AUTODIFF_FORMULAS_LINALG_H
 
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
-#define FBX_GRAD_FORMULAS_LINALG(G)
+#define FBX_GRAD_FORMULAS_LINALG(G)                                                                            \
+  G(mm,                                                                                                        \
+    "graph(%self : Tensor, %mat2 : Tensor, %result : Tensor, %grad : Tensor):\n"                               \
+    "  %m2t : Tensor = aten::t(%mat2)\n"                                                                       \
+    "  %g_self : Tensor = aten::mm(%grad, %m2t)\n"                                                             \
+    "  %st : Tensor = aten::t(%self)\n"                                                                        \
+    "  %g_mat2 : Tensor = aten::mm(%st, %grad)\n"                                                              \
+    "  return (%g_self, %g_mat2)\n")                                                                           \
+  G(bmm,                                                                                                       \
+    "graph(%self : Tensor, %mat2 : Tensor, %result : Tensor, %grad : Tensor):\n"                               \
+    "  %one : int = prim::Constant[value=1]()\n"                                                               \
+    "  %two : int = prim::Constant[value=2]()\n"                                                               \
+    "  %m2t : Tensor = aten::transpose(%mat2, %one, %two)\n"                                                   \
+    "  %g_self : Tensor = aten::bmm(%grad, %m2t)\n"                                                            \
+    "  %st : Tensor = aten::transpose(%self, %one, %two)\n"                                                    \
+    "  %g_mat2 : Tensor = aten::bmm(%st, %grad)\n"                                                             \
+    "  return (%g_self, %g_mat2)\n")                                                                           \
+  G(matmul,                                                                                                    \
+    "graph(%self : Tensor, %other : Tensor, %result : Tensor, %grad : Tensor):\n"                              \
+    "  %g_self : Tensor, %g_other : Tensor = fusebox::matmul_backward(%grad, %self, %other)\n"                 \
+    "  return (%g_self, %g_other)\n")                                                                          \
+  G(addmm,                                                                                                     \
+    "graph(%self : Tensor, %mat1 : Tensor, %mat2 : Tensor, %beta : number, %alpha : number, %result : Tensor, " \
+    "%grad : Tensor):\n"                                                                                       \
+    "  %none : NoneType = prim::Constant()\n"                                                                  \
+    "  %gb : Tensor = aten::mul(%grad, %beta)\n"                                                               \
+    "  %s : int[] = aten::size(%self)\n"                                                                       \
+    "  %g_self : Tensor = aten::_grad_sum_to_size(%gb, %s)\n"                                                  \
+    "  %ga : Tensor = aten::mul(%grad, %alpha)\n"                                                              \
+    "  %m2t : Tensor = aten::t(%mat2)\n"                                                                       \
+    "  %g_mat1 : Tensor = aten::mm(%ga, %m2t)\n"                                                               \
+    "  %m1t : Tensor = aten::t(%mat1)\n"                                                                       \
+    "  %g_mat2 : Tensor = aten::mm(%m1t, %ga)\n"                                                               \
+    "  return (%g_self, %g_mat1, %g_mat2, %none, %none)\n")                                                    \
+  G(baddbmm,                                                                                                   \
+    "graph(%self : Tensor, %batch1 : Tensor, %batch2 : Tensor, %beta : number, %alpha : number, "              \
+    "%result : Tensor, %grad : Tensor):\n"                                                                     \
+    "  %none : NoneType = prim::Constant()\n"                                                                  \
+    "  %one : int = prim::Constant[value=1]()\n"                                                               \
+    "  %two : int = prim::Constant[value=2]()\n"                                                               \
+    "  %gb : Tensor = aten::mul(%grad, %beta)\n"                                                               \
+    "  %s : int[] = aten::size(%self)\n"                                                                       \
+    "  %g_self : Tensor = aten::_grad_sum_to_size(%gb, %s)\n"                                                  \
+    "  %ga : Tensor = aten::mul(%grad, %alpha)\n"                                                              \
+    "  %b2t : Tensor = aten::transpose(%batch2, %one, %two)\n"                                                 \
+    "  %g_batch1 : Tensor = aten::bmm(%ga, %b2t)\n"                                                            \
+    "  %b1t : Tensor = aten::transpose(%batch1, %one, %two)\n"                                                 \
+    "  %g_batch2 : Tensor = aten::bmm(%b1t, %ga)\n"                                                            \
+    "  return (%g_self, %g_batch1, %g_batch2, %none, %none)\n")                                                \
+  G(dot,                                                                                                       \
+    "graph(%self : Tensor, %tensor : Tensor, %result : Tensor, %grad : Tensor):\n"                             \
+    "  %g_self : Tensor = aten::mul(%tensor, %grad)\n"                                                         \
+    "  %g_tensor : Tensor = aten::mul(%self, %grad)\n"                                                         \
+    "  return (%g_self, %g_tensor)\n")                                                                         \
+  G(mv,                                                                                                        \
+    "graph(%self : Tensor, %vec : Tensor, %result : Tensor, %grad : Tensor):\n"                                \
+    "  %g_self : Tensor = aten::outer(%grad, %vec)\n"                                                          \
+    "  %st : Tensor = aten::t(%self)\n"                                                                        \
+    "  %g_vec : Tensor = aten::mv(%st, %grad)\n"                                                               \
+    "  return (%g_self, %g_vec)\n")                                                                            \
+  G(outer,                                                                                                     \
+    "graph(%self : Tensor, %vec2 : Tensor, %result : Tensor, %grad : Tensor):\n"                               \
+    "  %g_self : Tensor = aten::mv(%grad, %vec2)\n"                                                            \
+    "  %gt : Tensor = aten::t(%grad)\n"                                                                        \
+    "  %g_vec2 : Tensor = aten::mv(%gt, %self)\n"                                                              \
+    "  return (%g_self, %g_vec2)\n")
 
 #endif

@@ -1,8 +1,133 @@
-/* Gradient formulas as data: shape ops. Format and rules: formula.c. */
+/* Gradient formulas as data: shape ops. Format and rules: formula.c.
+ *
+ * Views and reshapes send the gradient back with aten::reshape to the
+ * input's sizes; selections scatter it into zeros with PyTorch's *_backward
+ * ops (ops/list_backward.h). Ops whose formula depends on constant int
+ * lists (permute, repeat, roll, pads) and the Tensor[] ops (cat, stack,
+ * chunk, split, unbind, broadcast_tensors) are C builders (grad_builders.c). */
 #ifndef FBX_AUTODIFF_FORMULAS_SHAPE_H
 #define FBX_AUTODIFF_FORMULAS_SHAPE_H
 
+/* %gi = %grad reshaped to %self's sizes */
+#define FBX_GFS_RESHAPE_                                \
+  "  %none : NoneType = prim::Constant()\n"             \
+  "  %sizes : int[] = aten::size(%self)\n"              \
+  "  %gi : Tensor = aten::reshape(%grad, %sizes)\n"
+#define FBX_GFS_NONE_ "  %none : NoneType = prim::Constant()\n"
+/* (values, indices) ops whose values are picked from self along %dim */
+#define FBX_GFS_PICKED_                                                                                 \
+  "  %none : NoneType = prim::Constant()\n"                                                             \
+  "  %true : bool = prim::Constant[value=1]()\n"                                                        \
+  "  %sizes : int[] = aten::size(%self)\n"                                                              \
+  "  %gi : Tensor = aten::value_selecting_reduction_backward(%grad0, %dim, %result1, %sizes, %true)\n"
+
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
-#define FBX_GRAD_FORMULAS_SHAPE(G)
+#define FBX_GRAD_FORMULAS_SHAPE(G)                                                                                  \
+  G(view, "graph(%self : Tensor, %size : int[], %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_              \
+          "  return (%gi, %none)\n")                                                                                \
+  G(view_as, "graph(%self : Tensor, %other : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_         \
+             "  return (%gi, %none)\n")                                                                             \
+  G(reshape, "graph(%self : Tensor, %shape : int[], %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_          \
+             "  return (%gi, %none)\n")                                                                             \
+  G(reshape_as, "graph(%self : Tensor, %other : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_      \
+                "  return (%gi, %none)\n")                                                                          \
+  G(flatten_using_ints,                                                                                             \
+    "graph(%self : Tensor, %start_dim : int, %end_dim : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_ \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(squeeze, "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_ "  return (%gi)\n")     \
+  G(squeeze_dim, "graph(%self : Tensor, %dim : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_          \
+                 "  return (%gi, %none)\n")                                                                         \
+  G(unsqueeze, "graph(%self : Tensor, %dim : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_            \
+               "  return (%gi, %none)\n")                                                                           \
+  G(transpose_int,                                                                                                  \
+    "graph(%self : Tensor, %dim0 : int, %dim1 : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_            \
+    "  %gi : Tensor = aten::transpose(%grad, %dim0, %dim1)\n"                                                       \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(t, "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n"                                                 \
+       "  %gi : Tensor = aten::t(%grad)\n"                                                                          \
+       "  return (%gi)\n")                                                                                          \
+  G(expand,                                                                                                         \
+    "graph(%self : Tensor, %size : int[], %implicit : bool, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_     \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                        \
+    "  %gi : Tensor = aten::_grad_sum_to_size(%grad, %sizes)\n"                                                     \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(expand_as, "graph(%self : Tensor, %other : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_          \
+               "  %sizes : int[] = aten::size(%self)\n"                                                             \
+               "  %gi : Tensor = aten::_grad_sum_to_size(%grad, %sizes)\n"                                          \
+               "  return (%gi, %none)\n")                                                                           \
+  G(contiguous, "graph(%self : Tensor, %memory_format : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_    \
+                "  return (%grad, %none)\n")                                                                        \
+  G(clone, "graph(%self : Tensor, %memory_format : int?, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_        \
+           "  return (%grad, %none)\n")                                                                             \
+  G(detach, "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_ "  return (%none)\n")        \
+  G(select_int,                                                                                                     \
+    "graph(%self : Tensor, %dim : int, %index : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_            \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                        \
+    "  %gi : Tensor = aten::select_backward(%grad, %sizes, %dim, %index)\n"                                         \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(slice_Tensor,                                                                                                   \
+    "graph(%self : Tensor, %dim : int, %start : int?, %end : int?, %step : int, %result : Tensor, "                 \
+    "%grad : Tensor):\n" FBX_GFS_NONE_                                                                              \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                        \
+    "  %gi : Tensor = aten::slice_backward(%grad, %sizes, %dim, %start, %end, %step)\n"                             \
+    "  return (%gi, %none, %none, %none, %none)\n")                                                                 \
+  G(narrow,                                                                                                         \
+    "graph(%self : Tensor, %dim : int, %start : int, %length : int, %result : Tensor, %grad : Tensor):\n"           \
+    FBX_GFS_NONE_                                                                                                   \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                        \
+    "  %n : int = aten::size(%self, %dim)\n"                                                                        \
+    "  %sp : int = aten::add(%start, %n)\n"                                                                         \
+    "  %s0 : int = aten::remainder(%sp, %n)\n"                                                                      \
+    "  %e : int = aten::add(%s0, %length)\n"                                                                        \
+    "  %one : int = prim::Constant[value=1]()\n"                                                                    \
+    "  %gi : Tensor = aten::slice_backward(%grad, %sizes, %dim, %s0, %e, %one)\n"                                   \
+    "  return (%gi, %none, %none, %none)\n")                                                                        \
+  G(flip, "graph(%self : Tensor, %dims : int[], %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_                 \
+          "  %gi : Tensor = aten::flip(%grad, %dims)\n"                                                             \
+          "  return (%gi, %none)\n")                                                                                \
+  G(tril, "graph(%self : Tensor, %diagonal : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_               \
+          "  %gi : Tensor = aten::tril(%grad, %diagonal)\n"                                                         \
+          "  return (%gi, %none)\n")                                                                                \
+  G(triu, "graph(%self : Tensor, %diagonal : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_               \
+          "  %gi : Tensor = aten::triu(%grad, %diagonal)\n"                                                         \
+          "  return (%gi, %none)\n")                                                                                \
+  G(index_select,                                                                                                   \
+    "graph(%self : Tensor, %dim : int, %index : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_         \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                        \
+    "  %gi : Tensor = aten::index_select_backward(%grad, %sizes, %dim, %index)\n"                                   \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(gather,                                                                                                         \
+    "graph(%self : Tensor, %dim : int, %index : Tensor, %sparse_grad : bool, %result : Tensor, %grad : Tensor):\n"  \
+    FBX_GFS_NONE_                                                                                                   \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                        \
+    "  %z : Tensor = aten::new_zeros(%grad, %sizes)\n"                                                              \
+    "  %gi : Tensor = aten::scatter_add(%z, %dim, %index, %grad)\n"                                                 \
+    "  return (%gi, %none, %none, %none)\n")                                                                        \
+  G(index_Tensor,                                                                                                   \
+    "graph(%self : Tensor, %indices : Tensor?[], %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_                \
+    "  %true : bool = prim::Constant[value=1]()\n"                                                                  \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                        \
+    "  %z : Tensor = aten::new_zeros(%grad, %sizes)\n"                                                              \
+    "  %gi : Tensor = aten::index_put(%z, %indices, %grad, %true)\n"                                                \
+    "  return (%gi, %none)\n")                                                                                      \
+  G(embedding,                                                                                                      \
+    "graph(%weight : Tensor, %indices : Tensor, %padding_idx : int, %scale_grad_by_freq : bool, %sparse : bool, "   \
+    "%result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_                                                            \
+    "  %zero : int = prim::Constant[value=0]()\n"                                                                   \
+    "  %nw : int = aten::size(%weight, %zero)\n"                                                                    \
+    "  %gi : Tensor = aten::embedding_dense_backward(%grad, %indices, %nw, %padding_idx, %scale_grad_by_freq)\n"    \
+    "  return (%gi, %none, %none, %none, %none)\n")                                                                 \
+  G(topk,                                                                                                           \
+    "graph(%self : Tensor, %k : int, %dim : int, %largest : bool, %sorted : bool, %result0 : Tensor, "              \
+    "%result1 : Tensor, %grad0 : Tensor, %grad1 : Tensor):\n" FBX_GFS_PICKED_                                       \
+    "  return (%gi, %none, %none, %none, %none)\n")                                                                 \
+  G(sort,                                                                                                           \
+    "graph(%self : Tensor, %dim : int, %descending : bool, %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, " \
+    "%grad1 : Tensor):\n" FBX_GFS_PICKED_                                                                           \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(sort_stable,                                                                                                    \
+    "graph(%self : Tensor, %stable : bool?, %dim : int, %descending : bool, %result0 : Tensor, %result1 : Tensor, " \
+    "%grad0 : Tensor, %grad1 : Tensor):\n" FBX_GFS_PICKED_                                                          \
+    "  return (%gi, %none, %none, %none)\n")
 
 #endif

@@ -1,10 +1,13 @@
 /* Kernels for the rows in ops/list_grad.h: summing a gradient back to the
- * size of a broadcast input. */
+ * size of a broadcast input; digamma. */
+#include <math.h>
 #include <stdio.h>
 
 #include "ops/kutil.h"
 #include "ops/optable.h"
 #include "ops/reduce.h"
+
+static const double pi = 3.14159265358979323846;
 
 /* "[2, 3]" for messages, in PyTorch's spelling of sizes. */
 static void sizes_str(char *buf, size_t n, int ndim, const int64_t *sizes) {
@@ -88,6 +91,43 @@ fbx_status *fbx_k_sum_to_size(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs)
   int nd;
   FBX_TRY(size_arg(ctx, args, size, &nd));
   FBX_TRY(sum_to(ctx, x, nd, size, true, &r));
+  fbx_set_out_tensor(outs, 0, r);
+  return NULL;
+}
+
+/* psi(x): reflection below 0, recurrence up to 10, then the asymptotic
+ * series (error below 1e-14 there). Poles: NaN at negative integers, -inf
+ * at +0 and +inf at -0, as PyTorch. */
+static double digamma(double x) {
+  if (x == 0) return copysign(INFINITY, -x);
+  if (x < 0) {
+    if (x == floor(x)) return NAN;
+    return digamma(1 - x) - pi / tan(pi * x);
+  }
+  double r = 0;
+  while (x < 10) {
+    r -= 1 / x;
+    x += 1;
+  }
+  double f = 1 / (x * x);
+  double tail = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132)))));
+  return r + log(x) - 0.5 / x - tail;
+}
+
+fbx_status *fbx_k_digamma(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *w, *r;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  fbx_dtype out = fbx_dtype_is_floating(x->dtype) ? x->dtype : FBX_DTYPE_FLOAT32;
+  FBX_TRY(fbx_tensor_clone_as(&w, x, FBX_DTYPE_FLOAT64));
+  double *d = w->data;
+  for (int64_t i = 0; i < w->numel; i++) d[i] = digamma(d[i]);
+  if (out == FBX_DTYPE_FLOAT64) {
+    fbx_set_out_tensor(outs, 0, w);
+    return NULL;
+  }
+  fbx_status *st = fbx_tensor_clone_as(&r, w, out);
+  fbx_tensor_release(w);
+  if (st) return st;
   fbx_set_out_tensor(outs, 0, r);
   return NULL;
 }

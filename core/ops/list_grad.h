@@ -10,7 +10,10 @@
  * PyTorch may return self when nothing is summed, which only an in-place
  * write could tell apart, and this row promises no alias. When they do sum,
  * integral and bool inputs sum to int64, as PyTorch's sum does; an equal
- * size keeps the dtype. */
+ * size keeps the dtype.
+ *
+ * aten::digamma is lgamma's derivative (computed in float64, stored in the
+ * result dtype: the input's floating dtype, float32 for integral inputs). */
 #ifndef FBX_OPS_LIST_GRAD_H
 #define FBX_OPS_LIST_GRAD_H
 
@@ -18,6 +21,8 @@
   X(grad_sum_to_size, "aten::_grad_sum_to_size(Tensor(a) self, int[]? size) -> Tensor(a)", FBX_OPCAT_REDUCTION, \
     FBX_DT_CUSTOM, FBX_SH_CUSTOM, FBX_OPF_ALIAS, fbx_k_grad_sum_to_size)                                        \
   X(sum_to_size, "aten::sum_to_size(Tensor self, int[] size) -> Tensor", FBX_OPCAT_REDUCTION, FBX_DT_CUSTOM,   \
-    FBX_SH_CUSTOM, 0, fbx_k_sum_to_size)
+    FBX_SH_CUSTOM, 0, fbx_k_sum_to_size)                                                                        \
+  X(digamma, "aten::digamma(Tensor self) -> Tensor", FBX_OPCAT_UNARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_SAME, 0,     \
+    fbx_k_digamma)
 
 #endif

@@ -1,0 +1,430 @@
+/* Gradient formulas of reductions, linear algebra, shape and indexing ops
+ * (autodiff/formulas_{reduce,linalg,shape}.h and the C builders of
+ * grad_builders.c), checked against finite differences in float64 with
+ * the gradcheck harness (gradcheck.h): one row per formula and overload,
+ * with keepdim, negative dims, broadcasting matmul ranks and repeated
+ * indices that accumulate. The Tensor[] ops are checked by a small driver
+ * below (the harness differentiates tensor-valued nodes only). The backward
+ * rows of ops/list_backward.h are checked against values PyTorch 1.13
+ * printed (the commands are next to the numbers). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autodiff/autodiff.h"
+#include "base/alloc.h"
+#include "exec/interp.h"
+#include "gradcheck.h"
+#include "ir/text.h"
+#include "ops/optable.h"
+#include <fusebox/tensor.h>
+
+#define OK(expr)                                                                 \
+  do {                                                                           \
+    fbx_status *st_ = (expr);                                                    \
+    ck_assert_msg(st_ == NULL, "%s failed: %s", #expr, fbx_status_message(st_)); \
+  } while (0)
+
+/* One forward node on graph inputs %x (and %y, %z); constants inline. */
+#define G1(body) "graph(%x : Tensor):\n" body
+#define G2(body) "graph(%x : Tensor, %y : Tensor):\n" body
+#define G3(body) "graph(%x : Tensor, %y : Tensor, %z : Tensor):\n" body
+#define C_NONE "  %none : NoneType = prim::Constant()\n"
+#define C_T "  %t : bool = prim::Constant[value=1]()\n"
+#define C_F "  %f : bool = prim::Constant[value=0]()\n"
+#define C_I(name, v) "  %" name " : int = prim::Constant[value=" #v "]()\n"
+#define RET "  return (%r)\n"
+
+static const gc_case cases[] = {
+    /* ---- reductions ---- */
+    {.name = "sum", .graph = G1(C_NONE "  %r : Tensor = aten::sum(%x, %none)\n" RET), .inputs = {"3x4"}},
+    {"sum.dim keepdim=False, dims [0, -1]",
+     G1(C_NONE C_F C_I("a", 0) C_I("b", -1) "  %d : int[] = prim::ListConstruct(%a, %b)\n"
+                                            "  %r : Tensor = aten::sum(%x, %d, %f, %none)\n" RET),
+     .inputs = {"2x3x4"}},
+    {.name = "sum.dim keepdim=True", .graph = G1(C_NONE C_T C_I("a", 1) "  %d : int[] = prim::ListConstruct(%a)\n"
+                                                       "  %r : Tensor = aten::sum(%x, %d, %t, %none)\n" RET),
+     .inputs = {"2x3x4"}},
+    {.name = "mean", .graph = G1(C_NONE "  %r : Tensor = aten::mean(%x, %none)\n" RET), .inputs = {"3x4"}},
+    {.name = "mean.dim", .graph = G1(C_NONE C_F C_I("a", -2) "  %d : int[] = prim::ListConstruct(%a)\n"
+                                            "  %r : Tensor = aten::mean(%x, %d, %f, %none)\n" RET),
+     .inputs = {"2x3x4"}},
+    {.name = "mean.dim keepdim", .graph = G1(C_NONE C_T C_I("a", 0) C_I("b", 2) "  %d : int[] = prim::ListConstruct(%a, %b)\n"
+                                                               "  %r : Tensor = aten::mean(%x, %d, %t, %none)\n" RET),
+     .inputs = {"2x3x4"}},
+    {.name = "prod", .graph = G1(C_NONE "  %r : Tensor = aten::prod(%x, %none)\n" RET), .inputs = {"2x3:0.5:1.5"}},
+    {.name = "prod.dim_int", .graph = G1(C_NONE C_F C_I("a", 1) "  %r : Tensor = aten::prod(%x, %a, %f, %none)\n" RET),
+     .inputs = {"2x3x2:0.5:1.5"}},
+    {.name = "prod.dim_int keepdim, negative dim", .graph = G1(C_NONE C_T C_I("a", -1) "  %r : Tensor = aten::prod(%x, %a, %t, %none)\n" RET),
+     .inputs = {"3x4:-1.5:1.5"}},
+    {.name = "amax", .graph = G1(C_F C_I("a", 1) "  %d : int[] = prim::ListConstruct(%a)\n"
+                                "  %r : Tensor = aten::amax(%x, %d, %f)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "amin keepdim", .graph = G1(C_T C_I("a", -1) "  %d : int[] = prim::ListConstruct(%a)\n"
+                                         "  %r : Tensor = aten::amin(%x, %d, %t)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "max", .graph = G1("  %r : Tensor = aten::max(%x)\n" RET), .inputs = {"3x4"}},
+    {.name = "min", .graph = G1("  %r : Tensor = aten::min(%x)\n" RET), .inputs = {"3x4"}},
+    {.name = "max.dim", .graph = G1(C_F C_I("a", 1) "  %r : Tensor, %i : Tensor = aten::max(%x, %a, %f)\n"
+  "  return (%r, %i)\n"), .inputs = {"3x4"}},
+    {.name = "min.dim keepdim", .graph = G1(C_T C_I("a", 0) "  %r : Tensor, %i : Tensor = aten::min(%x, %a, %t)\n"
+  "  return (%r, %i)\n"), .inputs = {"3x4"}},
+    {.name = "var", .graph = G1(C_T "  %r : Tensor = aten::var(%x, %t)\n" RET), .inputs = {"3x4"}},
+    {.name = "var.dim biased", .graph = G1(C_F C_I("a", 1) "  %d : int[] = prim::ListConstruct(%a)\n"
+                                          "  %r : Tensor = aten::var(%x, %d, %f, %f)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "var.correction 2 keepdim", .graph = G1(C_T C_I("a", -1) C_I("c", 2) "  %d : int[] = prim::ListConstruct(%a)\n"
+                                                                 "  %r : Tensor = aten::var(%x, %d, %c, %t)\n" RET),
+     .inputs = {"3x5"}},
+    {.name = "std", .graph = G1(C_F "  %r : Tensor = aten::std(%x, %f)\n" RET), .inputs = {"3x4"}},
+    {.name = "std.dim", .graph = G1(C_T C_F C_I("a", 0) "  %d : int[] = prim::ListConstruct(%a)\n"
+                                       "  %r : Tensor = aten::std(%x, %d, %t, %f)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "std.correction None", .graph = G1(C_NONE C_F "  %r : Tensor = aten::std(%x, %none, %none, %f)\n" RET), .inputs = {"3x4"}},
+    {.name = "logsumexp", .graph = G1(C_F C_I("a", 1) "  %d : int[] = prim::ListConstruct(%a)\n"
+                                     "  %r : Tensor = aten::logsumexp(%x, %d, %f)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "cumsum", .graph = G1(C_NONE C_I("a", 1) "  %r : Tensor = aten::cumsum(%x, %a, %none)\n" RET), .inputs = {"3x4"}},
+    {.name = "cumprod", .graph = G1(C_NONE C_I("a", -1) "  %r : Tensor = aten::cumprod(%x, %a, %none)\n" RET), .inputs = {"3x4:0.5:1.5"}},
+    {.name = "softmax", .graph = G1(C_NONE C_I("a", -1) "  %r : Tensor = aten::softmax(%x, %a, %none)\n" RET), .inputs = {"3x4"}},
+    {.name = "log_softmax", .graph = G1(C_NONE C_I("a", 0) "  %r : Tensor = aten::log_softmax(%x, %a, %none)\n" RET), .inputs = {"3x4"}},
+    {.name = "norm p=2", .graph = G1("  %p : int = prim::Constant[value=2]()\n  %r : Tensor = aten::norm(%x, %p)\n" RET), .inputs = {"3x4"}},
+    {.name = "norm p=3 dim", .graph = G1(C_F "  %p : float = prim::Constant[value=3.]()\n" C_I("a", 1)
+                        "  %d : int[] = prim::ListConstruct(%a)\n  %r : Tensor = aten::norm(%x, %p, %d, %f)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "norm p=1 dim keepdim", .graph = G1(C_T "  %p : int = prim::Constant[value=1]()\n" C_I("a", 0)
+                                "  %d : int[] = prim::ListConstruct(%a)\n  %r : Tensor = aten::norm(%x, %p, %d, %t)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "frobenius_norm", .graph = G1(C_F C_I("a", 0) C_I("b", 1) "  %d : int[] = prim::ListConstruct(%a, %b)\n"
+                                                      "  %r : Tensor = aten::frobenius_norm(%x, %d, %f)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "linalg_vector_norm inf", .graph = G1(C_NONE C_F "  %p : float = prim::Constant[value=inf]()\n"
+                                  "  %r : Tensor = aten::linalg_vector_norm(%x, %p, %none, %f, %none)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "layer_norm", .graph = G3(C_T "  %e : float = prim::Constant[value=1.0000000000000001e-05]()\n" C_I("n", 4)
+                      "  %s : int[] = prim::ListConstruct(%n)\n"
+                      "  %r : Tensor = aten::layer_norm(%x, %s, %y, %z, %e, %t)\n" RET),
+     .inputs = {"3x4", "4", "4"}},
+    {.name = "layer_norm 2 dims, no weight", .graph = G1(C_NONE C_T "  %e : float = prim::Constant[value=1.0000000000000001e-05]()\n"
+                                       C_I("a", 3) C_I("b", 4) "  %s : int[] = prim::ListConstruct(%a, %b)\n"
+                                       "  %r : Tensor = aten::layer_norm(%x, %s, %none, %none, %e, %t)\n" RET),
+     .inputs = {"2x3x4"}},
+    /* ---- linear algebra ---- */
+    {.name = "mm", .graph = G2("  %r : Tensor = aten::mm(%x, %y)\n" RET), .inputs = {"3x4", "4x2"}},
+    {.name = "bmm", .graph = G2("  %r : Tensor = aten::bmm(%x, %y)\n" RET), .inputs = {"2x3x4", "2x4x2"}},
+    {.name = "matmul 2x2", .graph = G2("  %r : Tensor = aten::matmul(%x, %y)\n" RET), .inputs = {"3x4", "4x2"}},
+    {.name = "matmul 1x1", .graph = G2("  %r : Tensor = aten::matmul(%x, %y)\n" RET), .inputs = {"4", "4"}},
+    {.name = "matmul 1x3", .graph = G2("  %r : Tensor = aten::matmul(%x, %y)\n" RET), .inputs = {"4", "2x4x3"}},
+    {.name = "matmul 3x1", .graph = G2("  %r : Tensor = aten::matmul(%x, %y)\n" RET), .inputs = {"2x3x4", "4"}},
+    {.name = "matmul broadcast 3x2", .graph = G2("  %r : Tensor = aten::matmul(%x, %y)\n" RET), .inputs = {"2x3x4", "4x5"}},
+    {.name = "matmul broadcast batch 4x3", .graph = G2("  %r : Tensor = aten::matmul(%x, %y)\n" RET), .inputs = {"2x1x3x4", "3x4x2"}},
+    {.name = "addmm", .graph = G3("  %b : int = prim::Constant[value=2]()\n  %a : float = prim::Constant[value=0.5]()\n"
+                 "  %r : Tensor = aten::addmm(%x, %y, %z, %b, %a)\n" RET),
+     .inputs = {"2", "3x4", "4x2"}},
+    {.name = "baddbmm", .graph = G3("  %b : int = prim::Constant[value=1]()\n  %a : int = prim::Constant[value=3]()\n"
+                   "  %r : Tensor = aten::baddbmm(%x, %y, %z, %b, %a)\n" RET),
+     .inputs = {"3x2", "2x3x4", "2x4x2"}},
+    {.name = "linear", .graph = G3("  %r : Tensor = aten::linear(%x, %y, %z)\n" RET), .inputs = {"2x3x4", "5x4", "5"}},
+    {.name = "linear no bias", .graph = G2(C_NONE "  %r : Tensor = aten::linear(%x, %y, %none)\n" RET), .inputs = {"4", "5x4"}},
+    {.name = "dot", .graph = G2("  %r : Tensor = aten::dot(%x, %y)\n" RET), .inputs = {"4", "4"}},
+    {.name = "mv", .graph = G2("  %r : Tensor = aten::mv(%x, %y)\n" RET), .inputs = {"3x4", "4"}},
+    {.name = "outer", .graph = G2("  %r : Tensor = aten::outer(%x, %y)\n" RET), .inputs = {"3", "4"}},
+    /* ---- views and shape ops ---- */
+    {.name = "view", .graph = G1(C_I("a", -1) "  %s : int[] = prim::ListConstruct(%a)\n  %r : Tensor = aten::view(%x, %s)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "reshape", .graph = G1(C_I("a", 2) C_I("b", -1) "  %s : int[] = prim::ListConstruct(%a, %b)\n"
+                                            "  %r : Tensor = aten::reshape(%x, %s)\n" RET),
+     .inputs = {"2x3x2"}},
+    {.name = "view_as", .graph = G2("  %r : Tensor = aten::view_as(%x, %y)\n" RET), .inputs = {"3x4", "12"}},
+    {.name = "flatten", .graph = G1(C_I("a", 1) C_I("b", -1) "  %r : Tensor = aten::flatten(%x, %a, %b)\n" RET), .inputs = {"2x3x4"}},
+    {.name = "squeeze", .graph = G1("  %r : Tensor = aten::squeeze(%x)\n" RET), .inputs = {"3x1x4"}},
+    {.name = "squeeze.dim", .graph = G1(C_I("a", -2) "  %r : Tensor = aten::squeeze(%x, %a)\n" RET), .inputs = {"3x1x4"}},
+    {.name = "unsqueeze", .graph = G1(C_I("a", -1) "  %r : Tensor = aten::unsqueeze(%x, %a)\n" RET), .inputs = {"3x4"}},
+    {.name = "transpose", .graph = G1(C_I("a", 0) C_I("b", -1) "  %r : Tensor = aten::transpose(%x, %a, %b)\n" RET), .inputs = {"2x3x4"}},
+    {.name = "t", .graph = G1("  %r : Tensor = aten::t(%x)\n" RET), .inputs = {"3x4"}},
+    {.name = "permute", .graph = G1(C_I("a", 2) C_I("b", 0) C_I("c", 1) "  %d : int[] = prim::ListConstruct(%a, %b, %c)\n"
+                                                       "  %r : Tensor = aten::permute(%x, %d)\n" RET),
+     .inputs = {"2x3x4"}},
+    {.name = "expand", .graph = G1(C_F C_I("a", 2) C_I("b", 3) C_I("c", -1) "  %s : int[] = prim::ListConstruct(%a, %b, %c)\n"
+                                                           "  %r : Tensor = aten::expand(%x, %s, %f)\n" RET),
+     .inputs = {"3x1"}},
+    {.name = "expand_as", .graph = G2("  %r : Tensor = aten::expand_as(%x, %y)\n" RET), .inputs = {"1x4", "3x4"}},
+    {.name = "contiguous", .graph = G1(C_I("m", 0) "  %r : Tensor = aten::contiguous(%x, %m)\n" RET), .inputs = {"3x4"}},
+    {.name = "clone", .graph = G1(C_NONE "  %r : Tensor = aten::clone(%x, %none)\n" RET), .inputs = {"3x4"}},
+    {.name = "select", .graph = G1(C_I("a", 1) C_I("i", -1) "  %r : Tensor = aten::select(%x, %a, %i)\n" RET), .inputs = {"3x4"}},
+    {.name = "slice", .graph = G1(C_I("a", 1) C_I("s", 1) C_I("e", -1) C_I("k", 2) "  %r : Tensor = aten::slice(%x, %a, %s, %e, %k)\n" RET),
+     .inputs = {"3x6"}},
+    {.name = "slice None", .graph = G1(C_NONE C_I("a", 0) C_I("k", 1) "  %r : Tensor = aten::slice(%x, %a, %none, %none, %k)\n" RET),
+     .inputs = {"3x6"}},
+    {.name = "narrow negative start", .graph = G1(C_I("a", 1) C_I("s", -3) C_I("l", 2) "  %r : Tensor = aten::narrow(%x, %a, %s, %l)\n" RET),
+     .inputs = {"3x5"}},
+    {.name = "flip", .graph = G1(C_I("a", 0) C_I("b", -1) "  %d : int[] = prim::ListConstruct(%a, %b)\n"
+                                         "  %r : Tensor = aten::flip(%x, %d)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "tril", .graph = G1(C_I("a", 0) "  %r : Tensor = aten::tril(%x, %a)\n" RET), .inputs = {"4x4"}},
+    {.name = "triu", .graph = G1(C_I("a", 1) "  %r : Tensor = aten::triu(%x, %a)\n" RET), .inputs = {"3x4"}},
+    /* ---- indexing, repeated indices accumulate ---- */
+    {.name = "index_select", .graph = G2(C_I("a", 1) "  %r : Tensor = aten::index_select(%x, %a, %y)\n" RET), .inputs = {"3x4", "5:0:3:i64"}},
+    {.name = "gather", .graph = G2(C_F C_I("a", 1) "  %r : Tensor = aten::gather(%x, %a, %y, %f)\n" RET), .inputs = {"3x4", "3x6:0:3:i64"}},
+    {.name = "index", .graph = G2("  %l : Tensor?[] = prim::ListConstruct(%y)\n  %r : Tensor = aten::index(%x, %l)\n" RET),
+     .inputs = {"4x3", "6:0:3:i64"}},
+    {.name = "embedding", .graph = G2(C_F C_I("p", -1) "  %r : Tensor = aten::embedding(%x, %y, %p, %f, %f)\n" RET),
+     .inputs = {"5x3", "2x4:0:4:i64"}},
+    {.name = "topk", .graph = G1(C_T C_I("k", 2) C_I("a", 1) "  %r : Tensor, %i : Tensor = aten::topk(%x, %k, %a, %t, %t)\n"
+  "  return (%r, %i)\n"),
+     .inputs = {"3x5"}},
+    {.name = "sort", .graph = G1(C_F C_I("a", 0) "  %r : Tensor, %i : Tensor = aten::sort(%x, %a, %f)\n"
+  "  return (%r, %i)\n"), .inputs = {"4x3"}},
+};
+
+START_TEST(test_formula) {
+  const gc_case *c = &cases[_i];
+  char msg[16384];
+  ck_assert_msg(gc_check(c, msg, sizeof msg, NULL), "%s", msg);
+}
+END_TEST
+
+
+/* ---- the backward rows of ops/list_backward.h against PyTorch ------------------------------ */
+
+static fbx_tensor *arange_t(int ndim, const int64_t *sizes) {
+  fbx_tensor *t = NULL;
+  OK(fbx_tensor_empty(&t, FBX_DTYPE_FLOAT64, ndim, sizes));
+  for (int64_t i = 0; i < t->numel; i++) fbx_tensor_set_f64(t, i, (double)(i + 1));
+  return t;
+}
+
+static fbx_tensor *long_t(int n, const int64_t *v) {
+  fbx_tensor *t = NULL;
+  int64_t s[1] = {n};
+  OK(fbx_tensor_from_data(&t, FBX_DTYPE_INT64, 1, s, v));
+  return t;
+}
+
+static fbx_ivalue ints_iv(int n, const int64_t *v) {
+  fbx_ivalue l;
+  OK(fbx_iv_list_new(&l, n));
+  for (int i = 0; i < n; i++) OK(fbx_iv_list_push(&l, fbx_iv_int(v[i])));
+  return l;
+}
+
+/* Run `kind` on args (released here) and compare output 0 with want. */
+static void check_op(const char *kind, fbx_ivalue *args, int nargs, const double *want, int64_t nwant) {
+  fbx_sym sym;
+  ck_assert_int_eq(fbx_sym_intern(&sym, kind, strlen(kind)), 0);
+  const fbx_op *op = NULL;
+  OK(fbx_op_resolve(&op, sym, args, nargs));
+  fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS], outs[FBX_SCHEMA_MAX_RETS];
+  OK(fbx_op_normalize_args(op, args, nargs, norm));
+  for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) outs[i] = fbx_iv_none();
+  fbx_kctx ctx = {.op = op, .nargs = op->schema.nargs};
+  OK(op->kernel(&ctx, norm, outs));
+  ck_assert_int_eq(outs[0].kind, FBX_IV_TENSOR);
+  ck_assert_int_eq(outs[0].u.t->numel, nwant);
+  for (int64_t i = 0; i < nwant; i++)
+    ck_assert_msg(fbx_tensor_get_f64(outs[0].u.t, i) == want[i], "%s: element %lld is %g, PyTorch %g", kind,
+                  (long long)i, fbx_tensor_get_f64(outs[0].u.t, i), want[i]);
+  for (int i = 0; i < op->schema.nrets; i++) fbx_iv_release(&outs[i]);
+  for (int i = 0; i < nargs; i++) fbx_iv_release(&args[i]);
+}
+
+/* Expected values printed by /usr/bin/python3 (torch 1.13), e.g.
+ *   g = torch.arange(1., 7.).reshape(2, 3)
+ *   torch.ops.aten.select_backward(g, [2, 4, 3], 1, -2).flatten().tolist() */
+START_TEST(test_backward_ops) {
+  OK(fbx_op_table_init());
+  {
+    int64_t gs[2] = {2, 3}, in[3] = {2, 4, 3};
+    static const double want[24] = {0, 0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 5, 6, 0, 0, 0};
+    fbx_ivalue a[4] = {fbx_iv_tensor(arange_t(2, gs)), ints_iv(3, in), fbx_iv_int(1), fbx_iv_int(-2)};
+    check_op("aten::select_backward", a, 4, want, 24);
+  }
+  { /* slice_backward(arange(1., 5.).reshape(2, 2), [2, 5], 1, 1, 5, 2) */
+    int64_t gs[2] = {2, 2}, in[2] = {2, 5};
+    static const double want[10] = {0, 1, 0, 2, 0, 0, 3, 0, 4, 0};
+    fbx_ivalue a[6] = {fbx_iv_tensor(arange_t(2, gs)), ints_iv(2, in), fbx_iv_int(1), fbx_iv_int(1), fbx_iv_int(5),
+                       fbx_iv_int(2)};
+    check_op("aten::slice_backward", a, 6, want, 10);
+  }
+  { /* index_select_backward(arange(1., 9.).reshape(2, 4), [2, 3], 1, tensor([2, 0, 2, 1])) */
+    int64_t gs[2] = {2, 4}, in[2] = {2, 3}, idx[4] = {2, 0, 2, 1};
+    static const double want[6] = {2, 4, 4, 6, 8, 12};
+    fbx_ivalue a[4] = {fbx_iv_tensor(arange_t(2, gs)), ints_iv(2, in), fbx_iv_int(1), fbx_iv_tensor(long_t(4, idx))};
+    check_op("aten::index_select_backward", a, 4, want, 6);
+  }
+  { /* embedding_dense_backward(arange(1., 9.).reshape(4, 2), tensor([1, 3, 1, 0]), 4, 3, True) */
+    int64_t gs[2] = {4, 2}, idx[4] = {1, 3, 1, 0};
+    static const double want[8] = {7, 8, 3, 4, 0, 0, 0, 0};
+    fbx_ivalue a[5] = {fbx_iv_tensor(arange_t(2, gs)), fbx_iv_tensor(long_t(4, idx)), fbx_iv_int(4), fbx_iv_int(3),
+                       fbx_iv_bool(true)};
+    check_op("aten::embedding_dense_backward", a, 5, want, 8);
+  }
+  { /* value_selecting_reduction_backward(tensor([5., 7.]), 1, tensor([2, 0]), [2, 3], False) */
+    int64_t gs[1] = {2}, idx[2] = {2, 0}, in[2] = {2, 3};
+    fbx_tensor *g = arange_t(1, gs);
+    fbx_tensor_set_f64(g, 0, 5), fbx_tensor_set_f64(g, 1, 7);
+    static const double want[6] = {0, 0, 5, 7, 0, 0};
+    fbx_ivalue a[5] = {fbx_iv_tensor(g), fbx_iv_int(1), fbx_iv_tensor(long_t(2, idx)), ints_iv(2, in),
+                       fbx_iv_bool(false)};
+    check_op("aten::value_selecting_reduction_backward", a, 5, want, 6);
+  }
+}
+END_TEST
+
+/* ---- Tensor[] ops: a small driver ----------------------------------------------------------- */
+
+/* Differentiate the last node of `text` (inputs: tensors in `ins`) for
+ * output gradient `gout` (a tensor or a list; the reference is taken), run the backward graph in
+ * the interpreter and return the gradient of the node's input 0. */
+typedef struct ldrv {
+  fbx_graph *fwd, *bwd;
+  const fbx_node *node;
+  fbx_value *map_from[16], *map_to[16];
+  int nmap;
+  int saved_input[16];
+  int nsaved;
+} ldrv;
+
+static fbx_value *ld_map(void *ctx, fbx_value *v);
+
+static fbx_status *ld_fwd_value(void *ctx, const fbx_value *v, fbx_value **out) {
+  ldrv *d = ctx;
+  for (int i = 0; i < d->nmap; i++)
+    if (d->map_from[i] == v) return *out = d->map_to[i], NULL;
+  fbx_value *r;
+  if (v->node == d->fwd->block->param) {
+    r = fbx_graph_add_input(d->bwd, fbx_type_tensor_any(), NULL);
+    d->saved_input[d->nsaved++] = v->offset;
+  } else {
+    fbx_node *m = fbx_node_clone_into(d->bwd->block, v->node, ld_map, d);
+    r = m->outputs[v->offset];
+  }
+  d->map_from[d->nmap] = (fbx_value *)v, d->map_to[d->nmap++] = r;
+  *out = r;
+  return NULL;
+}
+
+static fbx_value *ld_map(void *ctx, fbx_value *v) {
+  fbx_value *r = NULL;
+  OK(ld_fwd_value(ctx, v, &r));
+  return r;
+}
+
+static fbx_ivalue list_grad(const char *text, fbx_tensor **ins, int nin, fbx_ivalue gout) {
+  ldrv d = {0};
+  OK(fbx_graph_parse(&d.fwd, text, strlen(text), "<list case>"));
+  d.node = fbx_block_last(d.fwd->block);
+  d.bwd = fbx_graph_create();
+  fbx_type *tt = fbx_type_tensor_any();
+  fbx_type *gt = gout.kind == FBX_IV_LIST ? fbx_type_container(d.bwd->arena, FBX_TYPE_LIST, 1, &tt) : tt;
+  fbx_value *gv = fbx_graph_add_input(d.bwd, gt, "g");
+  fbx_value *gin[FBX_SCHEMA_MAX_ARGS] = {0};
+  fbx_grad_env env = {.graph = d.bwd, .block = d.bwd->block, .fwd_value = ld_fwd_value, .ctx = &d};
+  OK(fbx_grad_build(&env, d.node, &gv, gin));
+  ck_assert(gin[0] != NULL);
+  ck_assert_int_eq(fbx_block_add_return(d.bwd->block, gin[0]), 0);
+  fbx_ivalue bin[16], bout[1] = {fbx_iv_none()};
+  bin[0] = gout;
+  for (int s = 0; s < d.nsaved; s++) bin[1 + s] = fbx_iv_tensor(ins[d.saved_input[s]]);
+  ck_assert_int_le(d.nsaved, nin);
+  fbx_interp *it;
+  OK(fbx_interp_create(&it, d.bwd));
+  fbx_run_opts opts = {.seed = 1};
+  OK(fbx_interp_run(it, bin, 1 + d.nsaved, bout, &opts));
+  fbx_interp_destroy(it);
+  fbx_iv_release(&gout);
+  fbx_graph_destroy(d.bwd);
+  fbx_graph_destroy(d.fwd);
+  return bout[0];
+}
+
+static void expect_part(const fbx_tensor *got, const fbx_tensor *g, int64_t rows, int64_t cols, int64_t gcols,
+                        int64_t col0) {
+  ck_assert_int_eq(got->numel, rows * cols);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++)
+      ck_assert(fbx_tensor_get_f64(got, r * cols + c) == fbx_tensor_get_f64(g, r * gcols + col0 + c));
+}
+
+/* cat along dim 1 of [2, 2] and [2, 3]: each input gets its columns of G;
+ * chunk/split of [2, 5] into [2, 2] and [2, 3] pieces: G is their concat. */
+START_TEST(test_list_ops) {
+  OK(fbx_op_table_init());
+  int64_t xs[2] = {2, 2}, ys[2] = {2, 3}, gs[2] = {2, 5};
+  fbx_tensor *x = arange_t(2, xs), *y = arange_t(2, ys), *g = arange_t(2, gs);
+  fbx_tensor *ins[2] = {x, y};
+  fbx_ivalue r = list_grad("graph(%x : Tensor, %y : Tensor):\n"
+                           "  %l : Tensor[] = prim::ListConstruct(%x, %y)\n"
+                           "  %d : int = prim::Constant[value=-1]()\n"
+                           "  %r : Tensor = aten::cat(%l, %d)\n"
+                           "  return (%r)\n",
+                           ins, 2, fbx_iv_tensor(fbx_tensor_retain(g)));
+  ck_assert_int_eq(r.kind, FBX_IV_LIST);
+  ck_assert_int_eq(fbx_iv_list_len(&r), 2);
+  expect_part(fbx_iv_list_at(&r, 0)->u.t, g, 2, 2, 5, 0);
+  expect_part(fbx_iv_list_at(&r, 1)->u.t, g, 2, 3, 5, 2);
+  fbx_iv_release(&r);
+
+  /* split_with_sizes [2, 3] along dim 1: grad of self = cat of the pieces */
+  fbx_ivalue gl;
+  OK(fbx_iv_list_new(&gl, 2));
+  OK(fbx_iv_list_push(&gl, fbx_iv_tensor(fbx_tensor_retain(x))));
+  OK(fbx_iv_list_push(&gl, fbx_iv_tensor(fbx_tensor_retain(y))));
+  fbx_tensor *self = arange_t(2, gs);
+  fbx_tensor *sins[1] = {self};
+  r = list_grad("graph(%x : Tensor):\n"
+                "  %a : int = prim::Constant[value=2]()\n"
+                "  %b : int = prim::Constant[value=3]()\n"
+                "  %s : int[] = prim::ListConstruct(%a, %b)\n"
+                "  %d : int = prim::Constant[value=1]()\n"
+                "  %r : Tensor[] = aten::split_with_sizes(%x, %s, %d)\n"
+                "  return (%r)\n",
+                sins, 1, gl);
+  ck_assert_int_eq(r.kind, FBX_IV_TENSOR);
+  ck_assert_int_eq(r.u.t->ndim, 2);
+  ck_assert_int_eq(r.u.t->sizes[1], 5);
+  for (int64_t i = 0; i < 2; i++)
+    for (int64_t c = 0; c < 5; c++)
+      ck_assert(fbx_tensor_get_f64(r.u.t, i * 5 + c) ==
+                (c < 2 ? fbx_tensor_get_f64(x, i * 2 + c) : fbx_tensor_get_f64(y, i * 3 + c - 2)));
+  fbx_iv_release(&r);
+
+  /* stack along dim 0: its gradient is G unbound */
+  int64_t g3s[3] = {2, 2, 2};
+  fbx_tensor *g3 = arange_t(3, g3s);
+  r = list_grad("graph(%x : Tensor, %y : Tensor):\n"
+                "  %l : Tensor[] = prim::ListConstruct(%x, %y)\n"
+                "  %d : int = prim::Constant[value=0]()\n"
+                "  %r : Tensor = aten::stack(%l, %d)\n"
+                "  return (%r)\n",
+                (fbx_tensor *[]){x, x}, 2, fbx_iv_tensor(fbx_tensor_retain(g3)));
+  ck_assert_int_eq(r.kind, FBX_IV_LIST);
+  ck_assert_int_eq(fbx_iv_list_len(&r), 2);
+  expect_part(fbx_iv_list_at(&r, 1)->u.t, g3, 1, 4, 4, 4); /* G[1] */
+  fbx_iv_release(&r);
+  fbx_tensor_release(g3);
+  fbx_tensor_release(self);
+  fbx_tensor_release(g);
+  fbx_tensor_release(y);
+  fbx_tensor_release(x);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("grad_ops");
+  TCase *tc = tcase_create("formulas");
+  tcase_set_timeout(tc, 60);
+  tcase_add_loop_test(tc, test_formula, 0, (int)(sizeof cases / sizeof cases[0]));
+  suite_add_tcase(s, tc);
+  TCase *tk = tcase_create("kernels and lists");
+  tcase_add_test(tk, test_backward_ops);
+  tcase_add_test(tk, test_list_ops);
+  suite_add_tcase(s, tk);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
