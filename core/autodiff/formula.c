@@ -153,9 +153,14 @@ static fbx_status *load_formulas(void) {
 
 static void init_formulas(void) { init_status = load_formulas(); }
 
-static fbx_status *ready(void) {
+static bool loaded(void) {
   pthread_once(&init_once, init_formulas);
-  if (!init_status) return NULL;
+  return init_status == NULL;
+}
+
+/* NULL, or a copy of the load error for the caller to own. */
+static fbx_status *ready(void) {
+  if (loaded()) return NULL;
   return fbx_status_new(fbx_status_code(init_status), "%s", fbx_status_message(init_status));
 }
 
@@ -169,7 +174,7 @@ static const fbx_op *resolve(const fbx_node *n) {
 }
 
 static const formula *lookup(const fbx_node *n, const fbx_op **op) {
-  if (ready()) return NULL; /* the status is reported by fbx_grad_build */
+  if (!loaded()) return NULL; /* the error is reported by fbx_grad_build */
   *op = resolve(n);
   if (!*op) return NULL;
   const formula *f = &formulas[(*op)->id];
@@ -462,7 +467,7 @@ static fbx_status *instantiate(inst *c, fbx_value **grad_inputs) {
     if (want[i]) FBX_TRY(mark_needed(c, r));
   }
   for (fbx_node *tn = fbx_block_first(t->block); tn; tn = tn->next) {
-    if (!fbx_ptrmap_has(&c->needed, tn) || fbx_ptrmap_has(&c->map, tn->outputs[0])) continue;
+    if (!fbx_ptrmap_has(&c->needed, tn) || (tn->noutputs && fbx_ptrmap_has(&c->map, tn->outputs[0]))) continue;
     if (deferred(c, tn)) continue;
     if (sum_to_size_noop(c, tn)) {
       fbx_value *g;

@@ -37,8 +37,9 @@
 #define FBX_GF_CHAIN_(body) FBX_GF_UNARY_(body "  %g : Tensor = aten::mul(%grad, %d)\n")
 /* %g = grad where mask %m holds, else 0: body defines %m. */
 #define FBX_GF_MASK_(params, body, rets) FBX_GF_(params, body "  %g : Tensor = aten::where(%m, %grad, %f0)\n", rets)
-/* maximum/minimum: self loses the gradient where self <other_op> other... see
- * FBX_GF_MAXMIN_(win, lose): `lose` compares self to other where self gets 0. */
+/* maximum/minimum: the gradient goes to the winner, halved on ties; self
+ * gets none where aten::<lose>(self, other), other none where
+ * aten::<win>(self, other) (so a NaN passes it to both, as in PyTorch). */
 #define FBX_GF_MAXMIN_(win, lose)                                                 \
   FBX_GF_(FBX_GF_P2_("other", ""),                                                \
           "  %tie : Tensor = aten::eq(%self, %other)\n"                           \

@@ -49,6 +49,13 @@ typedef struct gc_case {
   double eps;                          /* central-difference step; 0: 1e-6 */
   double rtol, atol;                   /* 0: 1e-5 and 1e-7 */
   uint64_t seed;                       /* 0: a fixed default */
+  /* Golden mode, for kinks where finite differences say nothing: inputs
+   * take these values (numel entries, where given) and, when any expect[]
+   * is given, the output gradient is all ones and each input with an
+   * expect[] must get exactly that gradient (PyTorch's numbers; NaN
+   * matches NaN) instead of the finite-difference check. */
+  const double *values[GC_MAX_INPUTS];
+  const double *expect[GC_MAX_INPUTS];
 } gc_case;
 
 /* What a check saw, for tests that look further (optional). */

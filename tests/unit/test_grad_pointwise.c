@@ -302,6 +302,99 @@ START_TEST(test_gradcheck) {
 }
 END_TEST
 
+/* ---- kinks and special values: PyTorch 1.13's own gradients (output gradient ones) ---- */
+
+static fbx_graph *parse(const char *text);
+
+#define GK(n, g, in, vals, exp) {.name = n, .graph = g, .inputs = {in}, .values = {vals}, .expect = {exp}}
+#define V_(...) (const double[]){__VA_ARGS__}
+#define inf_ INFINITY
+#define nan_ NAN
+
+static const gc_case kinks[] = {
+    GK("relu at 0", G1_("aten::relu(%x)"), "3", V_(-3, 0, 3), V_(0, 0, 1)),
+    GK("abs at 0", G1_("aten::abs(%x)"), "3", V_(-3, 0, 3), V_(-1, 0, 1)),
+    GK("clamp at the bounds, NaN", GX1_(KF_("a", "-1.") KF_("b", "1."), "aten::clamp(%x, %a, %b)"), "5",
+       V_(-1, 0, 1, 2, nan_), V_(1, 1, 1, 0, 0)),
+    GK("clamp inverted", GX1_(KF_("a", "1.") KF_("b", "-1."), "aten::clamp(%x, %a, %b)"), "4", V_(-1, 0, 1, 2),
+       V_(0, 0, 0, 0)),
+    GK("hardtanh at the bounds", G1_("aten::hardtanh(%x)"), "4", V_(-1, 0, 1, 2), V_(0, 1, 0, 0)),
+    GK("relu6 at 0 and 6", G1_("aten::relu6(%x)"), "4", V_(-1, 0, 6, 2), V_(0, 0, 0, 1)),
+    GK("hardsigmoid at +-3", G1_("aten::hardsigmoid(%x)"), "4", V_(-3, 0, 3, 2),
+       V_(0, 1.0 / 6, 0, 1.0 / 6)),
+    GK("hardswish at +-3", G1_("aten::hardswish(%x)"), "4", V_(-3, 0, 3, 2), V_(-0.5, 0.5, 1.5, 2.0 / 3 + 0.5)),
+    GK("threshold at the threshold", GX1_(KF_("t", "1.") KF_("v", "5."), "aten::threshold(%x, %t, %v)"), "4",
+       V_(-3, 1, 3, 2), V_(0, 0, 1, 1)),
+    GK("leaky_relu at 0", GX1_(KF_("s", "0.2"), "aten::leaky_relu(%x, %s)"), "3", V_(-3, 0, 3), V_(0.2, 0.2, 1)),
+    GK("elu at 0", G1_("aten::elu(%x)"), "3", V_(-3, 0, 3), V_(0.049787068367863944, 1, 1)),
+    GK("logit outside [0, 1]", G1_("aten::logit(%x)"), "5", V_(0, 0.5, 1, 1.5, -0.1),
+       V_(inf_, 4, inf_, nan_, nan_)),
+    GK("logit eps", GX1_(KF_("e", "0.1"), "aten::logit(%x, %e)"), "5", V_(0, 0.05, 0.5, 0.95, 1), V_(0, 0, 4, 0, 0)),
+    GK("nan_to_num", G1_("aten::nan_to_num(%x)"), "3", V_(1, nan_, inf_), V_(1, 0, 0)),
+    GK("softplus at the threshold", GX1_(KF_("b", "2.") KF_("t", "3."), "aten::softplus(%x, %b, %t)"), "3",
+       V_(1, 1.5, 2), V_(0.88079707797788231, 0.95257412682243336, 1)),
+    GK("sqrt at 0", G1_("aten::sqrt(%x)"), "1", V_(0), V_(inf_)),
+    GK("pow.Scalar base 0", GX1_(KF_("z", "0."), "aten::pow(%z, %x)"), "3", V_(-1, 0, 2), V_(-inf_, 0, 0)),
+    GK("pow.Tensor_Scalar exponent 0 at 0", GX1_(KI_("z", "0"), "aten::pow(%x, %z)"), "2", V_(0, 2), V_(0, 0)),
+    GK("frac", G1_("aten::frac(%x)"), "2", V_(1.5, -2), V_(1, 1)),
+    GK("floor", G1_("aten::floor(%x)"), "2", V_(1.5, -2), V_(0, 0)),
+    /* maximum/minimum: ties halve, NaN passes to both */
+    {.name = "maximum ties and NaN", .graph = G2_("aten::maximum(%x, %y)"), .inputs = {"3", "3"},
+     .values = {V_(1, 2, nan_), V_(1, 3, 1)}, .expect = {V_(0.5, 0, 1), V_(0.5, 1, 1)}},
+    {.name = "minimum ties", .graph = G2_("aten::minimum(%x, %y)"), .inputs = {"3", "3"},
+     .values = {V_(1, 2, 4), V_(1, 3, 1)}, .expect = {V_(0.5, 1, 0), V_(0.5, 0, 1)}},
+    {.name = "clamp.Tensor min > max", .graph = G3_("aten::clamp(%x, %y, %z)"), .inputs = {"4", "4", "4"},
+     .values = {V_(-1, 0, 1, 2), V_(-1, 0.5, 0, 0), V_(1, 1, 1, -1)},
+     .expect = {V_(1, 0, 1, 0), V_(0, 1, 0, 0), V_(0, 0, 0, 1)}},
+    {.name = "clamp_min.Tensor", .graph = G2_("aten::clamp_min(%x, %y)"), .inputs = {"4", "4"},
+     .values = {V_(-1, 0, 1, 2), V_(-1, 0.5, 0, 0)}, .expect = {V_(1, 0, 1, 1), V_(0, 1, 0, 0)}},
+    {.name = "hypot at 0", .graph = G2_("aten::hypot(%x, %y)"), .inputs = {"1", "1"}, .values = {V_(0), V_(0)},
+     .expect = {V_(nan_), V_(nan_)}},
+    {.name = "remainder", .graph = G2_("aten::remainder(%x, %y)"), .inputs = {"4", "4"},
+     .values = {V_(1.5, -2, 3, 0), V_(2, 2, -1, 1)}, .expect = {V_(1, 1, 1, 1), V_(-0.0, 1, 3, -0.0)}},
+    {.name = "fmod", .graph = G2_("aten::fmod(%x, %y)"), .inputs = {"4", "4"},
+     .values = {V_(1.5, -2, 3, 0), V_(2, 2, -1, 1)}, .expect = {V_(1, 1, 1, 1), V_(-0.0, 1, 3, -0.0)}},
+    {.name = "where", .graph = G3_("aten::where(%x, %y, %z)"), .inputs = {"2:bool", "2", "1"},
+     .values = {V_(1, 0), V_(1, 2), V_(3)}, .expect = {NULL, V_(1, 0), V_(1)}},
+    {.name = "lerp", .graph = G3_("aten::lerp(%x, %y, %z)"), .inputs = {"2", "2", "1"},
+     .values = {V_(1, 2), V_(3, 5), V_(0.5)}, .expect = {V_(0.5, 0.5), V_(0.5, 0.5), V_(5)}},
+};
+
+START_TEST(test_kinks) {
+  char msg[16384];
+  ck_assert_msg(gc_check(&kinks[_i], msg, sizeof msg, NULL), "%s", msg);
+}
+END_TEST
+
+/* digamma (lgamma's derivative) against PyTorch 1.13 */
+START_TEST(test_digamma) {
+  static const double x[] = {0., -0., -1., -1.5, 0.25, 1., 2.5, 7.3, 30., 1e-3, -2.2};
+  static const double want[] = {-INFINITY, INFINITY, NAN, 0.7031566406452433, -4.2274535333762655,
+                                -0.5772156649015328, 0.7031566406452431, 1.917820335637986, 3.384438132685525,
+                                -1000.5755719318104, 5.322870221172645};
+  fbx_graph *g = parse(G1_("aten::digamma(%x)"));
+  fbx_tensor *t;
+  int64_t n = 11;
+  OK(fbx_tensor_from_data(&t, FBX_DTYPE_FLOAT64, 1, &n, x));
+  fbx_interp *it;
+  OK(fbx_interp_create(&it, g));
+  fbx_ivalue in[1] = {fbx_iv_tensor(t)}, out[1] = {fbx_iv_none()};
+  OK(fbx_interp_run(it, in, 1, out, NULL));
+  for (int i = 0; i < 11; i++) {
+    double v = fbx_tensor_get_f64(out[0].u.t, i);
+    if (isnan(want[i]) || isinf(want[i]))
+      ck_assert_msg(isnan(want[i]) ? isnan(v) : v == want[i], "digamma(%g) = %g, PyTorch %g", x[i], v, want[i]);
+    else
+      ck_assert_msg(fabs(v - want[i]) <= 1e-13 * fmax(1, fabs(want[i])), "digamma(%g) = %.17g, PyTorch %.17g", x[i],
+                    v, want[i]);
+  }
+  fbx_iv_release(&out[0]);
+  fbx_interp_destroy(it);
+  fbx_tensor_release(t);
+  fbx_graph_destroy(g);
+}
+END_TEST
+
 /* ---- the engine's rules -------------------------------------------------------------------- */
 
 static int count_kind(const char *text, const char *kind) {
@@ -552,6 +645,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("gradcheck");
   tcase_add_loop_test(tc, test_gradcheck, 0, (int)(sizeof cases / sizeof cases[0]));
+  tcase_add_loop_test(tc, test_kinks, 0, (int)(sizeof kinks / sizeof kinks[0]));
   suite_add_tcase(s, tc);
   tc = tcase_create("engine");
   tcase_add_test(tc, test_static_sizes_drop_sum_to_size);
@@ -563,6 +657,7 @@ static Suite *suite(void) {
   tc = tcase_create("ops");
   tcase_add_test(tc, test_sum_to_size);
   tcase_add_test(tc, test_grad_sum_to_size_aliases);
+  tcase_add_test(tc, test_digamma);
   suite_add_tcase(s, tc);
   return s;
 }
