@@ -186,24 +186,25 @@ static fbx_status *accumulate(dstate *d, const fbx_value *v, fbx_value *g) {
     fbx_value **a, **b;
     FBX_TRY(unpack(d, old, p, list, &a));
     FBX_TRY(unpack(d, g, p, list, &b));
-    fbx_node *pack = b_node(d, list ? "prim::ListConstruct" : "prim::TupleConstruct", 1);
-    if (!pack) return fbx_status_nomem();
-    fbx_type *t = fbx_type_clone(d->B->arena, v->type);
-    if (!t) return fbx_status_nomem();
-    fbx_value_set_type(pack->outputs[0], t);
+    fbx_value **sums = fbx_arena_alloc(d->B->arena, sizeof *sums * (size_t)(p->ninputs ? p->ninputs : 1));
+    if (!sums) return fbx_status_nomem();
     for (int i = 0; i < p->ninputs; i++) {
-      fbx_value *sum = a[i];
-      if (d->rg[p->inputs[i]->id]) {
-        fbx_node *add = b_node(d, "aten::add", 1);
-        fbx_value *one = fbx_insert_const_int(d->B->block, add, 1);
-        if (!add || !one || fbx_node_add_input(add, a[i]) || fbx_node_add_input(add, b[i]) ||
-            fbx_node_add_input(add, one))
-          return fbx_status_nomem();
-        sum = add->outputs[0];
-        FBX_TRY(adopt_type(d, sum, p->inputs[i]));
-      }
-      if (fbx_node_add_input(pack, sum)) return fbx_status_nomem();
+      sums[i] = a[i];
+      if (!d->rg[p->inputs[i]->id]) continue;
+      fbx_node *add = b_node(d, "aten::add", 1);
+      fbx_value *one = add ? fbx_insert_const_int(d->B->block, add, 1) : NULL;
+      if (!one || fbx_node_add_input(add, a[i]) || fbx_node_add_input(add, b[i]) || fbx_node_add_input(add, one))
+        return fbx_status_nomem();
+      sums[i] = add->outputs[0];
+      FBX_TRY(adopt_type(d, sums[i], p->inputs[i]));
     }
+    /* built last: b_node appends, and the pack reads the sums */
+    fbx_node *pack = b_node(d, list ? "prim::ListConstruct" : "prim::TupleConstruct", 1);
+    fbx_type *t = fbx_type_clone(d->B->arena, v->type);
+    if (!pack || !t) return fbx_status_nomem();
+    fbx_value_set_type(pack->outputs[0], t);
+    for (int i = 0; i < p->ninputs; i++)
+      if (fbx_node_add_input(pack, sums[i])) return fbx_status_nomem();
     d->grad[v->id] = pack->outputs[0];
     return NULL;
   }
@@ -239,18 +240,22 @@ static fbx_status *backward_construct(dstate *d, const fbx_node *n, bool list) {
 }
 
 static fbx_status *backward_unpack(dstate *d, const fbx_node *n, bool list) {
-  fbx_node *pack = b_node(d, list ? "prim::ListConstruct" : "prim::TupleConstruct", 1);
-  if (!pack) return fbx_status_nomem();
-  fbx_type **elem_types = fbx_arena_alloc(d->B->arena, sizeof *elem_types * (size_t)(n->noutputs ? n->noutputs : 1));
-  if (!elem_types) return fbx_status_nomem();
+  int count = n->noutputs ? n->noutputs : 1;
+  fbx_type **elem_types = fbx_arena_alloc(d->B->arena, sizeof *elem_types * (size_t)count);
+  fbx_value **elems = fbx_arena_alloc(d->B->arena, sizeof *elems * (size_t)count);
+  if (!elem_types || !elems) return fbx_status_nomem();
   for (int o = 0; o < n->noutputs; o++) {
     const fbx_value *v = n->outputs[o];
     fbx_value *g = d->grad[v->id];
     if (!g && d->rg[v->id]) FBX_TRY(zeros_like(d, v, &g));
-    if (!g && !(g = fbx_insert_const_none(d->B->block, pack))) return fbx_status_nomem();
-    if (fbx_node_add_input(pack, g)) return fbx_status_nomem();
+    if (!g && !(g = fbx_insert_const_none(d->B->block, NULL))) return fbx_status_nomem();
+    elems[o] = g;
     elem_types[o] = g->type;
   }
+  fbx_node *pack = b_node(d, list ? "prim::ListConstruct" : "prim::TupleConstruct", 1);
+  if (!pack) return fbx_status_nomem();
+  for (int o = 0; o < n->noutputs; o++)
+    if (fbx_node_add_input(pack, elems[o])) return fbx_status_nomem();
   fbx_type *t = list ? fbx_type_clone(d->B->arena, n->inputs[0]->type)
                      : fbx_type_container(d->B->arena, FBX_TYPE_TUPLE, n->noutputs, elem_types);
   if (!t) return fbx_status_nomem();
