@@ -77,11 +77,13 @@ fbx_status *fbx_grad_build(const fbx_grad_env *env, const fbx_node *n, fbx_value
 fbx_status *fbx_autodiff_requires_grad(const fbx_graph *g, const bool *input_requires_grad, bool **out);
 
 /* Gather the differentiable nodes of g that touch values requiring gradients
- * into prim::DifferentiableGraph nodes (in every block; no control flow or
- * side effects inside; convex; alias-safe: no in-place op or view of a
+ * into prim::DifferentiableGraph nodes (in every block; no control flow,
+ * side effects or random ops inside; convex; alias-safe: no in-place op or view of a
  * value that is mutated elsewhere), dropping regions of fewer than
- * min_size nodes (constants not counted). *ncreated (may be NULL) gets the
- * count. */
+ * min_size nodes (only nodes with a formula count: not constants, nor the
+ * list/tuple construct/unpack nodes pulled in with them). Deterministic and
+ * idempotent (a second call creates nothing). *ncreated (may be NULL) gets
+ * the count. */
 fbx_status *fbx_autodiff_create_subgraphs(fbx_graph *g, const bool *input_requires_grad, int min_size,
                                           int *ncreated);
 
