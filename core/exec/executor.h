@@ -65,6 +65,7 @@
  */
 #ifndef FBX_EXEC_EXECUTOR_H
 #define FBX_EXEC_EXECUTOR_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <fusebox/fusebox.h>
@@ -105,6 +106,18 @@ const char *fbx_spec_kind_name(fbx_spec_kind k);
  * not flattened). `seed` starts the run's random generator. */
 fbx_status *fbx_executor_run_values(fbx_executor *ex, const fbx_ivalue *inputs, int nin, fbx_ivalue *outputs,
                                     int nout, uint64_t seed);
+
+/* Gradient mode (grad.c; the design is in <fusebox/fusebox.h> above
+ * fbx_executor_forward). requires_grad (nin; NULL: every floating tensor
+ * input) says which inputs require grad; outputs as run_values; *handle
+ * receives the tape. backward_values: grad_outputs are flat (tuple outputs
+ * flattened, n == fbx_executor_num_outputs), None for undefined; grad_inputs
+ * (nin) receive new references, None where there is no gradient. */
+fbx_status *fbx_executor_forward_values(fbx_executor *ex, const fbx_ivalue *inputs, int nin,
+                                        const bool *requires_grad, fbx_ivalue *outputs, int nout, uint64_t seed,
+                                        fbx_grad_handle **handle);
+fbx_status *fbx_executor_backward_values(fbx_grad_handle *h, const fbx_ivalue *grad_outputs, int n,
+                                         fbx_ivalue *grad_inputs, int nin);
 
 /* Check inputs against the graph's input types without running (run checks
  * too); messages as fbx_interp_check_inputs gives them. */
