@@ -230,6 +230,10 @@ done:
   }
   fbx_executor_destroy(ex);
   fbx_graph_destroy(g);
+  if (!why.len) {
+    fbx_strbuf_free(&why);
+    return NULL;
+  }
   return fbx_strbuf_take(&why);
 }
 
