@@ -1,4 +1,4 @@
-/* fusebox explain GRAPH [--fuser NAME] [--input [NAME=]X]... [--random] [--seed S] [--source] [--dot FILE]
+/* fusebox explain GRAPH [--fuser NAME] [--input [NAME=]X]... [--random] [--seed S] [--source] [--dot FILE] [--backward]
  *
  * Runs a graph through the profiling executor just far enough to optimize it
  * (FUSEBOX_PROFILING_RUNS profiling runs, then one optimized run that
@@ -26,7 +26,8 @@
 #include "passes/passes.h"
 
 static const char *const USAGE =
-    "fusebox explain GRAPH [--fuser NAME] [--input [NAME=]X]... [--random] [--seed S] [--source] [--dot FILE]";
+    "fusebox explain GRAPH [--fuser NAME] [--input [NAME=]X]... [--random] [--seed S] [--source] [--dot FILE]\n"
+    "                       [--backward]";
 
 static void help(void) {
   printf("usage: %s\n\n"
@@ -47,7 +48,15 @@ static void help(void) {
          "  --source          print the generated source of every kernel (when the fuser\n"
          "                    shows it).\n"
          "  --dot FILE        write the first function's optimized graph as Graphviz, each\n"
-         "                    fusion group a `subgraph cluster_N` (render: dot -Tsvg FILE).\n\n"
+         "                    fusion group a `subgraph cluster_N` (render: dot -Tsvg FILE).\n"
+         "  --backward        gradient mode: every floating-point tensor input requires grad;\n"
+         "                    runs forward and backward (gradients of ones) until the\n"
+         "                    DifferentiableGraph plan and its forward and backward executors\n"
+         "                    are optimized, and shows the plan: the graph with its\n"
+         "                    prim::DifferentiableGraph nodes (the graph itself is not fused in\n"
+         "                    gradient mode), then each one's guard and its forward and backward\n"
+         "                    graphs with their fusion groups. Without it, explain shows plain\n"
+         "                    runs only.\n\n"
          "Exit status: 0 success, 1 the graph, an input or a run failed, 2 usage error.\n",
          USAGE);
 }
@@ -361,11 +370,54 @@ static fbx_status *write_dot(const char *path, const fbx_graph *g, const char *f
   return d.oom ? fbx_status_nomem() : NULL;
 }
 
+/* ---- gradient mode ----------------------------------------------------------------------------- */
+
+static void flatten_tuples(const fbx_ivalue *v, fbx_ivalue *out, int *n) {
+  if (v->kind == FBX_IV_TUPLE) {
+    for (int i = 0; i < v->u.l->n; i++) flatten_tuples(&v->u.l->items[i], out, n);
+    return;
+  }
+  out[(*n)++] = *v;
+}
+
+/* One forward and backward, with gradients of ones for the floating tensor outputs. */
+static fbx_status *forward_backward(fbx_executor *ex, const fbx_ivalue *vals, int nin, fbx_ivalue *outs, int nout,
+                                    uint64_t seed) {
+  int nflat = fbx_executor_num_outputs(ex);
+  fbx_ivalue *flat = fbx_calloc((size_t)nflat + 1, sizeof *flat);
+  fbx_ivalue *gout = fbx_calloc((size_t)nflat + 1, sizeof *gout);
+  fbx_ivalue *gin = fbx_calloc((size_t)nin + 1, sizeof *gin);
+  fbx_grad_handle *h = NULL;
+  fbx_status *st = flat && gout && gin ? NULL : fbx_status_nomem();
+  if (!st) st = fbx_executor_forward_values(ex, vals, nin, NULL, outs, nout, seed, &h);
+  int n = 0;
+  for (int i = 0; i < nout && !st; i++) flatten_tuples(&outs[i], flat, &n);
+  for (int k = 0; k < n && !st; k++) {
+    const fbx_ivalue *o = &flat[k];
+    if (o->kind != FBX_IV_TENSOR || !fbx_dtype_is_floating(o->u.t->dtype)) continue;
+    fbx_tensor *d = NULL, *t = NULL;
+    if (!(st = fbx_tensor_empty(&d, FBX_DTYPE_FLOAT64, o->u.t->ndim, o->u.t->sizes))) {
+      for (int64_t e = 0; e < d->numel; e++) ((double *)d->data)[e] = 1.0;
+      st = fbx_tensor_clone_as(&t, d, o->u.t->dtype);
+      fbx_tensor_release(d);
+    }
+    if (!st) gout[k] = fbx_iv_tensor(t);
+  }
+  if (!st) st = fbx_executor_backward_values(h, gout, nflat, gin, nin);
+  fbx_grad_free(h);
+  for (int k = 0; gout && k < nflat; k++) fbx_iv_release(&gout[k]);
+  for (int i = 0; gin && i < nin; i++) fbx_iv_release(&gin[i]);
+  fbx_free(flat);
+  fbx_free(gout);
+  fbx_free(gin);
+  return st;
+}
+
 /* ---- the command ----------------------------------------------------------------------------- */
 
 int fbx_cmd_explain(int argc, char **argv) {
   const char *path = NULL, *fuser_name = NULL, *dot_path = NULL;
-  bool random = false, source = false;
+  bool random = false, source = false, backward = false;
   long long seed = 0;
   char **inputs = fbx_calloc((size_t)(argc > 0 ? argc : 1), sizeof *inputs);
   if (!inputs) return fbx_cli_fail("explain", fbx_status_nomem());
@@ -393,6 +445,8 @@ int fbx_cmd_explain(int argc, char **argv) {
       random = true;
     } else if (!strcmp(a, "--source")) {
       source = true;
+    } else if (!strcmp(a, "--backward")) {
+      backward = true;
     } else if (a[0] == '-' && a[1]) {
       rc = fbx_cli_usage("explain", USAGE, "unknown option '%s'", a);
     } else if (!path) {
@@ -437,15 +491,19 @@ int fbx_cmd_explain(int argc, char **argv) {
   else st = fbx_cli_gather_inputs(g, inputs, ninputs, vals);
   if (st) goto done;
   if ((st = fbx_executor_check_inputs(ex, vals, nin))) goto done;
-  int runs = ex->profiling_runs + 1;
+  /* Gradient mode profiles the graph, then its forward and backward graphs. */
+  int runs = backward ? 2 * ex->profiling_runs + 1 : ex->profiling_runs + 1;
   for (int r = 0; r < runs; r++) {
     for (int i = 0; i < nout; i++) fbx_iv_release(&outs[i]);
-    if ((st = fbx_executor_run_values(ex, vals, nin, outs, nout, seed))) goto done;
+    if (backward) st = forward_backward(ex, vals, nin, outs, nout, (uint64_t)seed);
+    else st = fbx_executor_run_values(ex, vals, nin, outs, nout, seed);
+    if (st) goto done;
   }
 
   fbx_strbuf_printf(&b, "# fusebox explain %s: fuser %s", path, fbx_executor_fuser_name(ex));
   if (fz) fbx_strbuf_printf(&b, " %s (%s)", fbx_fuser_version(fz), fbx_fuser_path(fz));
-  fbx_strbuf_printf(&b, ", after %d run%s (%d profiling)\n", runs, runs == 1 ? "" : "s", ex->profiling_runs);
+  fbx_strbuf_printf(&b, ", after %d %srun%s (%d profiling)\n", runs, backward ? "forward+backward " : "",
+                    runs == 1 ? "" : "s", ex->profiling_runs);
   fbx_executor_explain(ex, &b);
   pthread_mutex_lock(&ex->lock);
   fbx_xfn *order[FBX_EXECUTOR_MAX_FUNCTIONS];

@@ -138,3 +138,105 @@ fbx_status *fbx_executor_run(fbx_executor *ex, DLManagedTensor *const *inputs, i
   fbx_free(borrowed);
   return st;
 }
+
+/* ---- gradients ------------------------------------------------------------------------------ */
+
+/* Tensor inputs are copied: the tape keeps them past the call. */
+static fbx_status *import_owned(const fbx_graph *g, DLManagedTensor *const *inputs, int nin, fbx_ivalue *in) {
+  for (int i = 0; i < nin; i++) {
+    FBX_TRY(import_input(fbx_graph_input(g, i), i, inputs[i], &in[i]));
+    if (in[i].kind != FBX_IV_TENSOR) continue;
+    fbx_tensor *c = NULL;
+    FBX_TRY(fbx_tensor_clone_as(&c, in[i].u.t, in[i].u.t->dtype));
+    fbx_iv_release(&in[i]);
+    in[i] = fbx_iv_tensor(c);
+  }
+  return NULL;
+}
+
+fbx_status *fbx_executor_forward(fbx_executor *ex, DLManagedTensor *const *inputs, int nin, const int *requires_grad,
+                                 DLManagedTensor **outputs, int nout, fbx_grad_handle **handle) {
+  if (handle) *handle = NULL;
+  if (!ex || !handle) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_forward: NULL %s", ex ? "handle" : "executor");
+  if (nout > 0 && !outputs) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_forward: NULL outputs");
+  if (nin > 0 && !inputs) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_forward: NULL inputs");
+  for (int i = 0; i < nout; i++) outputs[i] = NULL;
+  const fbx_graph *g = fbx_executor_graph(ex);
+  int gin = fbx_graph_ninputs(g), gout = fbx_graph_noutputs(g), flat = fbx_executor_num_outputs(ex);
+  if (nin != gin)
+    return fbx_status_new(FBX_ERR_INVALID_ARG, "the graph takes %d input%s, %d given", gin, gin == 1 ? "" : "s", nin);
+  if (nout != flat)
+    return fbx_status_new(FBX_ERR_INVALID_ARG, "the graph gives %d output%s, room for %d given", flat,
+                          flat == 1 ? "" : "s", nout);
+  fbx_ivalue *in = fbx_calloc((size_t)gin + 1, sizeof *in);
+  fbx_ivalue *out = fbx_calloc((size_t)gout + 1, sizeof *out);
+  bool *rg = fbx_calloc((size_t)gin + 1, sizeof *rg);
+  fbx_status *st = in && out && rg ? NULL : fbx_status_nomem();
+  if (!st) st = import_owned(g, inputs, nin, in);
+  for (int i = 0; i < gin && requires_grad; i++) rg[i] = requires_grad[i] != 0;
+  fbx_grad_handle *h = NULL;
+  if (!st) st = fbx_executor_forward_values(ex, in, gin, requires_grad ? rg : NULL, out, gout, 0, &h);
+  flat_ctx c = {.out = outputs, .cap = nout};
+  for (int i = 0; i < gout && !st; i++) st = export_one(&c, &out[i]);
+  if (st) {
+    for (int i = 0; i < c.n; i++) {
+      if (outputs[i] && outputs[i]->deleter) outputs[i]->deleter(outputs[i]);
+      outputs[i] = NULL;
+    }
+    fbx_grad_free(h);
+  } else {
+    *handle = h;
+  }
+  for (int i = 0; in && i < gin; i++) fbx_iv_release(&in[i]);
+  for (int i = 0; out && i < gout; i++) fbx_iv_release(&out[i]);
+  fbx_free(in);
+  fbx_free(out);
+  fbx_free(rg);
+  return st;
+}
+
+fbx_status *fbx_executor_backward(fbx_grad_handle *h, DLManagedTensor *const *grad_outputs, int n,
+                                  DLManagedTensor **grad_inputs, int nin) {
+  if (!h) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_backward: NULL handle");
+  if ((n > 0 && !grad_outputs) || (nin > 0 && !grad_inputs))
+    return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_backward: NULL %s", grad_inputs ? "grad_outputs" : "grad_inputs");
+  for (int i = 0; i < nin; i++) grad_inputs[i] = NULL;
+  fbx_ivalue *gout = fbx_calloc((size_t)(n > 0 ? n : 1), sizeof *gout);
+  fbx_ivalue *gin = fbx_calloc((size_t)(nin > 0 ? nin : 1), sizeof *gin);
+  fbx_status *st = gout && gin ? NULL : fbx_status_nomem();
+  for (int k = 0; k < n && !st; k++) {
+    if (!grad_outputs[k]) continue;
+    const DLTensor *dl = &grad_outputs[k]->dl_tensor;
+    if (dl->device.device_type != kDLCPU && dl->device.device_type != kDLCUDAHost) {
+      st = fbx_status_new(FBX_ERR_UNSUPPORTED, "grad_outputs[%d]: a tensor on %s; fusebox takes cpu tensors", k,
+                          device_name(dl->device.device_type));
+      break;
+    }
+    fbx_tensor *t = NULL;
+    st = fbx_tensor_wrap_dltensor(&t, dl); /* borrowed for the call: backward keeps nothing of it */
+    if (st) st = fbx_status_wrap(st, "grad_outputs[%d]", k);
+    else gout[k] = fbx_iv_tensor(t);
+  }
+  if (!st) st = fbx_executor_backward_values(h, gout, n, gin, nin);
+  /* A gradient may be a grad output itself (the gradient of x + y is passed through). */
+  fbx_tensor **borrowed = fbx_calloc((size_t)(n > 0 ? n : 1), sizeof *borrowed);
+  if (!st && !borrowed) st = fbx_status_nomem();
+  for (int k = 0; k < n && borrowed; k++) borrowed[k] = gout[k].kind == FBX_IV_TENSOR ? gout[k].u.t : NULL;
+  int done = 0;
+  for (int i = 0; i < nin && !st; i++, done++) {
+    if (gin[i].kind != FBX_IV_TENSOR) continue;
+    flat_ctx c = {.out = &grad_inputs[i], .cap = 1, .borrowed = borrowed, .nborrowed = n};
+    st = export_one(&c, &gin[i]);
+  }
+  if (st)
+    for (int i = 0; i < done; i++) {
+      if (grad_inputs[i] && grad_inputs[i]->deleter) grad_inputs[i]->deleter(grad_inputs[i]);
+      grad_inputs[i] = NULL;
+    }
+  for (int k = 0; gout && k < n; k++) fbx_iv_release(&gout[k]);
+  for (int i = 0; gin && i < nin; i++) fbx_iv_release(&gin[i]);
+  fbx_free(gout);
+  fbx_free(gin);
+  fbx_free(borrowed);
+  return st;
+}

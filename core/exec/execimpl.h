@@ -127,6 +127,8 @@ struct fbx_xgroup {
   fbx_xgroup *next;
 };
 
+typedef struct fbx_xgplan fbx_xgplan; /* grad.c: a gradient-mode plan per requires-grad mask */
+
 struct fbx_executor {
   fbx_graph *graph;
   fbx_fuser *fuser;     /* NULL: none */
@@ -143,6 +145,11 @@ struct fbx_executor {
   atomic_llong fb_unfused, fb_compile, fb_run, fb_declined, optimize_failures, groups;
   atomic_llong kernels_compiled, compile_failures, mem_hits, disk_hits, compile_ns;
   atomic_llong kernel_runs, kernel_launches;
+  /* gradient mode (grad.c) */
+  fbx_xgplan *gplans;     /* under lock */
+  pthread_mutex_t ad_lock; /* ad_eager, the units of DifferentiableGraphs */
+  fbx_ptrmap ad_eager;    /* node -> its eager units */
+  atomic_llong forward_runs, backward_runs, diff_graphs;
   /* the event log */
   pthread_mutex_t ev_lock;
   struct fbx_xevent {
@@ -171,5 +178,11 @@ fbx_status *fbx_xgroup_new(fbx_xgroup **out, fbx_xfn *fn, const fbx_node *node, 
 void fbx_xgroup_free(fbx_xgroup *g);
 fbx_status *fbx_xgroup_run(void *fn, const fbx_node *node, const fbx_ivalue *inputs, int nin,
                            fbx_ivalue *outputs, int nout); /* an fbx_group_runner; ctx is the fbx_xfn */
+
+/* grad.c */
+void fbx_executor_grad_free_all(fbx_executor *ex);
+/* Add the forward and backward sub-executors' counters to *s. */
+void fbx_executor_grad_stats(const fbx_executor *ex, fbx_executor_stats *s);
+void fbx_executor_grad_explain(const fbx_executor *ex, fbx_strbuf *b);
 
 #endif

@@ -76,6 +76,7 @@ fbx_status *fbx_executor_create(fbx_executor **out, const fbx_graph *g, const fb
   ex->profiling_runs = nprof;
   pthread_mutex_init(&ex->lock, NULL);
   pthread_mutex_init(&ex->ev_lock, NULL);
+  pthread_mutex_init(&ex->ad_lock, NULL);
   fbx_status *st = NULL;
   if (o.fuser_handle) {
     ex->fuser = fbx_fuser_retain(o.fuser_handle);
@@ -111,6 +112,7 @@ fbx_status *fbx_executor_create(fbx_executor **out, const fbx_graph *g, const fb
 
 void fbx_executor_destroy(fbx_executor *ex) {
   if (!ex) return;
+  fbx_executor_grad_free_all(ex);
   for (fbx_xfn *fn = ex->fns, *next; fn; fn = next) {
     next = fn->next;
     if (fn == ex->top) fbx_interp_destroy(fn->interp); /* the others borrow their group's */
@@ -122,6 +124,7 @@ void fbx_executor_destroy(fbx_executor *ex) {
   fbx_graph_destroy(ex->graph);
   pthread_mutex_destroy(&ex->lock);
   pthread_mutex_destroy(&ex->ev_lock);
+  pthread_mutex_destroy(&ex->ad_lock);
   fbx_free(ex);
 }
 
@@ -217,6 +220,10 @@ void fbx_executor_stats_get(const fbx_executor *cex, fbx_executor_stats *out) {
     s.compile_seconds = (double)atomic_load(&ex->compile_ns) * 1e-9;
     s.kernel_runs = atomic_load(&ex->kernel_runs);
     s.kernel_launches = atomic_load(&ex->kernel_launches);
+    s.forward_runs = atomic_load(&ex->forward_runs);
+    s.backward_runs = atomic_load(&ex->backward_runs);
+    s.differentiable_graphs = atomic_load(&ex->diff_graphs);
+    fbx_executor_grad_stats(ex, &s);
   }
   s.struct_size = size;
   memcpy(out, &s, size);
@@ -247,8 +254,17 @@ void fbx_executor_stats_print(const fbx_executor *cex, fbx_strbuf *b) {
   fbx_strbuf_printf(b, "  cache hits          %lld memory, %lld disk\n", (long long)s.memory_cache_hits,
                     (long long)s.disk_cache_hits);
   fbx_strbuf_printf(b, "  compile time        %.3f ms\n", s.compile_seconds * 1e3);
+  int64_t nrun = s.runs + s.forward_runs;
   fbx_strbuf_printf(b, "  kernel launches     %lld (%.2f per run)\n", (long long)s.kernel_launches,
-                    s.runs ? (double)s.kernel_launches / (double)s.runs : 0.0);
+                    nrun ? (double)s.kernel_launches / (double)nrun : 0.0);
+  if (s.forward_runs) {
+    fbx_strbuf_printf(b, "  forward runs        %lld (gradient mode; kernels of their forward graphs counted above)\n",
+                      (long long)s.forward_runs);
+    fbx_strbuf_printf(b, "  backward runs       %lld\n", (long long)s.backward_runs);
+    fbx_strbuf_printf(b, "  diff. graphs        %lld\n", (long long)s.differentiable_graphs);
+    fbx_strbuf_printf(b, "  backward launches   %lld (%lld kernel runs)\n", (long long)s.backward_kernel_launches,
+                      (long long)s.backward_kernel_runs);
+  }
   pthread_mutex_lock(&ex->ev_lock);
   if (ex->nevents) fbx_strbuf_puts(b, "  events:\n");
   for (int i = 0; i < ex->nevents; i++) {
@@ -302,6 +318,7 @@ void fbx_executor_explain(const fbx_executor *cex, fbx_strbuf *b) {
     }
   }
   pthread_mutex_unlock(&ex->lock);
+  fbx_executor_grad_explain(ex, b);
 }
 
 char *fbx_executor_explain_text(const fbx_executor *ex) {

@@ -54,6 +54,24 @@
  * creation and compiles happen under the executor's lock. Profiling runs
  * that race with each other are all counted and merged.
  *
+ * Gradient mode (grad.c, autodiff/tape.h): fbx_executor_forward_values
+ * keeps, per set of inputs requiring grad, a plan of its own. Its profiling
+ * runs interpret the graph with the tape's hooks (every node recorded
+ * eagerly) and the profiling observer; then a clone of the graph gets the
+ * default passes, the profiled types generalized (dtype, rank, size-1 dims),
+ * and fbx_autodiff_create_subgraphs (at least 2 nodes). Each
+ * prim::DifferentiableGraph runs through a group-runner hook: inputs checked
+ * against the generalized profile (a mismatch, or nothing requiring grad,
+ * runs its nodes on the eager tape), then its forward graph F in a
+ * sub-executor with this executor's fuser and strategy, and a tape entry
+ * whose backward runs B in another (one per set of inputs requiring grad,
+ * made at first use; respecialized per set of defined output gradients, or
+ * zeros materialized when respecializing is refused). The plan's graph
+ * itself is not fused: only F and B are. Eager nodes differentiate a
+ * one-node subgraph, cached per node, requires-grad mask and input
+ * dtypes/ranks, whose backward runs unfused. Grad handles must be freed
+ * before the executor is destroyed.
+ *
  * Environment (read at create):
  *   FUSEBOX_FUSER             default fuser when the options name none (else `none`)
  *   FUSEBOX_PROFILING_RUNS    default profiling runs (a count >= 0; default 1)
@@ -65,6 +83,7 @@
  */
 #ifndef FBX_EXEC_EXECUTOR_H
 #define FBX_EXEC_EXECUTOR_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <fusebox/fusebox.h>
@@ -105,6 +124,18 @@ const char *fbx_spec_kind_name(fbx_spec_kind k);
  * not flattened). `seed` starts the run's random generator. */
 fbx_status *fbx_executor_run_values(fbx_executor *ex, const fbx_ivalue *inputs, int nin, fbx_ivalue *outputs,
                                     int nout, uint64_t seed);
+
+/* Gradient mode (grad.c; the design is in <fusebox/fusebox.h> above
+ * fbx_executor_forward). requires_grad (nin; NULL: every floating tensor
+ * input) says which inputs require grad; outputs as run_values; *handle
+ * receives the tape. backward_values: grad_outputs are flat (tuple outputs
+ * flattened, n == fbx_executor_num_outputs), None for undefined; grad_inputs
+ * (nin) receive new references, None where there is no gradient. */
+fbx_status *fbx_executor_forward_values(fbx_executor *ex, const fbx_ivalue *inputs, int nin,
+                                        const bool *requires_grad, fbx_ivalue *outputs, int nout, uint64_t seed,
+                                        fbx_grad_handle **handle);
+fbx_status *fbx_executor_backward_values(fbx_grad_handle *h, const fbx_ivalue *grad_outputs, int n,
+                                         fbx_ivalue *grad_inputs, int nin);
 
 /* Check inputs against the graph's input types without running (run checks
  * too); messages as fbx_interp_check_inputs gives them. */

@@ -60,6 +60,7 @@ typedef struct pnode {
   int32_t *rel; /* slots to release after the node ran */
   pblock *blocks;
   bool group; /* holds a subgraph: run by fbx_run_opts.run_group when one is given */
+  bool inplace; /* mutates its first input (fbx_run_opts.before is called) */
   _Atomic(cache_entry *) cache[NCACHE];
 } pnode;
 
@@ -304,6 +305,7 @@ static fbx_status *plan_node(fbx_interp *it, pnode *pn, const fbx_node *n) {
         return fbx_status_new(FBX_ERR_VERIFY, "prim::If block %d returns %d values for %d outputs", k,
                               fbx_block_nreturns(n->blocks[k]), n->noutputs);
   pn->group = fbx_node_subgraph(n) != NULL;
+  pn->inplace = pn->kind == P_KERNEL && fbx_op_kind_has_flag(n->kind, FBX_OPF_INPLACE);
   pn->nblocks = n->nblocks;
   if (n->nblocks) {
     pn->blocks = arena_array(it, n->nblocks, sizeof *pn->blocks);
@@ -805,6 +807,17 @@ static fbx_status *exec_node(frame *f, pnode *pn) {
   return NULL;
 }
 
+/* Call a tape hook with the node's inputs (and outputs, consecutive slots). */
+static fbx_status *call_recorder(frame *f, const pnode *pn, fbx_node_recorder fn, bool with_outputs) {
+  scratch args;
+  FBX_TRY(scratch_init(&args, pn->nin));
+  for (int i = 0; i < pn->nin; i++) args.v[i] = *ref_get(f, pn->in[i]);
+  fbx_status *st = fn(f->opts->record_ctx, pn->node, args.v, pn->nin,
+                      with_outputs && pn->nout ? &f->slots[pn->out[0]] : NULL, with_outputs ? pn->nout : 0);
+  scratch_free(&args);
+  return st ? node_error(st, pn->node) : NULL;
+}
+
 /* Run block b: params (b->nparams values, new references) are moved into the
  * frame; rets receives b->nrets new references. params and rets may alias. */
 static fbx_status *exec_block(frame *f, const pblock *b, fbx_ivalue *params, fbx_ivalue *rets) {
@@ -816,9 +829,11 @@ static fbx_status *exec_block(frame *f, const pblock *b, fbx_ivalue *params, fbx
   const fbx_run_opts *o = f->opts;
   for (int p = 0; p < b->nnodes; p++) {
     pnode *pn = &b->nodes[p];
+    if (o && o->before && pn->inplace) FBX_TRY(call_recorder(f, pn, o->before, false));
     FBX_TRY(exec_node(f, pn));
     f->stats.nodes_run++;
     if (o && o->observe) o->observe(o->observe_ctx, pn->node, pn->nout ? &f->slots[pn->out[0]] : NULL, pn->nout);
+    if (o && o->record) FBX_TRY(call_recorder(f, pn, o->record, true));
     for (int i = 0; i < pn->nrel; i++) slot_release(f, pn->rel[i]);
   }
   for (int i = 0; i < b->nrets; i++) {

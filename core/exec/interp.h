@@ -79,6 +79,17 @@ typedef void (*fbx_node_observer)(void *ctx, const fbx_node *node, const fbx_iva
 typedef fbx_status *(*fbx_group_runner)(void *ctx, const fbx_node *node, const fbx_ivalue *inputs, int nin,
                                         fbx_ivalue *outputs, int nout);
 
+/* The autodiff tape's hooks (core/autodiff/tape.h). `before` is called
+ * just before a node that mutates its first input (FBX_OPF_INPLACE rows, in
+ * any block) runs, with its inputs (outs NULL, nout 0), so that values the
+ * tape saved can be copied before they change; `record` after every node that
+ * ran (nodes in If/Loop bodies each time they run; prim::If and prim::Loop
+ * themselves too, after their blocks; nodes a run_group ran as well) with its
+ * inputs and outputs. Both borrowed: retain to keep. An error stops the run
+ * and is reported like a failing node's. */
+typedef fbx_status *(*fbx_node_recorder)(void *ctx, const fbx_node *node, const fbx_ivalue *ins, int nin,
+                                         const fbx_ivalue *outs, int nout);
+
 typedef struct fbx_run_opts {
   uint64_t seed;              /* starting state of the run's random generator */
   fbx_node_observer observe;  /* optional */
@@ -86,6 +97,9 @@ typedef struct fbx_run_opts {
   fbx_interp_stats *stats;    /* optional: filled in by the run */
   fbx_group_runner run_group; /* optional: see above (the profiling executor's hook) */
   void *run_group_ctx;
+  fbx_node_recorder before;   /* optional: see above (the autodiff tape's hooks) */
+  fbx_node_recorder record;
+  void *record_ctx;
 } fbx_run_opts;
 
 /* Prepare `g` for running. g must stay alive and unchanged until the interp

@@ -82,12 +82,21 @@ static const char *G_RAISE =
     "      -> ()\n"
     "  return (%n.1)\n";
 
+/* z = x * w + x, y = x * w; u unused, xi an int tensor */
+static const char *G_GRAD =
+    "graph(%x.1 : Tensor, %w.1 : Tensor, %u.1 : Tensor, %xi.1 : Tensor):\n"
+    "  %one : int = prim::Constant[value=1]()\n"
+    "  %y : Tensor = aten::mul(%x.1, %w.1)\n"
+    "  %z : Tensor = aten::add(%y, %x.1, %one)\n"
+    "  return (%z, %y, %xi.1)\n";
+
 static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/fbx_run_cli_XXXXXX");
   ck_assert(mkdtemp(dir));
   write_text("main.ir", G_MAIN);
   write_text("ambig.ir", G_AMBIG);
   write_text("raise.ir", G_RAISE);
+  write_text("grad.ir", G_GRAD);
   write_text("bad.npy", "\x93NUMPY\x01\x00garbage");
   fbx_tensor *t = NULL;
   int64_t sz[2] = {4, 3};
@@ -159,6 +168,68 @@ START_TEST(out_files) {
 }
 END_TEST
 
+static void expect_grad(const char *file, int i, double want) {
+  fbx_tensor *t = NULL;
+  fbx_status *st = fbx_npy_read_file(&t, path_in(file));
+  ck_assert_msg(!st, "%s: %s", file, fbx_status_message(st));
+  ck_assert_int_eq(t->dtype, FBX_DTYPE_FLOAT32);
+  ck_assert_int_eq(t->ndim, 2);
+  double got = fbx_tensor_get_f64(t, i);
+  fbx_tensor_release(t);
+  ck_assert_msg(got == want, "%s[%d]: %g, expected %g", file, i, got, want);
+}
+
+START_TEST(backward_files) {
+  const char *in = "grad.ir --input x.npy --input w.1=x.npy --input u.1=x.npy --input xi.npy --backward";
+  char args[1024];
+  snprintf(args, sizeof args, "%s --out g1", in);
+  EXPECT(0, args, "wrote 3 outputs to g1", "wrote 3 gradients to g1");
+  for (int i = 0; i < 12; i++) { /* ones for z and y: 2w + 1 and 2x */
+    double x = i * 0.5;
+    expect_grad("g1/grad_x.1.npy", i, 2 * x + 1);
+    expect_grad("g1/grad_w.1.npy", i, 2 * x);
+    expect_grad("g1/grad_u.1.npy", i, 0); /* no gradient reaches it: zeros */
+  }
+  ck_assert(access(path_in("g1/grad_xi.1.npy"), F_OK) != 0);
+  /* y's gradient from a file: zeros */
+  fbx_tensor *t = NULL;
+  int64_t sz[2] = {4, 3};
+  ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, 2, sz));
+  ck_assert(!fbx_npy_write_file(path_in("zeros.npy"), t));
+  fbx_tensor_release(t);
+  snprintf(args, sizeof args, "%s --grad-output 1=zeros.npy --out g2", in);
+  EXPECT(0, args, "wrote 3 gradients to g2");
+  for (int i = 0; i < 12; i++) {
+    expect_grad("g2/grad_x.1.npy", i, i * 0.5 + 1);
+    expect_grad("g2/grad_w.1.npy", i, i * 0.5);
+  }
+  /* without I= the first output without a gradient; summary lines without --out */
+  snprintf(args, sizeof args, "%s --grad-output zeros.npy", in);
+  EXPECT(0, args, "grad_x.1: float32[4, 3]", "grad_u.1: float32[4, 3]", "(no gradient reaches it: zeros)",
+         "per forward+backward");
+}
+END_TEST
+
+START_TEST(backward_errors) {
+  const char *in = "grad.ir --input x.npy --input w.1=x.npy --input u.1=x.npy --input xi.npy";
+  char args[1024];
+  snprintf(args, sizeof args, "%s --grad-output x.npy", in);
+  EXPECT(2, args, "--grad-output needs --backward");
+  snprintf(args, sizeof args, "%s --backward --grad-output 5=x.npy", in);
+  EXPECT(2, args, "--grad-output 5=x.npy: the graph has 3 outputs (flat indices 0..2)");
+  snprintf(args, sizeof args, "%s --backward --grad-output 2=x.npy", in);
+  EXPECT(2, args, "--grad-output x.npy: output 2 is", "not a floating-point tensor");
+  snprintf(args, sizeof args, "%s --backward --grad-output 0=x1d.npy", in);
+  EXPECT(2, args, "--grad-output x1d.npy: float32[4] where output 0 is float32[4, 3]");
+  snprintf(args, sizeof args, "%s --backward --grad-output 0=xi.npy", in);
+  EXPECT(2, args, "--grad-output xi.npy: int64[4, 3] where output 0 is float32[4, 3]");
+  snprintf(args, sizeof args, "%s --backward --grad-output 0=missing.npy", in);
+  EXPECT(2, args, "--grad-output missing.npy");
+  snprintf(args, sizeof args, "%s --backward --grad-output 0=x.npy --grad-output 0=x.npy", in);
+  EXPECT(2, args, "output 0 already has a gradient");
+}
+END_TEST
+
 START_TEST(input_errors) {
   EXPECT(1, "main.ir --input bad.npy --input 3 --input 0.5 --input true --input None", "bad.npy");
   EXPECT(1, "main.ir --input missing.npy --input 3 --input 0.5 --input true --input None", "missing.npy");
@@ -214,6 +285,8 @@ int main(void) {
   tcase_add_test(tc, ambiguous_base_name);
   tcase_add_test(tc, out_files);
   tcase_add_test(tc, input_errors);
+  tcase_add_test(tc, backward_files);
+  tcase_add_test(tc, backward_errors);
   tcase_add_test(tc, exit_codes);
   tcase_add_test(tc, fuser_from_environment);
   suite_add_tcase(s, tc);

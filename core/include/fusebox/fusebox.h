@@ -116,6 +116,62 @@ int fbx_executor_num_outputs(const fbx_executor *ex);
 fbx_status *fbx_executor_run(fbx_executor *ex, DLManagedTensor *const *inputs, int nin, DLManagedTensor **outputs,
                              int nout);
 
+/* ---- gradients ----------------------------------------------------------------------- */
+
+/* Forward with a tape, then backward: TorchScript's AutoDiff.
+ *
+ *   int rg[2] = {1, 0};                                   // x requires grad, w does not
+ *   fbx_grad_handle *h = NULL;
+ *   DLManagedTensor *out[1], *gout[1] = {dy}, *gin[2];
+ *   st = fbx_executor_forward(ex, in, 2, rg, out, 1, &h);  // outputs as fbx_executor_run's
+ *   if (!st) st = fbx_executor_backward(h, gout, 1, gin, 2);
+ *   // gin[0]: d(sum(out * dy))/dx; gin[1] is NULL (no gradient)
+ *   fbx_grad_free(h);                                      // always, backward or not
+ *
+ * How it runs: per set of inputs requiring grad, the first runs
+ * (FUSEBOX_PROFILING_RUNS) interpret the graph on an eager tape: every node
+ * with a gradient formula that takes a tensor requiring grad records an
+ * entry (nodes inside If/Loop bodies each time they run), and gradients
+ * flow by tensor identity, so control flow needs no formulas. Then a plan is
+ * built like PyTorch's profiling executor with DifferentiableGraphs:
+ * differentiable regions (at least 2 nodes, no control flow) become
+ * prim::DifferentiableGraph nodes, each split into a forward graph that also
+ * outputs what the backward needs and a backward graph; both run through
+ * executors with this executor's fuser and strategy, so the fuser fuses the
+ * forward and the backward. The rest of the graph stays on the eager tape and
+ * is not fused in gradient mode. A DifferentiableGraph whose inputs do not
+ * match the (dtype, rank, size-1 dims) seen while profiling runs on the tape.
+ * `fusebox explain --backward` shows the plan.
+ *
+ * Gradients of ops whose formula is missing: the forward still runs; the
+ * backward fails ("no gradient: aten::foo has no formula (file:line:col)")
+ * only if a defined gradient reaches such an op's output. In-place ops are
+ * differentiated (the tape saves what they overwrite) except in-place writes
+ * into views of tensors that require grad, which fail with a message naming
+ * the op.
+ */
+typedef struct fbx_grad_handle fbx_grad_handle;
+
+/* Like fbx_executor_run, recording what backward needs. requires_grad
+ * (nin entries, nonzero: input i requires grad) may be NULL: every
+ * floating-point tensor input does; a non-floating input that requires grad
+ * is an error. Tensor inputs are copied (the caller may free them at once);
+ * do not write into the outputs before backward. *handle receives the tape
+ * (free it with fbx_grad_free, whether or not backward ran); it must not
+ * outlive the executor. Thread-safe like fbx_executor_run. */
+fbx_status *fbx_executor_forward(fbx_executor *ex, DLManagedTensor *const *inputs, int nin, const int *requires_grad,
+                                 DLManagedTensor **outputs, int nout, fbx_grad_handle **handle);
+/* Input gradients from output gradients. grad_outputs (n ==
+ * fbx_executor_num_outputs, borrowed) are tensors of the outputs' shapes, or
+ * NULL for an undefined (zero) gradient. grad_inputs[0..nin) receive new
+ * tensors, NULL where an input gets no gradient (it does not require grad,
+ * or nothing it feeds has a defined gradient). Frees the saved values: a
+ * second backward on the same handle fails with FBX_ERR_INVALID_ARG.
+ * Handles may be used from several threads, each from one at a time. */
+fbx_status *fbx_executor_backward(fbx_grad_handle *h, DLManagedTensor *const *grad_outputs, int n,
+                                  DLManagedTensor **grad_inputs, int nin);
+void fbx_grad_free(fbx_grad_handle *h); /* NULL-safe */
+
 /* Counters since create, summed over all threads. */
 typedef struct fbx_executor_stats {
   size_t struct_size;         /* set by the caller: sizeof(fbx_executor_stats) */
@@ -139,6 +195,12 @@ typedef struct fbx_executor_stats {
   double compile_seconds;     /* time inside plugin compiles */
   int64_t kernel_runs;        /* group executions by a compiled kernel */
   int64_t kernel_launches;    /* kernels those executions launched */
+  /* gradient mode (fbx_executor_forward/backward); appended in 0.2 */
+  int64_t forward_runs;       /* forward runs that recorded a tape */
+  int64_t backward_runs;
+  int64_t differentiable_graphs;    /* prim::DifferentiableGraph nodes in the gradient plans */
+  int64_t backward_kernel_runs;     /* fused kernel executions of the backward graphs */
+  int64_t backward_kernel_launches; /* kernels they launched */
 } fbx_executor_stats;
 
 /* Fill *out (only the fields out->struct_size covers). */

@@ -1,0 +1,385 @@
+/* The autodiff runtime: handle lifecycle, undefined output gradients, loops
+ * on the eager tape, the DifferentiableGraph path against the eager path,
+ * a failing guard, threads, the DLPack API. Expected gradients are worked
+ * out by hand from the functions (tanh' = 1 - tanh^2, d(x w^n)/dw = n x w^(n-1)),
+ * never taken from the code under test. */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "exec/executor.h"
+#include "ir/text.h"
+#include "testutil.h"
+
+/* c = tanh(x * y) + x, a = x * y */
+static const char *G_TWO =
+    "graph(%x.1 : Tensor, %y.1 : Tensor):\n"
+    "  %one : int = prim::Constant[value=1]()\n"
+    "  %a : Tensor = aten::mul(%x.1, %y.1)\n"
+    "  %b : Tensor = aten::tanh(%a)\n"
+    "  %c : Tensor = aten::add(%b, %x.1, %one)\n"
+    "  return (%c, %a)\n";
+
+/* y = x * w^n through a loop-carried value */
+static const char *G_LOOP =
+    "graph(%x.1 : Tensor, %w.1 : Tensor, %n.1 : int):\n"
+    "  %true : bool = prim::Constant[value=1]()\n"
+    "  %y : Tensor = prim::Loop(%n.1, %true, %x.1)\n"
+    "    block0(%i : int, %acc.1 : Tensor):\n"
+    "      %acc.2 : Tensor = aten::mul(%acc.1, %w.1)\n"
+    "      -> (%true, %acc.2)\n"
+    "  return (%y)\n";
+
+static fbx_executor *make_ex(const char *text, int profiling_runs) {
+  fbx_graph *g = NULL;
+  fbx_status *st = fbx_graph_parse(&g, text, strlen(text), "test.ir");
+  ck_assert_msg(!st, "parse: %s", fbx_status_message(st));
+  fbx_executor_opts o = {.struct_size = sizeof o, .fuser = "none", .profiling_runs = profiling_runs};
+  fbx_executor *ex = NULL;
+  st = fbx_executor_create(&ex, g, &o);
+  ck_assert_msg(!st, "create: %s", fbx_status_message(st));
+  fbx_graph_destroy(g);
+  return ex;
+}
+
+static fbx_ivalue tensor(fbx_dtype dt, int n, double base) {
+  fbx_tensor *t = NULL;
+  int64_t sizes[2] = {2, n / 2};
+  ck_assert(!fbx_tensor_empty(&t, FBX_DTYPE_FLOAT64, 2, sizes));
+  for (int i = 0; i < n; i++) ((double *)t->data)[i] = base + 0.25 * i - 0.6;
+  fbx_tensor *c = NULL;
+  ck_assert(!fbx_tensor_clone_as(&c, t, dt));
+  fbx_tensor_release(t);
+  return fbx_iv_tensor(c);
+}
+
+static double at(const fbx_ivalue *v, int i) { return fbx_tensor_get_f64(v->u.t, i); }
+
+static void expect_near(const fbx_ivalue *got, int i, double want, const char *what) {
+  ck_assert_msg(got->kind == FBX_IV_TENSOR, "%s: no gradient", what);
+  double a = at(got, i);
+  ck_assert_msg(fabs(a - want) <= 1e-5 + 1e-5 * fabs(want), "%s[%d]: %.9g, expected %.9g", what, i, a, want);
+}
+
+/* Forward + backward of G_TWO with gradients ga (for %c) and gb (for %a), either NULL. */
+static void two_grads(fbx_executor *ex, const fbx_ivalue *in, const fbx_ivalue *gc, const fbx_ivalue *ga,
+                      fbx_ivalue *gin) {
+  fbx_ivalue out[2];
+  fbx_grad_handle *h = NULL;
+  fbx_status *st = fbx_executor_forward_values(ex, in, 2, NULL, out, 2, 0, &h);
+  ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+  fbx_ivalue gout[2] = {gc ? *gc : fbx_iv_none(), ga ? *ga : fbx_iv_none()};
+  st = fbx_executor_backward_values(h, gout, 2, gin, 2);
+  ck_assert_msg(!st, "backward: %s", fbx_status_message(st));
+  fbx_grad_free(h);
+  fbx_iv_release(&out[0]);
+  fbx_iv_release(&out[1]);
+}
+
+static void check_two(const fbx_ivalue *in, const fbx_ivalue *gc, const fbx_ivalue *ga, const fbx_ivalue *gin) {
+  for (int i = 0; i < 6; i++) {
+    double x = at(&in[0], i), y = at(&in[1], i), t = tanh(x * y);
+    double c = gc ? at(gc, i) : 0, a = ga ? at(ga, i) : 0;
+    expect_near(&gin[0], i, c * ((1 - t * t) * y + 1) + a * y, "grad x");
+    expect_near(&gin[1], i, c * (1 - t * t) * x + a * x, "grad y");
+  }
+}
+
+START_TEST(undefined_output_grads) {
+  fbx_executor *ex = make_ex(G_TWO, 1);
+  fbx_ivalue in[2] = {tensor(FBX_DTYPE_FLOAT32, 6, 0.1), tensor(FBX_DTYPE_FLOAT32, 6, -0.3)};
+  fbx_ivalue gc = tensor(FBX_DTYPE_FLOAT32, 6, 1.0), ga = tensor(FBX_DTYPE_FLOAT32, 6, 0.5);
+  for (int run = 0; run < 3; run++) { /* eager, then the DifferentiableGraph path */
+    fbx_ivalue gin[2];
+    two_grads(ex, in, &gc, NULL, gin);
+    check_two(in, &gc, NULL, gin);
+    fbx_iv_release(&gin[0]);
+    fbx_iv_release(&gin[1]);
+    two_grads(ex, in, NULL, &ga, gin);
+    check_two(in, NULL, &ga, gin);
+    fbx_iv_release(&gin[0]);
+    fbx_iv_release(&gin[1]);
+    two_grads(ex, in, &gc, &ga, gin);
+    check_two(in, &gc, &ga, gin);
+    fbx_iv_release(&gin[0]);
+    fbx_iv_release(&gin[1]);
+    two_grads(ex, in, NULL, NULL, gin);
+    ck_assert_int_eq(gin[0].kind, FBX_IV_NONE);
+    ck_assert_int_eq(gin[1].kind, FBX_IV_NONE);
+  }
+  fbx_executor_stats s = {.struct_size = sizeof s};
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_eq(s.forward_runs, 12);
+  ck_assert_int_eq(s.backward_runs, 12);
+  ck_assert_int_ge(s.differentiable_graphs, 1);
+  for (int i = 0; i < 2; i++) fbx_iv_release(&in[i]);
+  fbx_iv_release(&gc);
+  fbx_iv_release(&ga);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+START_TEST(handle_lifecycle) {
+  fbx_executor *ex = make_ex(G_TWO, 1);
+  fbx_ivalue in[2] = {tensor(FBX_DTYPE_FLOAT32, 6, 0.1), tensor(FBX_DTYPE_FLOAT32, 6, -0.3)};
+  fbx_ivalue out[2], gin[2];
+  fbx_grad_handle *h = NULL;
+  ck_assert(!fbx_executor_forward_values(ex, in, 2, NULL, out, 2, 0, &h));
+  fbx_ivalue gout[2] = {out[0], fbx_iv_none()};
+  ck_assert(!fbx_executor_backward_values(h, gout, 2, gin, 2));
+  fbx_iv_release(&gin[0]);
+  fbx_iv_release(&gin[1]);
+  fbx_status *st = fbx_executor_backward_values(h, gout, 2, gin, 2);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(fbx_status_code(st), FBX_ERR_INVALID_ARG);
+  ck_assert_msg(strstr(fbx_status_message(st), "backward already ran on this handle"), "%s", fbx_status_message(st));
+  fbx_status_free(st);
+  ck_assert_int_eq(gin[0].kind, FBX_IV_NONE);
+  fbx_grad_free(h);
+  fbx_iv_release(&out[0]);
+  fbx_iv_release(&out[1]);
+  /* Freed without backward: the sanitizer build checks nothing leaks. */
+  for (int r = 0; r < 3; r++) {
+    ck_assert(!fbx_executor_forward_values(ex, in, 2, NULL, out, 2, 0, &h));
+    fbx_grad_free(h);
+    fbx_iv_release(&out[0]);
+    fbx_iv_release(&out[1]);
+  }
+  /* A bad grad_output shape is an argument error. */
+  ck_assert(!fbx_executor_forward_values(ex, in, 2, NULL, out, 2, 0, &h));
+  fbx_ivalue wrong = tensor(FBX_DTYPE_FLOAT32, 4, 0);
+  fbx_ivalue g2[2] = {wrong, fbx_iv_none()};
+  st = fbx_executor_backward_values(h, g2, 2, gin, 2);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_msg(strstr(fbx_status_message(st), "grad_outputs[0]: shape [2, 2] where output 0 has shape [2, 3]"), "%s",
+                fbx_status_message(st));
+  fbx_status_free(st);
+  fbx_iv_release(&wrong);
+  fbx_grad_free(h);
+  fbx_iv_release(&out[0]);
+  fbx_iv_release(&out[1]);
+  /* Only floating-point tensors require grad. */
+  bool rg[3] = {true, true, true};
+  fbx_executor *lx = make_ex(G_LOOP, 1);
+  fbx_ivalue lin[3] = {in[0], in[1], fbx_iv_int(2)};
+  fbx_ivalue lout[1];
+  st = fbx_executor_forward_values(lx, lin, 3, rg, lout, 1, 0, &h);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_msg(strstr(fbx_status_message(st), "input 2 (%n.1): only floating-point tensors can require grad"), "%s",
+                fbx_status_message(st));
+  ck_assert_ptr_null(h);
+  fbx_status_free(st);
+  fbx_executor_destroy(lx);
+  for (int i = 0; i < 2; i++) fbx_iv_release(&in[i]);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+START_TEST(loop_carried) {
+  fbx_executor *ex = make_ex(G_LOOP, 1);
+  fbx_ivalue x = tensor(FBX_DTYPE_FLOAT32, 6, 0.3), w = tensor(FBX_DTYPE_FLOAT32, 6, 0.9);
+  fbx_ivalue g = tensor(FBX_DTYPE_FLOAT32, 6, 1.1);
+  for (int n = 0; n <= 3; n++)
+    for (int run = 0; run < 2; run++) {
+      fbx_ivalue in[3] = {x, w, fbx_iv_int(n)}, out[1], gin[3];
+      fbx_grad_handle *h = NULL;
+      fbx_status *st = fbx_executor_forward_values(ex, in, 3, NULL, out, 1, 0, &h);
+      ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+      st = fbx_executor_backward_values(h, &g, 1, gin, 3);
+      ck_assert_msg(!st, "backward: %s", fbx_status_message(st));
+      fbx_grad_free(h);
+      ck_assert_int_eq(gin[2].kind, FBX_IV_NONE);
+      if (n == 0) { /* y is x itself: dy/dx = 1, w unused */
+        ck_assert_int_eq(gin[1].kind, FBX_IV_NONE);
+      }
+      for (int i = 0; i < 6; i++) {
+        double xv = at(&x, i), wv = at(&w, i), gv = at(&g, i);
+        expect_near(&gin[0], i, gv * pow(wv, n), "grad x");
+        if (n > 0) expect_near(&gin[1], i, gv * n * xv * pow(wv, n - 1), "grad w");
+      }
+      for (int i = 0; i < 3; i++) fbx_iv_release(&gin[i]);
+      fbx_iv_release(&out[0]);
+    }
+  fbx_iv_release(&x);
+  fbx_iv_release(&w);
+  fbx_iv_release(&g);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+START_TEST(diffgraph_matches_eager_and_guard_falls_back) {
+  fbx_executor *ex = make_ex(G_TWO, 1);
+  fbx_ivalue in[2] = {tensor(FBX_DTYPE_FLOAT32, 6, 0.1), tensor(FBX_DTYPE_FLOAT32, 6, -0.3)};
+  fbx_ivalue gc = tensor(FBX_DTYPE_FLOAT32, 6, 1.0), ga = tensor(FBX_DTYPE_FLOAT32, 6, 0.5);
+  fbx_ivalue eager[2], dg[2];
+  two_grads(ex, in, &gc, &ga, eager); /* profiling: the eager tape */
+  fbx_executor_stats s = {.struct_size = sizeof s};
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_ge(s.differentiable_graphs, 1);
+  for (int r = 0; r < 3; r++) {
+    two_grads(ex, in, &gc, &ga, dg);
+    for (int k = 0; k < 2; k++) {
+      for (int i = 0; i < 6; i++) expect_near(&dg[k], i, at(&eager[k], i), "DifferentiableGraph vs eager");
+      fbx_iv_release(&dg[k]);
+    }
+  }
+  char *text = fbx_executor_explain_text(ex);
+  ck_assert_msg(strstr(text, "prim::DifferentiableGraph") && strstr(text, "## backward"), "%s", text);
+  fbx_free(text);
+  fbx_executor_stats_get(ex, &s);
+  int64_t failures = s.guard_failures;
+  /* float64 inputs: the guard (float32 seen while profiling) fails, the tape runs the nodes. */
+  fbx_ivalue in64[2] = {tensor(FBX_DTYPE_FLOAT64, 6, 0.1), tensor(FBX_DTYPE_FLOAT64, 6, -0.3)};
+  fbx_ivalue gc64 = tensor(FBX_DTYPE_FLOAT64, 6, 1.0), ga64 = tensor(FBX_DTYPE_FLOAT64, 6, 0.5);
+  two_grads(ex, in64, &gc64, &ga64, dg);
+  check_two(in64, &gc64, &ga64, dg);
+  ck_assert_int_eq(dg[0].u.t->dtype, FBX_DTYPE_FLOAT64);
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_gt(s.guard_failures, failures);
+  for (int k = 0; k < 2; k++) {
+    fbx_iv_release(&dg[k]);
+    fbx_iv_release(&eager[k]);
+    fbx_iv_release(&in[k]);
+    fbx_iv_release(&in64[k]);
+  }
+  fbx_iv_release(&gc);
+  fbx_iv_release(&ga);
+  fbx_iv_release(&gc64);
+  fbx_iv_release(&ga64);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+typedef struct worker {
+  fbx_executor *ex;
+  fbx_ivalue in[2], gc;
+  int bad;
+} worker;
+
+static void *work(void *arg) {
+  worker *w = arg;
+  for (int r = 0; r < 20; r++) {
+    fbx_ivalue out[2], gin[2];
+    fbx_grad_handle *h = NULL;
+    if (fbx_executor_forward_values(w->ex, w->in, 2, NULL, out, 2, 0, &h)) {
+      w->bad++;
+      continue;
+    }
+    fbx_ivalue gout[2] = {w->gc, fbx_iv_none()};
+    if (fbx_executor_backward_values(h, gout, 2, gin, 2)) w->bad++;
+    else
+      for (int i = 0; i < 6; i++) {
+        double x = at(&w->in[0], i), y = at(&w->in[1], i), t = tanh(x * y), c = at(&w->gc, i);
+        if (fabs(at(&gin[0], i) - c * ((1 - t * t) * y + 1)) > 1e-5) w->bad++;
+      }
+    fbx_grad_free(h);
+    for (int k = 0; k < 2; k++) {
+      fbx_iv_release(&out[k]);
+      fbx_iv_release(&gin[k]);
+    }
+  }
+  return NULL;
+}
+
+START_TEST(threads) {
+  fbx_executor *ex = make_ex(G_TWO, 2);
+  worker w[4];
+  pthread_t th[4];
+  for (int k = 0; k < 4; k++) {
+    w[k].ex = ex;
+    w[k].in[0] = tensor(FBX_DTYPE_FLOAT32, 6, 0.1 * k);
+    w[k].in[1] = tensor(FBX_DTYPE_FLOAT32, 6, -0.3);
+    w[k].gc = tensor(FBX_DTYPE_FLOAT32, 6, 1.0);
+    w[k].bad = 0;
+    ck_assert_int_eq(pthread_create(&th[k], NULL, work, &w[k]), 0);
+  }
+  for (int k = 0; k < 4; k++) {
+    pthread_join(th[k], NULL);
+    ck_assert_int_eq(w[k].bad, 0);
+    fbx_iv_release(&w[k].in[0]);
+    fbx_iv_release(&w[k].in[1]);
+    fbx_iv_release(&w[k].gc);
+  }
+  fbx_executor_stats s = {.struct_size = sizeof s};
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_eq(s.forward_runs, 80);
+  ck_assert_int_eq(s.backward_runs, 80);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+static void dl_delete(DLManagedTensor *m) { free(m); }
+
+START_TEST(dlpack_api) {
+  fbx_executor *ex = make_ex(G_TWO, 1);
+  float x[6], y[6], gc[6];
+  int64_t shape[2] = {2, 3};
+  for (int i = 0; i < 6; i++) {
+    x[i] = 0.2f * (float)i - 0.5f;
+    y[i] = 0.7f - 0.1f * (float)i;
+    gc[i] = 1.0f + (float)i;
+  }
+  DLManagedTensor *m[3];
+  float *data[3] = {x, y, gc};
+  for (int k = 0; k < 3; k++) {
+    m[k] = calloc(1, sizeof **m);
+    m[k]->dl_tensor.data = data[k];
+    m[k]->dl_tensor.device.device_type = kDLCPU;
+    m[k]->dl_tensor.ndim = 2;
+    m[k]->dl_tensor.dtype.code = kDLFloat;
+    m[k]->dl_tensor.dtype.bits = 32;
+    m[k]->dl_tensor.dtype.lanes = 1;
+    m[k]->dl_tensor.shape = shape;
+    m[k]->deleter = dl_delete;
+  }
+  int rg[2] = {1, 0};
+  DLManagedTensor *out[2] = {NULL, NULL}, *gin[2] = {NULL, NULL};
+  fbx_grad_handle *h = NULL;
+  fbx_status *st = fbx_executor_forward(ex, m, 2, rg, out, 2, &h);
+  ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+  DLManagedTensor *gout[2] = {m[2], NULL};
+  st = fbx_executor_backward(h, gout, 2, gin, 2);
+  ck_assert_msg(!st, "backward: %s", fbx_status_message(st));
+  ck_assert_ptr_nonnull(gin[0]);
+  ck_assert_ptr_null(gin[1]); /* y does not require grad */
+  const float *g = gin[0]->dl_tensor.data;
+  for (int i = 0; i < 6; i++) {
+    double t = tanh((double)x[i] * y[i]), want = gc[i] * ((1 - t * t) * y[i] + 1);
+    ck_assert_msg(fabs(g[i] - want) < 1e-5, "grad x[%d]: %g vs %g", i, g[i], want);
+  }
+  st = fbx_executor_backward(h, gout, 2, gin + 1, 1);
+  ck_assert_ptr_nonnull(st);
+  fbx_status_free(st);
+  fbx_grad_free(h);
+  gin[0]->deleter(gin[0]);
+  for (int k = 0; k < 2; k++) out[k]->deleter(out[k]);
+  for (int k = 0; k < 3; k++) free(m[k]);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("autodiff_runtime");
+  TCase *tc = tcase_create("runtime");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, undefined_output_grads);
+  tcase_add_test(tc, handle_lifecycle);
+  tcase_add_test(tc, loop_carried);
+  tcase_add_test(tc, diffgraph_matches_eager_and_guard_falls_back);
+  tcase_add_test(tc, threads);
+  tcase_add_test(tc, dlpack_api);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
