@@ -191,9 +191,13 @@ END_TEST
 START_TEST(fuser_from_environment) {
   char *out = NULL;
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "cd %s && FUSEBOX_FUSER=legacy %s run raise.ir --input 4", dir, FBX_CLI);
+  snprintf(cmd, sizeof cmd, "cd %s && FUSEBOX_FUSER=no_such_fuser %s run raise.ir --input 4", dir, FBX_CLI);
   ck_assert_int_eq(tu_run(cmd, &out), 2);
-  ck_assert_msg(strstr(out, "'legacy'") && strstr(out, "FUSEBOX_FUSER"), "%s", out);
+  ck_assert_msg(strstr(out, "'no_such_fuser'") && strstr(out, "FUSEBOX_FUSER"), "%s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "cd %s && FUSEBOX_FUSER=legacy %s run raise.ir --input 4", dir, FBX_CLI);
+  ck_assert_int_eq(tu_run(cmd, &out), 0);
+  ck_assert_msg(strstr(out, "legacy"), "%s", out);
   free(out);
   snprintf(cmd, sizeof cmd, "cd %s && FUSEBOX_FUSER=none %s run raise.ir --input 4", dir, FBX_CLI);
   ck_assert_int_eq(tu_run(cmd, &out), 0);

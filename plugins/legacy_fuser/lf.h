@@ -1,0 +1,173 @@
+/* The legacy fuser's internal interface (plugin-private; nothing here
+ * crosses the ABI).
+ *
+ *   partition.c  fusion groups: greedy producer-into-consumer merging
+ *   kir.c        a group's subgraph -> kernel IR (values, operands, stores),
+ *                with dtypes inferred from the input specs
+ *   codegen.c    kernel IR -> C (CPU) or CUDA C (NVRTC) through one printer
+ *   plugin.c     the ABI table: compile, output_specs, run, release
+ *
+ * The kernel IR is what a kernel is keyed by: dtypes and ranks, never sizes.
+ * Sizes and strides come at run time (plugin.c lays out the operands' views,
+ * checks the broadcast and the chunks, and declines what it cannot run).
+ */
+#ifndef LF_H
+#define LF_H
+#include <stdint.h>
+
+#include <fusebox/fuser_abi.h>
+
+extern const fbxp_host_api *lf_host;
+
+/* ScalarType codes (fuser_abi.h). */
+enum {
+  LF_U8 = 0, LF_I8 = 1, LF_I16 = 2, LF_I32 = 3, LF_I64 = 4, LF_F16 = 5, LF_F32 = 6, LF_F64 = 7,
+  LF_BOOL = 11, LF_BF16 = 15,
+};
+
+/* The argument limit: tensor operands plus stores of one kernel (PyTorch's
+ * fuser had one too: kernels with too many arguments do not compile or
+ * launch well). */
+#define LF_MAX_ARGS 64
+#define LF_MAX_VALUES 512
+#define LF_MAX_CHUNKS 16
+
+/* ---- dtypes (kir.c) -------------------------------------------------------- */
+
+int lf_is_float(int dt);
+int lf_is_int(int dt); /* integral, bool excluded */
+int lf_valid_dtype(int dt);
+int lf_promote(int a, int b);
+int lf_dtype_size(int dt);
+
+/* ---- kernel IR ------------------------------------------------------------------ */
+
+typedef enum lf_vkind {
+  LF_LOAD,    /* operand `slot` */
+  LF_SCALAR,  /* kernel scalar input `slot` (wrapped number) */
+  LF_CONST,   /* literal (ci or cf, by dtype) */
+  LF_OP,      /* op `op` over args */
+} lf_vkind;
+
+/* A wrapped number's priority in type promotion: scalars < 0-d tensors < tensors. */
+enum { LF_PRIO_SCALAR = 0, LF_PRIO_ZERODIM = 1, LF_PRIO_TENSOR = 2 };
+
+typedef struct lf_value {
+  lf_vkind kind;
+  int dtype;    /* the value's dtype (scalars: int64, float64 or bool) */
+  int prio;     /* LF_PRIO_* */
+  int op;       /* lf_op id (ops.c) */
+  int cdtype;   /* the dtype the op computes in */
+  int nargs;
+  int args[4];  /* value ids */
+  int slot;
+  int64_t ci;
+  double cf;
+} lf_value;
+
+/* A tensor operand as the kernel reads it: input `input`, possibly one chunk
+ * (`chunk` >= 0: index into chunks, piece `piece`). */
+typedef struct lf_operand {
+  int input;
+  int dtype;
+  int chunk;
+  int piece;
+} lf_operand;
+
+/* aten::chunk(x, n, dim) pushed to the kernel's inputs: the pieces of x are
+ * read as views of the inputs in its cone. */
+typedef struct lf_chunk {
+  int nchunks;
+  int dim;        /* normalized to the chunked value's rank */
+  int rank;       /* rank of the chunked value */
+  int ncone;
+  int cone[LF_MAX_ARGS]; /* kernel inputs feeding the chunked value */
+} lf_chunk;
+
+/* Where a value goes: group output `output`, or piece `piece` of `npieces`
+ * along `cat_dim` of it when the output is an aten::cat. */
+typedef struct lf_store {
+  int value;
+  int output;
+  int dtype;
+  int npieces; /* 0: a plain output */
+  int piece;
+  int cat_dim;
+} lf_store;
+
+typedef struct lf_kir {
+  int rank;   /* rank of the iteration space */
+  int nvalues;
+  lf_value values[LF_MAX_VALUES];
+  int noperands;
+  lf_operand operands[LF_MAX_ARGS];
+  int nchunks;
+  lf_chunk chunks[LF_MAX_CHUNKS];
+  int nstores;
+  lf_store stores[LF_MAX_ARGS];
+  int ninputs;
+  int input_kind[LF_MAX_ARGS * 2];  /* fbxp_arg_kind */
+  int input_dtype[LF_MAX_ARGS * 2];
+  int input_ndim[LF_MAX_ARGS * 2];
+  int noutputs;
+  int out_npieces[LF_MAX_ARGS]; /* cat outputs: pieces; 0 plain */
+  int out_cat_dim[LF_MAX_ARGS];
+  int out_dtype[LF_MAX_ARGS];
+  /* operands each output's value depends on (a bitmask over operands), so
+   * run can check that every output has the iteration shape */
+  uint64_t out_cone[LF_MAX_ARGS];
+} lf_kir;
+
+/* Build the kernel IR of a group subgraph for these input specs. Returns
+ * NULL or an FBXP_ERR_UNSUPPORTED status saying what is not supported. */
+fbxp_status *lf_kir_build(lf_kir *k, const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin);
+
+/* ---- ops (ops.c) ---------------------------------------------------------------------- */
+
+/* Resolve a node to an op of the table: its id, and which node inputs are
+ * value operands. -1 when the node is not a fusable pointwise op. */
+typedef struct lf_opmatch {
+  int op;
+  int noperands;
+  int operand_input[4]; /* node input index of each operand (or -1: param below) */
+  int nparams;
+  int param_input[4];   /* node inputs that are scalar parameters (alpha, bounds, ...) */
+} lf_opmatch;
+int lf_op_match(const fbxp_node *n, lf_opmatch *m);
+const char *lf_op_name(int op);
+/* Dtype rules: the compute dtype and the result dtype from the operands'. */
+int lf_op_dtypes(int op, const lf_value *const *operands, int n, int *cdtype, int *rdtype);
+/* The expression template for compute dtype class (float or int/bool):
+ * $0..$3 operands/params in the compute type, $T the compute C type, $f
+ * the float function suffix ("f" or ""). NULL when unsupported. */
+const char *lf_op_template(int op, int cdtype);
+int lf_op_is_bool_valued(int op); /* the template's value is a truth value (comparisons) */
+int lf_op_selector(int op);       /* the argument used as a bool selector as it is, or -1 */
+int lf_op_is_to(int op);          /* aten::to.dtype: the dtype comes from its constant */
+
+/* ---- codegen (codegen.c) ----------------------------------------------------------------- */
+
+typedef enum lf_dialect_id { LF_DIALECT_C = 0, LF_DIALECT_CUDA = 1 } lf_dialect_id;
+
+/* The generated source (host->alloc'd) of the kernel `name`. */
+char *lf_codegen(const lf_kir *k, lf_dialect_id d, const char *name);
+
+/* ---- partition (partition.c) ---------------------------------------------------------------- */
+
+fbxp_status *lf_partition(void *state, const fbxp_graph *g, fbxp_proposals *p);
+/* Is this node a pointwise op the fuser takes (given its profiled types)? */
+int lf_node_fusable(const fbxp_node *n);
+
+/* ---- strings ------------------------------------------------------------------------------- */
+
+typedef struct lf_buf {
+  char *data;
+  size_t len, cap;
+  int oom;
+} lf_buf;
+void lf_puts(lf_buf *b, const char *s);
+void lf_printf(lf_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *lf_take(lf_buf *b); /* NULL after an allocation failure */
+void lf_buf_free(lf_buf *b);
+
+#endif

@@ -1,0 +1,400 @@
+/* The legacy fuser plugin: PyTorch's original fuser (fuser0) rebuilt on the
+ * fusebox SDK header alone.
+ *
+ * compile: the group's kernel IR for the dtypes and ranks of its inputs
+ * (kir.c), C source for the CPU and CUDA C for NVRTC (codegen.c); the C is
+ * compiled through host->cc_compile, whose in-process and disk caches make
+ * a kernel for new sizes of the same dtypes a cache hit: the source does not
+ * depend on sizes. Outputs are dynamic (dynamic_outputs = 1).
+ *
+ * output_specs/run: lay out the operands for the actual inputs (chunk
+ * views, broadcasting, collapsed dimensions) and decline (FBXP_DECLINE) when
+ * the inputs do not broadcast, a chunk does not divide, or an output would
+ * not have the kernel's iteration shape; the host then interprets the group.
+ * No host guard: FBXP_SELF_FALLBACK. Runs share nothing mutable:
+ * FBXP_RUN_THREAD_SAFE.
+ *
+ * Environment: FUSEBOX_LEGACY_OMP_MIN (elements; default 32768): kernels
+ * with fewer elements run on the calling thread, larger ones as an OpenMP
+ * parallel for (when the compiler has OpenMP).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lf.h"
+
+const fbxp_host_api *lf_host;
+static int64_t par_min = 32768;
+
+#define CUDA_MARK "\n/* ==== CUDA C for NVRTC (the same kernel; compiled, not run, by this CPU executor) ==== */\n"
+
+typedef void (*lf_kernel_fn)(int64_t n, int32_t nd, const int64_t *sizes, char *const *ptrs, const int64_t *strides,
+                             int32_t flat, const double *fs, const int64_t *is, int64_t par_min);
+
+typedef struct lf_kernel {
+  lf_kir kir;
+  fbxp_shlib *lib;
+  lf_kernel_fn fn;
+  char *source; /* C, then the CUDA C after CUDA_MARK */
+} lf_kernel;
+
+/* ---- strings ---------------------------------------------------------------------- */
+
+static void grow(lf_buf *b, size_t need) {
+  if (b->oom || b->len + need + 1 <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->len + need + 1) cap *= 2;
+  char *d = lf_host->alloc(cap);
+  if (!d) {
+    b->oom = 1;
+    return;
+  }
+  if (b->data) memcpy(d, b->data, b->len + 1);
+  lf_host->free(b->data);
+  b->data = d;
+  b->cap = cap;
+}
+
+void lf_puts(lf_buf *b, const char *s) {
+  size_t n = strlen(s);
+  grow(b, n);
+  if (b->oom) return;
+  memcpy(b->data + b->len, s, n + 1);
+  b->len += n;
+}
+
+void lf_printf(lf_buf *b, const char *fmt, ...) {
+  char small[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n < sizeof small) {
+    lf_puts(b, small);
+    return;
+  }
+  grow(b, (size_t)n);
+  if (b->oom) return;
+  va_start(ap, fmt);
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+char *lf_take(lf_buf *b) {
+  if (b->oom) {
+    lf_buf_free(b);
+    return NULL;
+  }
+  if (!b->data) grow(b, 0);
+  if (b->oom) return NULL;
+  b->data[b->len] = 0;
+  char *d = b->data;
+  *b = (lf_buf){0};
+  return d;
+}
+
+void lf_buf_free(lf_buf *b) {
+  lf_host->free(b->data);
+  *b = (lf_buf){0};
+}
+
+/* ---- compile ------------------------------------------------------------------------- */
+
+static fbxp_status *nomem(void) { return lf_host->status_new(FBXP_ERR_NOMEM, "legacy: out of memory"); }
+
+static void kernel_free(lf_kernel *k) {
+  if (!k) return;
+  if (k->lib) lf_host->shlib_release(k->lib);
+  lf_host->free(k->source);
+  lf_host->free(k);
+}
+
+static fbxp_status *lf_compile(void *state, const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin,
+                               fbxp_compile_result *res, fbxp_kernel **out) {
+  (void)state;
+  lf_kernel *k = lf_host->alloc(sizeof *k);
+  if (!k) return nomem();
+  memset(k, 0, sizeof *k);
+  fbxp_status *st = lf_kir_build(&k->kir, g, in, nin);
+  if (st) {
+    kernel_free(k);
+    return st;
+  }
+  if (k->kir.noutputs != res->noutputs) {
+    kernel_free(k);
+    return lf_host->status_new(FBXP_ERR_INVALID, "legacy: output count differs from the host's");
+  }
+  char *c = lf_codegen(&k->kir, LF_DIALECT_C, "lf_kernel");
+  char *cuda = lf_codegen(&k->kir, LF_DIALECT_CUDA, "lf_kernel");
+  lf_buf b = {0};
+  if (c && cuda) {
+    lf_puts(&b, c);
+    lf_puts(&b, CUDA_MARK);
+    lf_puts(&b, cuda);
+  }
+  k->source = c && cuda ? lf_take(&b) : NULL;
+  lf_buf_free(&b);
+  if (!k->source) {
+    lf_host->free(c);
+    lf_host->free(cuda);
+    kernel_free(k);
+    return nomem();
+  }
+  lf_host->free(cuda);
+  /* The compiler sees the C part only. Nothing reads errno or FP exception
+   * flags: that lets GCC vectorize libm calls and if-convert the selects. */
+  st = lf_host->cc_compile(c, "-fopenmp -fno-math-errno -fno-trapping-math -lm", &k->lib);
+  lf_host->free(c);
+  if (!st) {
+    void *sym = lf_host->shlib_symbol(k->lib, "lf_kernel");
+    if (!sym) st = lf_host->status_new(FBXP_ERR_COMPILE, "legacy: compiled kernel lacks its symbol");
+    else memcpy(&k->fn, &sym, sizeof sym);
+  }
+  if (st) {
+    kernel_free(k);
+    return st;
+  }
+  /* sizes are known per run only */
+  for (int o = 0; o < res->noutputs; o++) {
+    res->outputs[o].kind = FBXP_ARG_TENSOR;
+    res->outputs[o].dtype = k->kir.out_dtype[o];
+    res->outputs[o].ndim = k->kir.rank;
+    res->outputs[o].device_type = kDLCPU;
+  }
+  res->dynamic_outputs = 1;
+  res->nkernels = 1;
+  *out = (fbxp_kernel *)k;
+  return NULL;
+}
+
+/* ---- run-time layout ------------------------------------------------------------------ */
+
+typedef struct layout {
+  int rank;
+  int64_t sizes[FBXP_MAX_DIMS];                  /* the iteration shape */
+  int64_t osizes[LF_MAX_ARGS][FBXP_MAX_DIMS];    /* operand views over it */
+  int64_t ostrides[LF_MAX_ARGS][FBXP_MAX_DIMS];
+  int64_t ooffset[LF_MAX_ARGS];                  /* elements */
+} layout;
+
+static fbxp_status *decline(const char *why) { return lf_host->status_new(FBXP_DECLINE, why); }
+
+/* input i's size along dim d of a rank-r alignment (1 where it has no such dim) */
+static int64_t aligned_size(const DLTensor *t, int d, int r) {
+  int di = d - (r - t->ndim);
+  return di >= 0 ? t->shape[di] : 1;
+}
+
+static int64_t aligned_stride(const DLTensor *t, int d, int r) {
+  int di = d - (r - t->ndim);
+  if (di < 0) return 0;
+  if (t->strides) return t->strides[di];
+  int64_t s = 1;
+  for (int e = t->ndim - 1; e > di; e--) s *= t->shape[e];
+  return s;
+}
+
+static fbxp_status *lay_out(const lf_kernel *kk, const fbxp_arg *in, int32_t nin, layout *L) {
+  const lf_kir *k = &kk->kir;
+  if (nin != k->ninputs) return lf_host->status_new(FBXP_ERR_INVALID, "legacy: wrong number of inputs");
+  for (int i = 0; i < nin; i++) {
+    if (in[i].kind != k->input_kind[i]) return lf_host->status_new(FBXP_ERR_INVALID, "legacy: input kind differs");
+    if (in[i].kind != FBXP_ARG_TENSOR) continue;
+    const DLTensor *t = in[i].u.tensor;
+    if (!t || t->ndim != k->input_ndim[i]) return decline("legacy: input rank differs from the kernel's");
+    if (t->device.device_type != kDLCPU) return decline("legacy: input not on the CPU");
+  }
+  int R = k->rank;
+  L->rank = R;
+  int64_t S[LF_MAX_CHUNKS];
+  for (int c = 0; c < k->nchunks; c++) {
+    const lf_chunk *ch = &k->chunks[c];
+    S[c] = 1;
+    for (int j = 0; j < ch->ncone; j++) {
+      int64_t s = aligned_size(in[ch->cone[j]].u.tensor, ch->dim, ch->rank);
+      if (s != 1 && S[c] != 1 && s != S[c]) return decline("legacy: the inputs of a chunk do not broadcast");
+      if (s != 1) S[c] = s;
+    }
+    if (S[c] % ch->nchunks) return decline("legacy: a chunk does not divide its dimension");
+  }
+  for (int d = 0; d < R; d++) L->sizes[d] = 1;
+  for (int j = 0; j < k->noperands; j++) {
+    const lf_operand *o = &k->operands[j];
+    const DLTensor *t = in[o->input].u.tensor;
+    L->ooffset[j] = 0;
+    for (int d = 0; d < R; d++) {
+      L->osizes[j][d] = aligned_size(t, d, R);
+      L->ostrides[j][d] = aligned_stride(t, d, R);
+    }
+    if (o->chunk >= 0) {
+      const lf_chunk *ch = &k->chunks[o->chunk];
+      int d = ch->dim + (R - ch->rank);
+      if (L->osizes[j][d] != 1) {
+        int64_t piece = S[o->chunk] / ch->nchunks;
+        L->osizes[j][d] = piece;
+        L->ooffset[j] = o->piece * piece * L->ostrides[j][d];
+      }
+    }
+    for (int d = 0; d < R; d++) {
+      int64_t s = L->osizes[j][d];
+      if (s != 1 && L->sizes[d] != 1 && s != L->sizes[d]) return decline("legacy: the inputs do not broadcast");
+      if (s != 1) L->sizes[d] = s;
+    }
+  }
+  for (int j = 0; j < k->noperands; j++)
+    for (int d = 0; d < R; d++)
+      if (L->osizes[j][d] == 1) L->ostrides[j][d] = 0;
+  /* every output must have the iteration shape (no smaller outputs) */
+  for (int o = 0; o < k->noutputs; o++)
+    for (int d = 0; d < R; d++) {
+      int64_t s = 1;
+      for (int j = 0; j < k->noperands; j++)
+        if (k->out_cone[o] >> j & 1 && L->osizes[j][d] != 1) s = L->osizes[j][d];
+      if (s != L->sizes[d]) return decline("legacy: an output is smaller than the kernel's iteration shape");
+    }
+  return NULL;
+}
+
+static void out_spec(const lf_kir *k, const layout *L, int o, fbxp_arg_spec *s) {
+  s->kind = FBXP_ARG_TENSOR;
+  s->dtype = k->out_dtype[o];
+  s->ndim = L->rank;
+  for (int d = 0; d < L->rank; d++) s->sizes[d] = L->sizes[d];
+  if (k->out_npieces[o]) s->sizes[k->out_cat_dim[o]] *= k->out_npieces[o];
+  s->device_type = kDLCPU;
+  s->device_id = 0;
+}
+
+static fbxp_status *lf_output_specs(void *state, fbxp_kernel *kernel, const fbxp_arg *in, int32_t nin,
+                                    fbxp_arg_spec *outs, int32_t nout) {
+  (void)state;
+  const lf_kernel *k = (const lf_kernel *)kernel;
+  layout L;
+  fbxp_status *st = lay_out(k, in, nin, &L);
+  if (st) return st;
+  if (nout != k->kir.noutputs) return lf_host->status_new(FBXP_ERR_INVALID, "legacy: wrong number of outputs");
+  for (int o = 0; o < nout; o++) out_spec(&k->kir, &L, o, &outs[o]);
+  return NULL;
+}
+
+static fbxp_status *lf_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in, int32_t nin, DLTensor *const *outs,
+                           int32_t nout) {
+  (void)state;
+  const lf_kernel *kk = (const lf_kernel *)kernel;
+  const lf_kir *k = &kk->kir;
+  layout L;
+  fbxp_status *st = lay_out(kk, in, nin, &L);
+  if (st) return st;
+  if (nout != k->noutputs) return lf_host->status_new(FBXP_ERR_INVALID, "legacy: wrong number of outputs");
+  int R = L.rank, nargs = k->noperands + k->nstores;
+  char *base[LF_MAX_ARGS];
+  int64_t sizes[FBXP_MAX_DIMS], strides[LF_MAX_ARGS][FBXP_MAX_DIMS];
+  for (int j = 0; j < k->noperands; j++) {
+    const DLTensor *t = in[k->operands[j].input].u.tensor;
+    base[j] = (char *)t->data + t->byte_offset + L.ooffset[j] * lf_dtype_size(k->operands[j].dtype);
+    memcpy(strides[j], L.ostrides[j], sizeof strides[j]);
+  }
+  for (int s = 0; s < k->nstores; s++) {
+    const lf_store *sto = &k->stores[s];
+    const DLTensor *t = outs[sto->output];
+    fbxp_arg_spec spec;
+    out_spec(k, &L, sto->output, &spec);
+    if (!t || t->ndim != R || t->dtype.bits != 8 * lf_dtype_size(sto->dtype))
+      return lf_host->status_new(FBXP_ERR_INVALID, "legacy: output tensor differs from its spec");
+    int64_t cs[FBXP_MAX_DIMS], acc = 1;
+    for (int d = R - 1; d >= 0; d--) {
+      if (t->shape[d] != spec.sizes[d]) return lf_host->status_new(FBXP_ERR_INVALID, "legacy: output shape differs");
+      cs[d] = t->strides ? t->strides[d] : acc;
+      acc *= spec.sizes[d];
+    }
+    int64_t off = sto->npieces ? sto->piece * L.sizes[sto->cat_dim] * cs[sto->cat_dim] : 0;
+    base[k->noperands + s] = (char *)t->data + t->byte_offset + off * lf_dtype_size(sto->dtype);
+    for (int d = 0; d < R; d++) strides[k->noperands + s][d] = L.sizes[d] == 1 ? 0 : cs[d];
+  }
+  /* collapse: drop size-1 dims, merge dims contiguous for every argument */
+  int nd = 0;
+  int64_t n = 1;
+  int64_t cstr[LF_MAX_ARGS * FBXP_MAX_DIMS];
+  int64_t tmp[LF_MAX_ARGS][FBXP_MAX_DIMS];
+  for (int d = 0; d < R; d++) {
+    n *= L.sizes[d];
+    if (L.sizes[d] == 1) continue;
+    int merge = nd > 0;
+    for (int j = 0; j < nargs && merge; j++) merge = tmp[j][nd - 1] == strides[j][d] * L.sizes[d];
+    if (merge) {
+      sizes[nd - 1] *= L.sizes[d];
+      for (int j = 0; j < nargs; j++) tmp[j][nd - 1] = strides[j][d];
+    } else {
+      sizes[nd] = L.sizes[d];
+      for (int j = 0; j < nargs; j++) tmp[j][nd] = strides[j][d];
+      nd++;
+    }
+  }
+  if (n == 0) return NULL;
+  int flat = nd <= 1;
+  for (int j = 0; j < nargs && flat && nd == 1; j++) flat = tmp[j][0] == 1;
+  for (int j = 0; j < nargs; j++)
+    for (int d = 0; d < nd; d++) cstr[j * nd + d] = tmp[j][d];
+  double fs[LF_MAX_ARGS * 2];
+  int64_t is[LF_MAX_ARGS * 2];
+  for (int i = 0; i < nin; i++) {
+    fs[i] = in[i].kind == FBXP_ARG_FLOAT ? in[i].u.f : 0;
+    is[i] = in[i].kind == FBXP_ARG_INT ? in[i].u.i : 0;
+  }
+  kk->fn(n, nd, sizes, base, cstr, flat, fs, is, par_min);
+  return NULL;
+}
+
+static void lf_release(void *state, fbxp_kernel *k) {
+  (void)state;
+  kernel_free((lf_kernel *)k);
+}
+
+static const char *lf_kernel_source(void *state, fbxp_kernel *k) {
+  (void)state;
+  return ((const lf_kernel *)k)->source;
+}
+
+static const fbxp_plugin_api api = {
+    .struct_size = FBXP_PLUGIN_API_SIZE_V1_0,
+    .abi_major = FBXP_ABI_MAJOR,
+    .abi_minor = FBXP_ABI_MINOR,
+    .name = "legacy",
+    .version = "1.0.0",
+    .vendor = "fusebox",
+    .description = "PyTorch's original fuser: pointwise groups (with chunk and cat), generated C and CUDA C",
+    .flags = FBXP_SELF_FALLBACK | FBXP_RUN_THREAD_SAFE,
+    .devices = FBXP_DEVICE_CPU,
+    .compat_key = "legacy-1",
+    .partition = lf_partition,
+    .compile = lf_compile,
+    .output_specs = lf_output_specs,
+    .run = lf_run,
+    .release = lf_release,
+    .kernel_source = lf_kernel_source,
+};
+
+FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, uint32_t major, uint32_t minor,
+                                                     const char **reason) {
+  (void)minor;
+  if (major != FBXP_ABI_MAJOR) {
+    *reason = "legacy was built for fusebox ABI 1.x";
+    return NULL;
+  }
+  if (!host || host->struct_size < FBXP_HOST_API_SIZE_V1_0) {
+    *reason = "legacy needs the fusebox ABI 1.0 host table";
+    return NULL;
+  }
+  lf_host = host;
+  const char *e = getenv("FUSEBOX_LEGACY_OMP_MIN");
+  if (e && *e) {
+    char *end;
+    long long v = strtoll(e, &end, 10);
+    if (!*end && v >= 0) par_min = v;
+  }
+  return &api;
+}

@@ -1,0 +1,185 @@
+/* The legacy fuser through the `fusebox` command, as a user runs it:
+ * `fusebox plugin-check legacy` passes, and `fusebox explain` shows the
+ * groups PyTorch's fuser would make: ratio-IoU as one group of all its 20
+ * pointwise ops, the LSTM cell's gate math as one group with the chunk, and
+ * two groups around a reduction. --source shows the C (OpenMP, restrict)
+ * and the CUDA C (grid-stride loop, float4 path) of a kernel. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static int count(const char *s, const char *what) {
+  int n = 0;
+  for (const char *p = s ? strstr(s, what) : NULL; p; p = strstr(p + 1, what)) n++;
+  return n;
+}
+
+/* The text of the `with fusebox::FusionGroup_<k> = graph(...)` section. */
+static char *group_section(const char *out, int k) {
+  char head[64];
+  snprintf(head, sizeof head, "with fusebox::FusionGroup_%d = ", k);
+  const char *p = strstr(out, head);
+  if (!p) return NULL;
+  const char *end = strstr(p, "\n\n");
+  const char *next = strstr(p + 1, "\nwith fusebox::FusionGroup_");
+  if (next && (!end || next < end)) end = next;
+  size_t n = end ? (size_t)(end - p) : strlen(p);
+  char *s = malloc(n + 1);
+  memcpy(s, p, n);
+  s[n] = 0;
+  return s;
+}
+
+static char *explain(const char *env, const char *graph, const char *inputs) {
+  char cmd[8192], *out = NULL;
+  snprintf(cmd, sizeof cmd, "%s %s explain %s --fuser legacy %s 2>&1", env, FBX_CLI, tu_src_path(graph), inputs);
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "explain failed (%d):\n%s", rc, out ? out : "");
+  return out;
+}
+
+/* " --input <case dir>/in0.npy ..." for a corpus case's n inputs */
+static char *case_inputs(const char *name, int n) {
+  size_t cap = 64 + (size_t)n * 4096, o = 0;
+  char *out = malloc(cap);
+  out[0] = 0;
+  for (int i = 0; i < n; i++)
+    o += (size_t)snprintf(out + o, cap - o, " --input %s/%s/in%d.npy", tu_src_path("tests/corpus/cases"), name, i);
+  return out;
+}
+
+START_TEST(plugin_check_passes) {
+  char *out = NULL, cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s plugin-check legacy --corpus %s 2>&1", FBX_CLI, tu_src_path("tests/corpus/cases"));
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "plugin-check legacy failed (%d):\n%s", rc, out ? out : "");
+  ck_assert_msg(strstr(out, " 0 failed"), "%s", out);
+  ck_assert_int_eq(count(out, "FAIL"), 0);
+  free(out);
+}
+END_TEST
+
+START_TEST(ratio_iou_is_one_group) {
+  char *in = case_inputs("ratio_iou", 8);
+  /* without CSE the graph keeps its 20 pointwise ops (CSE merges the two
+   * wi * hi products into one) */
+  char *out = explain("FUSEBOX_DISABLE_PASSES=cse", "examples/ratio_iou.ir", in);
+  ck_assert_msg(strstr(out, "optimized, 1 group\n"), "%s", out);
+  char *g = group_section(out, 0);
+  ck_assert_msg(g, "%s", out);
+  ck_assert_int_eq(count(g, " = aten::"), 20);
+  ck_assert_msg(!group_section(out, 1), "a second group:\n%s", out);
+  ck_assert_msg(strstr(out, "# nodes outside fusion groups in function 1 (the graph)\n#   (none)"), "%s", out);
+  free(g);
+  free(out);
+  /* with the default passes: still every op in the one group */
+  out = explain("", "examples/ratio_iou.ir", in);
+  g = group_section(out, 0);
+  ck_assert_msg(g && count(g, " = aten::") == 19, "%s", out);
+  ck_assert_msg(strstr(out, "#   (none)"), "%s", out);
+  free(g);
+  free(out);
+  free(in);
+}
+END_TEST
+
+START_TEST(lstm_gates_are_one_group_with_the_chunk) {
+  char *in = case_inputs("lstm_cell", 7);
+  char *out = explain("", "tests/corpus/cases/lstm_cell/graph.ir", in);
+  ck_assert_msg(strstr(out, "optimized, 1 group\n"), "%s", out);
+  char *g = group_section(out, 0);
+  ck_assert_msg(g, "%s", out);
+  ck_assert_int_eq(count(g, "= aten::chunk("), 1);
+  ck_assert_int_eq(count(g, "= prim::ListUnpack("), 1);
+  ck_assert_int_eq(count(g, "= aten::sigmoid("), 3);
+  ck_assert_int_eq(count(g, "= aten::tanh("), 2);
+  ck_assert_int_eq(count(g, "= aten::mul("), 3);
+  /* the bias adds feeding the chunk were pulled in too; only the matmuls,
+   * transposes and the tuple stay outside */
+  ck_assert_int_eq(count(g, "= aten::add("), 4);
+  const char *outside = strstr(out, "# nodes outside fusion groups");
+  ck_assert(outside);
+  ck_assert_int_eq(count(outside, "\n#   %"), 5);
+  ck_assert_int_eq(count(outside, "aten::matmul"), 2);
+  free(g);
+  free(out);
+  free(in);
+}
+END_TEST
+
+static const char *reduction_ir =
+    "graph(%x : Float(4, 8), %y : Float(4, 8)):\n"
+    "  %one : int = prim::Constant[value=1]()\n"
+    "  %true : bool = prim::Constant[value=1]()\n"
+    "  %none : NoneType = prim::Constant()\n"
+    "  %a : Tensor = aten::mul(%x, %y)\n"
+    "  %b : Tensor = aten::relu(%a)\n"
+    "  %dims : int[] = prim::ListConstruct(%one)\n"
+    "  %s : Tensor = aten::sum(%b, %dims, %true, %none)\n"
+    "  %e : Tensor = aten::sub(%x, %s, %one)\n"
+    "  %f : Tensor = aten::exp(%e)\n"
+    "  return (%f)\n";
+
+START_TEST(reduction_splits_two_groups) {
+  char path[] = "/tmp/fbx_legacy_red_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs(reduction_ir, f);
+  fclose(f);
+  char cmd[4096], *out = NULL;
+  snprintf(cmd, sizeof cmd, "%s explain %s --fuser legacy --random 2>&1", FBX_CLI, path);
+  int rc = tu_run(cmd, &out);
+  remove(path);
+  ck_assert_msg(rc == 0, "%s", out);
+  ck_assert_msg(strstr(out, "optimized, 2 groups\n"), "%s", out);
+  char *g0 = group_section(out, 0), *g1 = group_section(out, 1);
+  ck_assert_msg(g0 && g1, "%s", out);
+  ck_assert_int_eq(count(g0, "aten::sum") + count(g1, "aten::sum"), 0);
+  ck_assert_int_eq(count(g0, " = aten::") + count(g1, " = aten::"), 4);
+  /* mul+relu before the reduction, sub+exp after it */
+  ck_assert_int_eq(count(g0, "aten::mul") + count(g1, "aten::mul"), 1);
+  ck_assert_int_eq(count(g0, "aten::exp") + count(g1, "aten::exp"), 1);
+  ck_assert_msg((strstr(g0, "aten::mul") && strstr(g0, "aten::relu")) || (strstr(g1, "aten::mul") && strstr(g1, "aten::relu")),
+                "%s", out);
+  ck_assert_msg(strstr(out, "aten::sum(%") && strstr(out, "-- not proposed by legacy"), "%s", out);
+  free(g0);
+  free(g1);
+  free(out);
+}
+END_TEST
+
+START_TEST(source_shows_both_dialects) {
+  char *in = case_inputs("ratio_iou", 8);
+  char opts[9000];
+  snprintf(opts, sizeof opts, "%s --source", in);
+  char *out = explain("", "examples/ratio_iou.ir", opts);
+  ck_assert_msg(strstr(out, "#pragma omp parallel for if (n >= par_min)"), "%s", out);
+  ck_assert_msg(strstr(out, "*restrict a0"), "%s", out);
+  ck_assert_msg(strstr(out, "extern \"C\" __global__ void lf_kernel"), "%s", out);
+  ck_assert_msg(strstr(out, "q += step"), "no grid-stride loop:\n%s", out);
+  ck_assert_msg(strstr(out, "float4"), "no float4 path:\n%s", out);
+  free(out);
+  free(in);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("legacy_cli");
+  TCase *tc = tcase_create("cli");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, plugin_check_passes);
+  tcase_add_test(tc, ratio_iou_is_one_group);
+  tcase_add_test(tc, lstm_gates_are_one_group_with_the_chunk);
+  tcase_add_test(tc, reduction_splits_two_groups);
+  tcase_add_test(tc, source_shows_both_dialects);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
