@@ -83,7 +83,7 @@ for n in names:
 r = json.load(open(os.path.join(out, "ratio_iou.json")))
 fz = next(f for f in r["fusers"] if f["name"] != "none")
 sp, bw = fz["speedup"] or 0, fz["bandwidth_vs_memcpy"] or 0
-print("ratio_iou targets: speedup %.2fx (>= 4x: %s), bandwidth %.2f of memcpy (>= 0.7: %s)" % (
+print("ratio_iou targets: speedup %.3fx (>= 4x: %s), bandwidth %.3f of memcpy (>= 0.7: %s)" % (
     sp, "met" if sp >= 4 else "NOT met", bw, "met" if bw >= 0.7 else "NOT met"))
 m = r["memcpy"]
 print("memcpy (ratio_iou run): %d bytes, %.2f GB/s 1 thread, %.2f GB/s %d threads; bytes moved %s per run (%s)" % (
