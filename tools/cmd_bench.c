@@ -1,14 +1,32 @@
-/* fusebox bench GRAPH [--input [NAME=]X]... | --random  --fusers A,B,... [--iters N] [--seed S] [--json FILE]
+/* fusebox bench GRAPH [--input [NAME=]X]... | --random [--shape [NAME=]DIMS]...  --fusers A,B,...
+ *                [--iters N] [--seed S] [--bytes N] [--json FILE]
  *
  * Compares fusers on one graph and one set of inputs. Each fuser gets its
  * own executor, warmed past profiling (FUSEBOX_PROFILING_RUNS + 2 runs: the
  * profiling runs, the run that compiles, one warm run); then the timed runs
  * go round-robin over the fusers, so that drifts of the machine (frequency,
  * other load) hit every fuser alike. Per fuser: compile time (the
- * executor's stats), median and minimum time per run, fusion groups,
- * kernel launches per run, the speedup of its median over `none`'s, and the
+ * executor's stats: total, kernels compiled, how many came from the disk
+ * cache, time per kernel), median and minimum time per run, fusion groups,
+ * kernel launches per run, the speedup of its median over `none`'s, the
  * largest absolute and relative error of its outputs against the reference
- * interpreter. */
+ * interpreter, and the effective bandwidth.
+ *
+ * Effective bandwidth = bytes moved / median time. Bytes moved are the
+ * graph's logical traffic: every tensor input read once plus every tensor
+ * output written once (numel * element size each, the reference's outputs),
+ * or --bytes N where that is wrong for the graph (a matmul reads its operands
+ * more than once; an intermediate the fuser cannot keep in registers costs
+ * more). It is compared with memcpy bandwidth measured in the same rounds:
+ * each round also copies a buffer the size of the graph's largest tensor
+ * once with one thread and once split over the kernel thread pool
+ * (fbx_parallel_for, FUSEBOX_NUM_THREADS); memcpy moves 2x its size (read +
+ * written) and the faster of the two medians is the reference, so the ratio
+ * is against the best copy this machine did, not a handicapped one.
+ *
+ * Compile time cold vs from the disk cache takes two processes: run bench
+ * twice with the same fresh FUSEBOX_CACHE_DIR (bench/fuser_figures.sh does);
+ * the second run's kernels are disk-cache hits. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +34,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/parallel.h"
 #include "base/strbuf.h"
 #include "cli.h"
 #include "exec/executor.h"
@@ -24,31 +43,47 @@
 #include "inputs.h"
 #include "ir/text.h"
 
-static const char *const USAGE = "fusebox bench GRAPH [--input [NAME=]X]... | --random  --fusers A,B,... "
-                                 "[--iters N] [--seed S] [--json FILE]";
+static const char *const USAGE = "fusebox bench GRAPH [--input [NAME=]X]... | --random [--shape [NAME=]DIMS]... "
+                                 "--fusers A,B,... [--iters N] [--seed S] [--bytes N] [--json FILE]";
 
 #define MAX_FUSERS 16
+#define MAX_SHAPES 64
 
 static void help(void) {
   printf("usage: %s\n\n"
          "Runs GRAPH with each fuser (its own profiling executor per fuser), warms each past\n"
-         "profiling, then times --iters runs per fuser, interleaved round-robin. Prints one row\n"
-         "per fuser:\n"
+         "profiling, then times --iters runs per fuser, interleaved round-robin with a memcpy.\n"
+         "Prints one row per fuser:\n"
          "  compile_ms      time inside the fuser's compiles (executor stats)\n"
          "  median_ms/min_ms  time per run\n"
          "  groups          fusion groups the fuser made (all specializations)\n"
          "  launches/run    kernels launched per timed run\n"
          "  speedup         none's median / this fuser's median (when none is benchmarked)\n"
          "  max_abs/max_rel largest error of the outputs against the reference interpreter\n"
-         "  fallbacks       group runs that went to the interpreter during the timed runs\n\n"
+         "  fallbacks       group runs that went to the interpreter during the timed runs\n"
+         "  kernels         kernels the fuser compiled (memory-cache hits not counted)\n"
+         "  disk_hits       of those, answered by the disk cache (FUSEBOX_CACHE_DIR)\n"
+         "  ms/kernel       compile_ms / kernels\n"
+         "  GB/s            bytes moved / median time (effective bandwidth)\n"
+         "  /memcpy         GB/s over the memcpy bandwidth measured in the same rounds\n\n"
+         "Bytes moved: every tensor input read once and every tensor output written once\n"
+         "(numel x element size), unless --bytes gives it. memcpy: a buffer the size of the\n"
+         "largest tensor, copied each round with 1 thread and with the kernel thread pool;\n"
+         "read + written bytes over the faster median.\n\n"
          "  --fusers LIST    comma list of fuser names or plugin paths; `none` is the\n"
          "                   interpreter alone (the baseline of the speedup)\n"
          FBX_CLI_INPUT_HELP
-         "  --random         make every input up: tensors whose IR type gives dtype and sizes\n"
-         "                   (Float(4, 8)) get random values.\n"
+         "  --random         make every input up: random values, contiguous; sizes from the\n"
+         "                   IR type (Float(4, 8)) or --shape; dtype from the IR type, else\n"
+         "                   float32.\n"
+         "  --shape [NAME=]D0,D1,...  sizes of a --random input: unnamed, of every input whose\n"
+         "                   type lacks sizes (`Tensor`); named, of that input (repeatable)\n"
          "  --iters N        timed runs per fuser (default 20)\n"
          "  --seed S         seed for --random and the graph's random ops (default 0)\n"
+         "  --bytes N        bytes moved per run, for the bandwidth columns\n"
          "  --json FILE      also write the results as JSON\n\n"
+         "Compile time cold and from the disk cache: run twice with the same new\n"
+         "FUSEBOX_CACHE_DIR; the second run's kernels are disk hits.\n\n"
          "Exit status: 0 success, 1 the graph, an input or a run failed (or a fuser's outputs\n"
          "do not match the reference's structure), 2 usage error or unknown fuser.\n",
          USAGE);
@@ -63,10 +98,58 @@ typedef struct bench_row {
   int64_t groups;
   double launches_per_run;
   int64_t fallbacks;
+  int64_t kernels, disk_hits;
   double max_abs, max_rel;
   bool outputs_ok;
   char *mismatch;
 } bench_row;
+
+/* The memcpy reference, timed once per round next to the fusers. */
+typedef struct bench_memcpy {
+  size_t bytes; /* buffer size; 0: nothing to copy (no tensors) */
+  char *src, *dst;
+  double *t1, *tn; /* per round: one thread, the pool */
+  double gbs1, gbsn, gbs;
+  int threads;
+} bench_memcpy;
+
+typedef struct copy_ctx {
+  char *dst;
+  const char *src;
+} copy_ctx;
+
+static void copy_range(void *ctx, int64_t begin, int64_t end) {
+  copy_ctx *c = ctx;
+  memcpy(c->dst + begin, c->src + begin, (size_t)(end - begin));
+}
+
+static void memcpy_round(bench_memcpy *m, long long k) {
+  double t0 = fbx_cli_now_ms();
+  memcpy(m->dst, m->src, m->bytes);
+  m->t1[k] = fbx_cli_now_ms() - t0;
+  copy_ctx c = {m->dst, m->src};
+  t0 = fbx_cli_now_ms();
+  /* the grain the kernels use for float32 (32768 elements) */
+  fbx_parallel_for((int64_t)m->bytes, 4 * 32768, copy_range, &c);
+  m->tn[k] = fbx_cli_now_ms() - t0;
+}
+
+/* Bytes of the tensors among vals[0..n) (flattened): the sum and the largest. */
+static fbx_status *tensor_bytes(const fbx_ivalue *vals, int n, double *sum, size_t *largest) {
+  int k = fbx_cli_flatten(vals, n, NULL, 0);
+  fbx_ivalue *flat = fbx_calloc((size_t)k + 1, sizeof *flat);
+  if (!flat) return fbx_status_nomem();
+  fbx_cli_flatten(vals, n, flat, k);
+  for (int i = 0; i < k; i++) {
+    if (flat[i].kind != FBX_IV_TENSOR) continue;
+    const fbx_tensor *t = flat[i].u.t;
+    size_t b = (size_t)t->numel * fbx_tensor_elem_size(t);
+    *sum += (double)b;
+    if (b > *largest) *largest = b;
+  }
+  fbx_free(flat);
+  return NULL;
+}
 
 static void json_str(FILE *f, const char *s) {
   fputc('"', f);
@@ -84,13 +167,41 @@ static void json_num(FILE *f, double v) {
   else fputs("null", f);
 }
 
-static fbx_status *write_json(const char *path, const char *graph, long long iters, int warmup, bench_row *rows,
-                              int n, double base) {
+/* What the table and the JSON file report besides the rows. */
+typedef struct bench_info {
+  const char *graph;
+  long long iters;
+  int warmup;
+  double bytes;      /* moved per run; 0: unknown */
+  bool bytes_given;  /* --bytes rather than the graph's tensors */
+  double base;       /* none's median, 0 if none was not run */
+  const bench_memcpy *mc;
+} bench_info;
+
+static double bench_gbs(const bench_info *in, const bench_row *r) {
+  return in->bytes > 0 && r->median_ms > 0 ? in->bytes / (r->median_ms * 1e-3) / 1e9 : NAN;
+}
+
+static fbx_status *write_json(const char *path, const bench_info *in, bench_row *rows, int n) {
   FILE *f = fopen(path, "w");
   if (!f) return fbx_status_new(FBX_ERR_IO, "cannot write %s: %s", path, strerror(errno));
   fputs("{\n  \"graph\": ", f);
-  json_str(f, graph);
-  fprintf(f, ",\n  \"iters\": %lld,\n  \"warmup_runs\": %d,\n  \"fusers\": [", iters, warmup);
+  json_str(f, in->graph);
+  fprintf(f, ",\n  \"iters\": %lld,\n  \"warmup_runs\": %d,\n  \"bytes_moved\": ", in->iters, in->warmup);
+  json_num(f, in->bytes > 0 ? in->bytes : NAN);
+  fputs(",\n  \"bytes_moved_from\": ", f);
+  json_str(f, in->bytes_given ? "option" : "graph");
+  fputs(",\n  \"cache_dir\": ", f);
+  const char *cache = getenv("FUSEBOX_CACHE_DIR");
+  if (cache && *cache) json_str(f, cache);
+  else fputs("null", f);
+  fprintf(f, ",\n  \"memcpy\": {\"bytes\": %zu, \"threads\": %d, \"gbs_1_thread\": ", in->mc->bytes, in->mc->threads);
+  json_num(f, in->mc->gbs1);
+  fputs(", \"gbs_threads\": ", f);
+  json_num(f, in->mc->gbsn);
+  fputs(", \"gbs\": ", f);
+  json_num(f, in->mc->gbs);
+  fputs("},\n  \"fusers\": [", f);
   for (int i = 0; i < n; i++) {
     bench_row *r = &rows[i];
     fputs(i ? ",\n    {" : "\n    {", f);
@@ -103,6 +214,9 @@ static fbx_status *write_json(const char *path, const char *graph, long long ite
     else fputs("null", f);
     fputs(", \"compile_ms\": ", f);
     json_num(f, r->compile_ms);
+    fprintf(f, ", \"kernels_compiled\": %lld, \"disk_cache_hits\": %lld, \"compile_ms_per_kernel\": ",
+            (long long)r->kernels, (long long)r->disk_hits);
+    json_num(f, r->kernels > 0 ? r->compile_ms / (double)r->kernels : NAN);
     fputs(", \"median_ms\": ", f);
     json_num(f, r->median_ms);
     fputs(", \"min_ms\": ", f);
@@ -110,8 +224,12 @@ static fbx_status *write_json(const char *path, const char *graph, long long ite
     fprintf(f, ", \"groups\": %lld, \"kernel_launches_per_run\": ", (long long)r->groups);
     json_num(f, r->launches_per_run);
     fputs(", \"speedup\": ", f);
-    if (base > 0) json_num(f, base / r->median_ms);
-    else fputs("null", f);
+    json_num(f, in->base > 0 ? in->base / r->median_ms : NAN);
+    double gbs = bench_gbs(in, r);
+    fputs(", \"gbs\": ", f);
+    json_num(f, gbs);
+    fputs(", \"bandwidth_vs_memcpy\": ", f);
+    json_num(f, in->mc->gbs > 0 ? gbs / in->mc->gbs : NAN);
     fputs(", \"max_abs_error\": ", f);
     json_num(f, r->outputs_ok ? r->max_abs : NAN);
     fputs(", \"max_rel_error\": ", f);
@@ -129,19 +247,65 @@ static fbx_status *write_json(const char *path, const char *graph, long long ite
   return NULL;
 }
 
+static void print_table(const bench_info *in, bench_row *rows, int n) {
+  const bench_memcpy *mc = in->mc;
+  printf("# fusebox bench %s: %lld timed runs per fuser (interleaved), after %d warm-up runs\n", in->graph, in->iters,
+         in->warmup);
+  if (in->bytes > 0)
+    printf("# bytes moved per run: %.0f (%s)\n", in->bytes,
+           in->bytes_given ? "--bytes" : "tensor inputs read once + tensor outputs written once");
+  if (mc->bytes)
+    printf("# memcpy %zu bytes: %.2f GB/s with 1 thread, %.2f GB/s with %d threads (read + written, medians)\n",
+           mc->bytes, mc->gbs1, mc->gbsn, mc->threads);
+  printf("%-14s %11s %11s %11s %7s %13s %8s %11s %11s %9s %7s %9s %9s %8s %7s\n", "fuser", "compile_ms", "median_ms",
+         "min_ms", "groups", "launches/run", "speedup", "max_abs", "max_rel", "fallbacks", "kernels", "disk_hits",
+         "ms/kernel", "GB/s", "/memcpy");
+  for (int i = 0; i < n; i++) {
+    bench_row *r = &rows[i];
+    char speed[32], eabs[32], erel[32], perk[32], gbs[32], ratio[32];
+    if (in->base > 0 && r->median_ms > 0) snprintf(speed, sizeof speed, "%.2fx", in->base / r->median_ms);
+    else snprintf(speed, sizeof speed, "-");
+    if (r->outputs_ok) {
+      snprintf(eabs, sizeof eabs, "%.3g", r->max_abs);
+      snprintf(erel, sizeof erel, "%.3g", r->max_rel);
+    } else {
+      snprintf(eabs, sizeof eabs, "MISMATCH");
+      snprintf(erel, sizeof erel, "-");
+    }
+    if (r->kernels > 0) snprintf(perk, sizeof perk, "%.3f", r->compile_ms / (double)r->kernels);
+    else snprintf(perk, sizeof perk, "-");
+    double g = bench_gbs(in, r);
+    if (isfinite(g)) snprintf(gbs, sizeof gbs, "%.2f", g);
+    else snprintf(gbs, sizeof gbs, "-");
+    if (isfinite(g) && mc->gbs > 0) snprintf(ratio, sizeof ratio, "%.2f", g / mc->gbs);
+    else snprintf(ratio, sizeof ratio, "-");
+    printf("%-14s %11.3f %11.4f %11.4f %7lld %13.2f %8s %11s %11s %9lld %7lld %9lld %9s %8s %7s\n",
+           r->fuser ? fbx_fuser_name(r->fuser) : "none", r->compile_ms, r->median_ms, r->min_ms, (long long)r->groups,
+           r->launches_per_run, speed, eabs, erel, (long long)r->fallbacks, (long long)r->kernels,
+           (long long)r->disk_hits, perk, gbs, ratio);
+  }
+}
+
 int fbx_cmd_bench(int argc, char **argv) {
   const char *path = NULL, *fusers = NULL, *json = NULL;
-  long long iters = 20, seed = 0;
+  long long iters = 20, seed = 0, bytes_opt = 0;
   bool random = false;
   char **inputs = fbx_calloc((size_t)(argc > 0 ? argc : 1), sizeof *inputs);
-  if (!inputs) return fbx_cli_fail("bench", fbx_status_nomem());
-  int ninputs = 0, rc = 0;
+  fbx_cli_shape *shapes = fbx_calloc(MAX_SHAPES, sizeof *shapes);
+  if (!inputs || !shapes) {
+    fbx_free(inputs);
+    fbx_free(shapes);
+    return fbx_cli_fail("bench", fbx_status_nomem());
+  }
+  int ninputs = 0, nshapes = 0, rc = 0;
+  bool default_shape = false;
   for (int i = 0; i < argc && !rc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       help();
       fbx_free(inputs);
+      fbx_free(shapes);
       return 0;
     } else if (!strcmp(a, "--input") || !strcmp(a, "-i")) {
       if (!has_value) rc = fbx_cli_usage("bench", USAGE, "%s needs a value", a);
@@ -157,6 +321,23 @@ int fbx_cmd_bench(int argc, char **argv) {
     } else if (!strcmp(a, "--seed")) {
       if (!has_value || !fbx_cli_parse_int(argv[++i], 0, &seed))
         rc = fbx_cli_usage("bench", USAGE, "--seed needs a non-negative integer");
+    } else if (!strcmp(a, "--bytes")) {
+      if (!has_value || !fbx_cli_parse_int(argv[++i], 1, &bytes_opt))
+        rc = fbx_cli_usage("bench", USAGE, "--bytes needs a byte count >= 1");
+    } else if (!strcmp(a, "--shape")) {
+      if (!has_value) {
+        rc = fbx_cli_usage("bench", USAGE, "--shape needs [NAME=]D0,D1,...");
+      } else if (nshapes == MAX_SHAPES) {
+        rc = fbx_cli_usage("bench", USAGE, "at most %d --shape options", MAX_SHAPES);
+      } else if (!fbx_cli_parse_shape(argv[++i], &shapes[nshapes])) {
+        rc = fbx_cli_usage("bench", USAGE,
+                           "--shape '%s': expected [NAME=]D0,D1,... (1 to %d sizes >= 0, at most 2^40 elements)",
+                           argv[i], FBX_MAX_DIMS);
+      } else if (!shapes[nshapes].name && default_shape) {
+        rc = fbx_cli_usage("bench", USAGE, "--shape without a name given twice");
+      } else {
+        default_shape |= !shapes[nshapes++].name;
+      }
     } else if (!strcmp(a, "--random")) {
       random = true;
     } else if (a[0] == '-' && a[1]) {
@@ -170,10 +351,12 @@ int fbx_cmd_bench(int argc, char **argv) {
   if (!rc && !path) rc = fbx_cli_usage("bench", USAGE, "no graph given");
   if (!rc && !fusers) rc = fbx_cli_usage("bench", USAGE, "no --fusers given (e.g. --fusers none,legacy)");
   if (!rc && random && ninputs) rc = fbx_cli_usage("bench", USAGE, "--random and --input exclude each other");
+  if (!rc && nshapes && !random) rc = fbx_cli_usage("bench", USAGE, "--shape sizes --random inputs; add --random");
   if (!rc && iters > 1000000) rc = fbx_cli_usage("bench", USAGE, "--iters: at most 1000000");
 
   bench_row rows[MAX_FUSERS];
   memset(rows, 0, sizeof rows);
+  bench_memcpy mc = {0};
   int nrows = 0;
   char *list = !rc ? fbx_strdup(fusers) : NULL;
   if (!rc && !list) rc = fbx_cli_fail("bench", fbx_status_nomem());
@@ -213,7 +396,7 @@ int fbx_cmd_bench(int argc, char **argv) {
     st = fbx_status_nomem();
     goto done;
   }
-  if (random) st = fbx_cli_random_inputs(g, (uint64_t)seed, vals);
+  if (random) st = fbx_cli_random_inputs_shaped(g, (uint64_t)seed, shapes, nshapes, vals);
   else st = fbx_cli_gather_inputs(g, inputs, ninputs, vals);
   if (st) goto done;
 
@@ -223,6 +406,23 @@ int fbx_cmd_bench(int argc, char **argv) {
   if ((st = fbx_interp_run(ref, vals, nin, want, &ro))) {
     st = fbx_status_wrap(st, "the reference interpreter failed");
     goto done;
+  }
+  double bytes = 0;
+  if ((st = tensor_bytes(vals, nin, &bytes, &mc.bytes)) || (st = tensor_bytes(want, nout, &bytes, &mc.bytes))) goto done;
+  if (bytes_opt) bytes = (double)bytes_opt;
+  mc.threads = fbx_parallel_threads();
+  if (mc.bytes) {
+    mc.src = fbx_malloc(mc.bytes);
+    mc.dst = fbx_malloc(mc.bytes);
+    mc.t1 = fbx_calloc((size_t)iters, sizeof *mc.t1);
+    mc.tn = fbx_calloc((size_t)iters, sizeof *mc.tn);
+    if (!mc.src || !mc.dst || !mc.t1 || !mc.tn) {
+      st = fbx_status_nomem();
+      goto done;
+    }
+    /* both buffers touched, so that no round pays for page faults */
+    memset(mc.src, 1, mc.bytes);
+    memset(mc.dst, 0, mc.bytes);
   }
 
   for (int i = 0; i < nrows; i++) {
@@ -252,7 +452,7 @@ int fbx_cmd_bench(int argc, char **argv) {
     before[i] = (fbx_executor_stats){.struct_size = sizeof before[i]};
     fbx_executor_stats_get(rows[i].ex, &before[i]);
   }
-  for (long long k = 0; k < iters; k++)
+  for (long long k = 0; k < iters; k++) {
     for (int i = 0; i < nrows; i++) {
       for (int o = 0; o < nout; o++) fbx_iv_release(&outs[o]);
       double t0 = fbx_cli_now_ms();
@@ -269,12 +469,21 @@ int fbx_cmd_bench(int argc, char **argv) {
         fbx_strbuf_free(&why);
       }
     }
+    if (mc.bytes) memcpy_round(&mc, k);
+  }
+  if (mc.bytes) {
+    mc.gbs1 = 2.0 * (double)mc.bytes / (fbx_cli_median(mc.t1, (int)iters) * 1e-3) / 1e9;
+    mc.gbsn = 2.0 * (double)mc.bytes / (fbx_cli_median(mc.tn, (int)iters) * 1e-3) / 1e9;
+    mc.gbs = mc.gbs1 > mc.gbsn ? mc.gbs1 : mc.gbsn;
+  }
   double base = 0;
   for (int i = 0; i < nrows; i++) {
     bench_row *r = &rows[i];
     fbx_executor_stats s = {.struct_size = sizeof s};
     fbx_executor_stats_get(r->ex, &s);
     r->compile_ms = s.compile_seconds * 1e3;
+    r->kernels = s.kernels_compiled;
+    r->disk_hits = s.disk_cache_hits;
     r->groups = s.groups;
     r->launches_per_run = (double)(s.kernel_launches - before[i].kernel_launches) / (double)iters;
     r->fallbacks = s.fallbacks - before[i].fallbacks;
@@ -283,32 +492,16 @@ int fbx_cmd_bench(int argc, char **argv) {
     if (!r->fuser && base == 0) base = r->median_ms;
   }
 
-  printf("# fusebox bench %s: %lld timed runs per fuser (interleaved), after %d warm-up runs\n", path, iters, warmup);
-  printf("%-14s %11s %11s %11s %7s %13s %8s %11s %11s %9s\n", "fuser", "compile_ms", "median_ms", "min_ms", "groups",
-         "launches/run", "speedup", "max_abs", "max_rel", "fallbacks");
-  for (int i = 0; i < nrows; i++) {
-    bench_row *r = &rows[i];
-    char speed[32], eabs[32], erel[32];
-    if (base > 0 && r->median_ms > 0) snprintf(speed, sizeof speed, "%.2fx", base / r->median_ms);
-    else snprintf(speed, sizeof speed, "-");
-    if (r->outputs_ok) {
-      snprintf(eabs, sizeof eabs, "%.3g", r->max_abs);
-      snprintf(erel, sizeof erel, "%.3g", r->max_rel);
-    } else {
-      snprintf(eabs, sizeof eabs, "MISMATCH");
-      snprintf(erel, sizeof erel, "-");
-    }
-    printf("%-14s %11.3f %11.4f %11.4f %7lld %13.2f %8s %11s %11s %9lld\n", r->fuser ? fbx_fuser_name(r->fuser) : "none",
-           r->compile_ms, r->median_ms, r->min_ms, (long long)r->groups, r->launches_per_run, speed, eabs, erel,
-           (long long)r->fallbacks);
-  }
+  bench_info info = {.graph = path, .iters = iters, .warmup = warmup, .bytes = bytes, .bytes_given = bytes_opt > 0,
+                     .base = base, .mc = &mc};
+  print_table(&info, rows, nrows);
   for (int i = 0; i < nrows; i++)
     if (!rows[i].outputs_ok) {
       fprintf(stderr, "fusebox bench: fuser %s: outputs do not match the reference: %s\n", rows[i].name,
               rows[i].mismatch ? rows[i].mismatch : "?");
       rc = 1;
     }
-  if (json && (st = write_json(json, path, iters, warmup, rows, nrows, base))) goto done;
+  if (json && (st = write_json(json, &info, rows, nrows))) goto done;
   if (json) printf("# wrote %s\n", json);
 
 done:
@@ -325,9 +518,14 @@ done:
     fbx_free(rows[i].times);
     fbx_free(rows[i].mismatch);
   }
+  fbx_free(mc.src);
+  fbx_free(mc.dst);
+  fbx_free(mc.t1);
+  fbx_free(mc.tn);
   fbx_interp_destroy(ref);
   fbx_graph_destroy(g);
   fbx_free(list);
   fbx_free(inputs);
+  fbx_free(shapes);
   return rc;
 }

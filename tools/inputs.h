@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <fusebox/tensor.h>
+
 #include "base/status.h"
 #include "base/strbuf.h"
 #include "host/host.h"
@@ -31,6 +33,27 @@ fbx_status *fbx_cli_gather_inputs(const fbx_graph *g, char **args, int nargs, fb
  * gives its dtype and all sizes (Float(4, 8)); values uniform in [-1, 1)
  * for floating dtypes, 0..9 for integers, 0/1 for bool; contiguous. */
 fbx_status *fbx_cli_random_inputs(const fbx_graph *g, uint64_t seed, fbx_ivalue *vals);
+
+/* The sizes of --random inputs (--shape [NAME=]D0,D1,...). A shape without
+ * a name is the default for every tensor input whose IR type does not give
+ * all sizes (`Tensor`, `Float(*, 8)`); a named one sets that input's sizes
+ * whatever its type says. The dtype stays the IR type's, float32 where the
+ * type has none. */
+typedef struct fbx_cli_shape {
+  const char *name; /* NULL for the default; else not NUL-terminated, name_len chars */
+  size_t name_len;
+  int rank;
+  int64_t sizes[FBX_MAX_DIMS];
+} fbx_cli_shape;
+/* Parse one --shape value: a comma list of 1 to FBX_MAX_DIMS sizes >= 0,
+ * optionally NAME= in front; at most 2^40 elements. The name points into
+ * text. False (and *out unspecified) when malformed. */
+bool fbx_cli_parse_shape(const char *text, fbx_cli_shape *out);
+/* As fbx_cli_random_inputs, with shapes[0..nshapes) giving sizes; a named
+ * shape must name a graph input (its full name or unambiguous base) and
+ * each input may be named once. */
+fbx_status *fbx_cli_random_inputs_shaped(const fbx_graph *g, uint64_t seed, const fbx_cli_shape *shapes, int nshapes,
+                                         fbx_ivalue *vals);
 
 /* Load a fuser by selection name or path; `none` (or NULL) gives NULL. */
 fbx_status *fbx_cli_load_fuser(const char *name, fbx_fuser **out);

@@ -90,7 +90,7 @@ UF(cosh, , VM(cosh, a))
 UF(tanh, , VM(tanh, a))
 UF(erf, , VM(erf, a))
 UF(erfc, , VM(erfc, a))
-UF(lgamma, , lgamma(a))
+UFX(lgamma, VM(lgamma, a), FBX_VM_LGAMMA_RARE(a), lgamma(a))
 UF(sigmoid, , SIGMOID(a))
 /* f[0] = eps, i[0] = clamp to [eps, 1-eps] (eps given and >= 0) */
 #define LOGIT_CLAMP(x, c, lo, hi) ((c) ? ((x) < (lo) ? (lo) : ((x) > (hi) ? (hi) : (x))) : (x))

@@ -24,7 +24,7 @@
  *   sinf, cosf, tanf, tanhf, sinhf, coshf, erff, erfcf,
  *   atanf, atan2f (float arithmetic)                            [4]
  *   asinf, acosf, softplusf (float arithmetic)                  [2]
- *   powf (double arithmetic)                                    [1]
+ *   powf, lgammaf (double arithmetic)                           [1]
  *   sigmoidf                                                    [3]
  *   truncf, floorf, ceilf, rintf (round half to even)           exact
  *   fmodf                                                       exact
@@ -39,7 +39,9 @@
  * them: callers recompute those elements with libm (see
  * FBX_PW_LOOP1X in pointwise.h). fbx_vm_fmodf is likewise exact only where
  * fbx_vm_fmod_rare() is false, and fbx_vm_powf leaves C99's special
- * cases (a zero, infinite or NaN operand) to libm: fbx_vm_pow_rare(). Float64 kernels keep using libm.
+ * cases (a zero, infinite or NaN operand) to libm: fbx_vm_pow_rare(), and
+ * fbx_vm_lgammaf leaves x < -2 (where lgamma has zeros between the poles)
+ * to libm: fbx_vm_lgamma_rare(). Float64 kernels keep using libm.
  *
  * Special values follow C99 Annex F (NaN in -> NaN out, exp(-inf) = 0,
  * log(0) = -inf, log(x < 0) = NaN, tanh(+-inf) = +-1, ...), signed zeros
@@ -156,13 +158,14 @@ FBX_VM_INLINE float fbx_vm_ldexpf(float x, int32_t k) {
 
 /* e^r - 1 - r = r^2 P(r) on |r| <= ln2/2 (Chebyshev fit) */
 FBX_VM_INLINE float fbx_vm_exp_poly(float r) {
-  float p = 1.989098091e-04f;
-  p = p * r + 1.393364160e-03f;
-  p = p * r + 8.333310485e-03f;
-  p = p * r + 4.166646674e-02f;
-  p = p * r + 1.666666716e-01f;
-  p = p * r + 5.000000000e-01f;
-  return r * r * p;
+  /* Estrin's scheme: exp sits at the end of long dependency chains
+   * (erf, erfc, softplus), where latency, not operation count, bounds a
+   * loop */
+  float r2 = r * r;
+  float p01 = 5.000000000e-01f + r * 1.666666716e-01f;
+  float p23 = 4.166646674e-02f + r * 8.333310485e-03f;
+  float p45 = 1.393364160e-03f + r * 1.989098091e-04f;
+  return r2 * (p01 + r2 * (p23 + r2 * p45));
 }
 
 FBX_VM_INLINE float fbx_vm_expf(float x) {
@@ -230,17 +233,15 @@ FBX_VM_INLINE void fbx_vm_log_split(float x, float *e, float *f, float *lo) {
   float m = fbx_vm_u2f(((uint32_t)ix & 0x7fffffu) + 0x3f3504f3u);
   *e = (float)((ix >> 23) - (sub ? 23 : 0));
   float ff = m - 1.0f;
-  /* ln(1 + f) - f + f^2/2 = f^3 P(f) (Chebyshev fit) */
-  float p = 6.971611828e-02f;
-  p = p * ff - 1.147973388e-01f;
-  p = p * ff + 1.168541983e-01f;
-  p = p * ff - 1.242568716e-01f;
-  p = p * ff + 1.424905807e-01f;
-  p = p * ff - 1.666780263e-01f;
-  p = p * ff + 2.000071555e-01f;
-  p = p * ff - 2.499999702e-01f;
-  p = p * ff + 3.333333135e-01f;
-  float z = ff * ff;
+  /* ln(1 + f) - f + f^2/2 = f^3 P(f) (Chebyshev fit), P by Estrin's
+   * scheme for a short dependency chain */
+  float z = ff * ff, z2 = z * z;
+  float p01 = 3.333333135e-01f + ff * -2.499999702e-01f;
+  float p23 = 2.000071555e-01f + ff * -1.666780263e-01f;
+  float p45 = 1.424905807e-01f + ff * -1.242568716e-01f;
+  float p67 = 1.168541983e-01f + ff * -1.147973388e-01f;
+  float p47 = p45 + z * (p67 + z * 6.971611828e-02f);
+  float p = p01 + (z * p23 + z2 * p47);
   *f = ff;
   *lo = ff * z * p - 0.5f * z;
 }
@@ -432,14 +433,33 @@ FBX_VM_INLINE float fbx_vm_erfc_big(float a) {
   float kf = fbx_vm_rint_small((s - d) * FBX_VM_LOG2EF);
   float r = ((s - kf * FBX_VM_LN2HF) - d) - kf * FBX_VM_LN2LF;
   float e = 1.0f + (r + fbx_vm_exp_poly(r));
-  return fbx_vm_ldexpf(e * h / a, (int32_t)kf);
+  /* times u rather than over a: one division less, + 0.5 ulp at most */
+  return fbx_vm_ldexpf(e * h * u, (int32_t)kf);
+}
+
+/* erf(a) = 1 - erfc(a) for 0.84375 <= a <= 4 with erfc(a) = exp(Q(a) - a^2),
+ * Q a fit of log(erfc(a)) + a^2 in t = a - 0.84375 (Chebyshev, degree 8).
+ * No division: erfc <= 0.23 here, so its relative error (Q's and expf's)
+ * reaches erf scaled down by that factor at least. */
+FBX_VM_INLINE float fbx_vm_erf_big(float a) {
+  /* Estrin's scheme: the Horner chain's latency, not the operation count,
+   * bounded this loop */
+  float t = a - 0.84375f, t2 = t * t, t4 = t2 * t2;
+  float q01 = -7.457717061e-01f + t * -6.912006736e-01f;
+  float q23 = 1.779334694e-01f + t * -4.838605598e-02f;
+  float q45 = 1.178914867e-02f + t * -2.362774452e-03f;
+  float q67 = 3.543801722e-04f + t * -3.446406117e-05f;
+  float q47 = q45 + t2 * (q67 + t2 * 1.596944116e-06f);
+  float q = q01 + (t2 * q23 + t4 * q47);
+  return 1.0f - fbx_vm_expf(q - a * a);
 }
 
 FBX_VM_INLINE float fbx_vm_erff(float x) {
   float a = fbx_vm_absf(x);
   a = a < 4.0f ? a : 4.0f; /* erf rounds to 1 */
-  float big = fbx_vm_signf(1.0f - fbx_vm_erfc_big(a < 0.84375f ? 1.0f : a), x);
-  float y = a < 0.84375f ? x + fbx_vm_erf_small(a < 0.84375f ? x : 0.0f) : big;
+  int small = a < 0.84375f;
+  float big = fbx_vm_signf(fbx_vm_erf_big(small ? 1.0f : a), x);
+  float y = small ? x + fbx_vm_erf_small(small ? x : 0.0f) : big;
   return x == x ? y : x;
 }
 
@@ -677,6 +697,87 @@ FBX_VM_INLINE float fbx_vm_powf(float a, float b) {
   return a < 0.0f && !bint ? NAN : r;
 }
 
+/* ---- lgamma (double arithmetic) ------------------------------------------------------------- */
+
+/* ln(v) for finite v > 0 that is a normal double; relative error ~1e-16:
+ * v = 2^e m, m in [sqrt(1/2), sqrt(2)), ln m = 2s + s^3 P(s^2) with
+ * s = (m - 1) / (m + 1) (P: log2_pos_d's fit). The exponent comes out as a
+ * double by the 2^52 trick: AVX2 has no int64 -> double conversion. */
+FBX_VM_INLINE double fbx_vm_log_d(double v) {
+  uint64_t b = fbx_vm_d2u(v);
+  double m = fbx_vm_u2d((b & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
+  double e = fbx_vm_u2d(0x4330000000000000ull | (b >> 52)) - (0x1p52 + 1023.0);
+  e = m > 1.41421356237309505 ? e + 1.0 : e;
+  m = m > 1.41421356237309505 ? m * 0.5 : m;
+  double s = (m - 1.0) / (m + 1.0), z = s * s, z2 = z * z;
+  double p = (6.66666666666666963e-01 + z * 3.99999999998995048e-01) +
+             z2 * ((2.85714286259754868e-01 + z * 2.22222111347950807e-01) +
+                   z2 * ((1.81828891252617225e-01 + z * 1.53317216005560419e-01) + z2 * 1.46164496850434061e-01));
+  return e * FBX_VM_LN2HD + ((2.0 * s + s * z * p) + e * FBX_VM_LN2LD);
+}
+
+/* True where lgammaf must be computed by libm: x < -2 (and -inf). Between
+ * the poles there, lgamma has zeros that the reflection formula below
+ * would compute with cancellation. */
+FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) { return x < -2.0f; }
+
+/* lgamma(x) for x >= -2, in double (the float result then rounds once):
+ * x < 0 by reflection, lgamma(x) = ln(pi / |sin(pi x)|) - lgamma(1 - x);
+ * for y = x or 1 - x > 0, Stirling's series at z = y + 8 (or y >= 8),
+ * lgamma(y) = lgamma(z) - ln(y (y+1) ... (y+7)); one log covers both that
+ * product and the sine. Near the zeros at 1 and 2 the difference cancels,
+ * so |y - 1|, |y - 2| < 1/128 take the Taylor series there (zeta values). */
+FBX_VM_INLINE float fbx_vm_lgammaf(float xf) {
+  /* selects on one double comparison each: GCC does not vectorize this
+   * loop when && combines them, nor when float and double masks mix */
+  double x0 = (double)xf;
+  double x = x0 >= -2.0 ? x0 : 0.5; /* NaN too */
+  x = x < INFINITY ? x : 0.5;
+  x = x != 0.0 ? x : 0.5;
+  double y = x < 0.0 ? 1.0 - x : x;
+  double pr = ((y * (y + 1.0)) * ((y + 2.0) * (y + 3.0))) * (((y + 4.0) * (y + 5.0)) * ((y + 6.0) * (y + 7.0)));
+  pr = y < 8.0 ? pr : 1.0;
+  double z = y < 8.0 ? y + 8.0 : y;
+  /* sin(pi r), r = x - rint(x) in [-1/2, 1/2]: Taylor to r^17 */
+  double r = x - fbx_vm_rint_small_d(x), r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+  double sp = ((3.14159265358979312e+00 + r2 * -5.16771278004996937e+00) +
+               r4 * (2.55016403987734508e+00 + r2 * -5.99264529320791883e-01)) +
+              r8 * ((8.21458866111281910e-02 + r2 * -7.37043094571434784e-03) +
+                    r4 * (4.66302805767612337e-04 + r2 * -2.19153534478302037e-05) + r8 * 7.95205400147550838e-07);
+  double as = fbx_vm_absd(r * sp);
+  as = r == 0.0 ? 1.0 : as; /* x < 0: a pole, +inf below */
+  double w = x < 0.0 ? pr / as : pr;
+  double iz = 1.0 / z, iz2 = iz * iz;
+  double ser = iz * (8.33333333333333333e-02 +
+                     iz2 * (-2.77777777777777778e-03 +
+                            iz2 * (7.93650793650793651e-04 + iz2 * (-5.95238095238095238e-04 + iz2 * 8.41750841750841751e-04))));
+  double st = ((z - 0.5) * fbx_vm_log_d(z) - z) + (9.18938533204672670e-01 + ser);
+  double lw = fbx_vm_log_d(w);
+  double main = x < 0.0 ? (1.14472988584940016e+00 - st) + lw : st - lw;
+  /* lgamma(1 + t) = -gamma t + sum (-1)^k zeta(k)/k t^k; lgamma(2 + t) the same with zeta(k) - 1 */
+  double t1 = y - 1.0, t2 = y - 2.0;
+  double n1 = t1 * (-5.77215664901532861e-01 +
+                    t1 * (8.22467033424113218e-01 +
+                          t1 * (-4.00685634386531428e-01 +
+                                t1 * (2.70580808427784548e-01 +
+                                      t1 * (-2.07385551028673985e-01 +
+                                            t1 * (1.69557176997408190e-01 + t1 * -1.44049896768846118e-01))))));
+  double n2 = t2 * (4.22784335098467139e-01 +
+                    t2 * (3.22467033424113218e-01 +
+                          t2 * (-6.73523010531980951e-02 +
+                                t2 * (2.05808084277845478e-02 +
+                                      t2 * (-7.38555102867398527e-03 +
+                                            t2 * (2.89051033074152329e-03 + t2 * -1.19275391170326098e-03))))));
+  double res = x < 0.0 ? main : (fbx_vm_absd(t1) < 0x1p-7 ? n1 : (fbx_vm_absd(t2) < 0x1p-7 ? n2 : main));
+  res = res + 0.0; /* lgamma(1) = lgamma(2) = +0, not t * (-c) = -0 */
+  res = x < 0.0 ? (r == 0.0 ? INFINITY : res) : res;
+  /* +-0 and +inf: +inf; NaN: NaN (x < -2 is the caller's) */
+  res = x0 == 0.0 ? INFINITY : res;
+  res = x0 == INFINITY ? INFINITY : res;
+  res = x0 == x0 ? res : x0;
+  return (float)res;
+}
+
 /* ---- fmod (exact) ---------------------------------------------------------------------------------- */
 
 /* fmod(a, b) = a - trunc(a/b) b, exactly: the double quotient of two floats
@@ -706,6 +807,7 @@ FBX_VM_INLINE float fbx_vm_fmodf(float a, float b) {
 FBX_VM_INLINE int fbx_vm_never(double x) { return (void)x, 0; }
 FBX_VM_INLINE int fbx_vm_never2(double x, double y) { return (void)x, (void)y, 0; }
 #define FBX_VM_TRIG_RARE(x) _Generic((x), float: fbx_vm_trig_rare, default: fbx_vm_never)(x)
+#define FBX_VM_LGAMMA_RARE(x) _Generic((x), float: fbx_vm_lgamma_rare, default: fbx_vm_never)(x)
 #define FBX_VM_FMOD_RARE(a, b) _Generic((a), float: fbx_vm_fmod_rare, default: fbx_vm_never2)(a, b)
 #define FBX_VM_FMOD(a, b) _Generic((a), float: fbx_vm_fmodf, default: fmod)(a, b)
 #define FBX_VM_POW_RARE(a, b) _Generic((a), float: fbx_vm_pow_rare, default: fbx_vm_never2)(a, b)

@@ -1,7 +1,9 @@
 /* `fusebox bench`: none against the `good` test plugin on a relu/mul chain;
- * the table, the JSON file (checked by a small JSON parser) and errors. */
+ * the table, the JSON file (checked by a small JSON parser) and errors;
+ * --random with --shape, the bytes-moved and memcpy columns, --bytes. */
 #include <check.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,12 +34,23 @@ static const char *G_CHAIN =
     "  %c : Tensor = aten::neg(%b)\n"
     "  return (%c)\n";
 
+static const char *G_UNTYPED =
+    "graph(%x.1 : Tensor,\n"
+    "      %y.1 : Tensor):\n"
+    "  %a : Tensor = aten::relu(%x.1)\n"
+    "  %b : Tensor = aten::mul(%a, %y.1)\n"
+    "  return (%b)\n";
+
 static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/fbx_bench_XXXXXX");
   ck_assert(mkdtemp(dir));
   FILE *f = fopen(path_in("chain.ir"), "w");
   ck_assert(f);
   fputs(G_CHAIN, f);
+  fclose(f);
+  f = fopen(path_in("untyped.ir"), "w");
+  ck_assert(f);
+  fputs(G_UNTYPED, f);
   fclose(f);
   fbx_tensor *t = NULL;
   int64_t sz[2] = {64, 32};
@@ -191,12 +204,127 @@ START_TEST(random_and_errors) {
 }
 END_TEST
 
+/* The number after `"key": ` in a JSON text (-1 when absent). */
+static double json_number(const char *json, const char *key) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\": ", key);
+  const char *p = strstr(json, pat);
+  return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
+/* Bytes moved for a run with these arguments, from the JSON file. */
+static double bytes_moved(const char *args) {
+  char full[1024];
+  snprintf(full, sizeof full, "%s --fusers none --iters 2 --json b.json", args);
+  char *out = NULL;
+  int rc = bench(full, &out);
+  ck_assert_msg(rc == 0, "%s: exit %d:\n%s", args, rc, out);
+  free(out);
+  char *json = tu_read_file(path_in("b.json"), NULL);
+  ck_assert(json);
+  ck_assert_msg(valid_json(json), "invalid JSON:\n%s", json);
+  double b = json_number(json, "bytes_moved");
+  free(json);
+  return b;
+}
+
+START_TEST(shapes_and_bandwidth) {
+  /* 2 inputs of 64x32 float32 read, one written */
+  char *out = NULL;
+  int rc = bench("chain.ir --random --fusers none," GOOD " --iters 3 --json bw.json", &out);
+  ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+  ck_assert_msg(strstr(out, "# bytes moved per run: 24576 (tensor inputs read once + tensor outputs written once)"),
+                "%s", out);
+  ck_assert_msg(strstr(out, "# memcpy 8192 bytes: "), "%s", out);
+  ck_assert_msg(strstr(out, "kernels") && strstr(out, "disk_hits") && strstr(out, "ms/kernel") && strstr(out, "GB/s") &&
+                    strstr(out, "/memcpy"),
+                "%s", out);
+  /* the good row: the columns after fallbacks agree with the JSON file */
+  const char *good = strstr(out, "\ngood ");
+  ck_assert_msg(good, "%s", out);
+  char name[32], speed[32], eabs[32], erel[32], perk[32];
+  double compile, med, min, launches, gbs, ratio;
+  long long groups, fallbacks, kernels, disk;
+  ck_assert_msg(sscanf(good + 1, "%31s %lf %lf %lf %lld %lf %31s %31s %31s %lld %lld %lld %31s %lf %lf", name, &compile,
+                       &med, &min, &groups, &launches, speed, eabs, erel, &fallbacks, &kernels, &disk, perk, &gbs,
+                       &ratio) == 15,
+                "%s", good);
+  ck_assert_int_eq(kernels, 1);
+  ck_assert_int_eq(disk, 0);
+  ck_assert_msg(gbs > 0 && ratio > 0, "%s", good);
+  free(out);
+  char *json = tu_read_file(path_in("bw.json"), NULL);
+  ck_assert(json);
+  ck_assert_msg(valid_json(json), "invalid JSON:\n%s", json);
+  /* effective bandwidth is bytes / median, its ratio over memcpy's best */
+  const char *grow = strstr(json, "\"name\": \"good\"");
+  ck_assert_msg(grow, "%s", json);
+  double jmed = json_number(grow, "median_ms"), jgbs = json_number(grow, "gbs"),
+         jratio = json_number(grow, "bandwidth_vs_memcpy");
+  ck_assert_msg(fabs(jgbs - 24576 / (jmed * 1e-3) / 1e9) <= 1e-6 * jgbs, "%s", json);
+  double m1 = json_number(json, "gbs_1_thread"), mn = json_number(json, "gbs_threads");
+  ck_assert_msg(fabs(jratio - jgbs / (m1 > mn ? m1 : mn)) <= 1e-6 * jratio, "%s", json);
+  const char *keys[] = {"\"bytes_moved\": 24576", "\"bytes_moved_from\": \"graph\"", "\"memcpy\": {\"bytes\": 8192",
+                        "\"gbs_1_thread\"", "\"gbs_threads\"", "\"kernels_compiled\": 1", "\"disk_cache_hits\": 0",
+                        "\"compile_ms_per_kernel\"", "\"gbs\"", "\"bandwidth_vs_memcpy\"", "\"cache_dir\"", NULL};
+  for (int i = 0; keys[i]; i++) ck_assert_msg(strstr(json, keys[i]), "no %s in:\n%s", keys[i], json);
+  ck_assert_msg(json_number(json, "gbs") == (m1 > mn ? m1 : mn), "%s", json); /* memcpy's, the first "gbs" */
+  free(json);
+
+  /* --shape sizes untyped inputs; named shapes win over the default and the IR type */
+  ck_assert(bytes_moved("untyped.ir --random --shape 10,3") == 3 * 30 * 4);
+  ck_assert(bytes_moved("untyped.ir --random --shape 7 --shape y=5,7") == (7 + 35 + 35) * 4);
+  ck_assert(bytes_moved("chain.ir --random --shape x=1,32") == (32 + 2 * 64 * 32) * 4);
+  ck_assert(bytes_moved("chain.ir --random --bytes 1000") == 1000);
+  json = tu_read_file(path_in("b.json"), NULL);
+  ck_assert_msg(strstr(json, "\"bytes_moved_from\": \"option\""), "%s", json);
+  free(json);
+}
+END_TEST
+
+START_TEST(shape_errors) {
+  char *out = NULL;
+  const char *usage[] = {"untyped.ir --random --fusers none --shape",
+                         "untyped.ir --random --fusers none --shape 3,,4",
+                         "untyped.ir --random --fusers none --shape ,3",
+                         "untyped.ir --random --fusers none --shape 3,",
+                         "untyped.ir --random --fusers none --shape x=-1",
+                         "untyped.ir --random --fusers none --shape abc",
+                         "untyped.ir --random --fusers none --shape 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+                         "untyped.ir --random --fusers none --shape 1099511627776,2",
+                         "untyped.ir --random --fusers none --shape 3 --shape 4",
+                         "untyped.ir --input x.npy --input x.npy --fusers none --shape 3",
+                         "chain.ir --random --fusers none --bytes 0",
+                         "chain.ir --random --fusers none --bytes 12kB",
+                         "chain.ir --random --fusers none --bytes",
+                         NULL};
+  for (int i = 0; usage[i]; i++) {
+    int rc = bench(usage[i], &out);
+    ck_assert_msg(rc == 2, "%s: exit %d:\n%s", usage[i], rc, out);
+    ck_assert_msg(strstr(out, "usage"), "%s:\n%s", usage[i], out);
+    free(out);
+  }
+  /* untyped inputs without sizes: a run error that says how to give them */
+  ck_assert_int_eq(bench("untyped.ir --random --fusers none", &out), 1);
+  ck_assert_msg(strstr(out, "%x.1 : Tensor") && strstr(out, "--shape"), "%s", out);
+  free(out);
+  ck_assert_int_eq(bench("untyped.ir --random --shape 3 --shape z=3 --fusers none", &out), 1);
+  ck_assert_msg(strstr(out, "--shape z") && strstr(out, "no input named 'z'"), "%s", out);
+  free(out);
+  ck_assert_int_eq(bench("untyped.ir --random --shape x=3 --shape x.1=3 --fusers none", &out), 1);
+  ck_assert_msg(strstr(out, "two shapes"), "%s", out);
+  free(out);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cli_bench");
   TCase *tc = tcase_create("bench");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, none_vs_good);
   tcase_add_test(tc, random_and_errors);
+  tcase_add_test(tc, shapes_and_bandwidth);
+  tcase_add_test(tc, shape_errors);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -78,6 +78,7 @@ BATCH_FN(erfc, fbx_vm_erfcf)
 BATCH_FN(atan, fbx_vm_atanf)
 BATCH_FN(asin, fbx_vm_asinf)
 BATCH_FN(acos, fbx_vm_acosf)
+BATCH_FN(lgamma, fbx_vm_lgammaf)
 
 static double ref_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static double ref_softplus(double x) { return x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
@@ -112,6 +113,8 @@ static const ufn UFNS[] = {
     {"atanf", b_atan, atan, 4, 0.4f, 2.4f, NULL},
     {"asinf", b_asin, asin, 2, 0.99f, 1e-3f, NULL},
     {"acosf", b_acos, acos, 2, -0.99f, 0.99f, NULL},
+    /* dense across both zeros: up from 0.99, down from 2.01 */
+    {"lgammaf", b_lgamma, lgamma, 1, 0.99f, 2.01f, fbx_vm_lgamma_rare},
 };
 #define NUFNS ((int)(sizeof UFNS / sizeof UFNS[0]))
 
