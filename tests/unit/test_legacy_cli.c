@@ -35,7 +35,8 @@ static char *group_section(const char *out, int k) {
 
 static char *explain(const char *env, const char *graph, const char *inputs) {
   char cmd[8192], *out = NULL;
-  snprintf(cmd, sizeof cmd, "%s %s explain %s --fuser legacy %s 2>&1", env, FBX_CLI, tu_src_path(graph), inputs);
+  int k = snprintf(cmd, sizeof cmd, "%s %s explain %s --fuser legacy %s 2>&1", env, FBX_CLI, tu_src_path(graph), inputs);
+  ck_assert_msg(k > 0 && (size_t)k < sizeof cmd, "command line too long");
   int rc = tu_run(cmd, &out);
   ck_assert_msg(rc == 0, "explain failed (%d):\n%s", rc, out ? out : "");
   return out;
