@@ -28,6 +28,12 @@ enum {
   R_TO,       /* the dtype constant */
 };
 
+/* NaN-propagating max/min of two expressions (a NaN from either side wins,
+ * the first one's if both are): maximum/minimum, and clamp with tensor
+ * bounds, which PyTorch computes as min(max(self, min), max). */
+#define LF_MAXN(a, b) "(" a " != " a " ? " a " : (" b " != " b " ? " b " : (" a " > " b " ? " a " : " b ")))"
+#define LF_MINN(a, b) "(" a " != " a " ? " a " : (" b " != " b " ? " b " : (" a " < " b " ? " a " : " b ")))"
+
 /* name: the overload as the schema names it; ops: node inputs that are
  * operands (promoted); params: node inputs converted to the compute type
  * but not promoted (alpha, slopes, bounds); F/I/B: templates for float,
@@ -92,6 +98,12 @@ enum {
   X(CLAMP_HI, "aten::clamp", "02", "", R_PROMOTE, "($1 < $0 ? $1 : $0)", "($1 < $0 ? $1 : $0)", NULL)    \
   X(CLAMP_MIN, "aten::clamp_min", "01", "", R_PROMOTE, "($0 < $1 ? $1 : $0)", "($0 < $1 ? $1 : $0)", NULL) \
   X(CLAMP_MAX, "aten::clamp_max", "01", "", R_PROMOTE, "($1 < $0 ? $1 : $0)", "($1 < $0 ? $1 : $0)", NULL) \
+  X(CLAMP_T, "aten::clamp.Tensor", "012", "", R_PROMOTE, LF_MINN(LF_MAXN("$0", "$1"), "$2"),           \
+    "($2 < ($0 < $1 ? $1 : $0) ? $2 : ($0 < $1 ? $1 : $0))", NULL)                                       \
+  X(CLAMP_T_LO, "aten::clamp.Tensor", "01", "", R_PROMOTE, LF_MAXN("$0", "$1"), "($0 < $1 ? $1 : $0)", NULL) \
+  X(CLAMP_T_HI, "aten::clamp.Tensor", "02", "", R_PROMOTE, LF_MINN("$0", "$1"), "($1 < $0 ? $1 : $0)", NULL) \
+  X(CLAMP_MIN_T, "aten::clamp_min.Tensor", "01", "", R_PROMOTE, LF_MAXN("$0", "$1"), "($0 < $1 ? $1 : $0)", NULL) \
+  X(CLAMP_MAX_T, "aten::clamp_max.Tensor", "01", "", R_PROMOTE, LF_MINN("$0", "$1"), "($1 < $0 ? $1 : $0)", NULL) \
   X(ADD_T, "aten::add.Tensor", "01", "", R_PROMOTE, "($0 + $1)",                                         \
     "((int64_t)((uint64_t)$0 + (uint64_t)$1))", "($0 | $1)")                                              \
   X(ADD_S, "aten::add.Scalar", "01", "", R_PROMOTE, "($0 + $1)",                                         \
@@ -357,6 +369,13 @@ int lf_op_match(const fbxp_node *n, lf_opmatch *m) {
       int hi_none = nin < 3 || lf_host->value_is_none(lf_host->node_input(n, 2));
       if (lo_none && hi_none) return -1;
       op = lo_none ? LF_OP_CLAMP_HI : hi_none ? LF_OP_CLAMP_LO : LF_OP_CLAMP;
+      break;
+    }
+    case LF_OP_CLAMP_T: {
+      int lo_none = nin < 2 || lf_host->value_is_none(lf_host->node_input(n, 1));
+      int hi_none = nin < 3 || lf_host->value_is_none(lf_host->node_input(n, 2));
+      if (lo_none && hi_none) return -1;
+      op = lo_none ? LF_OP_CLAMP_T_HI : hi_none ? LF_OP_CLAMP_T_LO : LF_OP_CLAMP_T;
       break;
     }
     case LF_OP_ADD_T: case LF_OP_ADD_S: case LF_OP_SUB_T: case LF_OP_SUB_S: case LF_OP_RSUB_T: case LF_OP_RSUB_S:

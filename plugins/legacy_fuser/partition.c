@@ -120,6 +120,8 @@ static int user_at(const blk *b, const fbxp_value *v, int u) {
   return i >= 0 ? i : -2;
 }
 
+static int outputs_fill_space(blk *b, int first, int last);
+
 /* Is the tentative member set (mark == 1) valid? */
 static int set_valid(blk *b) {
   int first = b->n, last = -1;
@@ -224,6 +226,90 @@ static int set_valid(blk *b) {
     for (int i = first; i <= last; i++)
       if (b->mark[i] == 3) b->mark[i] = 1;
     if (!ok) return 0;
+  }
+  return outputs_fill_space(b, first, last);
+}
+
+/* ---- output shapes ------------------------------------------------------------------ */
+
+/* A profiled shape: rank -1 when unknown, FBXP_DIM_UNKNOWN sizes. */
+typedef struct pshape {
+  int rank;
+  int64_t s[FBXP_MAX_DIMS];
+} pshape;
+
+static void pshape_of(const fbxp_value *v, pshape *o) {
+  fbxp_tensor_type t;
+  memset(&t, 0, sizeof t);
+  t.struct_size = FBXP_TENSOR_TYPE_SIZE_V1_0;
+  o->rank = -1;
+  if (lf_host->value_tensor_type(v, &t) || t.ndim < 0 || t.ndim > FBXP_MAX_DIMS) return;
+  o->rank = t.ndim;
+  for (int d = 0; d < t.ndim; d++) o->s[d] = t.sizes[d] < 0 ? FBXP_DIM_UNKNOWN : t.sizes[d];
+}
+
+/* acc = broadcast(acc, v); 0 when a rank is unknown (nothing can be said). */
+static int pshape_broadcast(pshape *acc, const pshape *v) {
+  if (v->rank < 0 || acc->rank < 0) return 0;
+  pshape r;
+  r.rank = v->rank > acc->rank ? v->rank : acc->rank;
+  for (int d = 0; d < r.rank; d++) {
+    int da = d - (r.rank - acc->rank), dv = d - (r.rank - v->rank);
+    int64_t a = da >= 0 ? acc->s[da] : 1, b = dv >= 0 ? v->s[dv] : 1;
+    /* a known size > 1 wins: the profiled values did broadcast */
+    r.s[d] = a == 1 ? b : b == 1 ? a : a == FBXP_DIM_UNKNOWN ? b : a;
+  }
+  *acc = r;
+  return 1;
+}
+
+/* Could v be smaller than the iteration shape `it`? A lower rank, a known
+ * size that differs, or a size 1 where the group's size is not known to be
+ * 1 (dynamic shapes keep size-1 dims, so that 1 is real). */
+static int pshape_smaller(const pshape *v, const pshape *it) {
+  if (v->rank != it->rank) return 1;
+  for (int d = 0; d < v->rank; d++) {
+    int64_t a = v->s[d], b = it->s[d];
+    if (a == b || a == FBXP_DIM_UNKNOWN) continue;
+    if (b != FBXP_DIM_UNKNOWN || a == 1) return 1;
+  }
+  return 0;
+}
+
+static int used_outside(blk *b, const fbxp_value *v) {
+  for (int u = 0; u < lf_host->value_num_uses(v); u++) {
+    int j = user_at(b, v, u);
+    if (j < 0 || b->mark[j] != 1) return 1;
+  }
+  return 0;
+}
+
+/* The kernel writes every output over the whole iteration space (the
+ * broadcast of what the group computes), so a group whose profiled types
+ * show an output smaller than that (a saved `y * 2` next to a bigger
+ * `where(c, x, y * 2)`) would not compile, or would decline at every run.
+ * Such a merge is refused; a group whose ranks are not known is left to
+ * compile and run, which check again. The sinks of a group are its outputs,
+ * the pieces of its cats and of its chunks: everything else feeds them, and
+ * a pointwise value is never bigger than its consumers. */
+static int outputs_fill_space(blk *b, int first, int last) {
+  pshape it = {.rank = 0}, v;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = first; i <= last; i++) {
+      if (b->mark[i] != 1) continue;
+      const fbxp_node *n = b->nodes[i];
+      if (b->kind[i] == K_PW && used_outside(b, lf_host->node_output(n, 0))) {
+        pshape_of(lf_host->node_output(n, 0), &v);
+        if (pass == 0 ? !pshape_broadcast(&it, &v) : pshape_smaller(&v, &it)) return pass == 0;
+      } else if (b->kind[i] == K_UNPACK || b->kind[i] == K_CAT) {
+        const fbxp_node *lc = b->kind[i] == K_CAT ? lf_host->value_producer(lf_host->node_input(n, 0)) : n;
+        int cnt = b->kind[i] == K_CAT ? lf_host->node_num_inputs(lc) : lf_host->node_num_outputs(n);
+        for (int k = 0; k < cnt; k++) {
+          pshape_of(b->kind[i] == K_CAT ? lf_host->node_input(lc, k) : lf_host->node_output(n, k), &v);
+          if (pass == 0 ? !pshape_broadcast(&it, &v) : pshape_smaller(&v, &it)) return pass == 0;
+        }
+      }
+    }
   }
   return 1;
 }

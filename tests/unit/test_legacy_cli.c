@@ -124,18 +124,24 @@ static const char *reduction_ir =
     "  %f : Tensor = aten::exp(%e)\n"
     "  return (%f)\n";
 
-START_TEST(reduction_splits_two_groups) {
-  char path[] = "/tmp/fbx_legacy_red_XXXXXX";
+/* `explain` of an IR text (written to a temporary file) with --random inputs. */
+static char *explain_ir(const char *env, const char *ir, const char *opts) {
+  char path[] = "/tmp/fbx_legacy_ir_XXXXXX";
   int fd = mkstemp(path);
   ck_assert(fd >= 0);
   FILE *f = fdopen(fd, "w");
-  fputs(reduction_ir, f);
+  fputs(ir, f);
   fclose(f);
   char cmd[4096], *out = NULL;
-  snprintf(cmd, sizeof cmd, "%s explain %s --fuser legacy --random 2>&1", FBX_CLI, path);
+  snprintf(cmd, sizeof cmd, "%s %s explain %s --fuser legacy --random %s 2>&1", env, FBX_CLI, path, opts);
   int rc = tu_run(cmd, &out);
   remove(path);
-  ck_assert_msg(rc == 0, "%s", out);
+  ck_assert_msg(rc == 0, "explain failed (%d):\n%s", rc, out ? out : "");
+  return out;
+}
+
+START_TEST(reduction_splits_two_groups) {
+  char *out = explain_ir("", reduction_ir, "");
   ck_assert_msg(strstr(out, "optimized, 2 groups\n"), "%s", out);
   char *g0 = group_section(out, 0), *g1 = group_section(out, 1);
   ck_assert_msg(g0 && g1, "%s", out);
@@ -150,6 +156,41 @@ START_TEST(reduction_splits_two_groups) {
   free(g0);
   free(g1);
   free(out);
+}
+END_TEST
+
+/* %m = y * 2 is also an output (as a forward graph saves it for backward),
+ * but smaller than the where's iteration space: the kernel could not write
+ * it, so legacy must not propose it with the where (it used to, and its
+ * compile failed: "an output's rank differs from the kernel's"). A size-1
+ * dim of the same rank is smaller too (the run would decline every time). */
+static const char *smaller_output_ir =
+    "graph(%x : Float(3, 5), %y : Float(%YSHAPE%)):\n"
+    "  %zero : float = prim::Constant[value=0.]()\n"
+    "  %two : float = prim::Constant[value=2.]()\n"
+    "  %c : Tensor = aten::gt(%x, %zero)\n"
+    "  %m : Tensor = aten::mul(%y, %two)\n"
+    "  %w : Tensor = aten::where(%c, %x, %m)\n"
+    "  %e : Tensor = aten::exp(%w)\n"
+    "  %t : (Tensor, Tensor) = prim::TupleConstruct(%e, %m)\n"
+    "  return (%t)\n";
+
+START_TEST(smaller_output_is_not_proposed) {
+  const char *yshapes[] = {"5", "1, 5", "3, 5"};
+  for (int k = 0; k < 3; k++) {
+    char ir[1024];
+    const char *at = strstr(smaller_output_ir, "%YSHAPE%");
+    snprintf(ir, sizeof ir, "%.*s%s%s", (int)(at - smaller_output_ir), smaller_output_ir, yshapes[k], at + 8);
+    char *out = explain_ir("FUSEBOX_LOG=fusion,exec", ir, "");
+    char *g0 = group_section(out, 0);
+    ck_assert_msg(g0 && strstr(out, "optimized, 1 group\n"), "%s", out);
+    ck_assert_msg(strstr(g0, "aten::gt") && strstr(g0, "aten::where") && strstr(g0, "aten::exp"), "%s", out);
+    /* y of the full shape: the mul joins; smaller: it stays outside */
+    ck_assert_int_eq(count(g0, "aten::mul"), k == 2);
+    ck_assert_msg(!strstr(out, "failed to compile") && !strstr(out, "declined") && !strstr(out, "warning"), "%s", out);
+    free(g0);
+    free(out);
+  }
 }
 END_TEST
 
@@ -176,6 +217,7 @@ int main(void) {
   tcase_add_test(tc, ratio_iou_is_one_group);
   tcase_add_test(tc, lstm_gates_are_one_group_with_the_chunk);
   tcase_add_test(tc, reduction_splits_two_groups);
+  tcase_add_test(tc, smaller_output_is_not_proposed);
   tcase_add_test(tc, source_shows_both_dialects);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -306,6 +306,54 @@ START_TEST(decline_when_chunk_does_not_divide) {
 }
 END_TEST
 
+/* clamp with tensor bounds (aten::clamp.Tensor with both or one bound,
+ * clamp_min.Tensor, clamp_max.Tensor): min(max(x, lo), hi) where a NaN in
+ * x or in a bound gives NaN, as the reference (and PyTorch) do; a bound
+ * broadcast along rows; float32 and int32. */
+static const char *clamp_tensor_ir =
+    "graph(%x : Tensor, %lo : Tensor, %hi : Tensor):\n"
+    "  %none : NoneType = prim::Constant()\n"
+    "  %one : int = prim::Constant[value=1]()\n"
+    "  %a : Tensor = aten::clamp(%x, %lo, %hi)\n"
+    "  %b : Tensor = aten::clamp(%x, %lo, %none)\n"
+    "  %c : Tensor = aten::clamp(%x, %none, %hi)\n"
+    "  %d : Tensor = aten::clamp_min(%x, %lo)\n"
+    "  %e : Tensor = aten::clamp_max(%x, %hi)\n"
+    "  %ab : Tensor = aten::add(%a, %b, %one)\n"
+    "  %abc : Tensor = aten::add(%ab, %c, %one)\n"
+    "  %de : Tensor = aten::mul(%d, %e)\n"
+    "  %r : Tensor = aten::sub(%abc, %de, %one)\n"
+    "  return (%r, %a, %c)\n";
+
+START_TEST(clamp_with_tensor_bounds) {
+  fbx_dtype dts[2] = {FBX_DTYPE_FLOAT32, FBX_DTYPE_INT32};
+  for (int k = 0; k < 2; k++) {
+    pair p = open_pair(clamp_tensor_ir);
+    int64_t s[2] = {4, 5}, row[1] = {5};
+    fbx_tensor *x = make(dts[k], 2, s, 1), *lo = make(dts[k], 1, row, 2), *hi = make(dts[k], 2, s, 3);
+    for (int64_t i = 0; i < hi->numel; i++) /* hi >= lo mostly, not always */
+      fbx_tensor_set_f64(hi, i, fbx_tensor_get_f64(hi, i) + (i % 4 ? 6 : -2));
+    if (k == 0) {
+      fbx_tensor_set_f64(x, 3, NAN);
+      fbx_tensor_set_f64(lo, 1, NAN);
+      fbx_tensor_set_f64(hi, 12, NAN);
+    }
+    fbx_ivalue in[3] = {fbx_iv_tensor(x), fbx_iv_tensor(lo), fbx_iv_tensor(hi)};
+    run_both(&p, in, 3, 3, k ? "clamp.Tensor int32" : "clamp.Tensor float32 with NaN");
+    fbx_executor_stats st = stats(&p);
+    ck_assert_int_ge(st.kernel_runs, 2);
+    ck_assert_int_eq(st.fallbacks, 0);
+    char *text = fbx_executor_explain_text(p.legacy);
+    char *with = text ? strstr(text, "with fusebox::FusionGroup_0") : NULL;
+    ck_assert_msg(with && !strstr(with, "FusionGroup_1") && strstr(with, "aten::clamp_max") && strstr(with, "aten::sub"),
+                  "the clamps are not one group:\n%s", text ? text : "");
+    fbx_free(text);
+    release_all(in, 3);
+    close_pair(&p);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("legacy_run");
   TCase *tc = tcase_create("run");
@@ -317,6 +365,7 @@ int main(void) {
   tcase_add_test(tc, cat_is_a_group_exit);
   tcase_add_test(tc, decline_when_inputs_do_not_broadcast);
   tcase_add_test(tc, decline_when_chunk_does_not_divide);
+  tcase_add_test(tc, clamp_with_tensor_bounds);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
