@@ -428,3 +428,44 @@ fbx_status *fbx_grad_permute(const fbx_grad_env *env, const fbx_node *n, fbx_val
   grad_inputs[0] = EMIT(&e, "aten::permute", T_, grad_outputs[0], c_ints(&e, nd, inv));
   return e.st;
 }
+
+/* ---- losses with optional weights ----------------------------------------------------- */
+
+/* binary_cross_entropy_with_logits(self, target, weight?, pos_weight?, reduction),
+ * PyTorch 1.13's formulas, with g the output gradient put back to the
+ * elementwise shape and pt = pos_weight * target:
+ *   d self   = g * weight * ((pt + 1 - target) * sigmoid(self) - pt)
+ *              (no pos_weight: sigmoid(self) - target)
+ *   d target = g * weight * (log_sigmoid(-self) - pos_weight * log_sigmoid(self))
+ *              (no pos_weight: -self)
+ * weight and pos_weight get no gradient (PyTorch defines none). */
+fbx_status *fbx_grad_bce_with_logits(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                                     fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  bool has_w = n->ninputs > 2 && !fbx_value_is_none(n->inputs[2]);
+  bool has_pw = n->ninputs > 3 && !fbx_value_is_none(n->inputs[3]);
+  fbx_value *x = in(&e, 0), *t = in(&e, 1), *one = c_int(&e, 1);
+  fbx_value *red = n->ninputs > 4 ? in(&e, 4) : c_int(&e, 1);
+  fbx_value *xs = EMIT(&e, "aten::size", t_ints(&e), x);
+  fbx_value *g = EMIT(&e, "fusebox::loss_reduction_backward", T_, grad_outputs[0], xs, red);
+  if (has_w) g = EMIT(&e, "aten::mul", T_, g, in(&e, 2));
+  fbx_value *sig = EMIT(&e, "aten::sigmoid", T_, x);
+  fbx_value *ds, *dt;
+  if (has_pw) {
+    fbx_value *pw = in(&e, 3);
+    fbx_value *pt = EMIT(&e, "aten::mul", T_, pw, t);
+    fbx_value *c = EMIT(&e, "aten::sub", T_, EMIT(&e, "aten::add", T_, pt, one, one), t, one);
+    ds = EMIT(&e, "aten::sub", T_, EMIT(&e, "aten::mul", T_, c, sig), pt, one);
+    fbx_value *lneg = EMIT(&e, "aten::log_sigmoid", T_, EMIT(&e, "aten::neg", T_, x));
+    fbx_value *lpos = EMIT(&e, "aten::log_sigmoid", T_, x);
+    dt = EMIT(&e, "aten::sub", T_, lneg, EMIT(&e, "aten::mul", T_, pw, lpos), one);
+  } else {
+    ds = EMIT(&e, "aten::sub", T_, sig, t, one);
+    dt = EMIT(&e, "aten::neg", T_, x);
+  }
+  grad_inputs[0] = EMIT(&e, "aten::sum_to_size", T_, EMIT(&e, "aten::mul", T_, ds, g), xs);
+  grad_inputs[1] = EMIT(&e, "aten::sum_to_size", T_, EMIT(&e, "aten::mul", T_, dt, g),
+                        EMIT(&e, "aten::size", t_ints(&e), t));
+  return e.st;
+}

@@ -234,6 +234,14 @@ static const gc_case cases[] = {
     {.name = "huber_loss mean delta 0.7",
      .graph = G2(C_I("k", 1) "  %b : float = prim::Constant[value=0.7]()\n  %r : Tensor = aten::huber_loss(%x, %y, %k, %b)\n" RET),
      .inputs = {"3x4", "3x4"}},
+    {.name = "binary_cross_entropy_with_logits mean",
+     .graph = G2(C_NONE C_I("k", 1) "  %r : Tensor = aten::binary_cross_entropy_with_logits(%x, %y, %none, %none, %k)\n" RET),
+     .inputs = {"3x4", "3x4:0:1"}},
+    {.name = "binary_cross_entropy_with_logits weight, pos_weight, none",
+     /* weights from integers: the harness checks every floating input */
+     .graph = G3(C_NONE C_F C_I("f64", 7) C_I("k", 0) "  %w : Tensor = aten::to(%z, %f64, %f, %f, %none)\n"
+                 "  %r : Tensor = aten::binary_cross_entropy_with_logits(%x, %y, %w, %w, %k)\n" RET),
+     .inputs = {"3x4", "3x4:0:1", "4:1:3:i64"}},
 };
 
 START_TEST(test_formula) {

@@ -44,7 +44,7 @@ static const struct {
  * `lists_current` until the entry goes. */
 static const char *const gaps[] = {
     "batch_norm", "dropout", "scatter_src", "scatter_value", "scatter_add", "masked_select", "einsum", "cdist",
-    "group_norm", "cosine_similarity", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
+    "group_norm", "cosine_similarity", "binary_cross_entropy", "nll_loss",
     "nll_loss_nd", "cross_entropy_loss",
 };
 
