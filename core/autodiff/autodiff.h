@@ -53,6 +53,9 @@ typedef struct fbx_grad_env {
 
 /* Does n (its overload resolved from its IR types) have a gradient formula? */
 bool fbx_grad_has_formula(const fbx_node *n);
+/* Does op-table row op_id (FBX_OP_*) have a gradient formula? (For the
+ * test that walks the table; nodes use fbx_grad_has_formula.) */
+bool fbx_grad_op_has_formula(int op_id);
 /* May n's formula give a gradient for input i? (false for integer/bool
  * inputs, dims, sizes, indices, ...) */
 bool fbx_grad_input_differentiable(const fbx_node *n, int i);

@@ -1,6 +1,6 @@
 /* Gradient formulas: the engine that reads the formula lists
  * (formulas_pointwise.h, formulas_reduce.h, formulas_linalg.h,
- * formulas_shape.h: IR-text templates; builders.h: C builders) and
+ * formulas_shape.h, formulas_extra.h: IR-text templates; builders.h: C builders) and
  * instantiates them into a backward graph. API: autodiff/autodiff.h.
  *
  * ---- The template format ------------------------------------------------------------
@@ -66,6 +66,7 @@
 
 #include "autodiff/autodiff.h"
 #include "autodiff/builders.h"
+#include "autodiff/formulas_extra.h"
 #include "autodiff/formulas_linalg.h"
 #include "autodiff/formulas_pointwise.h"
 #include "autodiff/formulas_reduce.h"
@@ -97,6 +98,7 @@ static const tmpl_row tmpl_rows[] = {
 #define FBX_GRAD_ROW_(id, text) {FBX_OP_##id, text},
     FBX_GRAD_FORMULAS_POINTWISE(FBX_GRAD_ROW_) FBX_GRAD_FORMULAS_REDUCE(FBX_GRAD_ROW_)
         FBX_GRAD_FORMULAS_LINALG(FBX_GRAD_ROW_) FBX_GRAD_FORMULAS_SHAPE(FBX_GRAD_ROW_)
+            FBX_GRAD_FORMULAS_EXTRA(FBX_GRAD_ROW_)
 #undef FBX_GRAD_ROW_
     {-1, NULL}};
 
@@ -179,6 +181,11 @@ static const formula *lookup(const fbx_node *n, const fbx_op **op) {
   if (!*op) return NULL;
   const formula *f = &formulas[(*op)->id];
   return f->tmpl || f->build ? f : NULL;
+}
+
+bool fbx_grad_op_has_formula(int op_id) {
+  if (!loaded() || op_id < 0 || op_id >= FBX_OP_COUNT) return false;
+  return formulas[op_id].tmpl || formulas[op_id].build;
 }
 
 bool fbx_grad_has_formula(const fbx_node *n) {

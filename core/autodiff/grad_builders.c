@@ -18,6 +18,7 @@
 
 #include "autodiff/builders.h"
 #include "ir/type.h"
+#include "ops/optable.h"
 
 typedef struct em {
   const fbx_grad_env *env;
@@ -133,6 +134,14 @@ static int const_ints(const fbx_value *v, int64_t *out, int cap) {
     return a->n;
   }
   if (d->kind != FBX_SYM_prim_ListConstruct || d->ninputs > cap) return -1;
+  /* a list that anything else consumes may be mutated (aten::append in a
+   * loop): only its run-time value counts then */
+  for (int u = 0; u < v->nuses; u++) {
+    const fbx_node *user = v->uses[u].user;
+    if (user->kind == FBX_SYM_prim_ListConstruct || !fbx_op_kind_known(user->kind) ||
+        fbx_op_kind_has_flag(user->kind, FBX_OPF_INPLACE) || !fbx_sym_in_ns(user->kind, "aten"))
+      return -1;
+  }
   for (int i = 0; i < d->ninputs; i++)
     if (!fbx_value_const_int(d->inputs[i], &out[i])) return -1;
   return d->ninputs;
@@ -161,7 +170,11 @@ fbx_status *fbx_grad_cat(const fbx_grad_env *env, const fbx_node *n, fbx_value *
   if (!grad_outputs[0]) return NULL;
   fbx_value *elems[MAX_LIST], *parts[MAX_LIST];
   int cnt = list_elems(&e, 0, elems, MAX_LIST);
-  if (cnt < 0) return unsupported(&e, "a tensor list not built by prim::ListConstruct");
+  if (cnt < 0) {
+    /* the list's length is known at run time only */
+    grad_inputs[0] = EMIT(&e, "fusebox::cat_backward", t_tensors(&e), grad_outputs[0], in(&e, 0), in(&e, 1));
+    return e.st;
+  }
   fbx_value *dim = in(&e, 1), *off = c_int(&e, 0);
   for (int k = 0; k < cnt; k++) {
     fbx_value *len = EMIT(&e, "aten::size", t_int(), elems[k], dim);
@@ -207,7 +220,10 @@ fbx_status *fbx_grad_broadcast_tensors(const fbx_grad_env *env, const fbx_node *
   if (!grad_outputs[0]) return NULL;
   fbx_value *elems[MAX_LIST], *parts[MAX_LIST];
   int cnt = list_elems(&e, 0, elems, MAX_LIST);
-  if (cnt < 0) return unsupported(&e, "a tensor list not built by prim::ListConstruct");
+  if (cnt < 0) {
+    grad_inputs[0] = EMIT(&e, "fusebox::broadcast_tensors_backward", t_tensors(&e), grad_outputs[0], in(&e, 0));
+    return e.st;
+  }
   for (int k = 0; k < cnt; k++) {
     fbx_value *gk = EMIT(&e, "aten::__getitem__", T_, grad_outputs[0], c_int(&e, k));
     fbx_value *sz = EMIT(&e, "aten::size", t_ints(&e), elems[k]);
@@ -400,12 +416,56 @@ fbx_status *fbx_grad_permute(const fbx_grad_env *env, const fbx_node *n, fbx_val
   if (!grad_outputs[0]) return NULL;
   int64_t dims[FBX_MAX_DIMS], inv[FBX_MAX_DIMS];
   int nd = const_ints(n->inputs[1], dims, FBX_MAX_DIMS);
-  if (nd < 0) return unsupported(&e, "non-constant dims");
+  if (nd < 0) {
+    grad_inputs[0] = EMIT(&e, "fusebox::permute_backward", T_, grad_outputs[0], in(&e, 1));
+    return e.st;
+  }
   for (int i = 0; i < nd; i++) {
     int64_t d = dims[i] < 0 ? dims[i] + nd : dims[i];
     if (d < 0 || d >= nd) return unsupported(&e, "a dim out of range");
     inv[d] = i;
   }
   grad_inputs[0] = EMIT(&e, "aten::permute", T_, grad_outputs[0], c_ints(&e, nd, inv));
+  return e.st;
+}
+
+/* ---- losses with optional weights ----------------------------------------------------- */
+
+/* binary_cross_entropy_with_logits(self, target, weight?, pos_weight?, reduction),
+ * PyTorch 1.13's formulas, with g the output gradient put back to the
+ * elementwise shape and pt = pos_weight * target:
+ *   d self   = g * weight * ((pt + 1 - target) * sigmoid(self) - pt)
+ *              (no pos_weight: sigmoid(self) - target)
+ *   d target = g * weight * (log_sigmoid(-self) - pos_weight * log_sigmoid(self))
+ *              (no pos_weight: -self)
+ * weight and pos_weight get no gradient (PyTorch defines none). */
+fbx_status *fbx_grad_bce_with_logits(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                                     fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  bool has_w = n->ninputs > 2 && !fbx_value_is_none(n->inputs[2]);
+  bool has_pw = n->ninputs > 3 && !fbx_value_is_none(n->inputs[3]);
+  fbx_value *x = in(&e, 0), *t = in(&e, 1), *one = c_int(&e, 1);
+  fbx_value *red = n->ninputs > 4 ? in(&e, 4) : c_int(&e, 1);
+  fbx_value *xs = EMIT(&e, "aten::size", t_ints(&e), x);
+  fbx_value *g = EMIT(&e, "fusebox::loss_reduction_backward", T_, grad_outputs[0], xs, red);
+  if (has_w) g = EMIT(&e, "aten::mul", T_, g, in(&e, 2));
+  fbx_value *sig = EMIT(&e, "aten::sigmoid", T_, x);
+  fbx_value *ds, *dt;
+  if (has_pw) {
+    fbx_value *pw = in(&e, 3);
+    fbx_value *pt = EMIT(&e, "aten::mul", T_, pw, t);
+    fbx_value *c = EMIT(&e, "aten::sub", T_, EMIT(&e, "aten::add", T_, pt, one, one), t, one);
+    ds = EMIT(&e, "aten::sub", T_, EMIT(&e, "aten::mul", T_, c, sig), pt, one);
+    fbx_value *lneg = EMIT(&e, "aten::log_sigmoid", T_, EMIT(&e, "aten::neg", T_, x));
+    fbx_value *lpos = EMIT(&e, "aten::log_sigmoid", T_, x);
+    dt = EMIT(&e, "aten::sub", T_, lneg, EMIT(&e, "aten::mul", T_, pw, lpos), one);
+  } else {
+    ds = EMIT(&e, "aten::sub", T_, sig, t, one);
+    dt = EMIT(&e, "aten::neg", T_, x);
+  }
+  grad_inputs[0] = EMIT(&e, "aten::sum_to_size", T_, EMIT(&e, "aten::mul", T_, ds, g), xs);
+  grad_inputs[1] = EMIT(&e, "aten::sum_to_size", T_, EMIT(&e, "aten::mul", T_, dt, g),
+                        EMIT(&e, "aten::size", t_ints(&e), t));
   return e.st;
 }

@@ -436,3 +436,372 @@ fbx_status *fbx_k_fbx_matmul_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
   fbx_set_out_tensor(outs, 1, gb);
   return NULL;
 }
+
+/* ---- backward of the ops that read each output element from one input element ---------- */
+
+/* tabs[d][j]: the input index along map dim d that grad's index j along its
+ * dim (lead + d) reads, or -1 where the output element reads no input
+ * (constant padding). grad's first `lead` dims read no input dim (repeat's
+ * new leading dims): they are summed. The map dims are the input's dims, or
+ * one flattened dim (map_ndim 1, grad flattened the same way). Accumulates
+ * in float64 into a new tensor of `sizes` in grad's dtype. */
+typedef struct idx_map {
+  int lead, map_ndim;
+  int64_t map_sizes[FBX_MAX_DIMS];
+  int64_t *tabs[FBX_MAX_DIMS];
+} idx_map;
+
+static void free_map(idx_map *m) {
+  for (int d = 0; d < m->map_ndim; d++) fbx_free(m->tabs[d]);
+}
+
+static fbx_status *accumulate_mapped(fbx_tensor **out, const fbx_tensor *grad, int ndim, const int64_t *sizes,
+                                     const idx_map *m, const int64_t *gsz) {
+  fbx_tensor *g = NULL, *acc = NULL;
+  FBX_TRY(fbx_tensor_clone_as(&g, grad, FBX_DTYPE_FLOAT64));
+  fbx_status *st = fbx_tensor_zeros(&acc, FBX_DTYPE_FLOAT64, ndim, sizes);
+  if (!st) {
+    int gn = m->lead + m->map_ndim;
+    int64_t j[FBX_MAX_DIMS] = {0};
+    const double *src = g->data;
+    double *dst = acc->data;
+    for (int64_t e = 0; e < g->numel; e++) {
+      int64_t off = 0;
+      bool skip = false;
+      for (int d = 0; d < m->map_ndim; d++) {
+        int64_t q = m->tabs[d][j[m->lead + d]];
+        if (q < 0) skip = true;
+        off = off * m->map_sizes[d] + q;
+      }
+      if (!skip) dst[off] += src[e];
+      for (int d = gn - 1; d >= 0 && ++j[d] == gsz[d]; d--) j[d] = 0;
+    }
+    st = fbx_tensor_clone_as(out, acc, grad->dtype);
+  }
+  fbx_tensor_release(g);
+  fbx_tensor_release(acc);
+  return st;
+}
+
+/* Tables of identity maps for the input's dims, grad's sizes in gsz. */
+static fbx_status *identity_map(idx_map *m, const fbx_tensor *grad, int lead, int ndim, const int64_t *sizes,
+                                int64_t *gsz) {
+  memset(m, 0, sizeof *m);
+  m->lead = lead;
+  m->map_ndim = ndim;
+  for (int d = 0; d < lead + ndim; d++) gsz[d] = grad->sizes[d];
+  for (int d = 0; d < ndim; d++) {
+    m->map_sizes[d] = sizes[d];
+    int64_t n = grad->sizes[lead + d];
+    m->tabs[d] = fbx_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!m->tabs[d]) {
+      free_map(m);
+      return fbx_status_nomem();
+    }
+    for (int64_t k = 0; k < n; k++) m->tabs[d][k] = k < sizes[d] ? k : -1;
+  }
+  return NULL;
+}
+
+static fbx_status *finish_mapped(fbx_kctx *ctx, fbx_tensor *grad, int ndim, const int64_t *sizes, idx_map *m,
+                                 const int64_t *gsz, fbx_ivalue *outs) {
+  (void)ctx;
+  fbx_tensor *out = NULL;
+  fbx_status *st = accumulate_mapped(&out, grad, ndim, sizes, m, gsz);
+  free_map(m);
+  if (st) return st;
+  fbx_set_out_tensor(outs, 0, out);
+  return NULL;
+}
+
+static int64_t wrap_index(int64_t q, int64_t s) { return ((q % s) + s) % s; }
+
+/* fusebox::pad_backward(Tensor grad, int[] sizes, int[] pad, str mode) -> Tensor */
+fbx_status *fbx_k_fbx_pad_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *grad;
+  int64_t sizes[FBX_MAX_DIMS], pad[2 * FBX_MAX_DIMS], gsz[FBX_MAX_DIMS];
+  int n = 0, np = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
+  FBX_TRY(int_list(ctx, args, 1, sizes, &n));
+  fbx_status *lst = NULL;
+  np = fbx_arg_int_list(ctx->op, 2, &args[2], pad, 2 * FBX_MAX_DIMS, &lst);
+  if (np < 0) return lst;
+  if (args[3].kind != FBX_IV_STR) return fbx_kernel_error(ctx, "mode must be a string");
+  const char *mode = fbx_iv_str_data(&args[3]);
+  int kind = !strcmp(mode, "constant") ? 3 : !strcmp(mode, "reflect") ? 0 : !strcmp(mode, "replicate") ? 1
+             : !strcmp(mode, "circular") ? 2 : -1;
+  if (kind < 0) return fbx_kernel_error(ctx, "Unrecognised padding mode %s", mode);
+  if (np % 2 || np / 2 > n || grad->ndim != n)
+    return fbx_kernel_error(ctx, "pad of %d entries does not fit a gradient of %d dims (input of %d)", np, grad->ndim, n);
+  idx_map m;
+  FBX_TRY(identity_map(&m, grad, 0, n, sizes, gsz));
+  for (int p = 0; p < np / 2; p++) {
+    int d = n - 1 - p;
+    int64_t l = pad[2 * p], s = sizes[d];
+    if (grad->sizes[d] != s + l + pad[2 * p + 1] || (kind != 3 && s == 0)) {
+      free_map(&m);
+      return fbx_kernel_error(ctx, "gradient size %" PRId64 " at dim %d does not match the padded input", grad->sizes[d], d);
+    }
+    for (int64_t j = 0; j < grad->sizes[d]; j++) {
+      int64_t q = j - l;
+      if (kind == 3) q = q >= 0 && q < s ? q : -1;
+      else if (kind == 0) q = q < 0 ? -q : q >= s ? 2 * (s - 1) - q : q;
+      else if (kind == 1) q = q < 0 ? 0 : q >= s ? s - 1 : q;
+      else q = wrap_index(q, s);
+      m.tabs[d][j] = q;
+    }
+  }
+  return finish_mapped(ctx, grad, n, sizes, &m, gsz, outs);
+}
+
+/* fusebox::repeat_backward(Tensor grad, int[] sizes, int[] repeats) -> Tensor */
+fbx_status *fbx_k_fbx_repeat_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *grad;
+  int64_t sizes[FBX_MAX_DIMS], reps[FBX_MAX_DIMS], gsz[FBX_MAX_DIMS];
+  int n = 0, nr = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
+  FBX_TRY(int_list(ctx, args, 1, sizes, &n));
+  FBX_TRY(int_list(ctx, args, 2, reps, &nr));
+  int lead = nr - n;
+  if (lead < 0 || grad->ndim != nr)
+    return fbx_kernel_error(ctx, "repeats of %d entries do not fit an input of %d dims and a gradient of %d", nr, n, grad->ndim);
+  for (int d = 0; d < n; d++)
+    if (grad->sizes[lead + d] != sizes[d] * reps[lead + d])
+      return fbx_kernel_error(ctx, "gradient size %" PRId64 " at dim %d is not %" PRId64 " x %" PRId64,
+                              grad->sizes[lead + d], lead + d, sizes[d], reps[lead + d]);
+  idx_map m;
+  FBX_TRY(identity_map(&m, grad, lead, n, sizes, gsz));
+  for (int d = 0; d < n; d++)
+    for (int64_t j = 0; j < grad->sizes[lead + d]; j++) m.tabs[d][j] = j % sizes[d];
+  return finish_mapped(ctx, grad, n, sizes, &m, gsz, outs);
+}
+
+/* A map over grad flattened to one dim (the input flattened the same way). */
+static fbx_status *flat_map(idx_map *m, const fbx_tensor *grad, int64_t in_numel, int64_t *gsz) {
+  memset(m, 0, sizeof *m);
+  m->map_ndim = 1;
+  m->map_sizes[0] = in_numel;
+  gsz[0] = grad->numel;
+  m->tabs[0] = fbx_malloc(sizeof(int64_t) * (size_t)(grad->numel ? grad->numel : 1));
+  return m->tabs[0] ? NULL : fbx_status_nomem();
+}
+
+static int64_t prod_of(const int64_t *s, int n) {
+  int64_t p = 1;
+  for (int i = 0; i < n; i++) p *= s[i];
+  return p;
+}
+
+/* fusebox::roll_backward(Tensor grad, int[] shifts, int[] dims) -> Tensor:
+ * roll by the negated shifts (dims [] rolls the flattened tensor). */
+fbx_status *fbx_k_fbx_roll_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *grad;
+  int64_t shifts[FBX_MAX_DIMS], dims[FBX_MAX_DIMS], gsz[FBX_MAX_DIMS];
+  int ns = 0, nd = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
+  FBX_TRY(int_list(ctx, args, 1, shifts, &ns));
+  FBX_TRY(int_list(ctx, args, 2, dims, &nd));
+  idx_map m;
+  if (nd == 0) {
+    if (ns != 1) return fbx_kernel_error(ctx, "shifts must have one entry when dims is empty, got %d", ns);
+    FBX_TRY(flat_map(&m, grad, grad->numel, gsz));
+    for (int64_t j = 0; j < grad->numel; j++) m.tabs[0][j] = wrap_index(j - shifts[0], grad->numel);
+    return finish_mapped(ctx, grad, grad->ndim, grad->sizes, &m, gsz, outs);
+  }
+  if (ns != nd) return fbx_kernel_error(ctx, "shifts and dimensions must align. shifts: %d, dims: %d", ns, nd);
+  FBX_TRY(identity_map(&m, grad, 0, grad->ndim, grad->sizes, gsz));
+  for (int k = 0; k < nd; k++) {
+    int64_t d;
+    fbx_status *st = fbx_wrap_dim(ctx, &d, dims[k], grad->ndim);
+    if (st) {
+      free_map(&m);
+      return st;
+    }
+    int64_t s = grad->sizes[d];
+    for (int64_t j = 0; j < s; j++) m.tabs[d][j] = wrap_index(m.tabs[d][j] - shifts[k], s);
+  }
+  return finish_mapped(ctx, grad, grad->ndim, grad->sizes, &m, gsz, outs);
+}
+
+/* fusebox::repeat_interleave_backward(Tensor grad, int[] sizes, int repeats, int? dim) -> Tensor */
+fbx_status *fbx_k_fbx_repeat_interleave_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *grad;
+  int64_t sizes[FBX_MAX_DIMS], gsz[FBX_MAX_DIMS], r = fbx_iv_to_int(&args[2]);
+  int n = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
+  FBX_TRY(int_list(ctx, args, 1, sizes, &n));
+  if (r <= 0) return fbx_kernel_error(ctx, "repeats must be positive, got %" PRId64, r);
+  idx_map m;
+  if (args[3].kind == FBX_IV_NONE) {
+    int64_t numel = prod_of(sizes, n);
+    if (grad->numel != numel * r) return fbx_kernel_error(ctx, "gradient of %" PRId64 " elements, expected %" PRId64, grad->numel, numel * r);
+    FBX_TRY(flat_map(&m, grad, numel, gsz));
+    for (int64_t j = 0; j < grad->numel; j++) m.tabs[0][j] = j / r;
+    return finish_mapped(ctx, grad, n, sizes, &m, gsz, outs);
+  }
+  int64_t d;
+  FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[3]), n));
+  if (grad->ndim != n || grad->sizes[d] != sizes[d] * r)
+    return fbx_kernel_error(ctx, "gradient does not have the repeated input's shape at dim %d", (int)d);
+  FBX_TRY(identity_map(&m, grad, 0, n, sizes, gsz));
+  for (int64_t j = 0; j < grad->sizes[d]; j++) m.tabs[d][j] = j / r;
+  return finish_mapped(ctx, grad, n, sizes, &m, gsz, outs);
+}
+
+/* fusebox::permute_backward(Tensor(a) grad, int[] dims) -> Tensor(a):
+ * grad permuted by the inverse of dims (a view), for dims known only at run
+ * time. */
+fbx_status *fbx_k_fbx_permute_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *grad;
+  int64_t dims[FBX_MAX_DIMS], sizes[FBX_MAX_DIMS], strides[FBX_MAX_DIMS];
+  int nd = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
+  FBX_TRY(int_list(ctx, args, 1, dims, &nd));
+  if (nd != grad->ndim)
+    return fbx_kernel_error(ctx, "number of dims don't match in permute: the gradient has %d dims, dims has %d", grad->ndim, nd);
+  bool seen[FBX_MAX_DIMS] = {false};
+  for (int i = 0; i < nd; i++) {
+    int64_t d;
+    FBX_TRY(fbx_wrap_dim(ctx, &d, dims[i], nd));
+    if (seen[d]) return fbx_kernel_error(ctx, "repeated dim %" PRId64 " in permute", d);
+    seen[d] = true;
+    /* grad's dim i is the input's dim d */
+    sizes[d] = grad->sizes[i];
+    strides[d] = grad->strides[i];
+  }
+  fbx_tensor *v = NULL;
+  FBX_TRY(fbx_tensor_view(&v, grad, nd, sizes, strides, grad->offset));
+  fbx_set_out_tensor(outs, 0, v);
+  return NULL;
+}
+
+/* fusebox::cat_backward(Tensor grad, Tensor[] tensors, int dim) -> Tensor[]:
+ * grad split along dim by the sizes of the tensors cat joined (views),
+ * each converted to its tensor's dtype where cat promoted. For lists that
+ * the graph does not build itself (a list input, a loop-carried list). */
+fbx_status *fbx_k_fbx_cat_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *grad;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
+  if (args[1].kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected a list of tensors");
+  int n = fbx_iv_list_len(&args[1]);
+  int64_t d;
+  FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[2]), grad->ndim));
+  fbx_ivalue res;
+  FBX_TRY(fbx_iv_list_new(&res, n));
+  fbx_status *st = NULL;
+  int64_t off = 0;
+  for (int i = 0; i < n && !st; i++) {
+    const fbx_ivalue *e = fbx_iv_list_at(&args[1], i);
+    if (e->kind != FBX_IV_TENSOR) {
+      st = fbx_kernel_error(ctx, "expected a Tensor at list position %d", i);
+      break;
+    }
+    const fbx_tensor *t = e->u.t;
+    /* cat skips 1-D empty tensors */
+    int64_t len = t->ndim == 1 && t->numel == 0 && grad->ndim != 1 ? -1 : t->ndim > d ? t->sizes[d] : -2;
+    if (len == -2 || (len >= 0 && off + len > grad->sizes[d])) {
+      st = fbx_kernel_error(ctx, "tensor %d does not fit the gradient along dim %" PRId64, i, d);
+      break;
+    }
+    fbx_tensor *part = NULL;
+    if (len < 0) {
+      st = fbx_tensor_zeros(&part, t->dtype, t->ndim, t->sizes);
+    } else {
+      int64_t sizes[FBX_MAX_DIMS];
+      memcpy(sizes, grad->sizes, sizeof sizes);
+      sizes[d] = len;
+      fbx_tensor *v = NULL;
+      st = fbx_tensor_view(&v, grad, grad->ndim, sizes, grad->strides, grad->offset + off * grad->strides[d]);
+      if (!st && v->dtype != t->dtype && fbx_dtype_is_floating(t->dtype)) {
+        st = fbx_tensor_clone_as(&part, v, t->dtype);
+        fbx_tensor_release(v);
+      } else {
+        part = v;
+      }
+      off += len;
+    }
+    if (!st) st = fbx_iv_list_push(&res, fbx_iv_tensor(part));
+    else fbx_tensor_release(part);
+  }
+  if (st) {
+    fbx_iv_release(&res);
+    return st;
+  }
+  outs[0] = res;
+  return NULL;
+}
+
+/* fusebox::loss_reduction_backward(Tensor grad, int[] sizes, int reduction) -> Tensor:
+ * reduction 0 (none): grad, which has `sizes`; 1 (mean): grad / numel
+ * expanded to sizes; 2 (sum): grad expanded to sizes. A new tensor. */
+fbx_status *fbx_k_fbx_loss_reduction_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *grad, *e = NULL, *g = NULL, *out = NULL;
+  int64_t sizes[FBX_MAX_DIMS], red = fbx_iv_to_int(&args[2]);
+  int n = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
+  FBX_TRY(int_list(ctx, args, 1, sizes, &n));
+  if (red < 0 || red > 2) return fbx_kernel_error(ctx, "%" PRId64 " is not a valid value for reduction", red);
+  if (red == 0) {
+    if (grad->ndim != n || memcmp(grad->sizes, sizes, sizeof(int64_t) * (size_t)n))
+      return fbx_kernel_error(ctx, "reduction 'none': the gradient does not have the input's shape");
+    FBX_TRY(fbx_tensor_clone_as(&out, grad, grad->dtype));
+    fbx_set_out_tensor(outs, 0, out);
+    return NULL;
+  }
+  if (grad->numel != 1) return fbx_kernel_error(ctx, "a reduced loss has one element, its gradient %" PRId64, grad->numel);
+  FBX_TRY(fbx_tensor_clone_as(&g, grad, FBX_DTYPE_FLOAT64));
+  double v = ((double *)g->data)[0] / (red == 1 ? (double)prod_of(sizes, n) : 1.0);
+  fbx_tensor_release(g);
+  fbx_status *st = fbx_tensor_zeros(&e, FBX_DTYPE_FLOAT64, n, sizes);
+  if (!st) {
+    double *d = e->data;
+    for (int64_t i = 0; i < e->numel; i++) d[i] = v;
+    st = fbx_tensor_clone_as(&out, e, grad->dtype);
+  }
+  fbx_tensor_release(e);
+  if (st) return st;
+  fbx_set_out_tensor(outs, 0, out);
+  return NULL;
+}
+
+/* fusebox::broadcast_tensors_backward(Tensor[] grads, Tensor[] tensors) -> Tensor[]:
+ * each gradient summed back to its tensor's sizes (undefined gradients, None
+ * in grads, give zeros). */
+fbx_status *fbx_k_fbx_broadcast_tensors_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  if (args[0].kind != FBX_IV_LIST || args[1].kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected two lists");
+  int n = fbx_iv_list_len(&args[1]);
+  if (fbx_iv_list_len(&args[0]) != n)
+    return fbx_kernel_error(ctx, "%d gradients for %d tensors", fbx_iv_list_len(&args[0]), n);
+  fbx_ivalue res;
+  FBX_TRY(fbx_iv_list_new(&res, n));
+  fbx_status *st = NULL;
+  for (int i = 0; i < n && !st; i++) {
+    const fbx_ivalue *g = fbx_iv_list_at(&args[0], i), *t = fbx_iv_list_at(&args[1], i);
+    if (t->kind != FBX_IV_TENSOR) {
+      st = fbx_kernel_error(ctx, "expected a Tensor at list position %d", i);
+      break;
+    }
+    fbx_ivalue r = fbx_iv_none();
+    if (g->kind != FBX_IV_TENSOR) {
+      fbx_tensor *z = NULL;
+      st = fbx_tensor_zeros(&z, t->u.t->dtype, t->u.t->ndim, t->u.t->sizes);
+      if (!st) r = fbx_iv_tensor(z);
+    } else {
+      fbx_ivalue sz;
+      st = fbx_iv_list_new(&sz, t->u.t->ndim);
+      for (int d = 0; d < t->u.t->ndim && !st; d++) st = fbx_iv_list_push(&sz, fbx_iv_int(t->u.t->sizes[d]));
+      if (!st) {
+        fbx_ivalue a[2] = {*g, sz};
+        st = call_kernel(ctx, FBX_OP_sum_to_size, a, 2, &r);
+      }
+      fbx_iv_release(&sz);
+    }
+    if (!st) st = fbx_iv_list_push(&res, r);
+  }
+  if (st) {
+    fbx_iv_release(&res);
+    return st;
+  }
+  outs[0] = res;
+  return NULL;
+}

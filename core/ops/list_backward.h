@@ -17,6 +17,27 @@
  *       `sizes`: the reduced dims put back as size 1 when !keepdim, then
  *       expanded (a view, stride 0 in the reduced dims). PyTorch's
  *       sum_backward.
+ *   fusebox::pad_backward(grad, sizes, pad, mode), repeat_backward(grad,
+ *   sizes, repeats), roll_backward(grad, shifts, dims),
+ *   repeat_interleave_backward(grad, sizes, repeats, dim)
+ *       the gradient of an op whose output elements each read one input
+ *       element, summed back into an input of `sizes` (all pad modes,
+ *       negative constant pads included). Run-time argument values are
+ *       fine: nothing needs constants.
+ *   fusebox::permute_backward(grad, dims)
+ *       grad permuted by the inverse of `dims` (a view), dims known at run
+ *       time only.
+ *   fusebox::cat_backward(grad, tensors, dim)
+ *       grad split along dim by the sizes of `tensors` (views; converted to
+ *       each tensor's floating dtype where cat promoted), for Tensor[]
+ *       inputs that no prim::ListConstruct of the graph builds.
+ *   fusebox::loss_reduction_backward(grad, sizes, reduction)
+ *       a loss's output gradient put back to the elementwise shape `sizes`:
+ *       reduction 0 (none) a copy, 1 (mean) grad / numel broadcast, 2 (sum)
+ *       grad broadcast. A new tensor.
+ *   fusebox::broadcast_tensors_backward(grads, tensors)
+ *       each gradient summed back to its tensor's sizes, for lists that no
+ *       prim::ListConstruct of the graph builds.
  */
 #ifndef FBX_OPS_LIST_BACKWARD_H
 #define FBX_OPS_LIST_BACKWARD_H
@@ -45,6 +66,25 @@
     FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_cumprod_backward)                                                       \
   X(fbx_matmul_backward,                                                                                             \
     "fusebox::matmul_backward(Tensor grad, Tensor self, Tensor other) -> (Tensor grad_self, Tensor grad_other)",     \
-    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_matmul_backward)
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_matmul_backward)                                      \
+  X(fbx_pad_backward, "fusebox::pad_backward(Tensor grad, int[] sizes, int[] pad, str mode) -> Tensor",              \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_pad_backward)                                           \
+  X(fbx_repeat_backward, "fusebox::repeat_backward(Tensor grad, int[] sizes, int[] repeats) -> Tensor",              \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_repeat_backward)                                        \
+  X(fbx_roll_backward, "fusebox::roll_backward(Tensor grad, int[] shifts, int[] dims) -> Tensor", FBX_OPCAT_SHAPE,   \
+    FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_fbx_roll_backward)                                                             \
+  X(fbx_repeat_interleave_backward,                                                                                  \
+    "fusebox::repeat_interleave_backward(Tensor grad, int[] sizes, int repeats, int? dim) -> Tensor",                \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_repeat_interleave_backward)                             \
+  X(fbx_permute_backward, "fusebox::permute_backward(Tensor(a) grad, int[] dims) -> Tensor(a)", FBX_OPCAT_VIEW,      \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_ALIAS, fbx_k_fbx_permute_backward)                                            \
+  X(fbx_cat_backward, "fusebox::cat_backward(Tensor(a -> *) grad, Tensor[] tensors, int dim) -> Tensor(a)[]",        \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_ALIAS | FBX_OPF_MUTABLE_OUT, fbx_k_fbx_cat_backward)        \
+  X(fbx_loss_reduction_backward,                                                                                     \
+    "fusebox::loss_reduction_backward(Tensor grad, int[] sizes, int reduction) -> Tensor", FBX_OPCAT_SHAPE,          \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_loss_reduction_backward)                                                 \
+  X(fbx_broadcast_tensors_backward,                                                                                  \
+    "fusebox::broadcast_tensors_backward(Tensor?[] grads, Tensor[] tensors) -> Tensor[]", FBX_OPCAT_SHAPE,           \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_broadcast_tensors_backward)
 
 #endif

@@ -177,6 +177,71 @@ static const gc_case cases[] = {
      .inputs = {"3x5"}},
     {.name = "sort", .graph = G1(C_F C_I("a", 0) "  %r : Tensor, %i : Tensor = aten::sort(%x, %a, %f)\n"
   "  return (%r, %i)\n"), .inputs = {"4x3"}},
+    /* ---- one input element per output element (fusebox::*_backward rows) ---- */
+    {.name = "constant_pad_nd, a negative pad crops",
+     .graph = G1(C_I("a", 1) C_I("b", 2) C_I("c", -1) C_I("v", 0) "  %p : int[] = prim::ListConstruct(%a, %b, %c, %a)\n"
+                 "  %r : Tensor = aten::constant_pad_nd(%x, %p, %v)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "pad reflect", .graph = G1(C_NONE C_I("a", 2) C_I("b", 1) "  %p : int[] = prim::ListConstruct(%a, %b)\n"
+                                        "  %m : str = prim::Constant[value=\"reflect\"]()\n"
+                                        "  %r : Tensor = aten::pad(%x, %p, %m, %none)\n" RET),
+     .inputs = {"2x4"}},
+    {.name = "pad replicate 2-D", .graph = G1(C_NONE C_I("a", 2) C_I("b", 1) "  %p : int[] = prim::ListConstruct(%a, %b, %b, %a)\n"
+                                              "  %m : str = prim::Constant[value=\"replicate\"]()\n"
+                                              "  %r : Tensor = aten::pad(%x, %p, %m, %none)\n" RET),
+     .inputs = {"2x3x3"}},
+    {.name = "pad circular", .graph = G1(C_NONE C_I("a", 3) C_I("b", 1) "  %p : int[] = prim::ListConstruct(%a, %b)\n"
+                                         "  %m : str = prim::Constant[value=\"circular\"]()\n"
+                                         "  %r : Tensor = aten::pad(%x, %p, %m, %none)\n" RET),
+     .inputs = {"2x4"}},
+    {.name = "repeat with a new leading dim", .graph = G1(C_I("a", 2) C_I("b", 1) C_I("c", 3) "  %p : int[] = prim::ListConstruct(%a, %b, %c)\n"
+                                                          "  %r : Tensor = aten::repeat(%x, %p)\n" RET),
+     .inputs = {"3x2"}},
+    {.name = "roll two dims", .graph = G1(C_I("a", 1) C_I("b", -2) C_I("c", 0) C_I("d", 1) "  %s : int[] = prim::ListConstruct(%a, %b)\n"
+                                          "  %e : int[] = prim::ListConstruct(%c, %d)\n"
+                                          "  %r : Tensor = aten::roll(%x, %s, %e)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "roll flattened", .graph = G1(C_I("a", 5) "  %s : int[] = prim::ListConstruct(%a)\n"
+                                           "  %e : int[] = prim::ListConstruct()\n"
+                                           "  %r : Tensor = aten::roll(%x, %s, %e)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "repeat_interleave dim", .graph = G1(C_NONE C_I("k", 3) C_I("a", 1) "  %r : Tensor = aten::repeat_interleave(%x, %k, %a, %none)\n" RET),
+     .inputs = {"2x3"}},
+    {.name = "repeat_interleave flattened", .graph = G1(C_NONE C_I("k", 2) "  %r : Tensor = aten::repeat_interleave(%x, %k, %none, %none)\n" RET),
+     .inputs = {"2x3"}},
+    {.name = "glu", .graph = G1(C_I("a", -1) "  %r : Tensor = aten::glu(%x, %a)\n" RET), .inputs = {"3x4"}},
+    {.name = "index_put accumulate, values broadcast",
+     .graph = G3(C_T "  %l : Tensor?[] = prim::ListConstruct(%z)\n  %r : Tensor = aten::index_put(%x, %l, %y, %t)\n" RET),
+     .inputs = {"4x3", "1x3", "5:0:3:i64"}},
+    {.name = "index_put overwrite",
+     .graph = G3(C_F "  %l : Tensor?[] = prim::ListConstruct(%z)\n  %r : Tensor = aten::index_put(%x, %l, %y, %f)\n" RET),
+     .inputs = {"4x3", "2x3", "2:1:2:i64"}},
+    {.name = "copy_ broadcast src", .graph = G2(C_F "  %r : Tensor = aten::copy_(%x, %y, %f)\n" RET), .inputs = {"3x4", "4"}},
+    {.name = "sum_to_size", .graph = G1(C_I("a", 1) C_I("b", 4) "  %s : int[] = prim::ListConstruct(%a, %b)\n"
+                                        "  %r : Tensor = aten::sum_to_size(%x, %s)\n" RET),
+     .inputs = {"3x4"}},
+    /* ---- losses, every reduction ---- */
+    {.name = "mse_loss none", .graph = G2(C_I("k", 0) "  %r : Tensor = aten::mse_loss(%x, %y, %k)\n" RET), .inputs = {"3x4", "3x4"}},
+    {.name = "mse_loss mean", .graph = G2(C_I("k", 1) "  %r : Tensor = aten::mse_loss(%x, %y, %k)\n" RET), .inputs = {"3x4", "3x4"}},
+    {.name = "mse_loss sum", .graph = G2(C_I("k", 2) "  %r : Tensor = aten::mse_loss(%x, %y, %k)\n" RET), .inputs = {"3x4", "3x4"}},
+    {.name = "l1_loss mean", .graph = G2(C_I("k", 1) "  %r : Tensor = aten::l1_loss(%x, %y, %k)\n" RET), .inputs = {"3x4", "3x4"}},
+    {.name = "smooth_l1_loss sum beta 0.5",
+     .graph = G2(C_I("k", 2) "  %b : float = prim::Constant[value=0.5]()\n  %r : Tensor = aten::smooth_l1_loss(%x, %y, %k, %b)\n" RET),
+     .inputs = {"3x4", "3x4"}},
+    {.name = "smooth_l1_loss none beta 0",
+     .graph = G2(C_I("k", 0) "  %b : float = prim::Constant[value=0.]()\n  %r : Tensor = aten::smooth_l1_loss(%x, %y, %k, %b)\n" RET),
+     .inputs = {"3x4", "3x4"}},
+    {.name = "huber_loss mean delta 0.7",
+     .graph = G2(C_I("k", 1) "  %b : float = prim::Constant[value=0.7]()\n  %r : Tensor = aten::huber_loss(%x, %y, %k, %b)\n" RET),
+     .inputs = {"3x4", "3x4"}},
+    {.name = "binary_cross_entropy_with_logits mean",
+     .graph = G2(C_NONE C_I("k", 1) "  %r : Tensor = aten::binary_cross_entropy_with_logits(%x, %y, %none, %none, %k)\n" RET),
+     .inputs = {"3x4", "3x4:0:1"}},
+    {.name = "binary_cross_entropy_with_logits weight, pos_weight, none",
+     /* weights from integers: the harness checks every floating input */
+     .graph = G3(C_NONE C_F C_I("f64", 7) C_I("k", 0) "  %w : Tensor = aten::to(%z, %f64, %f, %f, %none)\n"
+                 "  %r : Tensor = aten::binary_cross_entropy_with_logits(%x, %y, %w, %w, %k)\n" RET),
+     .inputs = {"3x4", "3x4:0:1", "4:1:3:i64"}},
 };
 
 START_TEST(test_formula) {
