@@ -849,12 +849,15 @@ static fbx_status *dg_unit(fbx_executor *ex, xdg *d, xdgver *ver, uint64_t rgmas
 
 static fbx_status *run_eager_dg(runctx *c, xdg *d, const fbx_ivalue *ins, int nin, fbx_ivalue *outs,
                                 fbx_profile *observe) {
-  fbx_run_opts o = {.seed = c->seed, .before = tape_before, .record = tape_record, .record_ctx = c};
+  fbx_interp_stats is = {0};
+  fbx_run_opts o = {.seed = c->seed, .before = tape_before, .record = tape_record, .record_ctx = c, .stats = &is};
   if (observe) {
     o.observe = fbx_profile_observe;
     o.observe_ctx = observe;
   }
-  return fbx_interp_run(d->eager, ins, nin, outs, &o);
+  fbx_status *st = fbx_interp_run(d->eager, ins, nin, outs, &o);
+  atomic_fetch_add(&c->ex->interp_ops, is.kernels_run);
+  return st;
 }
 
 static const char *dg_name(const xdg *d) { return d->node->noutputs ? d->node->outputs[0]->name : "?"; }
@@ -1016,13 +1019,21 @@ static void flatten(const fbx_ivalue *v, fbx_ivalue *out, int *n) {
 static fbx_status *forward_run(fbx_executor *ex, fbx_xgplan *p, runctx *c, const fbx_ivalue *ins, int nin,
                                fbx_ivalue *outs) {
   int state = atomic_load_explicit(&p->state, memory_order_acquire);
-  fbx_run_opts o = {.seed = c->seed, .before = tape_before, .record = tape_record, .record_ctx = c};
+  fbx_interp_stats is = {0};
+  fbx_run_opts o = {.seed = c->seed, .before = tape_before, .record = tape_record, .record_ctx = c, .stats = &is};
+  fbx_status *st;
   if (state == PLAN_READY) {
     o.run_group = dg_run;
     o.run_group_ctx = c;
-    return fbx_interp_run(p->opt_interp, ins, nin, outs, &o);
+    st = fbx_interp_run(p->opt_interp, ins, nin, outs, &o);
+    atomic_fetch_add(&ex->interp_ops, is.kernels_run);
+    return st;
   }
-  if (state == PLAN_EAGER) return fbx_interp_run(ex->top->interp, ins, nin, outs, &o);
+  if (state == PLAN_EAGER) {
+    st = fbx_interp_run(ex->top->interp, ins, nin, outs, &o);
+    atomic_fetch_add(&ex->interp_ops, is.kernels_run);
+    return st;
+  }
   fbx_profile local;
   FBX_TRY(fbx_profile_init(&local, (int)ex->graph->next_value_id));
   for (int i = 0; i < nin; i++) {
@@ -1031,7 +1042,8 @@ static fbx_status *forward_run(fbx_executor *ex, fbx_xgplan *p, runctx *c, const
   }
   o.observe = fbx_profile_observe;
   o.observe_ctx = &local;
-  fbx_status *st = fbx_interp_run(ex->top->interp, ins, nin, outs, &o);
+  st = fbx_interp_run(ex->top->interp, ins, nin, outs, &o);
+  atomic_fetch_add(&ex->interp_ops, is.kernels_run);
   if (!st) {
     pthread_mutex_lock(&ex->lock);
     if (atomic_load_explicit(&p->state, memory_order_relaxed) == PLAN_PROFILING) {
@@ -1133,6 +1145,35 @@ fbx_status *fbx_executor_backward_values(fbx_grad_handle *h, const fbx_ivalue *g
 
 /* ---- stats and explain ------------------------------------------------------------------------ */
 
+/* Add unit f's forward and backward sub-executors' counters to *s. */
+static void unit_stats(const xgradfn *f, fbx_executor_stats *s) {
+  fbx_executor_stats fs = {.struct_size = sizeof fs}, bs = {.struct_size = sizeof bs};
+  if (f->fex) fbx_executor_stats_get(f->fex, &fs);
+  if (f->bex) fbx_executor_stats_get(f->bex, &bs);
+  for (int i = 0; i < f->nvariants; i++) {
+    fbx_executor_stats vs = {.struct_size = sizeof vs};
+    if (!f->variants[i].bex) continue;
+    fbx_executor_stats_get(f->variants[i].bex, &vs);
+    bs.kernel_launches += vs.kernel_launches;
+    bs.kernel_runs += vs.kernel_runs;
+    bs.groups += vs.groups;
+    bs.kernels_compiled += vs.kernels_compiled;
+    bs.compile_failures += vs.compile_failures;
+    bs.compile_seconds += vs.compile_seconds;
+    bs.interpreted_ops += vs.interpreted_ops;
+  }
+  s->groups += fs.groups + bs.groups;
+  s->kernels_compiled += fs.kernels_compiled + bs.kernels_compiled;
+  s->compile_failures += fs.compile_failures + bs.compile_failures;
+  s->compile_seconds += fs.compile_seconds + bs.compile_seconds;
+  s->kernel_runs += fs.kernel_runs;
+  s->kernel_launches += fs.kernel_launches;
+  s->interpreted_ops += fs.interpreted_ops;
+  s->backward_kernel_runs += bs.kernel_runs;
+  s->backward_kernel_launches += bs.kernel_launches;
+  s->backward_interpreted_ops += bs.interpreted_ops;
+}
+
 void fbx_executor_grad_stats(const fbx_executor *cex, fbx_executor_stats *s) {
   fbx_executor *ex = (fbx_executor *)cex;
   pthread_mutex_lock(&ex->ad_lock);
@@ -1140,29 +1181,11 @@ void fbx_executor_grad_stats(const fbx_executor *cex, fbx_executor_stats *s) {
     if (atomic_load(&p->state) != PLAN_READY) continue;
     for (xdg *d = p->dgs; d; d = d->next)
       for (xdgver *v = d->versions; v; v = atomic_load(&v->next))
-      for (xgradfn *f = v->fns; f; f = f->next) {
-        fbx_executor_stats fs = {.struct_size = sizeof fs}, bs = {.struct_size = sizeof bs};
-        if (f->fex) fbx_executor_stats_get(f->fex, &fs);
-        if (f->bex) fbx_executor_stats_get(f->bex, &bs);
-        for (int i = 0; i < f->nvariants; i++) {
-          fbx_executor_stats vs = {.struct_size = sizeof vs};
-          if (!f->variants[i].bex) continue;
-          fbx_executor_stats_get(f->variants[i].bex, &vs);
-          bs.kernel_launches += vs.kernel_launches;
-          bs.kernel_runs += vs.kernel_runs;
-          bs.groups += vs.groups;
-          bs.kernels_compiled += vs.kernels_compiled;
-        }
-        s->groups += fs.groups + bs.groups;
-        s->kernels_compiled += fs.kernels_compiled + bs.kernels_compiled;
-        s->compile_failures += fs.compile_failures + bs.compile_failures;
-        s->compile_seconds += fs.compile_seconds + bs.compile_seconds;
-        s->kernel_runs += fs.kernel_runs;
-        s->kernel_launches += fs.kernel_launches;
-        s->backward_kernel_runs += bs.kernel_runs;
-        s->backward_kernel_launches += bs.kernel_launches;
-      }
+        for (xgradfn *f = v->fns; f; f = f->next) unit_stats(f, s);
   }
+  for (size_t i = 0; i < ex->ad_eager.cap; i++)
+    if (ex->ad_eager.keys[i])
+      for (const xgradfn *f = ex->ad_eager.vals[i]; f; f = f->next) unit_stats(f, s);
   pthread_mutex_unlock(&ex->ad_lock);
 }
 
