@@ -144,7 +144,7 @@ struct fbx_executor {
   atomic_llong runs, profiling_runs_done, specs_static, specs_dynamic, guard_failures;
   atomic_llong fb_unfused, fb_compile, fb_run, fb_declined, optimize_failures, groups;
   atomic_llong kernels_compiled, compile_failures, mem_hits, disk_hits, compile_ns;
-  atomic_llong kernel_runs, kernel_launches;
+  atomic_llong kernel_runs, kernel_launches, interp_ops;
   /* gradient mode (grad.c) */
   fbx_xgplan *gplans;     /* under lock */
   pthread_mutex_t ad_lock; /* ad_eager, the units of DifferentiableGraphs */

@@ -220,6 +220,7 @@ void fbx_executor_stats_get(const fbx_executor *cex, fbx_executor_stats *out) {
     s.compile_seconds = (double)atomic_load(&ex->compile_ns) * 1e-9;
     s.kernel_runs = atomic_load(&ex->kernel_runs);
     s.kernel_launches = atomic_load(&ex->kernel_launches);
+    s.interpreted_ops = atomic_load(&ex->interp_ops);
     s.forward_runs = atomic_load(&ex->forward_runs);
     s.backward_runs = atomic_load(&ex->backward_runs);
     s.differentiable_graphs = atomic_load(&ex->diff_graphs);
@@ -257,6 +258,8 @@ void fbx_executor_stats_print(const fbx_executor *cex, fbx_strbuf *b) {
   int64_t nrun = s.runs + s.forward_runs;
   fbx_strbuf_printf(b, "  kernel launches     %lld (%.2f per run)\n", (long long)s.kernel_launches,
                     nrun ? (double)s.kernel_launches / (double)nrun : 0.0);
+  fbx_strbuf_printf(b, "  interpreted ops     %lld (%.2f per run)\n", (long long)s.interpreted_ops,
+                    nrun ? (double)s.interpreted_ops / (double)nrun : 0.0);
   if (s.forward_runs) {
     fbx_strbuf_printf(b, "  forward runs        %lld (gradient mode; kernels of their forward graphs counted above)\n",
                       (long long)s.forward_runs);
@@ -264,6 +267,7 @@ void fbx_executor_stats_print(const fbx_executor *cex, fbx_strbuf *b) {
     fbx_strbuf_printf(b, "  diff. graphs        %lld\n", (long long)s.differentiable_graphs);
     fbx_strbuf_printf(b, "  backward launches   %lld (%lld kernel runs)\n", (long long)s.backward_kernel_launches,
                       (long long)s.backward_kernel_runs);
+    fbx_strbuf_printf(b, "  backward interp ops %lld\n", (long long)s.backward_interpreted_ops);
   }
   pthread_mutex_lock(&ex->ev_lock);
   if (ex->nevents) fbx_strbuf_puts(b, "  events:\n");

@@ -58,11 +58,24 @@
  * keeps, per set of inputs requiring grad, a plan of its own. Its profiling
  * runs interpret the graph with the tape's hooks (every node recorded
  * eagerly) and the profiling observer; then a clone of the graph gets the
- * default passes, the profiled types generalized (dtype, rank, size-1 dims),
- * and fbx_autodiff_create_subgraphs (at least 2 nodes). Each
- * prim::DifferentiableGraph runs through a group-runner hook: inputs checked
- * against the generalized profile (a mismatch, or nothing requiring grad,
- * runs its nodes on the eager tape), then its forward graph F in a
+ * default passes, the profiled types specialized as level 0 of the strategy
+ * says (static: exact sizes; dynamic, or a budget of 0: dtype, rank, size-1
+ * dims; strides never), and fbx_autodiff_create_subgraphs (at least 2
+ * nodes). Exact sizes are what let the gradient formulas drop the
+ * aten::size + aten::_grad_sum_to_size pairs that undo broadcasting where
+ * shapes already agree, so a static backward graph is pointwise end to end
+ * and fuses into few groups (as PyTorch's profiling executor specializes
+ * DifferentiableGraphs on guarded shapes). Each prim::DifferentiableGraph
+ * keeps a chain of *versions* (levels), each its subgraph typed for the
+ * shapes it was built for and a guard over those types. It runs through a
+ * group-runner hook: the first version whose guard accepts the inputs runs
+ * (nothing requiring grad runs its nodes on the eager tape); when none does,
+ * the nodes run on the eager tape while profiling the next level (like a
+ * fusion group's fallback function: FUSEBOX_PROFILING_RUNS runs, at least
+ * one), which then becomes a new version specialized as the strategy says
+ * for its level, counted in the static/dynamic specializations and logged
+ * with the guard's reason; past the strategy's budget rejected shapes run on
+ * the eager tape for good. A version runs its forward graph F in a
  * sub-executor with this executor's fuser and strategy, and a tape entry
  * whose backward runs B in another (one per set of inputs requiring grad,
  * made at first use; respecialized per set of defined output gradients, or

@@ -251,8 +251,10 @@ static fbx_status *profile_run(fbx_xfn *fn, const fbx_ivalue *inputs, int nin, f
     uint32_t id = fbx_graph_input(fn->graph, i)->id;
     if (id < (uint32_t)local.n) fbx_obs_record(&local.obs[id], &inputs[i]);
   }
-  fbx_run_opts o = {.seed = seed, .observe = fbx_profile_observe, .observe_ctx = &local};
+  fbx_interp_stats is = {0};
+  fbx_run_opts o = {.seed = seed, .observe = fbx_profile_observe, .observe_ctx = &local, .stats = &is};
   fbx_status *st = fbx_interp_run(fn->interp, inputs, nin, outputs, &o);
+  atomic_fetch_add(&ex->interp_ops, is.kernels_run);
   if (st) {
     fbx_profile_free(&local);
     return st;
@@ -273,12 +275,18 @@ static fbx_status *profile_run(fbx_xfn *fn, const fbx_ivalue *inputs, int nin, f
 fbx_status *fbx_xfn_run(fbx_xfn *fn, const fbx_ivalue *inputs, int nin, fbx_ivalue *outputs, uint64_t seed) {
   switch (atomic_load_explicit(&fn->state, memory_order_acquire)) {
     case FBX_FN_OPTIMIZED: {
-      fbx_run_opts o = {.seed = seed, .run_group = fbx_xgroup_run, .run_group_ctx = fn};
-      return fbx_interp_run(fn->opt_interp, inputs, nin, outputs, &o);
+      fbx_interp_stats is = {0};
+      fbx_run_opts o = {.seed = seed, .run_group = fbx_xgroup_run, .run_group_ctx = fn, .stats = &is};
+      fbx_status *st = fbx_interp_run(fn->opt_interp, inputs, nin, outputs, &o);
+      atomic_fetch_add(&fn->ex->interp_ops, is.kernels_run);
+      return st;
     }
     case FBX_FN_UNFUSED: {
-      fbx_run_opts o = {.seed = seed};
-      return fbx_interp_run(fn->interp, inputs, nin, outputs, &o);
+      fbx_interp_stats is = {0};
+      fbx_run_opts o = {.seed = seed, .stats = &is};
+      fbx_status *st = fbx_interp_run(fn->interp, inputs, nin, outputs, &o);
+      atomic_fetch_add(&fn->ex->interp_ops, is.kernels_run);
+      return st;
     }
     default: return profile_run(fn, inputs, nin, outputs, seed);
   }

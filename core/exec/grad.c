@@ -57,14 +57,31 @@ struct xgradfn {
   xgradfn *next;
 };
 
+/* One specialization of a DifferentiableGraph: its subgraph typed for the
+ * shapes it was profiled with (exact sizes at static levels, generalized at
+ * dynamic ones) and the guard that checks them. */
+typedef struct xdgver {
+  int level;              /* 0: built with the plan; d: after d guard failures led here */
+  fbx_spec_kind kind;
+  int nin;
+  fbx_obs *guard;         /* nin */
+  fbx_graph *S;           /* what its units differentiate */
+  xgradfn *fns;           /* by runtime requires-grad mask (under ex->ad_lock) */
+  _Atomic(struct xdgver *) next; /* the next level (published with a release store) */
+} xdgver;
+
 /* A DifferentiableGraph node of a plan. */
 typedef struct xdg {
   const fbx_node *node;   /* in the plan's graph */
-  fbx_obs *guard;         /* nin */
   int nin;
   fbx_graph *eager_graph; /* S with tensor types erased: run node by node on the tape */
   fbx_interp *eager;
-  xgradfn *fns;           /* by runtime requires-grad mask (under ex->ad_lock) */
+  xdgver *versions;       /* level 0, then the respecializations in level order */
+  xdgver *last;           /* under ex->lock */
+  atomic_bool spent;      /* the strategy's budget is spent: unguarded shapes run on the eager tape */
+  /* under ex->lock: profile of eager_graph for the next version */
+  int profiled;
+  fbx_profile profile;
   struct xdg *next;
 } xdg;
 
@@ -543,14 +560,25 @@ static fbx_status *tape_record(void *ctx, const fbx_node *n, const fbx_ivalue *i
 
 /* ---- DifferentiableGraph plans ------------------------------------------------------------ */
 
-static void xdg_free(xdg *d) {
-  for (xgradfn *f = d->fns, *next; f; f = next) {
+static void xdgver_free(xdgver *v) {
+  if (!v) return;
+  for (xgradfn *f = v->fns, *next; f; f = next) {
     next = f->next;
     xgradfn_free(f);
   }
+  fbx_graph_destroy(v->S);
+  fbx_free(v->guard);
+  fbx_free(v);
+}
+
+static void xdg_free(xdg *d) {
+  for (xdgver *v = d->versions, *next; v; v = next) {
+    next = atomic_load_explicit(&v->next, memory_order_relaxed);
+    xdgver_free(v);
+  }
   fbx_interp_destroy(d->eager);
   fbx_graph_destroy(d->eager_graph);
-  fbx_free(d->guard);
+  fbx_profile_free(&d->profile);
   fbx_free(d);
 }
 
@@ -589,7 +617,22 @@ typedef struct typing {
   uint32_t n;
   fbx_type **saved;
   fbx_arena *arena;
+  fbx_spec_kind kind;
 } typing;
+
+/* What a DifferentiableGraph version keeps of an observation: static levels
+ * keep exact sizes (so gradient formulas can drop the reductions that undo
+ * broadcasting when shapes already agree), dynamic ones dtype, rank and
+ * size-1 dims. Strides are never specialized on: the forward and backward
+ * executors guard their own fusion groups. */
+static void specialize_obs(fbx_obs *o, fbx_spec_kind kind) {
+  if (kind != FBX_SPEC_STATIC) {
+    fbx_obs_generalize(o);
+    return;
+  }
+  o->strides_known = false;
+  memset(o->strides, 0, sizeof o->strides);
+}
 
 static void pair_values(uint32_t *orig_of, const fbx_block *a, const fbx_block *b) {
   for (int i = 0; i < fbx_block_nparams(a) && i < fbx_block_nparams(b); i++)
@@ -607,7 +650,8 @@ static const fbx_obs *obs_of(const typing *ty, const fbx_value *v) {
   return o < (uint32_t)ty->prof->n ? &ty->prof->obs[o] : NULL;
 }
 
-/* Give (restore = false) or take back (true) the profiled, generalized types. */
+/* Give (restore = false) or take back (true) the profiled types, specialized
+ * for ty->kind. */
 static void retype_block(typing *ty, fbx_block *b, bool restore);
 static void retype(typing *ty, fbx_value *v, bool restore) {
   if (v->id >= ty->n) return;
@@ -618,7 +662,7 @@ static void retype(typing *ty, fbx_value *v, bool restore) {
   const fbx_obs *o = obs_of(ty, v);
   if (!o) return;
   fbx_obs g = *o;
-  fbx_obs_generalize(&g);
+  specialize_obs(&g, ty->kind);
   fbx_type *t = fbx_obs_type(ty->arena, &g, v->type);
   if (!t) return;
   ty->saved[v->id] = v->type;
@@ -646,15 +690,22 @@ static fbx_status *collect_dgs(fbx_xgplan *p, typing *ty, fbx_block *b) {
     p->ndgs++;
     d->node = n;
     d->nin = n->ninputs;
-    d->guard = fbx_calloc((size_t)n->ninputs + 1, sizeof *d->guard);
-    if (!d->guard) return fbx_status_nomem();
+    atomic_init(&d->spent, false);
+    xdgver *v = fbx_calloc(1, sizeof *v);
+    if (!v) return fbx_status_nomem();
+    d->versions = d->last = v;
+    v->kind = ty->kind;
+    v->nin = n->ninputs;
+    atomic_init(&v->next, NULL);
+    v->guard = fbx_calloc((size_t)n->ninputs + 1, sizeof *v->guard);
+    if (!v->guard || !(v->S = fbx_graph_clone(fbx_node_subgraph(n)))) return fbx_status_nomem();
     for (int i = 0; i < n->ninputs; i++) {
       const fbx_obs *o = obs_of(ty, n->inputs[i]);
-      d->guard[i].dtype = FBX_DTYPE_UNDEFINED;
-      d->guard[i].ndim = -1;
+      v->guard[i].dtype = FBX_DTYPE_UNDEFINED;
+      v->guard[i].ndim = -1;
       if (!o) continue;
-      d->guard[i] = *o;
-      fbx_obs_generalize(&d->guard[i]);
+      v->guard[i] = *o;
+      specialize_obs(&v->guard[i], ty->kind);
     }
     if (!(d->eager_graph = fbx_xfn_erased_clone(fbx_node_subgraph(n)))) return fbx_status_nomem();
     FBX_TRY(fbx_interp_create(&d->eager, d->eager_graph));
@@ -671,7 +722,11 @@ static fbx_status *build_plan(fbx_executor *ex, fbx_xgplan *p) {
   fbx_graph *opt = fbx_graph_clone(ex->graph);
   if (!opt) return fbx_status_nomem();
   p->opt = opt;
-  typing ty = {.prof = &p->profile, .n = opt->next_value_id, .arena = opt->arena};
+  /* Level 0 of the strategy; with a budget of 0 the subgraphs still get the
+   * generalized types (their only version then serves every shape). */
+  fbx_spec_kind kind = fbx_strategy_kind_at(&ex->strategy, 0);
+  typing ty = {.prof = &p->profile, .n = opt->next_value_id, .arena = opt->arena,
+               .kind = kind == FBX_SPEC_STATIC ? kind : FBX_SPEC_DYNAMIC};
   ty.orig_of = fbx_malloc(sizeof *ty.orig_of * (ty.n + 1));
   ty.saved = fbx_calloc(ty.n + 1, sizeof *ty.saved);
   fbx_status *st = ty.orig_of && ty.saved ? NULL : fbx_status_nomem();
@@ -709,8 +764,11 @@ static void finish_profiling_locked(fbx_executor *ex, fbx_xgplan *p) {
     return;
   }
   atomic_fetch_add(&ex->diff_graphs, p->ndgs);
-  fbx_executor_event(ex, "gradient mode: %d DifferentiableGraph%s after %d profiling run%s", p->ndgs,
-                     p->ndgs == 1 ? "" : "s", p->profiled, p->profiled == 1 ? "" : "s");
+  fbx_spec_kind kind = fbx_strategy_kind_at(&ex->strategy, 0);
+  if (kind != FBX_SPEC_NONE) atomic_fetch_add(kind == FBX_SPEC_STATIC ? &ex->specs_static : &ex->specs_dynamic, p->ndgs);
+  fbx_executor_event(ex, "gradient mode: %d DifferentiableGraph%s (level 0, %s) after %d profiling run%s", p->ndgs,
+                     p->ndgs == 1 ? "" : "s", p->ndgs ? fbx_spec_kind_name(p->dgs->versions->kind) : "-",
+                     p->profiled, p->profiled == 1 ? "" : "s");
   fbx_profile_free(&p->profile);
   atomic_store_explicit(&p->state, PLAN_READY, memory_order_release);
 }
@@ -749,10 +807,10 @@ static uint64_t runtime_rg(const fbx_tape *t, const fbx_ivalue *ins, int nin) {
 }
 
 /* The unit of a DifferentiableGraph for the inputs that require grad now. */
-static fbx_status *dg_unit(fbx_executor *ex, xdg *d, uint64_t rgmask, xgradfn **out) {
+static fbx_status *dg_unit(fbx_executor *ex, xdg *d, xdgver *ver, uint64_t rgmask, xgradfn **out) {
   fbx_status *st = NULL;
   pthread_mutex_lock(&ex->ad_lock);
-  xgradfn *f = d->fns;
+  xgradfn *f = ver->fns;
   while (f && f->rgmask != rgmask) f = f->next;
   if (!f) {
     f = fbx_calloc(1, sizeof *f);
@@ -762,8 +820,10 @@ static fbx_status *dg_unit(fbx_executor *ex, xdg *d, uint64_t rgmask, xgradfn **
       f->owner = ex;
       f->node = d->node;
       f->rgmask = rgmask;
-      f->what = xasprintf("prim::DifferentiableGraph %%%s", d->node->noutputs ? d->node->outputs[0]->name : "?");
-      f->S = fbx_graph_clone(fbx_node_subgraph(d->node));
+      const char *name = d->node->noutputs ? d->node->outputs[0]->name : "?";
+      f->what = ver->level ? xasprintf("prim::DifferentiableGraph %%%s (level %d)", name, ver->level)
+                           : xasprintf("prim::DifferentiableGraph %%%s", name);
+      f->S = fbx_graph_clone(ver->S);
       f->nin = d->node->ninputs;
       f->nout = d->node->noutputs;
       f->rg = fbx_calloc((size_t)f->nin + 1, sizeof *f->rg);
@@ -777,8 +837,8 @@ static fbx_status *dg_unit(fbx_executor *ex, xdg *d, uint64_t rgmask, xgradfn **
         xgradfn_free(f);
         f = NULL;
       } else {
-        f->next = d->fns;
-        d->fns = f;
+        f->next = ver->fns;
+        ver->fns = f;
       }
     }
   }
@@ -787,9 +847,118 @@ static fbx_status *dg_unit(fbx_executor *ex, xdg *d, uint64_t rgmask, xgradfn **
   return st;
 }
 
-static fbx_status *run_eager_dg(runctx *c, xdg *d, const fbx_ivalue *ins, int nin, fbx_ivalue *outs) {
-  fbx_run_opts o = {.seed = c->seed, .before = tape_before, .record = tape_record, .record_ctx = c};
-  return fbx_interp_run(d->eager, ins, nin, outs, &o);
+static fbx_status *run_eager_dg(runctx *c, xdg *d, const fbx_ivalue *ins, int nin, fbx_ivalue *outs,
+                                fbx_profile *observe) {
+  fbx_interp_stats is = {0};
+  fbx_run_opts o = {.seed = c->seed, .before = tape_before, .record = tape_record, .record_ctx = c, .stats = &is};
+  if (observe) {
+    o.observe = fbx_profile_observe;
+    o.observe_ctx = observe;
+  }
+  fbx_status *st = fbx_interp_run(d->eager, ins, nin, outs, &o);
+  atomic_fetch_add(&c->ex->interp_ops, is.kernels_run);
+  return st;
+}
+
+static const char *dg_name(const xdg *d) { return d->node->noutputs ? d->node->outputs[0]->name : "?"; }
+
+/* A new version of d at `level` from d->profile (ex->lock held). */
+static fbx_status *new_version_locked(xdg *d, int level, fbx_spec_kind kind, xdgver **out) {
+  xdgver *v = fbx_calloc(1, sizeof *v);
+  if (!v) return fbx_status_nomem();
+  v->level = level;
+  v->kind = kind;
+  v->nin = d->nin;
+  atomic_init(&v->next, NULL);
+  fbx_graph *S = v->S = fbx_graph_clone(d->eager_graph);
+  typing ty = {.prof = &d->profile, .n = S ? S->next_value_id : 0, .arena = S ? S->arena : NULL, .kind = kind};
+  ty.orig_of = fbx_malloc(sizeof *ty.orig_of * (ty.n + 1));
+  ty.saved = fbx_calloc(ty.n + 1, sizeof *ty.saved);
+  v->guard = fbx_calloc((size_t)d->nin + 1, sizeof *v->guard);
+  fbx_status *st = S && ty.orig_of && ty.saved && v->guard ? NULL : fbx_status_nomem();
+  if (!st) {
+    memset(ty.orig_of, 0xff, sizeof *ty.orig_of * (ty.n + 1));
+    pair_values(ty.orig_of, d->eager_graph->block, S->block);
+    retype_block(&ty, S->block, false);
+    for (int i = 0; i < d->nin; i++) {
+      const fbx_obs *o = obs_of(&ty, fbx_graph_input(S, i));
+      v->guard[i].dtype = FBX_DTYPE_UNDEFINED;
+      v->guard[i].ndim = -1;
+      if (!o) continue;
+      v->guard[i] = *o;
+      specialize_obs(&v->guard[i], kind);
+    }
+  }
+  fbx_free(ty.orig_of);
+  fbx_free(ty.saved);
+  if (st) {
+    xdgver_free(v);
+    v = NULL;
+  }
+  *out = v;
+  return st;
+}
+
+/* No version's guard accepts these inputs: run d on the eager tape, and
+ * profile the run for the next version (respecializing like a fusion
+ * group's fallback: one level deeper, as the strategy says) until the
+ * budget is spent. */
+static fbx_status *dg_respecialize(runctx *c, xdg *d, const fbx_ivalue *ins, int nin, fbx_ivalue *outs,
+                                   const char *why) {
+  fbx_executor *ex = c->ex;
+  if (atomic_load_explicit(&d->spent, memory_order_acquire)) return run_eager_dg(c, d, ins, nin, outs, NULL);
+  fbx_profile local;
+  FBX_TRY(fbx_profile_init(&local, (int)d->eager_graph->next_value_id));
+  for (int i = 0; i < nin; i++) {
+    uint32_t id = fbx_graph_input(d->eager_graph, i)->id;
+    if (id < (uint32_t)local.n) fbx_obs_record(&local.obs[id], &ins[i]);
+  }
+  fbx_status *st = run_eager_dg(c, d, ins, nin, outs, &local);
+  if (st) {
+    fbx_profile_free(&local);
+    return st;
+  }
+  pthread_mutex_lock(&ex->lock);
+  if (!atomic_load_explicit(&d->spent, memory_order_relaxed)) {
+    int level = d->last->level + 1;
+    fbx_spec_kind kind = fbx_strategy_kind_at(&ex->strategy, level);
+    if (kind == FBX_SPEC_NONE) {
+      fbx_executor_event(ex, "prim::DifferentiableGraph %%%s at level %d: specialization budget spent (%s), shapes "
+                             "its guards reject run on the eager tape",
+                         dg_name(d), d->last->level, why);
+      atomic_store_explicit(&d->spent, true, memory_order_release);
+    } else if (!d->profile.obs && (st = fbx_profile_init(&d->profile, local.n))) {
+      /* out of memory: this run is still good, the next one tries again */
+    } else {
+      fbx_profile_merge(&d->profile, &local);
+      d->profiled++;
+      atomic_fetch_add(&ex->profiling_runs_done, 1);
+      if (d->profiled >= (ex->profiling_runs > 0 ? ex->profiling_runs : 1)) {
+        xdgver *v = NULL;
+        st = new_version_locked(d, level, kind, &v);
+        if (!st) {
+          atomic_fetch_add(kind == FBX_SPEC_STATIC ? &ex->specs_static : &ex->specs_dynamic, 1);
+          fbx_executor_event(ex, "respecializing prim::DifferentiableGraph %%%s (level %d, %s) after guard "
+                                 "failure: %s; %d profiling run%s",
+                             dg_name(d), level, fbx_spec_kind_name(kind), why, d->profiled,
+                             d->profiled == 1 ? "" : "s");
+          atomic_store_explicit(&d->last->next, v, memory_order_release);
+          d->last = v;
+          fbx_profile_free(&d->profile);
+          d->profiled = 0;
+        }
+      }
+    }
+  }
+  pthread_mutex_unlock(&ex->lock);
+  fbx_profile_free(&local);
+  if (st) {
+    /* The outputs are good; only the next version could not be built. */
+    fbx_executor_event(ex, "respecializing prim::DifferentiableGraph %%%s failed: %s", dg_name(d),
+                       fbx_status_message(st));
+    fbx_status_free(st);
+  }
+  return NULL;
 }
 
 static fbx_status *dg_run(void *ctx, const fbx_node *node, const fbx_ivalue *ins, int nin, fbx_ivalue *outs,
@@ -799,19 +968,24 @@ static fbx_status *dg_run(void *ctx, const fbx_node *node, const fbx_ivalue *ins
   xdg *d = node->id < c->plan->nby_node ? c->plan->by_node[node->id] : NULL;
   if (!d || nin != d->nin) return fbx_status_new(FBX_ERR_INTERNAL, "DifferentiableGraph node without its runtime");
   uint64_t rg = runtime_rg(c->tape, ins, nin);
-  if (!rg) return run_eager_dg(c, d, ins, nin, outs); /* nothing to differentiate: no entry */
+  if (!rg) return run_eager_dg(c, d, ins, nin, outs, NULL); /* nothing to differentiate: no entry */
   fbx_strbuf why = {0};
-  if (!fbx_guard_check(d->guard, nin, ins, &why)) {
+  xdgver *ver = d->versions;
+  while (ver) {
+    fbx_strbuf_free(&why); /* the reason given is the last level's */
+    if (fbx_guard_check(ver->guard, nin, ins, &why)) break;
+    ver = atomic_load_explicit(&ver->next, memory_order_acquire);
+  }
+  if (!ver) {
     atomic_fetch_add(&ex->guard_failures, 1);
-    fbx_executor_event(ex, "guard failed for prim::DifferentiableGraph %%%s: %s; it runs on the eager tape",
-                       node->noutputs ? node->outputs[0]->name : "?", why.data ? why.data : "?");
+    fbx_status *st = dg_respecialize(c, d, ins, nin, outs, why.data ? why.data : "?");
     fbx_strbuf_free(&why);
-    return run_eager_dg(c, d, ins, nin, outs);
+    return st;
   }
   fbx_strbuf_free(&why);
   xgradfn *f = NULL;
-  FBX_TRY(dg_unit(ex, d, rg, &f));
-  if (f->no_grad) return run_eager_dg(c, d, ins, nin, outs);
+  FBX_TRY(dg_unit(ex, d, ver, rg, &f));
+  if (f->no_grad) return run_eager_dg(c, d, ins, nin, outs, NULL);
   int nf = fbx_graph_noutputs(f->grad->forward);
   fbx_ivalue *fouts = fbx_calloc((size_t)nf + 1, sizeof *fouts);
   if (!fouts) return fbx_status_nomem();
@@ -845,13 +1019,21 @@ static void flatten(const fbx_ivalue *v, fbx_ivalue *out, int *n) {
 static fbx_status *forward_run(fbx_executor *ex, fbx_xgplan *p, runctx *c, const fbx_ivalue *ins, int nin,
                                fbx_ivalue *outs) {
   int state = atomic_load_explicit(&p->state, memory_order_acquire);
-  fbx_run_opts o = {.seed = c->seed, .before = tape_before, .record = tape_record, .record_ctx = c};
+  fbx_interp_stats is = {0};
+  fbx_run_opts o = {.seed = c->seed, .before = tape_before, .record = tape_record, .record_ctx = c, .stats = &is};
+  fbx_status *st;
   if (state == PLAN_READY) {
     o.run_group = dg_run;
     o.run_group_ctx = c;
-    return fbx_interp_run(p->opt_interp, ins, nin, outs, &o);
+    st = fbx_interp_run(p->opt_interp, ins, nin, outs, &o);
+    atomic_fetch_add(&ex->interp_ops, is.kernels_run);
+    return st;
   }
-  if (state == PLAN_EAGER) return fbx_interp_run(ex->top->interp, ins, nin, outs, &o);
+  if (state == PLAN_EAGER) {
+    st = fbx_interp_run(ex->top->interp, ins, nin, outs, &o);
+    atomic_fetch_add(&ex->interp_ops, is.kernels_run);
+    return st;
+  }
   fbx_profile local;
   FBX_TRY(fbx_profile_init(&local, (int)ex->graph->next_value_id));
   for (int i = 0; i < nin; i++) {
@@ -860,7 +1042,8 @@ static fbx_status *forward_run(fbx_executor *ex, fbx_xgplan *p, runctx *c, const
   }
   o.observe = fbx_profile_observe;
   o.observe_ctx = &local;
-  fbx_status *st = fbx_interp_run(ex->top->interp, ins, nin, outs, &o);
+  st = fbx_interp_run(ex->top->interp, ins, nin, outs, &o);
+  atomic_fetch_add(&ex->interp_ops, is.kernels_run);
   if (!st) {
     pthread_mutex_lock(&ex->lock);
     if (atomic_load_explicit(&p->state, memory_order_relaxed) == PLAN_PROFILING) {
@@ -962,35 +1145,47 @@ fbx_status *fbx_executor_backward_values(fbx_grad_handle *h, const fbx_ivalue *g
 
 /* ---- stats and explain ------------------------------------------------------------------------ */
 
+/* Add unit f's forward and backward sub-executors' counters to *s. */
+static void unit_stats(const xgradfn *f, fbx_executor_stats *s) {
+  fbx_executor_stats fs = {.struct_size = sizeof fs}, bs = {.struct_size = sizeof bs};
+  if (f->fex) fbx_executor_stats_get(f->fex, &fs);
+  if (f->bex) fbx_executor_stats_get(f->bex, &bs);
+  for (int i = 0; i < f->nvariants; i++) {
+    fbx_executor_stats vs = {.struct_size = sizeof vs};
+    if (!f->variants[i].bex) continue;
+    fbx_executor_stats_get(f->variants[i].bex, &vs);
+    bs.kernel_launches += vs.kernel_launches;
+    bs.kernel_runs += vs.kernel_runs;
+    bs.groups += vs.groups;
+    bs.kernels_compiled += vs.kernels_compiled;
+    bs.compile_failures += vs.compile_failures;
+    bs.compile_seconds += vs.compile_seconds;
+    bs.interpreted_ops += vs.interpreted_ops;
+  }
+  s->groups += fs.groups + bs.groups;
+  s->kernels_compiled += fs.kernels_compiled + bs.kernels_compiled;
+  s->compile_failures += fs.compile_failures + bs.compile_failures;
+  s->compile_seconds += fs.compile_seconds + bs.compile_seconds;
+  s->kernel_runs += fs.kernel_runs;
+  s->kernel_launches += fs.kernel_launches;
+  s->interpreted_ops += fs.interpreted_ops;
+  s->backward_kernel_runs += bs.kernel_runs;
+  s->backward_kernel_launches += bs.kernel_launches;
+  s->backward_interpreted_ops += bs.interpreted_ops;
+}
+
 void fbx_executor_grad_stats(const fbx_executor *cex, fbx_executor_stats *s) {
   fbx_executor *ex = (fbx_executor *)cex;
   pthread_mutex_lock(&ex->ad_lock);
   for (fbx_xgplan *p = ex->gplans; p; p = p->next) {
     if (atomic_load(&p->state) != PLAN_READY) continue;
     for (xdg *d = p->dgs; d; d = d->next)
-      for (xgradfn *f = d->fns; f; f = f->next) {
-        fbx_executor_stats fs = {.struct_size = sizeof fs}, bs = {.struct_size = sizeof bs};
-        if (f->fex) fbx_executor_stats_get(f->fex, &fs);
-        if (f->bex) fbx_executor_stats_get(f->bex, &bs);
-        for (int i = 0; i < f->nvariants; i++) {
-          fbx_executor_stats vs = {.struct_size = sizeof vs};
-          if (!f->variants[i].bex) continue;
-          fbx_executor_stats_get(f->variants[i].bex, &vs);
-          bs.kernel_launches += vs.kernel_launches;
-          bs.kernel_runs += vs.kernel_runs;
-          bs.groups += vs.groups;
-          bs.kernels_compiled += vs.kernels_compiled;
-        }
-        s->groups += fs.groups + bs.groups;
-        s->kernels_compiled += fs.kernels_compiled + bs.kernels_compiled;
-        s->compile_failures += fs.compile_failures + bs.compile_failures;
-        s->compile_seconds += fs.compile_seconds + bs.compile_seconds;
-        s->kernel_runs += fs.kernel_runs;
-        s->kernel_launches += fs.kernel_launches;
-        s->backward_kernel_runs += bs.kernel_runs;
-        s->backward_kernel_launches += bs.kernel_launches;
-      }
+      for (xdgver *v = d->versions; v; v = atomic_load(&v->next))
+        for (xgradfn *f = v->fns; f; f = f->next) unit_stats(f, s);
   }
+  for (size_t i = 0; i < ex->ad_eager.cap; i++)
+    if (ex->ad_eager.keys[i])
+      for (const xgradfn *f = ex->ad_eager.vals[i]; f; f = f->next) unit_stats(f, s);
   pthread_mutex_unlock(&ex->ad_lock);
 }
 
@@ -1021,16 +1216,17 @@ void fbx_executor_grad_explain(const fbx_executor *cex, fbx_strbuf *b) {
     fbx_strbuf_printf(b, ": %d DifferentiableGraph%s (the graph itself is not fused; their forward and backward "
                          "graphs are)\n", p->ndgs, p->ndgs == 1 ? "" : "s");
     fbx_graph_print_to(b, p->opt);
-    for (xdg *d = p->dgs; d; d = d->next) {
-      const char *name = d->node->noutputs ? d->node->outputs[0]->name : "?";
-      fbx_strbuf_printf(b, "# prim::DifferentiableGraph %%%s, guard:", name);
+    for (xdg *d = p->dgs; d; d = d->next)
+    for (xdgver *v = d->versions; v; v = atomic_load(&v->next)) {
+      fbx_strbuf_printf(b, "# prim::DifferentiableGraph %%%s, level %d (%s), guard:", dg_name(d), v->level,
+                        fbx_spec_kind_name(v->kind));
       for (int j = 0; j < d->nin; j++) {
         fbx_strbuf_puts(b, j ? ", " : " ");
-        fbx_guard_print(b, &d->guard[j]);
+        fbx_guard_print(b, &v->guard[j]);
       }
       fbx_strbuf_putc(b, '\n');
-      if (!d->fns) fbx_strbuf_puts(b, "#   not run yet with inputs that require grad\n");
-      for (xgradfn *f = d->fns; f; f = f->next) {
+      if (!v->fns) fbx_strbuf_puts(b, "#   not run yet with inputs that require grad\n");
+      for (xgradfn *f = v->fns; f; f = f->next) {
         if (f->no_grad) {
           fbx_strbuf_printf(b, "#   runs on the eager tape: %s\n", f->no_grad);
           continue;

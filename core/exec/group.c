@@ -187,7 +187,11 @@ static fbx_status *get_kernel(fbx_xgroup *g, const fbx_ivalue *inputs, const fbx
 /* ---- fallbacks ------------------------------------------------------------------------------- */
 
 static fbx_status *run_unfused(fbx_xgroup *g, const fbx_ivalue *inputs, fbx_ivalue *outputs) {
-  return fbx_interp_run(g->unfused, inputs, g->nin, outputs, NULL);
+  fbx_interp_stats is = {0};
+  fbx_run_opts o = {.stats = &is};
+  fbx_status *st = fbx_interp_run(g->unfused, inputs, g->nin, outputs, &o);
+  atomic_fetch_add(&g->fn->ex->interp_ops, is.kernels_run);
+  return st;
 }
 
 /* The next level for this group, created on its first guard failure; NULL

@@ -81,7 +81,12 @@
  *              (prim::ListConstruct) when the list is never mutated; prim::If
  *              on a constant condition -> the taken block inlined; __is__ /
  *              __isnot__ decided by types (None against a non-optional type);
- *              prim::unchecked_cast of a non-optional value -> the value. It
+ *              prim::unchecked_cast of a non-optional value -> the value;
+ *              prim::unchecked_cast of a constant other than None -> that
+ *              constant when it is typed int/float/bool/str/Device, else a
+ *              new constant of the cast type (Scalar and number: of the
+ *              value's kind), so that `aten::ge(%x, %c)` in a gradient
+ *              formula sees a constant scalar (fusers want one). It
  *              does not rewrite aten::expand_as(x, x) (the result is a new view,
  *              not x) and it removes only the nodes it rewrote, leaving their
  *              now-unused producers to dce.

@@ -18,12 +18,13 @@ enum rule {
   R_IF_CONST,
   R_IS_NONE,
   R_UNCHECKED_CAST,
+  R_CAST_CONST,
   R_COUNT
 };
 
 static const char *const rule_names[R_COUNT] = {
     "t(t(x))", "contiguous", "TupleUnpack(TupleConstruct)", "TupleIndex(TupleConstruct)",
-    "ListUnpack(ListConstruct)", "If(constant)", "is/isnot None", "unchecked_cast"};
+    "ListUnpack(ListConstruct)", "If(constant)", "is/isnot None", "unchecked_cast", "unchecked_cast(constant)"};
 
 typedef struct ph_ctx {
   int counts[R_COUNT];
@@ -73,6 +74,43 @@ static fbx_status *inline_if(fbx_node *n, int taken) {
   for (int i = 0; i < n->noutputs; i++)
     FBX_TRY(fbx_passutil_replace_uses(n->outputs[i], fbx_block_return(b, i)));
   fbx_node_destroy(n);
+  return NULL;
+}
+
+static bool is_scalar_kind(fbx_type_kind k) {
+  return k == FBX_TYPE_INT || k == FBX_TYPE_FLOAT || k == FBX_TYPE_BOOL || k == FBX_TYPE_STR || k == FBX_TYPE_DEVICE;
+}
+
+/* prim::unchecked_cast of a constant that is not None: the constant itself
+ * when its type is already a plain scalar type (the cast only widened it to
+ * Scalar, number or an optional), else a new int/float/bool constant of the
+ * type the cast names (or, for Scalar and number, of the value's own kind).
+ * Formulas cast their optional Scalar arguments this way; folded, the
+ * operation that uses the cast sees a constant scalar, which fusers accept.
+ * *out is NULL when the rule does not apply. */
+static fbx_status *cast_constant(fbx_node *n, fbx_value **out) {
+  *out = NULL;
+  fbx_value *in = n->inputs[0];
+  const fbx_type *to = n->outputs[0]->type;
+  if (!fbx_value_is_const(in) || fbx_value_is_none(in) || to->kind == FBX_TYPE_OPTIONAL || to->kind == FBX_TYPE_NONE)
+    return NULL;
+  bool widening = to->kind == FBX_TYPE_NUMBER || (to->kind == FBX_TYPE_NAMED && to->name && !strcmp(to->name, "Scalar"));
+  if (is_scalar_kind(in->type->kind)) {
+    if (to->kind == in->type->kind || widening) *out = in;
+    return NULL;
+  }
+  const fbx_attr *a = fbx_node_attr(in->node, FBX_SYM_attr_value);
+  if (!a || (a->kind != FBX_ATTR_INT && a->kind != FBX_ATTR_FLOAT)) return NULL;
+  fbx_type_kind k;
+  if (a->kind == FBX_ATTR_FLOAT && (to->kind == FBX_TYPE_FLOAT || widening)) k = FBX_TYPE_FLOAT;
+  else if (a->kind == FBX_ATTR_INT && (to->kind == FBX_TYPE_INT || to->kind == FBX_TYPE_BOOL)) k = to->kind;
+  else if (a->kind == FBX_ATTR_INT && widening) k = FBX_TYPE_INT;
+  else return NULL;
+  fbx_value *c = k == FBX_TYPE_FLOAT  ? fbx_insert_const_float(n->owner, n, a->u.f)
+                 : k == FBX_TYPE_BOOL ? fbx_insert_const_bool(n->owner, n, a->u.i != 0)
+                                      : fbx_insert_const_int(n->owner, n, a->u.i);
+  if (!c) return fbx_status_nomem();
+  *out = c;
   return NULL;
 }
 
@@ -139,6 +177,14 @@ static fbx_status *rewrite(fbx_node *n, enum rule *rule) {
       never_none(n->inputs[0]->type) && fbx_type_equal(n->inputs[0]->type, n->outputs[0]->type)) {
     *rule = R_UNCHECKED_CAST;
     return forward(n, &n->inputs[0]);
+  }
+  if (n->kind == FBX_SYM_prim_unchecked_cast && n->ninputs == 1 && n->noutputs == 1) {
+    fbx_value *c;
+    FBX_TRY(cast_constant(n, &c));
+    if (c) {
+      *rule = R_CAST_CONST;
+      return forward(n, &c);
+    }
   }
   return NULL;
 }

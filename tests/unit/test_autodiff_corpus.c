@@ -43,7 +43,17 @@
 static const struct {
   const char *name, *error;
 } expected[] = {
-    /* y = x.clone(); y[:, 0].zero_(): PyTorch's CopySlices (view tracking) */
+    /* y = x.clone(); y[:, 0].zero_() and z[:, 0][idx] += 1: an in-place write
+     * into a view of a tensor that requires grad. PyTorch rebases the base's
+     * history (CopySlices: the new base's gradient flows to the old base with
+     * the view's region replaced by the gradient through the in-place op, and
+     * every other live view of the base becomes a view of the new version).
+     * The tape keys gradients by tensor object and versions them, but it does
+     * not know which tracked tensor is the base of a view (it sees only
+     * overlapping memory) nor how to map a view's region onto its base's
+     * gradient, and a base the tape does not track (a fresh zeros()) would
+     * need the interpreter to tell it; until it does, the tape refuses these
+     * writes instead of giving wrong gradients. */
     {"clamp_inplace", "aten::zero_ writes in place into a view of a tensor that requires grad"},
     {"index_put", "aten::index_put_ writes in place into a view of a tensor that requires grad"},
 };

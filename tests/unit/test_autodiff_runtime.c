@@ -254,6 +254,158 @@ START_TEST(diffgraph_matches_eager_and_guard_falls_back) {
 }
 END_TEST
 
+/* b = x * y + x with y broadcast along x's rows: dL/dx = g (y + 1),
+ * dL/dy = sum over rows of g x. */
+static const char *G_BCAST =
+    "graph(%x.1 : Tensor, %y.1 : Tensor):\n"
+    "  %one : int = prim::Constant[value=1]()\n"
+    "  %a : Tensor = aten::mul(%x.1, %y.1)\n"
+    "  %b : Tensor = aten::add(%a, %x.1, %one)\n"
+    "  return (%b)\n";
+
+static fbx_executor *make_ex_with(const char *text, const char *fuser, const char *strategy) {
+  fbx_graph *g = NULL;
+  fbx_status *st = fbx_graph_parse(&g, text, strlen(text), "test.ir");
+  ck_assert_msg(!st, "parse: %s", fbx_status_message(st));
+  fbx_executor_opts o = {.struct_size = sizeof o, .fuser = fuser, .strategy = strategy, .profiling_runs = 1};
+  fbx_executor *ex = NULL;
+  st = fbx_executor_create(&ex, g, &o);
+  ck_assert_msg(!st, "create: %s", fbx_status_message(st));
+  fbx_graph_destroy(g);
+  return ex;
+}
+
+static fbx_ivalue filled(int ndim, const int64_t *sizes, double base) {
+  fbx_tensor *t = NULL;
+  ck_assert(!fbx_tensor_empty(&t, FBX_DTYPE_FLOAT32, ndim, sizes));
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= sizes[d];
+  for (int64_t i = 0; i < n; i++) ((float *)t->data)[i] = (float)(base + 0.125 * (double)(i % 11) - 0.5);
+  return fbx_iv_tensor(t);
+}
+
+/* One forward + backward of G_BCAST with x [rows, 3], checked by hand. */
+static void bcast_step(fbx_executor *ex, int64_t rows) {
+  int64_t xs[2] = {rows, 3}, ys[1] = {3};
+  fbx_ivalue in[2] = {filled(2, xs, 0.2), filled(1, ys, -0.4)}, g = filled(2, xs, 1.0), out, gin[2];
+  fbx_grad_handle *h = NULL;
+  fbx_status *st = fbx_executor_forward_values(ex, in, 2, NULL, &out, 1, 0, &h);
+  ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+  st = fbx_executor_backward_values(h, &g, 1, gin, 2);
+  ck_assert_msg(!st, "backward: %s", fbx_status_message(st));
+  ck_assert_int_eq(gin[0].u.t->ndim, 2);
+  ck_assert_int_eq(gin[0].u.t->sizes[0], rows);
+  ck_assert_int_eq(gin[1].u.t->ndim, 1);
+  for (int64_t r = 0; r < rows; r++)
+    for (int c = 0; c < 3; c++)
+      expect_near(&gin[0], (int)(r * 3 + c), at(&g, (int)(r * 3 + c)) * (at(&in[1], c) + 1), "grad x");
+  for (int c = 0; c < 3; c++) {
+    double want = 0;
+    for (int64_t r = 0; r < rows; r++) want += at(&g, (int)(r * 3 + c)) * at(&in[0], (int)(r * 3 + c));
+    expect_near(&gin[1], c, want, "grad y");
+  }
+  fbx_grad_free(h);
+  fbx_iv_release(&out);
+  fbx_iv_release(&g);
+  for (int k = 0; k < 2; k++) {
+    fbx_iv_release(&in[k]);
+    fbx_iv_release(&gin[k]);
+  }
+}
+
+static int count_of(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, what)); p += strlen(what)) n++;
+  return n;
+}
+
+/* Static levels: exact sizes, so the backward keeps only the reduction that
+ * really undoes broadcasting (y's); new shapes build a new version until the
+ * strategy's budget is spent, then run on the eager tape. */
+START_TEST(static_diffgraph_respecializes) {
+  fbx_executor *ex = make_ex_with(G_BCAST, "none", "static:2");
+  bcast_step(ex, 2); /* profiling */
+  bcast_step(ex, 2); /* level 0 */
+  fbx_executor_stats s = {.struct_size = sizeof s};
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_eq(s.static_specializations, 1);
+  ck_assert_int_eq(s.guard_failures, 0);
+  char *text = fbx_executor_explain_text(ex);
+  ck_assert_msg(strstr(text, "level 0 (static), guard: float32[2, 3] contiguous, float32[3] contiguous"), "%s", text);
+  int static_sums = count_of(text, "aten::_grad_sum_to_size");
+  fbx_free(text);
+
+  bcast_step(ex, 4); /* guard fails: eager, profiling level 1 */
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_eq(s.guard_failures, 1);
+  ck_assert_int_eq(s.static_specializations, 2);
+  bcast_step(ex, 4); /* level 1 */
+  bcast_step(ex, 2); /* level 0 still */
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_eq(s.guard_failures, 1);
+  text = fbx_executor_explain_text(ex);
+  ck_assert_msg(strstr(text, "level 1 (static), guard: float32[4, 3] contiguous, float32[3] contiguous"), "%s", text);
+  fbx_free(text);
+
+  bcast_step(ex, 5); /* past the budget */
+  bcast_step(ex, 5);
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_eq(s.static_specializations, 2);
+  ck_assert_int_eq(s.guard_failures, 3);
+  text = fbx_executor_report(ex);
+  ck_assert_msg(strstr(text, "respecializing prim::DifferentiableGraph") && strstr(text, "budget spent"), "%s", text);
+  fbx_free(text);
+  fbx_executor_destroy(ex);
+
+  /* A dynamic level keeps the reductions and serves every row count. */
+  ex = make_ex_with(G_BCAST, "none", "dynamic:1");
+  bcast_step(ex, 2);
+  bcast_step(ex, 2);
+  bcast_step(ex, 4);
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_eq(s.guard_failures, 0);
+  ck_assert_int_eq(s.dynamic_specializations, 1);
+  text = fbx_executor_explain_text(ex);
+  ck_assert_msg(strstr(text, "level 0 (dynamic)"), "%s", text);
+  ck_assert_msg(count_of(text, "aten::_grad_sum_to_size") > static_sums, "static %d vs dynamic:\n%s", static_sums,
+                text);
+  fbx_free(text);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+/* ratio-IoU's backward under the legacy fuser: with exact sizes nothing
+ * separates its pointwise nodes, so one kernel launch per backward. */
+START_TEST(ratio_iou_backward_fuses) {
+  char *text = tu_read_file(tu_src_path("examples/ratio_iou.ir"), NULL);
+  ck_assert(text);
+  fbx_executor *ex = make_ex_with(text, "legacy", "static:2,dynamic:10");
+  free(text);
+  int64_t sizes[1] = {64};
+  fbx_ivalue in[8], g = filled(1, sizes, 1.0);
+  for (int i = 0; i < 8; i++) in[i] = filled(1, sizes, 0.5 + 0.3 * i);
+  int64_t before = 0;
+  for (int r = 0; r < 4; r++) {
+    fbx_ivalue out, gin[8];
+    fbx_grad_handle *h = NULL;
+    fbx_status *st = fbx_executor_forward_values(ex, in, 8, NULL, &out, 1, 0, &h);
+    ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+    st = fbx_executor_backward_values(h, &g, 1, gin, 8);
+    ck_assert_msg(!st, "backward: %s", fbx_status_message(st));
+    fbx_executor_stats s = {.struct_size = sizeof s};
+    fbx_executor_stats_get(ex, &s);
+    if (r == 3) ck_assert_int_eq(s.backward_kernel_launches - before, 1);
+    before = s.backward_kernel_launches;
+    fbx_grad_free(h);
+    fbx_iv_release(&out);
+    for (int i = 0; i < 8; i++) fbx_iv_release(&gin[i]);
+  }
+  for (int i = 0; i < 8; i++) fbx_iv_release(&in[i]);
+  fbx_iv_release(&g);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
 typedef struct worker {
   fbx_executor *ex;
   fbx_ivalue in[2], gc;
@@ -370,6 +522,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, handle_lifecycle);
   tcase_add_test(tc, loop_carried);
   tcase_add_test(tc, diffgraph_matches_eager_and_guard_falls_back);
+  tcase_add_test(tc, static_diffgraph_respecializes);
+  tcase_add_test(tc, ratio_iou_backward_fuses);
   tcase_add_test(tc, threads);
   tcase_add_test(tc, dlpack_api);
   suite_add_tcase(s, tc);

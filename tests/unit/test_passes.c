@@ -961,6 +961,43 @@ static const pass_case peephole_cases[] = {
      "  %b : Tensor = prim::unchecked_cast(%o)\n"
      "  %r : (Tensor, Tensor) = prim::TupleConstruct(%x, %b)\n"
      "  return (%r)\n"},
+    /* As gradient formulas instantiate clamp's: an optional Scalar bound that
+     * is a constant becomes that constant. */
+    {"peephole_unchecked_cast_constant", "peephole",
+     "graph(%x : Tensor):\n"
+     "  %e : float = prim::Constant[value=1.0000000000000001e-05]()\n"
+     "  %s : Scalar = prim::unchecked_cast(%e)\n"
+     "  %ge : Tensor = aten::ge(%x, %s)\n"
+     "  %oi : int? = prim::Constant[value=3]()\n"
+     "  %i : int = prim::unchecked_cast(%oi)\n"
+     "  %os : Scalar? = prim::Constant[value=0.5]()\n"
+     "  %n : Scalar = prim::unchecked_cast(%os)\n"
+     "  %ob : bool? = prim::Constant[value=1]()\n"
+     "  %b : bool = prim::unchecked_cast(%ob)\n"
+     "  %r : (Tensor, int, Scalar, bool) = prim::TupleConstruct(%ge, %i, %n, %b)\n"
+     "  return (%r)\n",
+     "graph(%x : Tensor):\n"
+     "  %e : float = prim::Constant[value=1.0000000000000001e-05]()\n"
+     "  %ge : Tensor = aten::ge(%x, %e)\n"
+     "  %oi : int? = prim::Constant[value=3]()\n"
+     "  %0 : int = prim::Constant[value=3]()\n"
+     "  %os : Scalar? = prim::Constant[value=0.5]()\n"
+     "  %1 : float = prim::Constant[value=0.5]()\n"
+     "  %ob : bool? = prim::Constant[value=1]()\n"
+     "  %2 : bool = prim::Constant[value=1]()\n"
+     "  %r : (Tensor, int, Scalar, bool) = prim::TupleConstruct(%ge, %0, %1, %2)\n"
+     "  return (%r)\n"},
+    /* None, a non-constant, a cast to an optional and a tensor constant stay. */
+    {"peephole_unchecked_cast_constant_kept", "peephole",
+     "graph(%x : Tensor, %f : float?):\n"
+     "  %none : NoneType = prim::Constant()\n"
+     "  %a : float = prim::unchecked_cast(%none)\n"
+     "  %b : float = prim::unchecked_cast(%f)\n"
+     "  %c0 : float = prim::Constant[value=2.]()\n"
+     "  %c : float? = prim::unchecked_cast(%c0)\n"
+     "  %r : (float, float, float?) = prim::TupleConstruct(%a, %b, %c)\n"
+     "  return (%r)\n",
+     NULL},
 };
 
 /* ---- pipeline ---------------------------------------------------------------------- */

@@ -201,6 +201,11 @@ typedef struct fbx_executor_stats {
   int64_t differentiable_graphs;    /* prim::DifferentiableGraph nodes in the gradient plans */
   int64_t backward_kernel_runs;     /* fused kernel executions of the backward graphs */
   int64_t backward_kernel_launches; /* kernels they launched */
+  /* Op-table kernels the interpreter ran outside fused kernels: every op of
+   * an unfused graph, the nodes a fuser left out of its groups (scalar ops
+   * included). With the kernel launches above, what a run costs in kernels. */
+  int64_t interpreted_ops;          /* graph and forward graphs */
+  int64_t backward_interpreted_ops; /* backward graphs */
 } fbx_executor_stats;
 
 /* Fill *out (only the fields out->struct_size covers). */
