@@ -32,6 +32,16 @@ typedef fbx_status *(*fbx_grad_builder_fn)(const fbx_grad_env *env, const fbx_no
   B(layer_norm, fbx_grad_layer_norm)                                                                      \
   B(linear, fbx_grad_linear)                                                                              \
   B(permute, fbx_grad_permute)                                                                            \
-  B(binary_cross_entropy_with_logits, fbx_grad_bce_with_logits)
+  B(binary_cross_entropy_with_logits, fbx_grad_bce_with_logits)                                          \
+  B(dropout, fbx_grad_dropout)                                                                            \
+  B(batch_norm, fbx_grad_batch_norm)                                                                      \
+  B(group_norm, fbx_grad_group_norm)                                                                      \
+  B(cdist, fbx_grad_cdist)                                                                                \
+  B(cosine_similarity, fbx_grad_cosine_similarity)                                                        \
+  B(binary_cross_entropy, fbx_grad_bce)                                                                   \
+  B(nll_loss, fbx_grad_nll_loss)                                                                          \
+  B(nll_loss_nd, fbx_grad_nll_loss)                                                                       \
+  B(cross_entropy_loss, fbx_grad_cross_entropy)                                                           \
+  B(einsum, fbx_grad_einsum)
 
 #endif
