@@ -727,6 +727,7 @@ fbx_status *fbx_grad_bce(const fbx_grad_env *env, const fbx_node *n, fbx_value *
  *     mean -- PyTorch 1.13's cross_entropy with label smoothing;
  * ls = 0 is plain nll_loss (mean: divided by the summed target weights). */
 static fbx_value *nll_dlogp(em *e, fbx_value *x, fbx_value *cd, int64_t red, fbx_value *grad, double ls) {
+  /* red < 0: the reduction is known at run time only */
   const fbx_node *n = e->n;
   bool has_w = n->ninputs > 2 && !fbx_value_is_none(n->inputs[2]);
   fbx_value *t = in(e, 1), *zero = c_int(e, 0), *none = c_none(e);
@@ -744,14 +745,23 @@ static fbx_value *nll_dlogp(em *e, fbx_value *x, fbx_value *cd, int64_t red, fbx
     wt = EMIT(e, "aten::mul", T_, EMIT(e, "aten::index", T_, w, ix), validf);
   }
   fbx_value *gn = grad;
-  if (red == 1) gn = EMIT(e, "aten::div", T_, grad, EMIT(e, "aten::sum", T_, wt, none));
+  if (red == 1) {
+    gn = EMIT(e, "aten::div", T_, grad, EMIT(e, "aten::sum", T_, wt, none));
+  } else if (red < 0) {
+    /* mean divides by the summed weights; sum and none by 1 (none's
+     * gradient has target's shape, sum's is 0-d: broadcasting covers both) */
+    fbx_value *is_mean = EMIT(e, "aten::eq", fbx_type_simple(FBX_TYPE_BOOL), in(e, 3), c_int(e, 1));
+    fbx_value *mt = EMIT(e, "aten::tensor", T_, is_mean, none, none, c_bool(e, false));
+    fbx_value *den = EMIT(e, "aten::where", T_, mt, EMIT(e, "aten::sum", T_, wt, none), c_int(e, 1));
+    gn = EMIT(e, "aten::div", T_, grad, den);
+  }
   fbx_value *coef = EMIT(e, "aten::mul", T_, wt, gn);
   coef = EMIT(e, "aten::mul", T_, coef, c_float(e, -(1 - ls)));
   fbx_value *z = EMIT(e, "aten::zeros_like", T_, x, none, none, none, none, none);
   fbx_value *dl = EMIT(e, "aten::scatter", T_, z, cd, EMIT(e, "aten::unsqueeze", T_, ts, cd),
                        EMIT(e, "aten::unsqueeze", T_, coef, cd));
   if (ls == 0) return dl;
-  fbx_value *gs = red == 1 ? gn : grad;
+  fbx_value *gs = red == 1 || red < 0 ? gn : grad;
   fbx_value *ncls = EMIT(e, "aten::size", t_int(), x, cd);
   fbx_value *k = EMIT(e, "aten::div", fbx_type_simple(FBX_TYPE_FLOAT), c_float(e, -ls), ncls);
   fbx_value *s = EMIT(e, "aten::mul", T_, EMIT(e, "aten::mul", T_, validf, gs), k);
@@ -771,28 +781,29 @@ static fbx_value *class_dim(em *e, fbx_value *x) {
   return EMIT(e, "prim::min", t_int(), r, c_int(e, 1));
 }
 
-static bool const_reduction(const fbx_node *n, int64_t *red) {
-  *red = 1;
-  return n->ninputs <= 3 || fbx_value_const_int(n->inputs[3], red);
+/* The node's reduction (0 none, 1 mean, 2 sum), or -1 when only the run
+ * knows it. */
+static int64_t reduction_of(const fbx_node *n) {
+  int64_t red = 1;
+  if (n->ninputs > 3 && !fbx_value_const_int(n->inputs[3], &red)) return -1;
+  return red;
 }
 
 /* nll_loss / nll_loss_nd(self, target, weight?, reduction, ignore_index),
- * for a constant reduction: -weight[target] g at each target class, 0 for
+ * -weight[target] g at each target class, 0 for
  * ignored targets; mean divides by the summed weights of the non-ignored
  * targets. target and weight get no gradient (as in PyTorch). */
 fbx_status *fbx_grad_nll_loss(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
                               fbx_value **grad_inputs) {
   em e = {env, n, NULL};
   if (!grad_outputs[0]) return NULL;
-  int64_t red;
-  if (!const_reduction(n, &red)) return unsupported(&e, "a non-constant reduction");
   fbx_value *x = in(&e, 0);
-  grad_inputs[0] = nll_dlogp(&e, x, class_dim(&e, x), red, grad_outputs[0], 0);
+  grad_inputs[0] = nll_dlogp(&e, x, class_dim(&e, x), reduction_of(n), grad_outputs[0], 0);
   return e.st;
 }
 
 /* cross_entropy_loss(self, target, weight?, reduction, ignore_index,
- * label_smoothing) with class-index targets, for a constant reduction and
+ * label_smoothing) with class-index targets, for a constant
  * label_smoothing: the loss is nll_loss_nd (with smoothing, PyTorch 1.13's
  * mix; see nll_dlogp) of log_softmax(self) over the class dim, so
  *   d self = D - softmax(self) * sum(D, class dim),  D = d loss / d log_softmax.
@@ -801,9 +812,8 @@ fbx_status *fbx_grad_cross_entropy(const fbx_grad_env *env, const fbx_node *n, f
                                    fbx_value **grad_inputs) {
   em e = {env, n, NULL};
   if (!grad_outputs[0]) return NULL;
-  int64_t red;
+  int64_t red = reduction_of(n);
   double ls = 0;
-  if (!const_reduction(n, &red)) return unsupported(&e, "a non-constant reduction");
   if (n->ninputs > 5 && !fbx_value_const_float(n->inputs[5], &ls)) return unsupported(&e, "a non-constant label_smoothing");
   const fbx_type *tt = n->inputs[1]->type;
   if (tt->kind == FBX_TYPE_TENSOR && fbx_dtype_is_floating(tt->dtype))
@@ -892,7 +902,13 @@ fbx_status *fbx_grad_einsum(const fbx_grad_env *env, const fbx_node *n, fbx_valu
   outl[nout] = 0;
   fbx_value *elems[EIN_MAX], *grads[EIN_MAX];
   int cnt = list_elems(&e, 1, elems, EIN_MAX);
-  if (cnt < 0) return unsupported(&e, "a Tensor[] that no prim::ListConstruct of the graph builds");
+  if (cnt < 0) {
+    /* a list from outside the graph (a subgraph input): its elements at
+     * run time, as many as the equation names (the forward checked that) */
+    fbx_value *l = in(&e, 1);
+    for (int k = 0; k < nops; k++) elems[k] = EMIT(&e, "aten::__getitem__", T_, l, c_int(&e, k));
+    cnt = nops;
+  }
   if (cnt != nops) return unsupported(&e, "an operand count that does not match the equation");
   fbx_value *none = c_none(&e);
   for (int i = 0; i < nops && !e.st; i++) {

@@ -333,6 +333,15 @@ static const gc_case cases[] = {
      .graph = G3(C_NONE C_F C_I("f64", 7) C_I("k", 1) C_I("ii", 2) "  %w : Tensor = aten::to(%z, %f64, %f, %f, %none)\n"
                  "  %r : Tensor = aten::nll_loss(%x, %y, %w, %k, %ii)\n" RET),
      .inputs = {"6x5", "6:0:4:i64", "5:1:3:i64"}, .seed = 7},
+    {.name = "nll_loss weight, mean from a graph value (known at run time only)",
+     .graph = G3(C_NONE C_F C_I("f64", 7) C_I("one", 1) C_I("ii", 2) "  %w : Tensor = aten::to(%z, %f64, %f, %f, %none)\n"
+                 "  %k : int = aten::mul(%one, %one)\n"
+                 "  %r : Tensor = aten::nll_loss(%x, %y, %w, %k, %ii)\n" RET),
+     .inputs = {"6x5", "6:0:4:i64", "5:1:3:i64"}, .seed = 7},
+    {.name = "nll_loss none from a graph value",
+     .graph = G2(C_NONE C_I("zero", 0) C_I("ii", -100) "  %k : int = aten::mul(%zero, %zero)\n"
+                 "  %r : Tensor = aten::nll_loss(%x, %y, %none, %k, %ii)\n" RET),
+     .inputs = {"4x3", "4:0:2:i64"}},
     {.name = "nll_loss 1-D sum", .graph = G2(C_NONE C_I("k", 2) C_I("ii", -100) "  %r : Tensor = aten::nll_loss(%x, %y, %none, %k, %ii)\n" RET),
      .inputs = {"5", "-:0:4:i64"}},
     {.name = "nll_loss_nd none", .graph = G2(C_NONE C_I("k", 0) C_I("ii", 1) "  %r : Tensor = aten::nll_loss_nd(%x, %y, %none, %k, %ii)\n" RET),
