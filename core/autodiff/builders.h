@@ -1,5 +1,6 @@
 /* Gradient formulas written in C, for what reads badly as IR text
- * (variadic Tensor[] inputs and outputs: cat, stack, chunk, split, ...).
+ * (variadic Tensor[] inputs and outputs: cat, stack, chunk, split, einsum;
+ * formulas chosen by constant arguments; normalizations and losses).
  * Each has fbx_grad_build's contract for one node. Defined in
  * grad_builders.c. */
 #ifndef FBX_AUTODIFF_BUILDERS_H

@@ -1,6 +1,8 @@
 /* Gradient formulas written in C (builders.h): the Tensor[] ops, and the
  * ops whose formula depends on constant arguments (var/std's correction, a
- * norm's p, permute's dims, optional weights and biases).
+ * norm's p, permute's dims, dropout's and batch_norm's training flag,
+ * cdist's p, einsum's equation, optional weights and biases), and the
+ * normalizations and classification losses.
  *
  * Each builder appends nodes to env->block with a small emitter whose error
  * is sticky: after the first failure every emit returns NULL and the
