@@ -1,5 +1,6 @@
 /* Gradient formulas written in C, for what reads badly as IR text
- * (variadic Tensor[] inputs and outputs: cat, stack, chunk, split, ...).
+ * (variadic Tensor[] inputs and outputs: cat, stack, chunk, split, einsum;
+ * formulas chosen by constant arguments; normalizations and losses).
  * Each has fbx_grad_build's contract for one node. Defined in
  * grad_builders.c. */
 #ifndef FBX_AUTODIFF_BUILDERS_H
@@ -32,6 +33,16 @@ typedef fbx_status *(*fbx_grad_builder_fn)(const fbx_grad_env *env, const fbx_no
   B(layer_norm, fbx_grad_layer_norm)                                                                      \
   B(linear, fbx_grad_linear)                                                                              \
   B(permute, fbx_grad_permute)                                                                            \
-  B(binary_cross_entropy_with_logits, fbx_grad_bce_with_logits)
+  B(binary_cross_entropy_with_logits, fbx_grad_bce_with_logits)                                          \
+  B(dropout, fbx_grad_dropout)                                                                            \
+  B(batch_norm, fbx_grad_batch_norm)                                                                      \
+  B(group_norm, fbx_grad_group_norm)                                                                      \
+  B(cdist, fbx_grad_cdist)                                                                                \
+  B(cosine_similarity, fbx_grad_cosine_similarity)                                                        \
+  B(binary_cross_entropy, fbx_grad_bce)                                                                   \
+  B(nll_loss, fbx_grad_nll_loss)                                                                          \
+  B(nll_loss_nd, fbx_grad_nll_loss)                                                                       \
+  B(cross_entropy_loss, fbx_grad_cross_entropy)                                                           \
+  B(einsum, fbx_grad_einsum)
 
 #endif

@@ -44,6 +44,10 @@
  *     true use aten::sum_to_size, which is never dropped. The executor gives
  *     subgraphs their profiled sizes, so static graphs get no reductions in
  *     their backward (fusers want that).
+ *   - `aten::mul(%x, 1)` by the int constant 1 (add/sub's default alpha),
+ *     with %x a tensor whose IR type, or for a gradient parameter its
+ *     forward output's, shows a floating dtype, is dropped (the result is
+ *     %x): backward graphs have no in-place ops.
  *   - `prim::dtype(%p)` of a forward argument or output whose IR type knows
  *     its dtype becomes an int constant, so a conversion formula converts
  *     back without saving its input.
@@ -465,6 +469,39 @@ static fbx_status *cast_to_input_dtype(inst *c, int i, fbx_value **g) {
   return NULL;
 }
 
+static bool floating_tensor_type(const fbx_type *t) {
+  return t && t->kind == FBX_TYPE_TENSOR && fbx_dtype_is_floating(t->dtype);
+}
+
+/* Is tn `aten::mul(%x, 1)` (add/sub's alpha at its default), the int
+ * constant 1, with %x a tensor whose IR type (or, for a gradient
+ * parameter, its forward output's) shows a floating dtype? Then *out gets
+ * %x: multiplying by 1 keeps it as it is, and backward graphs have no
+ * in-place ops that could tell the two apart. (A bool or integral %x
+ * keeps the mul: bool * 1 promotes.) */
+static fbx_status *mul_by_one(inst *c, const fbx_node *tn, fbx_value **out) {
+  *out = NULL;
+  if (!is_kind(tn, "aten::mul") || tn->ninputs != 2) return NULL;
+  const fbx_value *k1 = tn->inputs[1];
+  fbx_value *one, *x;
+  int k;
+  if (k1->node == c->t->block->param) {
+    if (param_kind(c, k1, &k) != P_ARG) return NULL;
+    FBX_TRY(resolve_value(c, k1, &one));
+  } else {
+    one = (fbx_value *)k1;
+  }
+  int64_t v;
+  if (one->node->kind != FBX_SYM_prim_Constant || one->type->kind != FBX_TYPE_INT || !fbx_value_const_int(one, &v) ||
+      v != 1)
+    return NULL;
+  FBX_TRY(resolve_value(c, tn->inputs[0], &x));
+  bool floating = floating_tensor_type(x->type);
+  if (!floating && param_kind(c, tn->inputs[0], &k) == P_GRAD) floating = floating_tensor_type(c->n->outputs[k]->type);
+  if (floating) *out = x;
+  return NULL;
+}
+
 static fbx_status *instantiate(inst *c, fbx_value **grad_inputs) {
   const fbx_graph *t = c->t;
   bool want[FBX_SCHEMA_MAX_ARGS] = {false};
@@ -486,6 +523,12 @@ static fbx_status *instantiate(inst *c, fbx_value **grad_inputs) {
     if (dt >= 0) {
       fbx_value *k = fbx_insert_const_int(c->env->block, NULL, dt);
       if (!k || fbx_ptrmap_put(&c->map, tn->outputs[0], k)) return nomem();
+      continue;
+    }
+    fbx_value *same;
+    FBX_TRY(mul_by_one(c, tn, &same));
+    if (same) {
+      if (fbx_ptrmap_put(&c->map, tn->outputs[0], same)) return nomem();
       continue;
     }
     FBX_TRY(clone_node(c, tn));

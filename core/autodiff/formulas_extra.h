@@ -78,6 +78,43 @@
     "  %vs : int[] = aten::size(%values)\n"                                                                     \
     "  %g_values : Tensor = aten::sum_to_size(%gv, %vs)\n"                                                      \
     "  return (%g_self, %none, %g_values, %none)\n")                                                            \
+  /* scatter: self keeps the gradient where nothing was written; src gets  \
+   * the gradient at the written positions (gather: duplicated indices    \
+   * give each src element the gradient of the slot, as PyTorch) */       \
+  G(scatter_src,                                                                                                \
+    "graph(%self : Tensor, %dim : int, %index : Tensor, %src : Tensor, %result : Tensor, %grad : Tensor):\n"    \
+    "  %none : NoneType = prim::Constant()\n"                                                                   \
+    "  %zero : int = prim::Constant[value=0]()\n"                                                               \
+    "  %f : bool = prim::Constant[value=0]()\n"                                                                 \
+    "  %g_self : Tensor = aten::scatter(%grad, %dim, %index, %zero)\n"                                          \
+    "  %g_src : Tensor = aten::gather(%grad, %dim, %index, %f)\n"                                               \
+    "  return (%g_self, %none, %none, %g_src)\n")                                                               \
+  G(scatter_value,                                                                                              \
+    "graph(%self : Tensor, %dim : int, %index : Tensor, %value : Scalar, %result : Tensor, %grad : Tensor):\n"  \
+    "  %none : NoneType = prim::Constant()\n"                                                                   \
+    "  %zero : int = prim::Constant[value=0]()\n"                                                               \
+    "  %g_self : Tensor = aten::scatter(%grad, %dim, %index, %zero)\n"                                          \
+    "  return (%g_self, %none, %none, %none)\n")                                                                \
+  G(scatter_add,                                                                                                \
+    "graph(%self : Tensor, %dim : int, %index : Tensor, %src : Tensor, %result : Tensor, %grad : Tensor):\n"    \
+    "  %none : NoneType = prim::Constant()\n"                                                                   \
+    "  %f : bool = prim::Constant[value=0]()\n"                                                                 \
+    "  %g_src : Tensor = aten::gather(%grad, %dim, %index, %f)\n"                                               \
+    "  return (%grad, %none, %none, %g_src)\n")                                                                 \
+  /* masked_select: the gradient put back where the (broadcast) mask is   \
+   * true, summed back to self's size */                                   \
+  G(masked_select, "graph(%self : Tensor, %mask : Tensor, %result : Tensor, %grad : Tensor):\n"                 \
+                   "  %none : NoneType = prim::Constant()\n"                                                    \
+                   "  %f : bool = prim::Constant[value=0]()\n"                                                  \
+                   "  %l : Tensor[] = prim::ListConstruct(%self, %mask)\n"                                      \
+                   "  %b : Tensor[] = aten::broadcast_tensors(%l)\n"                                            \
+                   "  %bs : Tensor, %bm : Tensor = prim::ListUnpack(%b)\n"                                      \
+                   "  %z : Tensor = aten::zeros_like(%bs, %none, %none, %none, %none, %none)\n"                 \
+                   "  %ix : Tensor?[] = prim::ListConstruct(%bm)\n"                                             \
+                   "  %gb : Tensor = aten::index_put(%z, %ix, %grad, %f)\n"                                     \
+                   "  %s : int[] = aten::size(%self)\n"                                                         \
+                   "  %g_self : Tensor = aten::sum_to_size(%gb, %s)\n"                                          \
+                   "  return (%g_self, %none)\n")                                                               \
   /* ---- one input element per output element ---- */                                                         \
   G(constant_pad_nd, "graph(%self : Tensor, %pad : int[], %value : Scalar, %result : Tensor, %grad : Tensor):\n" \
                      "  %none : NoneType = prim::Constant()\n"                                                  \

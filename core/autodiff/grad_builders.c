@@ -1,6 +1,8 @@
 /* Gradient formulas written in C (builders.h): the Tensor[] ops, and the
  * ops whose formula depends on constant arguments (var/std's correction, a
- * norm's p, permute's dims, optional weights and biases).
+ * norm's p, permute's dims, dropout's and batch_norm's training flag,
+ * cdist's p, einsum's equation, optional weights and biases), and the
+ * normalizations and classification losses.
  *
  * Each builder appends nodes to env->block with a small emitter whose error
  * is sticky: after the first failure every emit returns NULL and the
@@ -467,5 +469,486 @@ fbx_status *fbx_grad_bce_with_logits(const fbx_grad_env *env, const fbx_node *n,
   grad_inputs[0] = EMIT(&e, "aten::sum_to_size", T_, EMIT(&e, "aten::mul", T_, ds, g), xs);
   grad_inputs[1] = EMIT(&e, "aten::sum_to_size", T_, EMIT(&e, "aten::mul", T_, dt, g),
                         EMIT(&e, "aten::size", t_ints(&e), t));
+  return e.st;
+}
+
+/* ---- dropout, batch_norm, group_norm ------------------------------------------------------ */
+
+/* dropout(input, p, train) for a constant train: the identity when not
+ * training; when training, grad / (1 - p) where the output is nonzero, 0
+ * elsewhere. The forward keeps no mask, so the kept elements are read off
+ * the output: exact wherever input != 0 (a kept nonzero input stays
+ * nonzero). At input == 0 a kept element is taken as dropped (gradient 0
+ * where PyTorch gives grad / (1 - p)); a NaN input passes the gradient
+ * either way. p == 1 drops everything (gradient 0, as PyTorch). */
+fbx_status *fbx_grad_dropout(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                             fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  int64_t train;
+  if (!fbx_value_const_int(n->inputs[2], &train)) return unsupported(&e, "a non-constant train flag");
+  if (!train) {
+    grad_inputs[0] = grad_outputs[0];
+    return NULL;
+  }
+  double p;
+  fbx_value *scaled;
+  if (fbx_value_const_float(n->inputs[1], &p)) {
+    scaled = EMIT(&e, "aten::mul", T_, grad_outputs[0], c_float(&e, p < 1 ? 1 / (1 - p) : 0));
+  } else {
+    fbx_value *q = EMIT(&e, "aten::sub", fbx_type_simple(FBX_TYPE_FLOAT), c_float(&e, 1), in(&e, 1));
+    scaled = EMIT(&e, "aten::div", T_, grad_outputs[0], q);
+  }
+  fbx_value *kept = EMIT(&e, "aten::ne", T_, out(&e, 0), c_int(&e, 0));
+  grad_inputs[0] = EMIT(&e, "aten::where", T_, kept, scaled, c_int(&e, 0));
+  return e.st;
+}
+
+/* rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), means over dims
+ * (kept): the input gradient of a normalization with batch statistics. */
+static fbx_value *norm_input_grad(em *e, fbx_value *dxhat, fbx_value *xhat, fbx_value *rstd, fbx_value *dims) {
+  fbx_value *t = c_bool(e, true), *none = c_none(e), *one = c_int(e, 1);
+  fbx_value *a = EMIT(e, "aten::mean", T_, dxhat, dims, t, none);
+  fbx_value *b = EMIT(e, "aten::mean", T_, EMIT(e, "aten::mul", T_, dxhat, xhat), dims, t, none);
+  fbx_value *inner =
+      EMIT(e, "aten::sub", T_, EMIT(e, "aten::sub", T_, dxhat, a, one), EMIT(e, "aten::mul", T_, xhat, b), one);
+  return EMIT(e, "aten::mul", T_, inner, rstd);
+}
+
+/* [size(x, 0), k, -1] */
+static fbx_value *ncl_sizes(em *e, fbx_value *x, fbx_value *k) {
+  fbx_value *items[3] = {EMIT(e, "aten::size", t_int(), x, c_int(e, 0)), k, c_int(e, -1)};
+  return list_of(e, t_ints(e), 3, items);
+}
+
+/* batch_norm(input, weight?, bias?, running_mean?, running_var?, training,
+ * momentum, eps, cudnn_enabled) for a constant training flag. The input is
+ * viewed as [N, C, L]; statistics are per channel over N and L.
+ *   batch statistics (training, or no running stats): as layer_norm with
+ *     mean and biased variance over (N, L);
+ *   running statistics: d input = grad * weight * rsqrt(running_var + eps),
+ *     d weight = sum(grad * (x - running_mean) * rsqrt(running_var + eps)).
+ * d bias = sum(grad) over (N, L). The running stats get no gradient (they
+ * are buffers in PyTorch: not differentiable inputs here). */
+fbx_status *fbx_grad_batch_norm(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                                fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  int64_t training;
+  if (!fbx_value_const_int(n->inputs[5], &training)) return unsupported(&e, "a non-constant training flag");
+  bool has_w = !fbx_value_is_none(n->inputs[1]), has_b = !fbx_value_is_none(n->inputs[2]);
+  bool batch_stats = training || fbx_value_is_none(n->inputs[3]) || fbx_value_is_none(n->inputs[4]);
+  fbx_value *x = in(&e, 0), *eps = in(&e, 7), *one = c_int(&e, 1), *none = c_none(&e), *f = c_bool(&e, false);
+  fbx_value *c = EMIT(&e, "aten::size", t_int(), x, one);
+  fbx_value *sz3 = ncl_sizes(&e, x, c);
+  fbx_value *x3 = EMIT(&e, "aten::reshape", T_, x, sz3);
+  fbx_value *g3 = EMIT(&e, "aten::reshape", T_, grad_outputs[0], sz3);
+  fbx_value *d02[2] = {c_int(&e, 0), c_int(&e, 2)};
+  fbx_value *dims = list_of(&e, t_ints(&e), 2, d02);
+  fbx_value *m1 = c_int(&e, -1);
+  fbx_value *col_items[2] = {m1, one};
+  fbx_value *col = list_of(&e, t_ints(&e), 2, col_items); /* [C] -> [C, 1] */
+  fbx_value *xhat, *gi3;
+  fbx_value *wc = has_w ? EMIT(&e, "aten::reshape", T_, in(&e, 1), col) : NULL;
+  if (batch_stats) {
+    fbx_value *t = c_bool(&e, true);
+    fbx_value *mu = EMIT(&e, "aten::mean", T_, x3, dims, t, none);
+    fbx_value *xc = EMIT(&e, "aten::sub", T_, x3, mu, one);
+    fbx_value *var = EMIT(&e, "aten::mean", T_, EMIT(&e, "aten::mul", T_, xc, xc), dims, t, none);
+    fbx_value *rstd = EMIT(&e, "aten::rsqrt", T_, EMIT(&e, "aten::add", T_, var, eps, one));
+    xhat = EMIT(&e, "aten::mul", T_, xc, rstd);
+    fbx_value *dxhat = has_w ? EMIT(&e, "aten::mul", T_, g3, wc) : g3;
+    gi3 = norm_input_grad(&e, dxhat, xhat, rstd, dims);
+  } else {
+    fbx_value *rstd = EMIT(&e, "aten::rsqrt", T_, EMIT(&e, "aten::add", T_, in(&e, 4), eps, one));
+    fbx_value *rstd_c = EMIT(&e, "aten::reshape", T_, rstd, col);
+    fbx_value *mean_c = EMIT(&e, "aten::reshape", T_, in(&e, 3), col);
+    xhat = EMIT(&e, "aten::mul", T_, EMIT(&e, "aten::sub", T_, x3, mean_c, one), rstd_c);
+    fbx_value *scale = has_w ? EMIT(&e, "aten::mul", T_, rstd_c, wc) : rstd_c;
+    gi3 = EMIT(&e, "aten::mul", T_, g3, scale);
+  }
+  grad_inputs[0] = EMIT(&e, "aten::reshape", T_, gi3, EMIT(&e, "aten::size", t_ints(&e), x));
+  if (has_w) grad_inputs[1] = EMIT(&e, "aten::sum", T_, EMIT(&e, "aten::mul", T_, g3, xhat), dims, f, none);
+  if (has_b) grad_inputs[2] = EMIT(&e, "aten::sum", T_, g3, dims, f, none);
+  return e.st;
+}
+
+/* group_norm(input, num_groups, weight?, bias?, eps, cudnn_enabled): the
+ * input viewed as [N, G, L] is normalized like layer_norm over L; the
+ * per-channel weight and bias act on the [N, C, L'] view. */
+fbx_status *fbx_grad_group_norm(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                                fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  bool has_w = n->ninputs > 2 && !fbx_value_is_none(n->inputs[2]);
+  bool has_b = n->ninputs > 3 && !fbx_value_is_none(n->inputs[3]);
+  fbx_value *x = in(&e, 0), *one = c_int(&e, 1), *none = c_none(&e), *t = c_bool(&e, true), *f = c_bool(&e, false);
+  fbx_value *eps = n->ninputs > 4 ? in(&e, 4) : c_float(&e, 1e-5);
+  fbx_value *m1 = c_int(&e, -1);
+  fbx_value *last = list_of(&e, t_ints(&e), 1, &m1);
+  fbx_value *szg = ncl_sizes(&e, x, in(&e, 1));
+  fbx_value *szc = ncl_sizes(&e, x, EMIT(&e, "aten::size", t_int(), x, one));
+  fbx_value *x3 = EMIT(&e, "aten::reshape", T_, x, szg);
+  fbx_value *mu = EMIT(&e, "aten::mean", T_, x3, last, t, none);
+  fbx_value *xc = EMIT(&e, "aten::sub", T_, x3, mu, one);
+  fbx_value *var = EMIT(&e, "aten::mean", T_, EMIT(&e, "aten::mul", T_, xc, xc), last, t, none);
+  fbx_value *rstd = EMIT(&e, "aten::rsqrt", T_, EMIT(&e, "aten::add", T_, var, eps, one));
+  fbx_value *xhat = EMIT(&e, "aten::mul", T_, xc, rstd);
+  fbx_value *gc = EMIT(&e, "aten::reshape", T_, grad_outputs[0], szc);
+  fbx_value *dxhat = EMIT(&e, "aten::reshape", T_, grad_outputs[0], szg);
+  fbx_value *d02[2] = {c_int(&e, 0), c_int(&e, 2)};
+  fbx_value *dims = list_of(&e, t_ints(&e), 2, d02);
+  if (has_w) {
+    fbx_value *col_items[2] = {m1, one};
+    fbx_value *wc = EMIT(&e, "aten::reshape", T_, in(&e, 2), list_of(&e, t_ints(&e), 2, col_items));
+    dxhat = EMIT(&e, "aten::reshape", T_, EMIT(&e, "aten::mul", T_, gc, wc), szg);
+    fbx_value *xhat_c = EMIT(&e, "aten::reshape", T_, xhat, szc);
+    grad_inputs[2] = EMIT(&e, "aten::sum", T_, EMIT(&e, "aten::mul", T_, gc, xhat_c), dims, f, none);
+  }
+  if (has_b) grad_inputs[3] = EMIT(&e, "aten::sum", T_, gc, dims, f, none);
+  fbx_value *gi = norm_input_grad(&e, dxhat, xhat, rstd, last);
+  grad_inputs[0] = EMIT(&e, "aten::reshape", T_, gi, EMIT(&e, "aten::size", t_ints(&e), x));
+  return e.st;
+}
+
+/* ---- distances ---------------------------------------------------------------------------- */
+
+/* cdist(x1 [..., P, M], x2 [..., R, M], p) for a constant p, through the
+ * pairwise differences d = x1[..., :, None, :] - x2[..., None, :, :] and
+ * the output gradient g and distance r put on [..., P, R, 1]:
+ *   p = 1: sign(d) g;  p = 2: d g / r;  p = inf: sign(d) g where |d| == r;
+ *   other p: sign(d) |d|^(p-1) g / r^(p-1);  p = 0: no gradient;
+ * 0 where r is 0 (PyTorch's _cdist_backward), summed over R for x1 and
+ * over P (negated) for x2, then back over broadcast batch dims. */
+fbx_status *fbx_grad_cdist(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                           fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  double p = 2;
+  if (n->ninputs > 2 && !fbx_value_const_float(n->inputs[2], &p)) return unsupported(&e, "a non-constant p");
+  if (p == 0) return NULL;
+  fbx_value *x1 = in(&e, 0), *x2 = in(&e, 1), *one = c_int(&e, 1), *m1 = c_int(&e, -1), *zero = c_int(&e, 0);
+  fbx_value *d = EMIT(&e, "aten::sub", T_, EMIT(&e, "aten::unsqueeze", T_, x1, c_int(&e, -2)),
+                      EMIT(&e, "aten::unsqueeze", T_, x2, c_int(&e, -3)), one);
+  fbx_value *g = EMIT(&e, "aten::unsqueeze", T_, grad_outputs[0], m1);
+  fbx_value *gd;
+  if (p == 1) {
+    gd = EMIT(&e, "aten::mul", T_, EMIT(&e, "aten::sign", T_, d), g);
+  } else {
+    fbx_value *r = EMIT(&e, "aten::unsqueeze", T_, out(&e, 0), m1);
+    if (isinf(p)) {
+      fbx_value *at_max = EMIT(&e, "aten::eq", T_, EMIT(&e, "aten::abs", T_, d), r);
+      gd = EMIT(&e, "aten::mul", T_, EMIT(&e, "aten::mul", T_, EMIT(&e, "aten::sign", T_, d), at_max), g);
+    } else {
+      fbx_value *num = d, *den = r;
+      if (p != 2) {
+        fbx_value *ap = EMIT(&e, "aten::pow", T_, EMIT(&e, "aten::abs", T_, d), c_float(&e, p - 1));
+        num = EMIT(&e, "aten::mul", T_, EMIT(&e, "aten::sign", T_, d), ap);
+        den = EMIT(&e, "aten::pow", T_, r, c_float(&e, p - 1));
+      }
+      fbx_value *q = EMIT(&e, "aten::div", T_, EMIT(&e, "aten::mul", T_, num, g), den);
+      gd = EMIT(&e, "aten::masked_fill", T_, q, EMIT(&e, "aten::eq", T_, r, zero), zero);
+    }
+  }
+  fbx_value *none = c_none(&e), *f = c_bool(&e, false);
+  fbx_value *dr = c_int(&e, -2), *dp = c_int(&e, -3);
+  fbx_value *g1 = EMIT(&e, "aten::sum", T_, gd, list_of(&e, t_ints(&e), 1, &dr), f, none);
+  fbx_value *g2 = EMIT(&e, "aten::neg", T_, EMIT(&e, "aten::sum", T_, gd, list_of(&e, t_ints(&e), 1, &dp), f, none));
+  grad_inputs[0] = EMIT(&e, "aten::sum_to_size", T_, g1, EMIT(&e, "aten::size", t_ints(&e), x1));
+  grad_inputs[1] = EMIT(&e, "aten::sum_to_size", T_, g2, EMIT(&e, "aten::size", t_ints(&e), x2));
+  return e.st;
+}
+
+/* cosine_similarity(x1, x2, dim, eps) as PyTorch 1.13 computes it: x1 and
+ * x2 broadcast to a, b; y = sum(a / na * b / nb, dim) with na = max(|a|,
+ * eps) (the clamp under no_grad: the norm's own gradient a / |a| flows,
+ * 0 where |a| is 0). With g and y unsqueezed at dim:
+ *   d a = g (b / (na nb) - y a / (na |a|)),  d b likewise;
+ * each summed back to its input's size. */
+fbx_status *fbx_grad_cosine_similarity(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                                       fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  fbx_value *x[2] = {in(&e, 0), in(&e, 1)};
+  fbx_value *dim = n->ninputs > 2 ? in(&e, 2) : c_int(&e, 1);
+  fbx_value *eps = n->ninputs > 3 ? in(&e, 3) : c_float(&e, 1e-8);
+  fbx_value *zero = c_int(&e, 0), *none = c_none(&e), *t = c_bool(&e, true), *one = c_int(&e, 1);
+  fbx_value *bt = EMIT(&e, "aten::broadcast_tensors", t_tensors(&e), list_of(&e, t_tensors(&e), 2, x));
+  fbx_value *v[2], *raw[2], *nrm[2];
+  fbx_value *dl = list_of(&e, t_ints(&e), 1, &dim);
+  for (int k = 0; k < 2; k++) {
+    v[k] = EMIT(&e, "aten::__getitem__", T_, bt, c_int(&e, k));
+    raw[k] = EMIT(&e, "aten::linalg_vector_norm", T_, v[k], c_int(&e, 2), dl, t, none);
+    nrm[k] = EMIT(&e, "aten::clamp_min", T_, raw[k], eps);
+  }
+  fbx_value *y = EMIT(&e, "aten::unsqueeze", T_, out(&e, 0), dim);
+  fbx_value *g = EMIT(&e, "aten::unsqueeze", T_, grad_outputs[0], dim);
+  fbx_value *nn = EMIT(&e, "aten::mul", T_, nrm[0], nrm[1]);
+  for (int k = 0; k < 2; k++) {
+    fbx_value *cross = EMIT(&e, "aten::div", T_, v[1 - k], nn);
+    fbx_value *self = EMIT(&e, "aten::div", T_, EMIT(&e, "aten::mul", T_, y, v[k]),
+                           EMIT(&e, "aten::mul", T_, nrm[k], raw[k]));
+    self = EMIT(&e, "aten::masked_fill", T_, self, EMIT(&e, "aten::eq", T_, raw[k], zero), zero);
+    fbx_value *gk = EMIT(&e, "aten::mul", T_, g, EMIT(&e, "aten::sub", T_, cross, self, one));
+    grad_inputs[k] = EMIT(&e, "aten::sum_to_size", T_, gk, EMIT(&e, "aten::size", t_ints(&e), x[k]));
+  }
+  return e.st;
+}
+
+/* ---- classification losses ---------------------------------------------------------------- */
+
+/* binary_cross_entropy(self, target, weight?, reduction), PyTorch 1.13's
+ * formulas with g the output gradient put back to the elementwise shape
+ * (times weight):
+ *   d self   = g (self - target) / max((1 - self) self, 1e-12)
+ *   d target = -g logit(self) */
+fbx_status *fbx_grad_bce(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                         fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  fbx_value *x = in(&e, 0), *t = in(&e, 1), *one = c_int(&e, 1);
+  fbx_value *red = n->ninputs > 3 ? in(&e, 3) : c_int(&e, 1);
+  fbx_value *xs = EMIT(&e, "aten::size", t_ints(&e), x);
+  fbx_value *g = EMIT(&e, "fusebox::loss_reduction_backward", T_, grad_outputs[0], xs, red);
+  if (n->ninputs > 2 && !fbx_value_is_none(n->inputs[2])) g = EMIT(&e, "aten::mul", T_, g, in(&e, 2));
+  fbx_value *den = EMIT(&e, "aten::mul", T_, EMIT(&e, "aten::rsub", T_, x, one, one), x);
+  den = EMIT(&e, "aten::clamp_min", T_, den, c_float(&e, 1e-12));
+  fbx_value *ds = EMIT(&e, "aten::div", T_, EMIT(&e, "aten::sub", T_, x, t, one), den);
+  grad_inputs[0] = EMIT(&e, "aten::mul", T_, ds, g);
+  fbx_value *lg = EMIT(&e, "aten::logit", T_, x, c_none(&e));
+  grad_inputs[1] = EMIT(&e, "aten::neg", T_, EMIT(&e, "aten::mul", T_, lg, g));
+  return e.st;
+}
+
+/* The gradient wrt the log-probabilities x ([C], [N, C] or [N, C, d...];
+ * classes along cd) of
+ *   (1 - ls) nll_loss(x, target, weight, reduction, ignore_index)
+ *   + ls / C * smooth,  smooth = -sum_c weight_c x_c per element, 0 where
+ *     ignored; reduced by sum, or for mean divided by the summed weights
+ *     of the non-ignored targets (their count without weight), as nll's
+ *     mean -- PyTorch 1.13's cross_entropy with label smoothing;
+ * ls = 0 is plain nll_loss (mean: divided by the summed target weights). */
+static fbx_value *nll_dlogp(em *e, fbx_value *x, fbx_value *cd, int64_t red, fbx_value *grad, double ls) {
+  /* red < 0: the reduction is known at run time only */
+  const fbx_node *n = e->n;
+  bool has_w = n->ninputs > 2 && !fbx_value_is_none(n->inputs[2]);
+  fbx_value *t = in(e, 1), *zero = c_int(e, 0), *none = c_none(e);
+  fbx_value *ii = n->ninputs > 4 ? in(e, 4) : c_int(e, -100);
+  fbx_value *w = has_w ? in(e, 2) : NULL;
+  fbx_value *valid = EMIT(e, "aten::ne", T_, t, ii);
+  fbx_value *ts = EMIT(e, "aten::masked_fill", T_, t, EMIT(e, "aten::eq", T_, t, ii), zero);
+  fbx_value *validf = EMIT(e, "aten::type_as", T_, valid, x);
+  fbx_value *wt = validf;
+  if (has_w) {
+    fbx_type *tt = fbx_type_tensor_any();
+    fbx_type *opt = e->st ? NULL : fbx_type_container(e->env->graph->arena, FBX_TYPE_OPTIONAL, 1, &tt);
+    if (!opt && !e->st) em_nomem(e);
+    fbx_value *ix = list_of(e, t_list(e, opt), 1, &ts);
+    wt = EMIT(e, "aten::mul", T_, EMIT(e, "aten::index", T_, w, ix), validf);
+  }
+  fbx_value *gn = grad;
+  if (red == 1) {
+    gn = EMIT(e, "aten::div", T_, grad, EMIT(e, "aten::sum", T_, wt, none));
+  } else if (red < 0) {
+    /* mean divides by the summed weights; sum and none by 1 (none's
+     * gradient has target's shape, sum's is 0-d: broadcasting covers both) */
+    fbx_value *is_mean = EMIT(e, "aten::eq", fbx_type_simple(FBX_TYPE_BOOL), in(e, 3), c_int(e, 1));
+    fbx_value *mt = EMIT(e, "aten::tensor", T_, is_mean, none, none, c_bool(e, false));
+    fbx_value *den = EMIT(e, "aten::where", T_, mt, EMIT(e, "aten::sum", T_, wt, none), c_int(e, 1));
+    gn = EMIT(e, "aten::div", T_, grad, den);
+  }
+  fbx_value *coef = EMIT(e, "aten::mul", T_, wt, gn);
+  coef = EMIT(e, "aten::mul", T_, coef, c_float(e, -(1 - ls)));
+  fbx_value *z = EMIT(e, "aten::zeros_like", T_, x, none, none, none, none, none);
+  fbx_value *dl = EMIT(e, "aten::scatter", T_, z, cd, EMIT(e, "aten::unsqueeze", T_, ts, cd),
+                       EMIT(e, "aten::unsqueeze", T_, coef, cd));
+  if (ls == 0) return dl;
+  fbx_value *gs = red == 1 || red < 0 ? gn : grad;
+  fbx_value *ncls = EMIT(e, "aten::size", t_int(), x, cd);
+  fbx_value *k = EMIT(e, "aten::div", fbx_type_simple(FBX_TYPE_FLOAT), c_float(e, -ls), ncls);
+  fbx_value *s = EMIT(e, "aten::mul", T_, EMIT(e, "aten::mul", T_, validf, gs), k);
+  s = EMIT(e, "aten::expand_as", T_, EMIT(e, "aten::unsqueeze", T_, s, cd), x);
+  if (has_w) {
+    /* weight runs along the class dim: move it last, scale, move it back */
+    fbx_value *m1 = c_int(e, -1);
+    fbx_value *st = EMIT(e, "aten::mul", T_, EMIT(e, "aten::transpose", T_, s, cd, m1), w);
+    s = EMIT(e, "aten::transpose", T_, st, cd, m1);
+  }
+  return EMIT(e, "aten::add", T_, dl, s, c_int(e, 1));
+}
+
+/* The class dim of x: 0 for [C], else 1. */
+static fbx_value *class_dim(em *e, fbx_value *x) {
+  fbx_value *r = EMIT(e, "aten::sub", t_int(), EMIT(e, "aten::dim", t_int(), x), c_int(e, 1));
+  return EMIT(e, "prim::min", t_int(), r, c_int(e, 1));
+}
+
+/* The node's reduction (0 none, 1 mean, 2 sum), or -1 when only the run
+ * knows it. */
+static int64_t reduction_of(const fbx_node *n) {
+  int64_t red = 1;
+  if (n->ninputs > 3 && !fbx_value_const_int(n->inputs[3], &red)) return -1;
+  return red;
+}
+
+/* nll_loss / nll_loss_nd(self, target, weight?, reduction, ignore_index),
+ * -weight[target] g at each target class, 0 for
+ * ignored targets; mean divides by the summed weights of the non-ignored
+ * targets. target and weight get no gradient (as in PyTorch). */
+fbx_status *fbx_grad_nll_loss(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                              fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  fbx_value *x = in(&e, 0);
+  grad_inputs[0] = nll_dlogp(&e, x, class_dim(&e, x), reduction_of(n), grad_outputs[0], 0);
+  return e.st;
+}
+
+/* cross_entropy_loss(self, target, weight?, reduction, ignore_index,
+ * label_smoothing) with class-index targets, for a constant
+ * label_smoothing: the loss is nll_loss_nd (with smoothing, PyTorch 1.13's
+ * mix; see nll_dlogp) of log_softmax(self) over the class dim, so
+ *   d self = D - softmax(self) * sum(D, class dim),  D = d loss / d log_softmax.
+ * Probability targets (a floating target of self's shape) are refused. */
+fbx_status *fbx_grad_cross_entropy(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                                   fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  int64_t red = reduction_of(n);
+  double ls = 0;
+  if (n->ninputs > 5 && !fbx_value_const_float(n->inputs[5], &ls)) return unsupported(&e, "a non-constant label_smoothing");
+  const fbx_type *tt = n->inputs[1]->type;
+  if (tt->kind == FBX_TYPE_TENSOR && fbx_dtype_is_floating(tt->dtype))
+    return unsupported(&e, "probability (floating) targets");
+  fbx_value *x = in(&e, 0), *none = c_none(&e);
+  fbx_value *cd = class_dim(&e, x);
+  fbx_value *d = nll_dlogp(&e, x, cd, red, grad_outputs[0], ls);
+  fbx_value *sm = EMIT(&e, "aten::softmax", T_, x, cd, none);
+  fbx_value *sd = EMIT(&e, "aten::sum", T_, d, list_of(&e, t_ints(&e), 1, &cd), c_bool(&e, true), none);
+  grad_inputs[0] = EMIT(&e, "aten::sub", T_, d, EMIT(&e, "aten::mul", T_, sm, sd), c_int(&e, 1));
+  return e.st;
+}
+
+/* ---- einsum ---------------------------------------------------------------------------------- */
+
+#define EIN_MAX 8
+
+static bool ein_label(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); }
+
+/* A string constant in the backward graph. */
+static fbx_value *c_str(em *e, const char *s) {
+  if (e->st) return NULL;
+  fbx_node *k = fbx_node_create(e->env->graph, FBX_SYM_prim_Constant, 1);
+  if (!k) return em_nomem(e);
+  if (fbx_node_set_s(k, FBX_SYM_attr_value, s)) {
+    fbx_node_destroy(k);
+    return em_nomem(e);
+  }
+  fbx_value_set_type(k->outputs[0], fbx_type_simple(FBX_TYPE_STR));
+  fbx_node_append(e->env->block, k);
+  return k->outputs[0];
+}
+
+/* einsum(equation, tensors, path) for a constant equation (explicit `->`
+ * or implicit output) over a Tensor[] built by prim::ListConstruct. The
+ * gradient of operand i is the einsum of the output gradient and the other
+ * operands onto i's labels; labels only operand i has (summed in the
+ * forward) are left out of that einsum and broadcast back with unsqueeze +
+ * expand_as. Refused, like the forward kernel refuses them: ellipsis and a
+ * label repeated within an operand (a diagonal). */
+fbx_status *fbx_grad_einsum(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                            fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  const fbx_node *eqn = n->inputs[0]->node;
+  if (eqn->kind != FBX_SYM_prim_Constant || !eqn->nattrs || eqn->attrs[0].kind != FBX_ATTR_STR)
+    return unsupported(&e, "a non-constant equation");
+  const char *eq = eqn->attrs[0].u.s;
+  if (strstr(eq, "...")) return unsupported(&e, "an ellipsis ('...') in the equation");
+  char lab[EIN_MAX][FBX_MAX_DIMS + 1], outl[FBX_MAX_DIMS * EIN_MAX + 1];
+  int nops = 0, len[EIN_MAX] = {0}, nout = 0, count[128] = {0};
+  bool explicit_out = false;
+  lab[0][0] = 0;
+  nops = 1;
+  for (const char *p = eq; *p; p++) {
+    char ch = *p;
+    if (ch == ' ') continue;
+    if (ch == ',') {
+      if (explicit_out || nops >= EIN_MAX) return unsupported(&e, "more operands than fusebox's einsum takes");
+      lab[nops][0] = 0;
+      nops++;
+      continue;
+    }
+    if (ch == '-' && p[1] == '>') {
+      explicit_out = true;
+      p++;
+      continue;
+    }
+    if (!ein_label(ch)) return unsupported(&e, "an equation character other than letters, ',', '->'");
+    if (explicit_out) {
+      if (nout >= FBX_MAX_DIMS) return unsupported(&e, "too many output labels");
+      outl[nout++] = ch;
+      continue;
+    }
+    int i = nops - 1;
+    if (len[i] >= FBX_MAX_DIMS) return unsupported(&e, "too many labels in an operand");
+    for (int k = 0; k < len[i]; k++)
+      if (lab[i][k] == ch) return unsupported(&e, "a label repeated within an operand");
+    lab[i][len[i]++] = ch;
+    lab[i][len[i]] = 0;
+    count[(int)ch]++;
+  }
+  if (!explicit_out)
+    for (int ch = 0; ch < 128; ch++)
+      if (count[ch] == 1) outl[nout++] = (char)ch;
+  outl[nout] = 0;
+  fbx_value *elems[EIN_MAX], *grads[EIN_MAX];
+  int cnt = list_elems(&e, 1, elems, EIN_MAX);
+  if (cnt < 0) {
+    /* a list from outside the graph (a subgraph input): its elements at
+     * run time, as many as the equation names (the forward checked that) */
+    fbx_value *l = in(&e, 1);
+    for (int k = 0; k < nops; k++) elems[k] = EMIT(&e, "aten::__getitem__", T_, l, c_int(&e, k));
+    cnt = nops;
+  }
+  if (cnt != nops) return unsupported(&e, "an operand count that does not match the equation");
+  fbx_value *none = c_none(&e);
+  for (int i = 0; i < nops && !e.st; i++) {
+    /* "<out>,<other operands>-><i's labels that something else has>" */
+    char geq[(FBX_MAX_DIMS + 1) * (EIN_MAX + 1) + 4];
+    fbx_value *ops[EIN_MAX + 1];
+    int at = 0, nin = 0;
+    memcpy(geq, outl, (size_t)nout);
+    at = nout;
+    ops[nin++] = grad_outputs[0];
+    for (int j = 0; j < nops; j++) {
+      if (j == i) continue;
+      geq[at++] = ',';
+      memcpy(geq + at, lab[j], (size_t)len[j]);
+      at += len[j];
+      ops[nin++] = elems[j];
+    }
+    geq[at++] = '-';
+    geq[at++] = '>';
+    bool kept[FBX_MAX_DIMS];
+    for (int k = 0; k < len[i]; k++) {
+      char ch = lab[i][k];
+      kept[k] = strchr(outl, ch) != NULL;
+      for (int j = 0; j < nops && !kept[k]; j++)
+        if (j != i && strchr(lab[j], ch)) kept[k] = true;
+      if (kept[k]) geq[at++] = ch;
+    }
+    geq[at] = 0;
+    fbx_value *gi = EMIT(&e, "aten::einsum", T_, c_str(&e, geq), list_of(&e, t_tensors(&e), nin, ops), none);
+    bool any_dropped = false;
+    for (int k = 0; k < len[i]; k++)
+      if (!kept[k]) {
+        gi = EMIT(&e, "aten::unsqueeze", T_, gi, c_int(&e, k));
+        any_dropped = true;
+      }
+    if (any_dropped) gi = EMIT(&e, "aten::expand_as", T_, gi, elems[i]);
+    grads[i] = gi;
+  }
+  grad_inputs[1] = list_of(&e, t_tensors(&e), nops, grads);
   return e.st;
 }

@@ -242,6 +242,127 @@ static const gc_case cases[] = {
      .graph = G3(C_NONE C_F C_I("f64", 7) C_I("k", 0) "  %w : Tensor = aten::to(%z, %f64, %f, %f, %none)\n"
                  "  %r : Tensor = aten::binary_cross_entropy_with_logits(%x, %y, %w, %w, %k)\n" RET),
      .inputs = {"3x4", "3x4:0:1", "4:1:3:i64"}},
+    /* ---- scatter, masked_select ---- */
+    /* unique indices per column (two rows of a permutation): the formula
+     * gives every src element the gradient of its slot, right only when no
+     * two src elements write the same slot */
+    {.name = "scatter.src, unique indices",
+     .graph = G3(C_F C_I("zero", 0) C_I("two", 2) "  %p : Tensor = aten::argsort(%z, %zero, %f)\n"
+                 "  %i : Tensor = aten::narrow(%p, %zero, %zero, %two)\n"
+                 "  %r : Tensor = aten::scatter(%x, %zero, %i, %y)\n" RET),
+     .inputs = {"3x4", "2x4", "3x4:0:9:i64"}},
+    {.name = "scatter.value dim 1",
+     .graph = G2(C_I("one", 1) "  %v : float = prim::Constant[value=1.5]()\n"
+                 "  %r : Tensor = aten::scatter(%x, %one, %y, %v)\n" RET),
+     .inputs = {"3x4", "3x2:0:3:i64"}},
+    {.name = "scatter_add, repeated indices",
+     .graph = G3(C_I("zero", 0) "  %r : Tensor = aten::scatter_add(%x, %zero, %z, %y)\n" RET),
+     .inputs = {"3x4", "4x4", "4x4:0:2:i64"}},
+    {.name = "masked_select, mask broadcast", .graph = G2("  %r : Tensor = aten::masked_select(%x, %y)\n" RET),
+     .inputs = {"3x4", "4:0:1:bool"}, .seed = 3},
+    {.name = "masked_select, self broadcast", .graph = G2("  %r : Tensor = aten::masked_select(%x, %y)\n" RET),
+     .inputs = {"4", "3x4:0:1:bool"}, .seed = 5},
+    /* ---- dropout (the harness runs every forward with the same seed) ---- */
+    {.name = "dropout eval", .graph = G1(C_F "  %p : float = prim::Constant[value=0.4]()\n"
+                                         "  %r : Tensor = aten::dropout(%x, %p, %f)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "dropout train p=0.4", .graph = G1(C_T "  %p : float = prim::Constant[value=0.4]()\n"
+                                                "  %r : Tensor = aten::dropout(%x, %p, %t)\n" RET),
+     .inputs = {"6x5:0.5:2"}},
+    {.name = "dropout train, p a graph value", .graph = G1(C_T "  %p0 : float = prim::Constant[value=0.2]()\n"
+                                                           "  %p : float = aten::mul(%p0, %p0)\n"
+                                                           "  %r : Tensor = aten::dropout(%x, %p, %t)\n" RET),
+     .inputs = {"6x5:-2:-0.5"}},
+    /* ---- normalizations (running stats from integers: no gradient) ---- */
+    {.name = "batch_norm eval, running stats",
+     .graph = "graph(%x : Tensor, %w : Tensor, %b : Tensor, %mi : Tensor, %vi : Tensor):\n" C_NONE C_F C_T
+              C_I("f64", 7) "  %m : Tensor = aten::to(%mi, %f64, %f, %f, %none)\n"
+              "  %v : Tensor = aten::to(%vi, %f64, %f, %f, %none)\n"
+              "  %mo : float = prim::Constant[value=0.1]()\n  %eps : float = prim::Constant[value=0.001]()\n"
+              "  %r : Tensor = aten::batch_norm(%x, %w, %b, %m, %v, %f, %mo, %eps, %t)\n" RET,
+     .inputs = {"4x3x2", "3", "3", "3:-1:1:i64", "3:1:3:i64"}},
+    {.name = "batch_norm train, no running stats, no weight",
+     .graph = G1(C_NONE C_T "  %mo : float = prim::Constant[value=0.1]()\n  %eps : float = prim::Constant[value=0.00001]()\n"
+                 "  %r : Tensor = aten::batch_norm(%x, %none, %none, %none, %none, %t, %mo, %eps, %t)\n" RET),
+     .inputs = {"4x3x2"}},
+    {.name = "batch_norm train 2-D, running stats",
+     .graph = "graph(%x : Tensor, %w : Tensor, %b : Tensor, %mi : Tensor, %vi : Tensor):\n" C_NONE C_F C_T
+              C_I("f64", 7) "  %m : Tensor = aten::to(%mi, %f64, %f, %f, %none)\n"
+              "  %v : Tensor = aten::to(%vi, %f64, %f, %f, %none)\n"
+              "  %mo : float = prim::Constant[value=0.1]()\n  %eps : float = prim::Constant[value=0.00001]()\n"
+              "  %r : Tensor = aten::batch_norm(%x, %w, %b, %m, %v, %t, %mo, %eps, %t)\n" RET,
+     .inputs = {"5x3", "3", "3", "3:-1:1:i64", "3:1:3:i64"}},
+    {.name = "group_norm 2 groups, weight and bias",
+     .graph = G3(C_T C_I("g", 2) "  %eps : float = prim::Constant[value=0.00001]()\n"
+                 "  %r : Tensor = aten::group_norm(%x, %g, %y, %z, %eps, %t)\n" RET),
+     .inputs = {"2x4x3", "4", "4"}},
+    {.name = "group_norm 4-D, no weight",
+     .graph = G1(C_NONE C_T C_I("g", 3) "  %eps : float = prim::Constant[value=0.00001]()\n"
+                 "  %r : Tensor = aten::group_norm(%x, %g, %none, %none, %eps, %t)\n" RET),
+     .inputs = {"2x6x2x2"}},
+    /* ---- distances ---- */
+    {.name = "cdist p=2, batch broadcast", .graph = G2(C_NONE "  %p : float = prim::Constant[value=2.]()\n"
+                                                       "  %r : Tensor = aten::cdist(%x, %y, %p, %none)\n" RET),
+     .inputs = {"2x3x4", "1x5x4"}},
+    {.name = "cdist p=1", .graph = G2(C_NONE "  %p : float = prim::Constant[value=1.]()\n"
+                                      "  %r : Tensor = aten::cdist(%x, %y, %p, %none)\n" RET),
+     .inputs = {"3x4", "5x4"}},
+    {.name = "cdist p=inf", .graph = G2(C_NONE "  %p : float = prim::Constant[value=inf]()\n"
+                                        "  %r : Tensor = aten::cdist(%x, %y, %p, %none)\n" RET),
+     .inputs = {"3x4", "5x4"}},
+    {.name = "cdist p=3", .graph = G2(C_NONE "  %p : float = prim::Constant[value=3.]()\n"
+                                      "  %r : Tensor = aten::cdist(%x, %y, %p, %none)\n" RET),
+     .inputs = {"3x4", "2x4"}},
+    {.name = "cosine_similarity dim 1, broadcast",
+     .graph = G2(C_I("d", 1) "  %eps : float = prim::Constant[value=1e-08]()\n"
+                 "  %r : Tensor = aten::cosine_similarity(%x, %y, %d, %eps)\n" RET),
+     .inputs = {"3x4", "1x4"}},
+    {.name = "cosine_similarity dim -1, 3-D",
+     .graph = G2(C_I("d", -1) "  %eps : float = prim::Constant[value=1e-08]()\n"
+                 "  %r : Tensor = aten::cosine_similarity(%x, %y, %d, %eps)\n" RET),
+     .inputs = {"2x3x4", "2x3x4"}},
+    /* ---- classification losses ---- */
+    {.name = "binary_cross_entropy mean",
+     .graph = G2(C_NONE C_I("k", 1) "  %r : Tensor = aten::binary_cross_entropy(%x, %y, %none, %k)\n" RET),
+     .inputs = {"3x4:0.1:0.9", "3x4:0:1"}},
+    {.name = "binary_cross_entropy weight, none",
+     .graph = G3(C_NONE C_F C_I("f64", 7) C_I("k", 0) "  %w : Tensor = aten::to(%z, %f64, %f, %f, %none)\n"
+                 "  %r : Tensor = aten::binary_cross_entropy(%x, %y, %w, %k)\n" RET),
+     .inputs = {"3x4:0.1:0.9", "3x4:0:1", "4:1:3:i64"}},
+    {.name = "nll_loss weight, mean, ignore_index",
+     .graph = G3(C_NONE C_F C_I("f64", 7) C_I("k", 1) C_I("ii", 2) "  %w : Tensor = aten::to(%z, %f64, %f, %f, %none)\n"
+                 "  %r : Tensor = aten::nll_loss(%x, %y, %w, %k, %ii)\n" RET),
+     .inputs = {"6x5", "6:0:4:i64", "5:1:3:i64"}, .seed = 7},
+    {.name = "nll_loss weight, mean from a graph value (known at run time only)",
+     .graph = G3(C_NONE C_F C_I("f64", 7) C_I("one", 1) C_I("ii", 2) "  %w : Tensor = aten::to(%z, %f64, %f, %f, %none)\n"
+                 "  %k : int = aten::mul(%one, %one)\n"
+                 "  %r : Tensor = aten::nll_loss(%x, %y, %w, %k, %ii)\n" RET),
+     .inputs = {"6x5", "6:0:4:i64", "5:1:3:i64"}, .seed = 7},
+    {.name = "nll_loss none from a graph value",
+     .graph = G2(C_NONE C_I("zero", 0) C_I("ii", -100) "  %k : int = aten::mul(%zero, %zero)\n"
+                 "  %r : Tensor = aten::nll_loss(%x, %y, %none, %k, %ii)\n" RET),
+     .inputs = {"4x3", "4:0:2:i64"}},
+    {.name = "nll_loss 1-D sum", .graph = G2(C_NONE C_I("k", 2) C_I("ii", -100) "  %r : Tensor = aten::nll_loss(%x, %y, %none, %k, %ii)\n" RET),
+     .inputs = {"5", "-:0:4:i64"}},
+    {.name = "nll_loss_nd none", .graph = G2(C_NONE C_I("k", 0) C_I("ii", 1) "  %r : Tensor = aten::nll_loss_nd(%x, %y, %none, %k, %ii)\n" RET),
+     .inputs = {"2x4x3", "2x3:0:3:i64"}},
+    {.name = "cross_entropy_loss weight, mean, ignore_index, label_smoothing",
+     .graph = G3(C_NONE C_F C_I("f64", 7) C_I("k", 1) C_I("ii", 1) "  %w : Tensor = aten::to(%z, %f64, %f, %f, %none)\n"
+                 "  %ls : float = prim::Constant[value=0.1]()\n"
+                 "  %r : Tensor = aten::cross_entropy_loss(%x, %y, %w, %k, %ii, %ls)\n" RET),
+     .inputs = {"6x5", "6:0:4:i64", "5:1:3:i64"}, .seed = 7},
+    {.name = "cross_entropy_loss mean, ignore_index, label_smoothing, no weight",
+     .graph = G2(C_NONE C_I("k", 1) C_I("ii", 0) "  %ls : float = prim::Constant[value=0.2]()\n"
+                 "  %r : Tensor = aten::cross_entropy_loss(%x, %y, %none, %k, %ii, %ls)\n" RET),
+     .inputs = {"6x5", "6:0:4:i64"}, .seed = 7},
+    {.name = "cross_entropy_loss nd none, weight",
+     .graph = G3(C_NONE C_F C_I("f64", 7) C_I("k", 0) C_I("ii", -100) "  %w : Tensor = aten::to(%z, %f64, %f, %f, %none)\n"
+                 "  %ls : float = prim::Constant[value=0.3]()\n"
+                 "  %r : Tensor = aten::cross_entropy_loss(%x, %y, %w, %k, %ii, %ls)\n" RET),
+     .inputs = {"2x4x3", "2x3:0:3:i64", "4:1:3:i64"}},
+    {.name = "cross_entropy_loss sum, 1-D", .graph = G2(C_NONE C_I("k", 2) C_I("ii", -100) "  %ls : float = prim::Constant[value=0.]()\n"
+                 "  %r : Tensor = aten::cross_entropy_loss(%x, %y, %none, %k, %ii, %ls)\n" RET),
+     .inputs = {"5", "-:0:4:i64"}},
 };
 
 START_TEST(test_formula) {
@@ -377,7 +498,7 @@ static fbx_value *ld_map(void *ctx, fbx_value *v) {
   return r;
 }
 
-static fbx_ivalue list_grad(const char *text, fbx_tensor **ins, int nin, fbx_ivalue gout) {
+static fbx_ivalue list_grad_of(const char *text, fbx_tensor **ins, int nin, fbx_ivalue gout, int which) {
   ldrv d = {0};
   OK(fbx_graph_parse(&d.fwd, text, strlen(text), "<list case>"));
   d.node = fbx_block_last(d.fwd->block);
@@ -388,8 +509,8 @@ static fbx_ivalue list_grad(const char *text, fbx_tensor **ins, int nin, fbx_iva
   fbx_value *gin[FBX_SCHEMA_MAX_ARGS] = {0};
   fbx_grad_env env = {.graph = d.bwd, .block = d.bwd->block, .fwd_value = ld_fwd_value, .ctx = &d};
   OK(fbx_grad_build(&env, d.node, &gv, gin));
-  ck_assert(gin[0] != NULL);
-  ck_assert_int_eq(fbx_block_add_return(d.bwd->block, gin[0]), 0);
+  ck_assert(gin[which] != NULL);
+  ck_assert_int_eq(fbx_block_add_return(d.bwd->block, gin[which]), 0);
   fbx_ivalue bin[16], bout[1] = {fbx_iv_none()};
   bin[0] = gout;
   for (int s = 0; s < d.nsaved; s++) bin[1 + s] = fbx_iv_tensor(ins[d.saved_input[s]]);
@@ -403,6 +524,10 @@ static fbx_ivalue list_grad(const char *text, fbx_tensor **ins, int nin, fbx_iva
   fbx_graph_destroy(d.bwd);
   fbx_graph_destroy(d.fwd);
   return bout[0];
+}
+
+static fbx_ivalue list_grad(const char *text, fbx_tensor **ins, int nin, fbx_ivalue gout) {
+  return list_grad_of(text, ins, nin, gout, 0);
 }
 
 static void expect_part(const fbx_tensor *got, const fbx_tensor *g, int64_t rows, int64_t cols, int64_t gcols,
@@ -477,6 +602,83 @@ START_TEST(test_list_ops) {
 }
 END_TEST
 
+/* einsum: the gradient of the Tensor[] operand, for G = 1, 2, ... and
+ * operands 1, 2, ...; expected values from /usr/bin/python3 (torch 1.13):
+ *   ts = [torch.arange(1., 1 + n, dtype=torch.float64).reshape(s).requires_grad_() for s in shapes]
+ *   r = torch.einsum(eq, *ts); r.backward(torch.arange(1., 1 + r.numel(), dtype=torch.float64).reshape(r.shape))
+ *   [t.grad.flatten().tolist() for t in ts] */
+static void check_einsum(const char *eq, const int64_t (*shapes)[3], const int *ranks, const int64_t *gsizes, int grank,
+                         const double *const *want) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "graph(%%x : Tensor, %%y : Tensor):\n"
+           "  %%none : NoneType = prim::Constant()\n"
+           "  %%eq : str = prim::Constant[value=\"%s\"]()\n"
+           "  %%l : Tensor[] = prim::ListConstruct(%%x, %%y)\n"
+           "  %%r : Tensor = aten::einsum(%%eq, %%l, %%none)\n"
+           "  return (%%r)\n",
+           eq);
+  fbx_tensor *ins[2] = {arange_t(ranks[0], shapes[0]), arange_t(ranks[1], shapes[1])};
+  fbx_ivalue r = list_grad_of(text, ins, 2, fbx_iv_tensor(arange_t(grank, gsizes)), 1);
+  ck_assert_int_eq(r.kind, FBX_IV_LIST);
+  ck_assert_int_eq(fbx_iv_list_len(&r), 2);
+  for (int k = 0; k < 2; k++) {
+    const fbx_tensor *g = fbx_iv_list_at(&r, k)->u.t;
+    ck_assert_int_eq(g->ndim, ins[k]->ndim);
+    ck_assert_int_eq(g->numel, ins[k]->numel);
+    for (int64_t i = 0; i < g->numel; i++)
+      ck_assert_msg(fbx_tensor_get_f64(g, i) == want[k][i], "einsum %s operand %d element %lld: %g, PyTorch %g", eq, k,
+                    (long long)i, fbx_tensor_get_f64(g, i), want[k][i]);
+  }
+  fbx_iv_release(&r);
+  fbx_tensor_release(ins[0]);
+  fbx_tensor_release(ins[1]);
+}
+
+START_TEST(test_einsum) {
+  OK(fbx_op_table_init());
+  {
+    const int64_t sh[2][3] = {{2, 3}, {3, 2}}, gs[2] = {2, 2};
+    const double a[] = {5, 11, 17, 11, 25, 39}, b[] = {13, 18, 17, 24, 21, 30};
+    check_einsum("ij,jk->ik", sh, (int[]){2, 2}, gs, 2, (const double *[]){a, b});
+  }
+  { /* implicit output: b appears twice, so it is summed (output "ik") */
+    const int64_t sh[2][3] = {{2, 2, 3}, {2, 3, 2}}, gs[2] = {2, 2};
+    const double a[] = {5, 11, 17, 11, 25, 39, 23, 29, 35, 53, 67, 81};
+    const double b[] = {13, 18, 17, 24, 21, 30, 37, 54, 41, 60, 45, 66};
+    check_einsum("bij,bjk", sh, (int[]){3, 3}, gs, 2, (const double *[]){a, b});
+  }
+  { /* i only in the first operand: broadcast back over it */
+    const int64_t sh[2][3] = {{2, 3}, {2}}, gs[2] = {3, 2};
+    const double a[] = {5, 11, 17, 5, 11, 17}, b[] = {71, 92};
+    check_einsum("ij,k->jk", sh, (int[]){2, 1}, gs, 2, (const double *[]){a, b});
+  }
+}
+END_TEST
+
+/* add/sub's default alpha: `aten::mul(%grad, 1)` is dropped when the
+ * gradient's dtype is known floating, kept when it is unknown. */
+START_TEST(test_mul_by_one_dropped) {
+  static const char *typed = "graph(%x : Double(3, 4), %y : Double(3, 4)):\n"
+                             "  %a : int = prim::Constant[value=1]()\n"
+                             "  %r : Double(3, 4) = aten::sub(%x, %y, %a)\n"
+                             "  return (%r)\n";
+  static const char *untyped = "graph(%x : Tensor, %y : Tensor):\n"
+                               "  %a : int = prim::Constant[value=1]()\n"
+                               "  %r : Tensor = aten::add(%x, %y, %a)\n"
+                               "  return (%r)\n";
+  gc_case c = {.name = "sub alpha 1, typed", .graph = typed, .inputs = {"3x4", "3x4"}};
+  gc_info info;
+  char msg[16384];
+  ck_assert_msg(gc_check(&c, msg, sizeof msg, &info), "%s", msg);
+  ck_assert_msg(!strstr(info.backward, "aten::mul"), "%s", info.backward);
+  ck_assert_msg(strstr(info.backward, "aten::neg"), "%s", info.backward);
+  c = (gc_case){.name = "add alpha 1, untyped", .graph = untyped, .inputs = {"3x4", "3x4"}};
+  ck_assert_msg(gc_check(&c, msg, sizeof msg, &info), "%s", msg);
+  ck_assert_msg(strstr(info.backward, "aten::mul"), "%s", info.backward);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("grad_ops");
   TCase *tc = tcase_create("formulas");
@@ -486,6 +688,8 @@ int main(void) {
   TCase *tk = tcase_create("kernels and lists");
   tcase_add_test(tk, test_backward_ops);
   tcase_add_test(tk, test_list_ops);
+  tcase_add_test(tk, test_einsum);
+  tcase_add_test(tk, test_mul_by_one_dropped);
   suite_add_tcase(s, tk);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

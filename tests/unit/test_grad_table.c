@@ -12,8 +12,6 @@
  *   - the backward helper rows (aten::*_backward, fusebox::*): first order
  *     only;
  *   - the rows listed in `nondiff[]` below, each with its reason.
- * Rows listed in `gaps[]` are differentiable and lack a formula: they are
- * printed as known gaps, not excused silently.
  * Any other row without a formula is reported (all of them, by name) and
  * fails the test, so "every differentiable op has a formula" is checked.
  * Listed rows that gain a formula, or stop existing, fail it too. */
@@ -36,16 +34,6 @@ static const struct {
     {"any", "bool result (uint8 for uint8 input)"},
     {"any_dim", "bool result (uint8 for uint8 input)"},
     {"view_dtype", "reinterprets bits; PyTorch does not differentiate it either"},
-};
-
-/* Rows that should have a formula and do not yet: known gaps, listed so
- * that the walk stays strict for every other row (a new row without a
- * formula fails it) and so that a formula added here fails
- * `lists_current` until the entry goes. */
-static const char *const gaps[] = {
-    "batch_norm", "dropout", "scatter_src", "scatter_value", "scatter_add", "masked_select", "einsum", "cdist",
-    "group_norm", "cosine_similarity", "binary_cross_entropy", "nll_loss",
-    "nll_loss_nd", "cross_entropy_loss",
 };
 
 /* The *_backward rows of backward graphs (aten::*_backward, fusebox::*):
@@ -78,12 +66,6 @@ static const fbx_op *twin_of(const fbx_op *op) {
   return NULL;
 }
 
-static bool is_gap(const fbx_op *op) {
-  for (size_t i = 0; i < sizeof gaps / sizeof *gaps; i++)
-    if (!strcmp(gaps[i], op->id_name)) return true;
-  return false;
-}
-
 static bool has_tensor_arg(const fbx_op *op) {
   for (int i = 0; i < op->schema.nargs; i++)
     if (op->schema.args[i].type == FBX_ARG_TENSOR) return true;
@@ -96,9 +78,11 @@ static bool has_tensor_result(const fbx_op *op) {
   return false;
 }
 
-/* NULL when the row is accounted for, else why it is not. */
-static const char *unaccounted(const fbx_op *op) {
-  if (fbx_grad_op_has_formula(op->id)) return NULL;
+/* NULL when the row is accounted for, else why it is not, for a row that
+ * has a formula or not (a parameter so that the test can check the rules
+ * on rows that do have one). */
+static const char *unaccounted_if(const fbx_op *op, bool has_formula) {
+  if (has_formula) return NULL;
   if (!has_tensor_result(op)) return NULL;
   if (op->dtype_rule == FBX_DT_BOOL || op->dtype_rule == FBX_DT_LONG || op->dtype_rule == FBX_DT_NONE) return NULL;
   if (op->category == FBX_OPCAT_SCALAR || op->category == FBX_OPCAT_CONTROL) return NULL;
@@ -114,23 +98,22 @@ static const char *unaccounted(const fbx_op *op) {
   return "floating result, no formula";
 }
 
+static const char *unaccounted(const fbx_op *op) { return unaccounted_if(op, fbx_grad_op_has_formula(op->id)); }
+
 START_TEST(every_row_classified) {
   ck_assert_ptr_null(fbx_op_table_init());
-  int missing = 0, with = 0, gap = 0;
+  int missing = 0, with = 0;
   for (int i = 0; i < FBX_OP_COUNT; i++) {
     const fbx_op *op = fbx_op_get((fbx_op_id)i);
     ck_assert_ptr_nonnull(op);
     with += fbx_grad_op_has_formula(i);
     const char *why = unaccounted(op);
-    if (why && is_gap(op)) {
-      printf("known gap: %-36s %s\n", op->id_name, op->schema_text);
-      gap++;
-    } else if (why) {
+    if (why) {
       printf("no gradient: %-36s %s  (%s)\n", op->id_name, why, op->schema_text);
       missing++;
     }
   }
-  printf("%d rows, %d with a gradient formula, %d known gaps, %d unaccounted\n", (int)FBX_OP_COUNT, with, gap, missing);
+  printf("%d rows, %d with a gradient formula, %d unaccounted\n", (int)FBX_OP_COUNT, with, missing);
   fflush(stdout);
   ck_assert_int_eq(missing, 0);
 }
@@ -140,11 +123,6 @@ END_TEST
  * no formula. */
 START_TEST(lists_current) {
   ck_assert_ptr_null(fbx_op_table_init());
-  for (size_t i = 0; i < sizeof gaps / sizeof *gaps; i++) {
-    const fbx_op *op = find_row(gaps[i]);
-    ck_assert_msg(op != NULL, "gaps[] names %s, which is not a row", gaps[i]);
-    ck_assert_msg(!fbx_grad_op_has_formula(op->id), "%s has a formula now: drop it from gaps[]", gaps[i]);
-  }
   for (size_t i = 0; i < sizeof nondiff / sizeof *nondiff; i++) {
     const fbx_op *op = find_row(nondiff[i].id);
     ck_assert_msg(op != NULL, "nondiff[] names %s, which is not a row", nondiff[i].id);
@@ -153,8 +131,9 @@ START_TEST(lists_current) {
 }
 END_TEST
 
-/* The walk can fail: a row with a floating result and no formula is
- * reported (checked on a row the rules do not excuse). */
+/* The walk can fail: a row with a floating result and no formula would
+ * be reported (checked on rows the rules do not excuse, as if they had no
+ * formula: every row has its formula or excuse now). */
 START_TEST(walk_detects_missing) {
   ck_assert_ptr_null(fbx_op_table_init());
   const fbx_op *add = find_row("add_Tensor");
@@ -164,7 +143,10 @@ START_TEST(walk_detects_missing) {
   ck_assert(!fbx_grad_op_has_formula(FBX_OP_COUNT));
   const fbx_op *cdist = find_row("cdist");
   ck_assert_ptr_nonnull(cdist);
-  ck_assert_str_eq(unaccounted(cdist), "floating result, no formula");
+  ck_assert_ptr_null(unaccounted(cdist));
+  ck_assert_str_eq(unaccounted_if(cdist, false), "floating result, no formula");
+  ck_assert_str_eq(unaccounted_if(add, false), "floating result, no formula");
+  ck_assert_ptr_null(unaccounted_if(find_row("digamma"), false));
   ck_assert(twin_of(find_row("add__Tensor")) == add);
   ck_assert_ptr_null(twin_of(find_row("zero_")));
   ck_assert(backward_helper(find_row("select_backward")));
