@@ -438,8 +438,9 @@ fbx_status *fbx_op_resolve(const fbx_op **out, fbx_sym kind, const fbx_ivalue *a
   return st;
 }
 
-/* Static matching from IR types: a type that is too vague (Any, Scalar,
- * number, unknown element types) matches loosely; ambiguity means NULL. */
+/* Static matching from IR types: a type that is too vague (Any, number,
+ * unknown element types, Scalar against int/float/bool) matches loosely;
+ * ambiguity means NULL. */
 static int type_match(const fbx_schema_arg *a, const fbx_type *t) {
   /* 2: exact, 1: possible, 0: impossible */
   if (!t) return 1;
@@ -474,7 +475,22 @@ static int type_match(const fbx_schema_arg *a, const fbx_type *t) {
       return (a->type == FBX_ARG_SCALAR || a->type == FBX_ARG_NUMBER) ? 2
              : (a->type == FBX_ARG_INT || a->type == FBX_ARG_FLOAT) ? 1 : 0;
     case FBX_TYPE_TUPLE: return a->type == FBX_ARG_TUPLE ? 2 : 0;
-    case FBX_TYPE_NAMED: return 1;
+    case FBX_TYPE_NAMED:
+      /* A `Scalar` (what prim::unchecked_cast gives a backward graph's
+       * saved numbers) is an int, float, bool or complex at run time, never
+       * a tensor, string or container: exact against Scalar, possible against
+       * number and the number types, impossible otherwise. Without this,
+       * aten::ge(%t, %s : Scalar) saw ge.Tensor as possible and resolved to
+       * nothing. */
+      if (t->name && !strcmp(t->name, "Scalar")) {
+        switch (a->type) {
+          case FBX_ARG_SCALAR: return 2;
+          case FBX_ARG_NUMBER: case FBX_ARG_INT: case FBX_ARG_FLOAT: case FBX_ARG_BOOL:
+          case FBX_ARG_SCALARTYPE: case FBX_ARG_LAYOUT: case FBX_ARG_MEMFORMAT: return 1;
+          default: return 0;
+        }
+      }
+      return 1;
     default: return 0;
   }
 }

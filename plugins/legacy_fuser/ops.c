@@ -3,7 +3,9 @@
  * class. The templates are C-family expressions shared by every dialect:
  * $0..$9 are the op's arguments already converted to the compute type, $T
  * is the compute type's C name, $f the float function suffix ("f" for
- * float32/float16/bfloat16 computed in float, "" for float64). Integer
+ * float32/float16/bfloat16 computed in float, "" for float64), $v the
+ * prefix of codegen.c's vectorizable float math ("lf_v" in float, "" in
+ * float64: $vexp$f is lf_vexpf or exp). Integer
  * templates compute in int64_t (wrapping through uint64_t where C would
  * overflow) and the result is narrowed to the value's dtype afterwards.
  *
@@ -45,10 +47,10 @@ enum {
   X(SQRT, "aten::sqrt", "0", "", R_UFLOAT, "sqrt$f($0)", NULL, NULL)                                     \
   X(RSQRT, "aten::rsqrt", "0", "", R_UFLOAT, "(($T)1 / sqrt$f($0))", NULL, NULL)                         \
   X(SQUARE, "aten::square", "0", "", R_SQUARE, "($0 * $0)", "((int64_t)((uint64_t)$0 * (uint64_t)$0))", NULL) \
-  X(EXP, "aten::exp", "0", "", R_UFLOAT, "exp$f($0)", NULL, NULL)                                        \
+  X(EXP, "aten::exp", "0", "", R_UFLOAT, "$vexp$f($0)", NULL, NULL)                                        \
   X(EXP2, "aten::exp2", "0", "", R_UFLOAT, "exp2$f($0)", NULL, NULL)                                     \
-  X(EXPM1, "aten::expm1", "0", "", R_UFLOAT, "expm1$f($0)", NULL, NULL)                                  \
-  X(LOG, "aten::log", "0", "", R_UFLOAT, "log$f($0)", NULL, NULL)                                        \
+  X(EXPM1, "aten::expm1", "0", "", R_UFLOAT, "$vexpm1$f($0)", NULL, NULL)                                  \
+  X(LOG, "aten::log", "0", "", R_UFLOAT, "$vlog$f($0)", NULL, NULL)                                        \
   X(LOG2, "aten::log2", "0", "", R_UFLOAT, "log2$f($0)", NULL, NULL)                                     \
   X(LOG10, "aten::log10", "0", "", R_UFLOAT, "log10$f($0)", NULL, NULL)                                  \
   X(LOG1P, "aten::log1p", "0", "", R_UFLOAT, "log1p$f($0)", NULL, NULL)                                  \
@@ -60,19 +62,19 @@ enum {
   X(ATAN, "aten::atan", "0", "", R_UFLOAT, "atan$f($0)", NULL, NULL)                                     \
   X(SINH, "aten::sinh", "0", "", R_UFLOAT, "sinh$f($0)", NULL, NULL)                                     \
   X(COSH, "aten::cosh", "0", "", R_UFLOAT, "cosh$f($0)", NULL, NULL)                                     \
-  X(TANH, "aten::tanh", "0", "", R_UFLOAT, "tanh$f($0)", NULL, NULL)                                     \
-  X(ERF, "aten::erf", "0", "", R_UFLOAT, "erf$f($0)", NULL, NULL)                                        \
+  X(TANH, "aten::tanh", "0", "", R_UFLOAT, "$vtanh$f($0)", NULL, NULL)                                     \
+  X(ERF, "aten::erf", "0", "", R_UFLOAT, "$verf$f($0)", NULL, NULL)                                        \
   X(ERFC, "aten::erfc", "0", "", R_UFLOAT, "erfc$f($0)", NULL, NULL)                                     \
-  X(SIGMOID, "aten::sigmoid", "0", "", R_UFLOAT, "(($T)1 / (($T)1 + exp$f(-$0)))", NULL, NULL)           \
+  X(SIGMOID, "aten::sigmoid", "0", "", R_UFLOAT, "(($T)1 / (($T)1 + $vexp$f(-$0)))", NULL, NULL)           \
   X(RELU, "aten::relu", "0", "", R_SAME, "($0 < 0 ? ($T)0 : $0)", "($0 < 0 ? 0 : $0)", NULL)             \
   X(LEAKY_RELU, "aten::leaky_relu", "0", "1", R_SAME, "($0 > 0 ? $0 : $0 * $1)", NULL, NULL)             \
-  X(ELU, "aten::elu", "0", "123", R_SAME, "($0 <= 0 ? expm1$f($0 * $3) * ($1 * $2) : $0 * $2)", NULL, NULL) \
+  X(ELU, "aten::elu", "0", "123", R_SAME, "($0 <= 0 ? $vexpm1$f($0 * $3) * ($1 * $2) : $0 * $2)", NULL, NULL) \
   X(GELU, "aten::gelu", "0", "", R_SAME,                                                                  \
-    "($0 * ($T)0.5 * (($T)1 + erf$f($0 * ($T)0.70710678118654752440)))", NULL, NULL)                      \
+    "($0 * ($T)0.5 * (($T)1 + $verf$f($0 * ($T)0.70710678118654752440)))", NULL, NULL)                      \
   X(GELU_TANH, "aten::gelu", "0", "", R_SAME,                                                             \
-    "(($T)0.5 * $0 * (($T)1 + tanh$f(($T)0.79788456080286535588 * ($0 + ($T)0.044715 * $0 * $0 * $0))))", \
+    "(($T)0.5 * $0 * (($T)1 + $vtanh$f(($T)0.79788456080286535588 * ($0 + ($T)0.044715 * $0 * $0 * $0))))", \
     NULL, NULL)                                                                                           \
-  X(SILU, "aten::silu", "0", "", R_SAME, "($0 / (($T)1 + exp$f(-$0)))", NULL, NULL)                      \
+  X(SILU, "aten::silu", "0", "", R_SAME, "($0 / (($T)1 + $vexp$f(-$0)))", NULL, NULL)                      \
   X(MISH, "aten::mish", "0", "", R_SAME, "($0 * tanh$f(log1p$f(exp$f($0))))", NULL, NULL)                \
   X(SOFTPLUS, "aten::softplus", "0", "12", R_SAME, "($0 * $1 > $2 ? $0 : log1p$f(exp$f($0 * $1)) / $1)", NULL, NULL) \
   X(HARDTANH, "aten::hardtanh", "0", "12", R_SAME, "($2 < ($0 < $1 ? $1 : $0) ? $2 : ($0 < $1 ? $1 : $0))", NULL, NULL) \
@@ -328,9 +330,41 @@ static int is_const_num(const fbxp_value *v, double *out) {
   return 0;
 }
 
-/* A scalar argument: a constant or a value of scalar type (a kernel input). */
-static int scalar_ok(const fbxp_value *v) {
+/* Is argument `idx` of the schema text "ns::name.overload(T a, U b, *, V c)
+ * -> R" declared `Scalar`? (The IR passes keyword-only arguments
+ * positionally, so the `*` marker is skipped.) */
+static int schema_arg_is_scalar(const char *schema, int idx) {
+  const char *p = strchr(schema, '(');
+  if (!p) return 0;
+  p++;
+  for (int k = 0;;) {
+    while (*p == ' ') p++;
+    if (*p == ')' || !*p) return 0;
+    if (*p == '*') {
+      p++;
+    } else if (k++ == idx) {
+      return !strncmp(p, "Scalar", 6) && (p[6] == ' ' || p[6] == '?');
+    }
+    /* to the next top-level comma (defaults may hold lists and strings) */
+    for (int depth = 0, quote = 0; *p; p++) {
+      if (quote) quote = *p != '"';
+      else if (*p == '"') quote = 1;
+      else if (*p == '[' || *p == '(') depth++;
+      else if ((*p == ']' || *p == ')') && depth) depth--;
+      else if ((*p == ',' || *p == ')') && !depth) break;
+    }
+    if (*p != ',') return 0;
+    p++;
+  }
+}
+
+/* A scalar argument: a constant or a value of scalar type (a kernel input),
+ * or a value typed `Scalar` where the overload takes a Scalar (a backward
+ * graph's unchecked_cast of a saved number): the host passes it as an int
+ * or a float at run time, and compile sees which. */
+static int scalar_ok(const fbxp_value *v, const char *schema, int idx) {
   fbxp_type_kind k = lf_host->value_kind(v);
+  if (k == FBXP_TYPE_OTHER) return schema_arg_is_scalar(schema, idx);
   return k == FBXP_TYPE_INT || k == FBXP_TYPE_FLOAT || k == FBXP_TYPE_BOOL;
 }
 
@@ -418,10 +452,11 @@ int lf_op_match(const fbxp_node *n, lf_opmatch *m) {
   for (int i = 0; i < m->noperands; i++) {
     if (m->operand_input[i] >= nin) return -1;
     const fbxp_value *v = lf_host->node_input(n, m->operand_input[i]);
-    if (lf_host->value_kind(v) != FBXP_TYPE_TENSOR && !scalar_ok(v)) return -1;
+    if (lf_host->value_kind(v) != FBXP_TYPE_TENSOR && !scalar_ok(v, schema, m->operand_input[i])) return -1;
   }
   for (int i = 0; i < m->nparams; i++) {
-    if (m->param_input[i] >= nin || !scalar_ok(lf_host->node_input(n, m->param_input[i]))) return -1;
+    if (m->param_input[i] >= nin || !scalar_ok(lf_host->node_input(n, m->param_input[i]), schema, m->param_input[i]))
+      return -1;
   }
   if (lf_host->node_num_outputs(n) != 1 || lf_host->value_kind(lf_host->node_output(n, 0)) != FBXP_TYPE_TENSOR)
     return -1;
@@ -432,13 +467,16 @@ int lf_op_is_to(int op) { return op == LF_OP_TO_DTYPE; }
 
 /* ---- fusability at partition time ---------------------------------------------------------- */
 
-/* The dtype a value had when profiled: -1 unknown, -2 not a tensor/number. */
+/* The dtype a value had when profiled: -1 unknown (also a `Scalar`, which
+ * lf_op_match accepted: int or float is known at compile), -2 not a
+ * tensor/number. */
 static int profiled(const fbxp_value *v, int *prio, int *cpu) {
   fbxp_type_kind k = lf_host->value_kind(v);
   *prio = LF_PRIO_SCALAR;
   if (k == FBXP_TYPE_FLOAT) return LF_F64;
   if (k == FBXP_TYPE_INT) return LF_I64;
   if (k == FBXP_TYPE_BOOL) return LF_BOOL;
+  if (k == FBXP_TYPE_OTHER) return -1;
   if (k != FBXP_TYPE_TENSOR) return -2;
   fbxp_tensor_type t;
   memset(&t, 0, sizeof t);

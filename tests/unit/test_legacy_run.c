@@ -161,6 +161,37 @@ START_TEST(scalar_inputs) {
 }
 END_TEST
 
+/* A run-time `Scalar` (a backward graph's prim::unchecked_cast of a saved
+ * number) as a kernel argument: the overloads resolve (ge.Scalar, mul.Scalar)
+ * and the comparisons and arithmetic with it are fused, an int and a float
+ * Scalar each in their own kernel (their promotion differs). */
+START_TEST(scalar_typed_inputs) {
+  pair p = open_pair("graph(%x : Tensor, %a : float, %k : int):\n"
+                     "  %s : Scalar = prim::unchecked_cast(%a)\n"
+                     "  %t : Scalar = prim::unchecked_cast(%k)\n"
+                     "  %m : Tensor = aten::mul(%x, %s)\n"
+                     "  %g : Tensor = aten::ge(%m, %t)\n"
+                     "  %w : Tensor = aten::where(%g, %m, %x)\n"
+                     "  return (%w, %g)\n");
+  int64_t s[2] = {3, 7};
+  fbx_ivalue in[3] = {fbx_iv_tensor(make(FBX_DTYPE_FLOAT32, 2, s, 1)), fbx_iv_float(0.75), fbx_iv_int(1)};
+  run_both(&p, in, 3, 3, "Scalar 0.75, 1");
+  in[1] = fbx_iv_float(-1.5);
+  in[2] = fbx_iv_int(-2);
+  run_both(&p, in, 3, 1, "Scalar -1.5, -2");
+  fbx_executor_stats es = stats(&p);
+  ck_assert_int_ge(es.kernel_runs, 3);
+  ck_assert_int_eq(es.fallbacks, 0);
+  char *text = fbx_executor_explain_text(p.legacy);
+  char *with = text ? strstr(text, "with fusebox::FusionGroup_0") : NULL;
+  ck_assert_msg(with && strstr(with, "aten::ge") && strstr(with, "aten::mul") && strstr(with, "aten::where"),
+                "mul, ge and where are not one group:\n%s", text ? text : "");
+  fbx_free(text);
+  release_all(in, 3);
+  close_pair(&p);
+}
+END_TEST
+
 static void dtype_case(const char *ir, fbx_dtype a, fbx_dtype b, const char *what) {
   pair p = open_pair(ir);
   int64_t s[2] = {6, 5};
@@ -360,6 +391,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, strided_and_broadcast_inputs);
   tcase_add_test(tc, scalar_inputs);
+  tcase_add_test(tc, scalar_typed_inputs);
   tcase_add_test(tc, int_bool_half_dtypes);
   tcase_add_test(tc, openmp_threshold_both_sides);
   tcase_add_test(tc, cat_is_a_group_exit);
