@@ -37,7 +37,7 @@ typedef struct entry {
 struct fbx_tape {
   slot *slots;
   int nslots, cap_slots;
-  fbx_ptrmap cur;     /* tensor -> current slot + 1 */
+  fbx_ptrmap cur;     /* tensor -> current slot + 1; NULL: its current version does not require grad */
   fbx_ptrmap watched; /* tensor -> slot + 1 when watched */
   entry *entries;
   int nentries, cap_entries;
@@ -49,6 +49,7 @@ struct fbx_tape {
 };
 
 #define SLOT_OF(m, t) ((int)(intptr_t)fbx_ptrmap_get((m), (t)) - 1)
+#define TRACKED(t, x) (fbx_ptrmap_get(&(t)->cur, (x)) != NULL)
 
 fbx_status *fbx_tape_create(fbx_tape **out) {
   fbx_tape *t = fbx_calloc(1, sizeof *t);
@@ -138,7 +139,7 @@ fbx_status *fbx_tape_watch(fbx_tape *t, const fbx_ivalue *v) {
 }
 
 bool fbx_tape_requires_grad(const fbx_tape *t, const fbx_ivalue *v) {
-  if (v->kind == FBX_IV_TENSOR) return v->u.t && fbx_ptrmap_has(&t->cur, v->u.t);
+  if (v->kind == FBX_IV_TENSOR) return v->u.t && TRACKED(t, v->u.t);
   if (v->kind == FBX_IV_LIST || v->kind == FBX_IV_TUPLE)
     for (int i = 0; i < v->u.l->n; i++)
       if (fbx_tape_requires_grad(t, &v->u.l->items[i])) return true;
@@ -201,14 +202,14 @@ fbx_status *fbx_tape_before_inplace(fbx_tape *t, const fbx_node *n, const fbx_iv
   if (!involved) return NULL;
   for (size_t k = 0; k < t->cur.cap; k++) {
     const fbx_tensor *o = t->cur.keys[k];
-    if (!o || o == self || !fbx_tensor_may_overlap(o, self)) continue;
+    if (!o || !t->cur.vals[k] || o == self || !fbx_tensor_may_overlap(o, self)) continue;
     return fbx_status_new(FBX_ERR_UNSUPPORTED,
                           "%s writes in place into a view of a tensor that requires grad (or a tensor that has "
                           "views which do); fusebox's autodiff does not track views through in-place writes",
                           fbx_sym_str(n->kind));
   }
   t->pending_self = self;
-  t->pending_slot = fbx_ptrmap_has(&t->cur, self) ? SLOT_OF(&t->cur, self) : -1;
+  t->pending_slot = SLOT_OF(&t->cur, self);
   return copy_tensor(&t->pending_copy, self);
 }
 
@@ -219,7 +220,7 @@ static fbx_status *input_ref(fbx_tape *t, const fbx_ivalue *v, bool diff, ref *r
   if (!diff) return NULL;
   if (v->kind == FBX_IV_TENSOR) {
     r->kind = REF_TENSOR;
-    r->slot = v->u.t && fbx_ptrmap_has(&t->cur, v->u.t) ? SLOT_OF(&t->cur, v->u.t) : -1;
+    r->slot = v->u.t ? SLOT_OF(&t->cur, v->u.t) : -1;
     return NULL;
   }
   if ((v->kind == FBX_IV_LIST || v->kind == FBX_IV_TUPLE) && v->u.l->n > 0) {
@@ -228,7 +229,7 @@ static fbx_status *input_ref(fbx_tape *t, const fbx_ivalue *v, bool diff, ref *r
     if (!(r->slots = fbx_malloc(sizeof *r->slots * (size_t)r->n))) return fbx_status_nomem();
     for (int i = 0; i < r->n; i++) {
       const fbx_ivalue *e = &v->u.l->items[i];
-      r->slots[i] = e->kind == FBX_IV_TENSOR && e->u.t && fbx_ptrmap_has(&t->cur, e->u.t) ? SLOT_OF(&t->cur, e->u.t) : -1;
+      r->slots[i] = e->kind == FBX_IV_TENSOR && e->u.t ? SLOT_OF(&t->cur, e->u.t) : -1;
     }
   }
   return NULL;
@@ -322,6 +323,23 @@ fbx_status *fbx_tape_mark_no_grad(fbx_tape *t, const fbx_ivalue *outs, int nout,
     free_ref(&r);
     FBX_TRY(st);
   }
+  return NULL;
+}
+
+static fbx_status *untrack(fbx_tape *t, const fbx_ivalue *v) {
+  if (v->kind == FBX_IV_TENSOR && v->u.t && TRACKED(t, v->u.t))
+    return fbx_ptrmap_put(&t->cur, v->u.t, NULL) ? fbx_status_nomem() : NULL;
+  if (v->kind == FBX_IV_LIST || v->kind == FBX_IV_TUPLE)
+    for (int i = 0; i < v->u.l->n; i++) FBX_TRY(untrack(t, &v->u.l->items[i]));
+  return NULL;
+}
+
+fbx_status *fbx_tape_mark_constant(fbx_tape *t, const fbx_ivalue *outs, int nout) {
+  fbx_tensor_release(t->pending_copy);
+  t->pending_copy = NULL;
+  t->pending_self = NULL;
+  t->pending_slot = -1;
+  for (int j = 0; j < nout; j++) FBX_TRY(untrack(t, &outs[j]));
   return NULL;
 }
 
@@ -473,7 +491,7 @@ fbx_status *fbx_tape_backward(fbx_tape *t, const fbx_ivalue *outs, const fbx_iva
       fbx_strbuf_free(&b);
       break;
     }
-    if (!fbx_ptrmap_has(&t->cur, outs[k].u.t)) continue; /* it does not depend on an input that requires grad */
+    if (!TRACKED(t, outs[k].u.t)) continue; /* it does not depend on an input that requires grad */
     char from[48];
     snprintf(from, sizeof from, "grad_outputs[%d]", k);
     st = accumulate(t, SLOT_OF(&t->cur, outs[k].u.t), gout[k].u.t, from);

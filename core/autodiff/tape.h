@@ -87,6 +87,12 @@ fbx_status *fbx_tape_record(fbx_tape *t, fbx_tape_fn *fn, const fbx_ivalue *ins,
  * `reason` (copied) is the backward's error should a gradient reach them. */
 fbx_status *fbx_tape_mark_no_grad(fbx_tape *t, const fbx_ivalue *outs, int nout, const char *reason);
 
+/* A unit whose formula gives no gradient for any input that requires grad
+ * (zeros_like, x.zero_(), a comparison) ran: its outputs do not require
+ * grad, as in PyTorch, even an in-place op's self (its later versions see no
+ * gradient from before the write). Nothing is recorded. */
+fbx_status *fbx_tape_mark_constant(fbx_tape *t, const fbx_ivalue *outs, int nout);
+
 /* Entries recorded so far (for tests and stats). */
 int fbx_tape_nentries(const fbx_tape *t);
 

@@ -15,6 +15,10 @@
 #include "ir/text.h"
 #include "testutil.h"
 
+#ifndef FBX_TEST_PLUGIN_DIR
+#define FBX_TEST_PLUGIN_DIR FBX_BINARY_DIR "/tests/plugins"
+#endif
+
 /* c = tanh(x * y) + x, a = x * y */
 static const char *G_TWO =
     "graph(%x.1 : Tensor, %y.1 : Tensor):\n"
@@ -406,6 +410,130 @@ START_TEST(ratio_iou_backward_fuses) {
 }
 END_TEST
 
+/* Creation ops and in-place writes whose formulas give no gradient: their
+ * results do not require grad (PyTorch), so backward runs through the rest.
+ * y = zeros_like(x) + n * x (in a loop: always on the eager tape);
+ * t = x * x; t.zero_(); o = t + x: do/dx = 1. */
+static const char *G_NO_GRAD_OPS =
+    "graph(%x.1 : Tensor, %n.1 : int):\n"
+    "  %true : bool = prim::Constant[value=1]()\n"
+    "  %one : int = prim::Constant[value=1]()\n"
+    "  %none : NoneType = prim::Constant()\n"
+    "  %z : Tensor = aten::zeros_like(%x.1, %none, %none, %none, %none, %none)\n"
+    "  %y : Tensor = prim::Loop(%n.1, %true, %z)\n"
+    "    block0(%i : int, %acc.1 : Tensor):\n"
+    "      %acc.2 : Tensor = aten::add(%acc.1, %x.1, %one)\n"
+    "      -> (%true, %acc.2)\n"
+    "  %t : Tensor = aten::mul(%x.1, %x.1)\n"
+    "  %u : Tensor = aten::zero_(%t)\n"
+    "  %o : Tensor = aten::add(%u, %x.1, %one)\n"
+    "  return (%y, %o)\n";
+
+START_TEST(no_gradient_ops_do_not_require_grad) {
+  fbx_executor *ex = make_ex(G_NO_GRAD_OPS, 1);
+  fbx_ivalue x = tensor(FBX_DTYPE_FLOAT32, 6, 0.3), gy = tensor(FBX_DTYPE_FLOAT32, 6, 1.1),
+             go = tensor(FBX_DTYPE_FLOAT32, 6, -0.7);
+  for (int run = 0; run < 3; run++) { /* profiling, then the plan */
+    fbx_ivalue in[2] = {x, fbx_iv_int(3)}, out[2], gin[2];
+    fbx_grad_handle *h = NULL;
+    fbx_status *st = fbx_executor_forward_values(ex, in, 2, NULL, out, 2, 0, &h);
+    ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+    fbx_ivalue gout[2] = {gy, go};
+    st = fbx_executor_backward_values(h, gout, 2, gin, 2);
+    ck_assert_msg(!st, "run %d: backward: %s", run, fbx_status_message(st));
+    fbx_grad_free(h);
+    for (int i = 0; i < 6; i++) expect_near(&gin[0], i, 3 * at(&gy, i) + at(&go, i), "grad x");
+    for (int k = 0; k < 2; k++) {
+      fbx_iv_release(&gin[k]);
+      fbx_iv_release(&out[k]);
+    }
+  }
+  fbx_iv_release(&x);
+  fbx_iv_release(&gy);
+  fbx_iv_release(&go);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+/* permute's dims are an empty list literal filled by aten::append at run
+ * time: the eager unit must take the list as it is then, not the literal. */
+static const char *G_APPENDED_DIMS =
+    "graph(%x.1 : Tensor):\n"
+    "  %c0 : int = prim::Constant[value=0]()\n"
+    "  %c1 : int = prim::Constant[value=1]()\n"
+    "  %dims : int[] = prim::ListConstruct()\n"
+    "  %a : int[] = aten::append(%dims, %c1)\n"
+    "  %b : int[] = aten::append(%dims, %c0)\n"
+    "  %y : Tensor = aten::permute(%x.1, %dims)\n"
+    "  %z : Tensor = aten::mul(%y, %y)\n"
+    "  return (%z)\n";
+
+START_TEST(appended_list_is_not_a_constant) {
+  fbx_executor *ex = make_ex(G_APPENDED_DIMS, 1);
+  fbx_ivalue x = tensor(FBX_DTYPE_FLOAT32, 6, 0.3); /* [2, 3] */
+  int64_t gs[2] = {3, 2};
+  fbx_ivalue g = filled(2, gs, 0.9);
+  for (int run = 0; run < 3; run++) {
+    fbx_ivalue out, gin;
+    fbx_grad_handle *h = NULL;
+    fbx_status *st = fbx_executor_forward_values(ex, &x, 1, NULL, &out, 1, 0, &h);
+    ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+    st = fbx_executor_backward_values(h, &g, 1, &gin, 1);
+    ck_assert_msg(!st, "run %d: backward: %s", run, fbx_status_message(st));
+    ck_assert_int_eq(gin.u.t->ndim, 2);
+    ck_assert_int_eq(gin.u.t->sizes[0], 2);
+    ck_assert_int_eq(gin.u.t->sizes[1], 3);
+    for (int r = 0; r < 2; r++)
+      for (int c = 0; c < 3; c++) /* z[c][r] = x[r][c]^2 */
+        expect_near(&gin, r * 3 + c, 2 * at(&x, r * 3 + c) * at(&g, c * 2 + r), "grad x");
+    fbx_grad_free(h);
+    fbx_iv_release(&out);
+    fbx_iv_release(&gin);
+  }
+  fbx_iv_release(&x);
+  fbx_iv_release(&g);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+/* Compile failures of the forward and backward graphs' sub-executors reach
+ * the executor's counters with the fallbacks they cause, summed alike. */
+START_TEST(sub_executor_stats_summed) {
+  fbx_executor *ex = make_ex_with(G_TWO, FBX_TEST_PLUGIN_DIR "/libfbxtest_compile_fails.so", "static:2");
+  fbx_ivalue in[2] = {tensor(FBX_DTYPE_FLOAT32, 6, 0.3), tensor(FBX_DTYPE_FLOAT32, 6, 0.9)};
+  fbx_ivalue gc = tensor(FBX_DTYPE_FLOAT32, 6, 1.1), ga = tensor(FBX_DTYPE_FLOAT32, 6, -0.2);
+  for (int run = 0; run < 4; run++) {
+    fbx_ivalue gin[2];
+    two_grads(ex, in, &gc, &ga, gin);
+    check_two(in, &gc, &ga, gin);
+    fbx_iv_release(&gin[0]);
+    fbx_iv_release(&gin[1]);
+  }
+  fbx_executor_stats s = {.struct_size = sizeof s};
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_eq(s.differentiable_graphs, 1);
+  ck_assert_int_eq(s.kernels_compiled, 0);
+  ck_assert_int_gt(s.compile_failures, 0);
+  ck_assert_int_ge(s.fallbacks_compile, s.compile_failures);
+  ck_assert_int_eq(s.fallbacks, s.fallbacks_unfused + s.fallbacks_compile + s.fallbacks_run + s.fallbacks_declined);
+  ck_assert_int_gt(s.groups, 0);
+  ck_assert_int_eq(s.specializations, s.static_specializations + s.dynamic_specializations);
+  /* the plan's level 0 and at least the forward and backward executors' own */
+  ck_assert_int_ge(s.static_specializations, 3);
+  ck_assert_int_eq(s.kernel_launches + s.backward_kernel_launches, 0);
+  ck_assert_int_gt(s.backward_interpreted_ops, 0);
+  char *text = fbx_executor_report(ex);
+  char want[96];
+  snprintf(want, sizeof want, "compile failed: %lld;", (long long)s.fallbacks_compile);
+  ck_assert_msg(strstr(text, want), "%s", text);
+  fbx_free(text);
+  for (int k = 0; k < 2; k++) fbx_iv_release(&in[k]);
+  fbx_iv_release(&gc);
+  fbx_iv_release(&ga);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
 typedef struct worker {
   fbx_executor *ex;
   fbx_ivalue in[2], gc;
@@ -524,6 +652,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, diffgraph_matches_eager_and_guard_falls_back);
   tcase_add_test(tc, static_diffgraph_respecializes);
   tcase_add_test(tc, ratio_iou_backward_fuses);
+  tcase_add_test(tc, no_gradient_ops_do_not_require_grad);
+  tcase_add_test(tc, appended_list_is_not_a_constant);
+  tcase_add_test(tc, sub_executor_stats_summed);
   tcase_add_test(tc, threads);
   tcase_add_test(tc, dlpack_api);
   suite_add_tcase(s, tc);
