@@ -1210,6 +1210,47 @@ void fbx_executor_grad_stats(const fbx_executor *cex, fbx_executor_stats *s) {
   pthread_mutex_unlock(&ex->ad_lock);
 }
 
+static void sub_events(fbx_strbuf *b, const xgradfn *f, const char *which, fbx_executor *sub) {
+  if (!sub) return;
+  pthread_mutex_lock(&sub->ev_lock);
+  for (int i = 0; i < sub->nevents; i++) {
+    fbx_strbuf_printf(b, "    %s, %s: ", f->what, which);
+    if (sub->events[i].count > 1) fbx_strbuf_printf(b, "[%lldx] ", (long long)sub->events[i].count);
+    fbx_strbuf_printf(b, "%s\n", sub->events[i].msg);
+  }
+  if (sub->events_dropped)
+    fbx_strbuf_printf(b, "    %s, %s: (%lld more events not kept)\n", f->what, which, (long long)sub->events_dropped);
+  pthread_mutex_unlock(&sub->ev_lock);
+}
+
+static void unit_events(fbx_strbuf *b, const xgradfn *f) {
+  sub_events(b, f, "forward", f->fex);
+  sub_events(b, f, "backward", f->bex);
+  for (int i = 0; i < f->nvariants; i++) sub_events(b, f, "backward (respecialized)", f->variants[i].bex);
+}
+
+void fbx_executor_grad_events(const fbx_executor *cex, fbx_strbuf *b) {
+  fbx_executor *ex = (fbx_executor *)cex;
+  fbx_strbuf t = {0};
+  pthread_mutex_lock(&ex->ad_lock);
+  for (fbx_xgplan *p = ex->gplans; p; p = p->next) {
+    if (atomic_load(&p->state) != PLAN_READY) continue;
+    for (xdg *d = p->dgs; d; d = d->next)
+      for (xdgver *v = d->versions; v; v = atomic_load(&v->next))
+        for (xgradfn *f = v->fns; f; f = f->next) unit_events(&t, f);
+  }
+  for (size_t i = 0; i < ex->ad_eager.cap; i++)
+    if (ex->ad_eager.keys[i])
+      for (const xgradfn *f = ex->ad_eager.vals[i]; f; f = f->next) unit_events(&t, f);
+  pthread_mutex_unlock(&ex->ad_lock);
+  if (t.len) {
+    fbx_strbuf_puts(b, "  events of the forward and backward executors:\n");
+    fbx_strbuf_append(b, t.data, t.len);
+  }
+  if (t.oom) b->oom = true;
+  fbx_strbuf_free(&t);
+}
+
 static void explain_sub(fbx_strbuf *b, const char *what, const fbx_executor *sub) {
   fbx_strbuf_printf(b, "## %s (executor with fuser %s):\n", what, fbx_executor_fuser_name(sub));
   fbx_executor_explain(sub, b);

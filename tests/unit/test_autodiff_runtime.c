@@ -526,6 +526,11 @@ START_TEST(sub_executor_stats_summed) {
   char want[96];
   snprintf(want, sizeof want, "compile failed: %lld;", (long long)s.fallbacks_compile);
   ck_assert_msg(strstr(text, want), "%s", text);
+  /* the sub-executors' events say why */
+  ck_assert_msg(strstr(text, "events of the forward and backward executors:") &&
+                    strstr(text, ", backward: group ") &&
+                    strstr(text, "compile_fails: this plugin never compiles"),
+                "%s", text);
   fbx_free(text);
   for (int k = 0; k < 2; k++) fbx_iv_release(&in[k]);
   fbx_iv_release(&gc);
