@@ -692,14 +692,17 @@ static const char *outside_reason(const sweep *s, const fbx_node *n) {
   return "its region is below the minimum size (and its backward is small)";
 }
 
-static void explain_block(const sweep *s, const fbx_block *b, int depth, fbx_strbuf *out) {
+static int explain_block(const sweep *s, const fbx_block *b, int depth, fbx_strbuf *out) {
+  int listed = 0;
   for (const fbx_node *n = fbx_block_first(b); n; n = n->next) {
     if (n->kind == FBX_SYM_prim_Constant || n->kind == FBX_SYM_prim_DifferentiableGraph || is_plumbing(n->kind))
       continue;
     fbx_strbuf_printf(out, "#   %*s%%%s = %s: %s\n", 2 * depth, "", n->noutputs ? n->outputs[0]->name : "-",
                       fbx_sym_str(n->kind), outside_reason(s, n));
-    for (int k = 0; k < n->nblocks; k++) explain_block(s, n->blocks[k], depth + 1, out);
+    listed++;
+    for (int k = 0; k < n->nblocks; k++) listed += explain_block(s, n->blocks[k], depth + 1, out);
   }
+  return listed;
 }
 
 fbx_status *fbx_autodiff_explain_outside(const fbx_graph *g, const bool *input_requires_grad, fbx_strbuf *out) {
@@ -709,7 +712,7 @@ fbx_status *fbx_autodiff_explain_outside(const fbx_graph *g, const bool *input_r
   s.rg = rg;
   fbx_status *st = NULL;
   if (fbx_graph_has_mutation(g)) st = alias_sets_build(&s.alias, g);
-  if (!st) explain_block(&s, g->block, 0, out);
+  if (!st && !explain_block(&s, g->block, 0, out)) fbx_strbuf_puts(out, "#   none\n");
   alias_sets_free(&s.alias);
   fbx_free(rg);
   return st;
