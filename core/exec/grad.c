@@ -531,8 +531,10 @@ static fbx_status *tape_record(void *ctx, const fbx_node *n, const fbx_ivalue *i
   uint64_t rgmask = 0;
   for (int i = 0; i < nin; i++)
     if (fbx_tape_requires_grad(c->tape, &ins[i])) rgmask |= (uint64_t)1 << (i < 63 ? i : 63);
-  if (!rgmask) return NULL;
   bool inplace = fbx_op_kind_has_flag(n->kind, FBX_OPF_INPLACE);
+  /* A write that involves no gradient may still land in a view of a tensor
+   * that requires grad: the tape rebases that tensor. */
+  if (!rgmask) return inplace ? fbx_tape_mark_constant(c->tape, outs, nout) : NULL;
   bool fresh = false;
   for (int j = 0; j < nout; j++) fresh |= new_float_output(&outs[j], ins, nin);
   if (!fresh && !(inplace && nout > 0 && outs[0].kind == FBX_IV_TENSOR && outs[0].u.t &&
