@@ -251,6 +251,7 @@ START_TEST(composite_node_alone) {
   ck_assert_int_eq(solo_groups("aten::gelu(%x, %approx)", 1, 1), 1);
   ck_assert_int_eq(solo_groups("aten::softmax(%x, %dim, %none)", 1, 1), 1);
   ck_assert_int_eq(solo_groups("aten::log_softmax(%x, %dim, %none)", 1, 1), 1);
+  ck_assert_int_eq(solo_groups("aten::mse_loss(%x, %t, %red)", 1, 1), 1);
   ck_assert_int_eq(solo_groups("aten::mul(%x, %t)", 1, 1), 0);
   ck_assert_int_eq(solo_groups("aten::tanh(%x)", 1, 1), 0);
   ck_assert_int_eq(solo_groups("aten::sum(%x, %none)", 1, 1), 0);
