@@ -418,6 +418,12 @@ fbx_status *fbx_tape_record(fbx_tape *t, fbx_tape_fn *fn, const fbx_ivalue *ins,
   return st;
 }
 
+/* Is this the in-place write fbx_tape_before_inplace prepared (self is its
+ * output 0), not some other unit after a write the runtime skipped? */
+static bool writes(const fbx_tensor *self, const fbx_ivalue *outs, int nout) {
+  return self && nout > 0 && outs[0].kind == FBX_IV_TENSOR && outs[0].u.t == self;
+}
+
 fbx_status *fbx_tape_mark_no_grad(fbx_tape *t, const fbx_ivalue *outs, int nout, const char *reason) {
   for (int j = 0; j < nout; j++) {
     ref r;
@@ -432,7 +438,7 @@ fbx_status *fbx_tape_mark_no_grad(fbx_tape *t, const fbx_ivalue *outs, int nout,
   t->pending_copy = NULL;
   t->pending_self = NULL;
   t->pending_slot = -1;
-  return self ? rebase(t, self) : NULL;
+  return writes(self, outs, nout) ? rebase(t, self) : NULL;
 }
 
 static fbx_status *untrack(fbx_tape *t, const fbx_ivalue *v) {
@@ -450,7 +456,7 @@ fbx_status *fbx_tape_mark_constant(fbx_tape *t, const fbx_ivalue *outs, int nout
   t->pending_self = NULL;
   t->pending_slot = -1;
   for (int j = 0; j < nout; j++) FBX_TRY(untrack(t, &outs[j]));
-  return self ? rebase(t, self) : NULL;
+  return writes(self, outs, nout) ? rebase(t, self) : NULL;
 }
 
 /* ---- backward ---------------------------------------------------------------------------------- */
