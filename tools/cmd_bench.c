@@ -1,5 +1,5 @@
 /* fusebox bench GRAPH [--input [NAME=]X]... | --random [--shape [NAME=]DIMS]...  --fusers A,B,...
- *                [--iters N] [--seed S] [--bytes N] [--json FILE]
+ *                [--iters N] [--seed S] [--bytes N] [--json FILE] [--backward]
  *
  * Compares fusers on one graph and one set of inputs. Each fuser gets its
  * own executor, warmed past profiling (FUSEBOX_PROFILING_RUNS + 2 runs: the
@@ -24,6 +24,17 @@
  * written) and the faster of the two medians is the reference, so the ratio
  * is against the best copy this machine did, not a handicapped one.
  *
+ * --backward times forward + backward per run through the gradient API
+ * (fbx_executor_forward_values / backward_values; every floating tensor
+ * input requires grad, every floating tensor output gets a gradient of
+ * ones), warmed past the plan's and its forward and backward executors'
+ * profiling (2 x FUSEBOX_PROFILING_RUNS + 2 runs), and reports the
+ * backward's kernel launches and interpreted ops per run besides the
+ * forward's. The gradients are checked against those of the eager tape (a
+ * `none` executor's first, profiling, forward+backward: every node
+ * differentiated on its own, no DifferentiableGraph, no fuser); bytes moved
+ * then also count the output gradients read and the input gradients written.
+ *
  * Compile time cold vs from the disk cache takes two processes: run bench
  * twice with the same fresh FUSEBOX_CACHE_DIR (bench/fuser_figures.sh does);
  * the second run's kernels are disk-cache hits. */
@@ -44,7 +55,7 @@
 #include "ir/text.h"
 
 static const char *const USAGE = "fusebox bench GRAPH [--input [NAME=]X]... | --random [--shape [NAME=]DIMS]... "
-                                 "--fusers A,B,... [--iters N] [--seed S] [--bytes N] [--json FILE]";
+                                 "--fusers A,B,... [--iters N] [--seed S] [--bytes N] [--json FILE] [--backward]";
 
 #define MAX_FUSERS 16
 #define MAX_SHAPES 64
@@ -81,7 +92,13 @@ static void help(void) {
          "  --iters N        timed runs per fuser (default 20)\n"
          "  --seed S         seed for --random and the graph's random ops (default 0)\n"
          "  --bytes N        bytes moved per run, for the bandwidth columns\n"
-         "  --json FILE      also write the results as JSON\n\n"
+         "  --json FILE      also write the results as JSON\n"
+         "  --backward       time forward + backward through the gradient API (floating\n"
+         "                   inputs require grad, gradients of ones for floating outputs);\n"
+         "                   adds interp/run (forward ops the interpreter ran), and\n"
+         "                   bwd_launches/run and bwd_interp/run (the backward's kernel\n"
+         "                   launches and interpreted ops); errors include the gradients,\n"
+         "                   against the eager tape's (fuser none, no DifferentiableGraph)\n\n"
          "Compile time cold and from the disk cache: run twice with the same new\n"
          "FUSEBOX_CACHE_DIR; the second run's kernels are disk hits.\n\n"
          "Exit status: 0 success, 1 the graph, an input or a run failed (or a fuser's outputs\n"
@@ -97,6 +114,8 @@ typedef struct bench_row {
   double compile_ms, median_ms, min_ms;
   int64_t groups;
   double launches_per_run;
+  double interp_per_run, bwd_launches_per_run, bwd_interp_per_run; /* interp: always; bwd: --backward */
+  int64_t diff_graphs;
   int64_t fallbacks;
   int64_t kernels, disk_hits;
   double max_abs, max_rel;
@@ -175,6 +194,7 @@ typedef struct bench_info {
   double bytes;      /* moved per run; 0: unknown */
   bool bytes_given;  /* --bytes rather than the graph's tensors */
   double base;       /* none's median, 0 if none was not run */
+  bool backward;     /* forward + backward per run */
   const bench_memcpy *mc;
 } bench_info;
 
@@ -187,7 +207,8 @@ static fbx_status *write_json(const char *path, const bench_info *in, bench_row 
   if (!f) return fbx_status_new(FBX_ERR_IO, "cannot write %s: %s", path, strerror(errno));
   fputs("{\n  \"graph\": ", f);
   json_str(f, in->graph);
-  fprintf(f, ",\n  \"iters\": %lld,\n  \"warmup_runs\": %d,\n  \"bytes_moved\": ", in->iters, in->warmup);
+  fprintf(f, ",\n  \"iters\": %lld,\n  \"warmup_runs\": %d,\n  \"backward\": %s,\n  \"bytes_moved\": ", in->iters,
+          in->warmup, in->backward ? "true" : "false");
   json_num(f, in->bytes > 0 ? in->bytes : NAN);
   fputs(",\n  \"bytes_moved_from\": ", f);
   json_str(f, in->bytes_given ? "option" : "graph");
@@ -223,6 +244,14 @@ static fbx_status *write_json(const char *path, const bench_info *in, bench_row 
     json_num(f, r->min_ms);
     fprintf(f, ", \"groups\": %lld, \"kernel_launches_per_run\": ", (long long)r->groups);
     json_num(f, r->launches_per_run);
+    fputs(", \"interpreted_ops_per_run\": ", f);
+    json_num(f, r->interp_per_run);
+    if (in->backward) {
+      fprintf(f, ", \"differentiable_graphs\": %lld, \"backward_kernel_launches_per_run\": ", (long long)r->diff_graphs);
+      json_num(f, r->bwd_launches_per_run);
+      fputs(", \"backward_interpreted_ops_per_run\": ", f);
+      json_num(f, r->bwd_interp_per_run);
+    }
     fputs(", \"speedup\": ", f);
     json_num(f, in->base > 0 ? in->base / r->median_ms : NAN);
     double gbs = bench_gbs(in, r);
@@ -249,17 +278,22 @@ static fbx_status *write_json(const char *path, const bench_info *in, bench_row 
 
 static void print_table(const bench_info *in, bench_row *rows, int n) {
   const bench_memcpy *mc = in->mc;
-  printf("# fusebox bench %s: %lld timed runs per fuser (interleaved), after %d warm-up runs\n", in->graph, in->iters,
-         in->warmup);
+  printf("# fusebox bench %s: %lld timed %sruns per fuser (interleaved), after %d warm-up runs\n", in->graph,
+         in->iters, in->backward ? "forward+backward " : "", in->warmup);
+  if (in->backward)
+    printf("# gradients of ones for the floating outputs; errors cover outputs and input gradients (reference: the "
+           "eager tape)\n");
   if (in->bytes > 0)
     printf("# bytes moved per run: %.0f (%s)\n", in->bytes,
            in->bytes_given ? "--bytes" : "tensor inputs read once + tensor outputs written once");
   if (mc->bytes)
     printf("# memcpy %zu bytes: %.2f GB/s with 1 thread, %.2f GB/s with %d threads (read + written, medians)\n",
            mc->bytes, mc->gbs1, mc->gbsn, mc->threads);
-  printf("%-14s %11s %11s %11s %7s %13s %8s %11s %11s %9s %7s %9s %9s %8s %7s\n", "fuser", "compile_ms", "median_ms",
-         "min_ms", "groups", "launches/run", "speedup", "max_abs", "max_rel", "fallbacks", "kernels", "disk_hits",
-         "ms/kernel", "GB/s", "/memcpy");
+  printf("%-14s %11s %11s %11s %7s %13s %12s", "fuser", "compile_ms", "median_ms", "min_ms", "groups", "launches/run",
+         "interp/run");
+  if (in->backward) printf(" %6s %17s %15s", "dgs", "bwd_launches/run", "bwd_interp/run");
+  printf(" %8s %11s %11s %9s %7s %9s %9s %8s %7s\n", "speedup", "max_abs", "max_rel", "fallbacks", "kernels",
+         "disk_hits", "ms/kernel", "GB/s", "/memcpy");
   for (int i = 0; i < n; i++) {
     bench_row *r = &rows[i];
     char speed[32], eabs[32], erel[32], perk[32], gbs[32], ratio[32];
@@ -279,17 +313,106 @@ static void print_table(const bench_info *in, bench_row *rows, int n) {
     else snprintf(gbs, sizeof gbs, "-");
     if (isfinite(g) && mc->gbs > 0) snprintf(ratio, sizeof ratio, "%.2f", g / mc->gbs);
     else snprintf(ratio, sizeof ratio, "-");
-    printf("%-14s %11.3f %11.4f %11.4f %7lld %13.2f %8s %11s %11s %9lld %7lld %9lld %9s %8s %7s\n",
-           r->fuser ? fbx_fuser_name(r->fuser) : "none", r->compile_ms, r->median_ms, r->min_ms, (long long)r->groups,
-           r->launches_per_run, speed, eabs, erel, (long long)r->fallbacks, (long long)r->kernels,
-           (long long)r->disk_hits, perk, gbs, ratio);
+    printf("%-14s %11.3f %11.4f %11.4f %7lld %13.2f %12.2f", r->fuser ? fbx_fuser_name(r->fuser) : "none",
+           r->compile_ms, r->median_ms, r->min_ms, (long long)r->groups, r->launches_per_run, r->interp_per_run);
+    if (in->backward)
+      printf(" %6lld %17.2f %15.2f", (long long)r->diff_graphs, r->bwd_launches_per_run, r->bwd_interp_per_run);
+    printf(" %8s %11s %11s %9lld %7lld %9lld %9s %8s %7s\n", speed, eabs, erel, (long long)r->fallbacks,
+           (long long)r->kernels, (long long)r->disk_hits, perk, gbs, ratio);
+  }
+}
+
+/* Gradient mode: the flat output count, the output gradients (ones for the
+ * floating tensors of the reference's outputs, tuples flattened like the
+ * executor's), and room for the input gradients. */
+typedef struct bench_grad {
+  int nflat, nin;
+  fbx_ivalue *gout; /* nflat */
+  fbx_ivalue *gin;  /* nin: the last run's */
+  fbx_ivalue *ref;  /* nin: the eager tape's */
+} bench_grad;
+
+static void flatten_tuples(const fbx_ivalue *v, fbx_ivalue *out, int *n, int cap) {
+  if (v->kind == FBX_IV_TUPLE) {
+    for (int i = 0; i < v->u.l->n; i++) flatten_tuples(&v->u.l->items[i], out, n, cap);
+    return;
+  }
+  if (*n < cap) out[*n] = *v;
+  (*n)++;
+}
+
+static fbx_status *bench_grad_init(bench_grad *bg, const fbx_ivalue *want, int nout, int nin) {
+  int n = 0;
+  for (int i = 0; i < nout; i++) flatten_tuples(&want[i], NULL, &n, 0);
+  bg->nflat = n;
+  bg->nin = nin;
+  fbx_ivalue *flat = fbx_calloc((size_t)n + 1, sizeof *flat);
+  bg->gout = fbx_calloc((size_t)n + 1, sizeof *bg->gout);
+  bg->gin = fbx_calloc((size_t)nin + 1, sizeof *bg->gin);
+  bg->ref = fbx_calloc((size_t)nin + 1, sizeof *bg->ref);
+  fbx_status *st = flat && bg->gout && bg->gin && bg->ref ? NULL : fbx_status_nomem();
+  n = 0;
+  for (int i = 0; i < nout && !st; i++) flatten_tuples(&want[i], flat, &n, bg->nflat);
+  for (int k = 0; k < n && !st; k++) {
+    const fbx_ivalue *o = &flat[k];
+    if (o->kind != FBX_IV_TENSOR || !fbx_dtype_is_floating(o->u.t->dtype)) continue;
+    fbx_tensor *d = NULL, *t = NULL;
+    if (!(st = fbx_tensor_empty(&d, FBX_DTYPE_FLOAT64, o->u.t->ndim, o->u.t->sizes))) {
+      for (int64_t e = 0; e < d->numel; e++) ((double *)d->data)[e] = 1.0;
+      st = fbx_tensor_clone_as(&t, d, o->u.t->dtype);
+      fbx_tensor_release(d);
+    }
+    if (!st) bg->gout[k] = fbx_iv_tensor(t);
+  }
+  fbx_free(flat);
+  return st;
+}
+
+static void bench_grad_free(bench_grad *bg) {
+  for (int k = 0; bg->gout && k < bg->nflat; k++) fbx_iv_release(&bg->gout[k]);
+  for (int i = 0; bg->gin && i < bg->nin; i++) fbx_iv_release(&bg->gin[i]);
+  for (int i = 0; bg->ref && i < bg->nin; i++) fbx_iv_release(&bg->ref[i]);
+  fbx_free(bg->gout);
+  fbx_free(bg->gin);
+  fbx_free(bg->ref);
+}
+
+/* One timed unit: a run, or (bg) a forward and a backward into gin. */
+static fbx_status *bench_step(fbx_executor *ex, const fbx_ivalue *vals, int nin, fbx_ivalue *outs, int nout,
+                              uint64_t seed, bench_grad *bg, fbx_ivalue *gin) {
+  for (int o = 0; o < nout; o++) fbx_iv_release(&outs[o]);
+  if (!bg) return fbx_executor_run_values(ex, vals, nin, outs, nout, seed);
+  for (int i = 0; i < nin; i++) fbx_iv_release(&gin[i]);
+  fbx_grad_handle *h = NULL;
+  fbx_status *st = fbx_executor_forward_values(ex, vals, nin, NULL, outs, nout, seed, &h);
+  if (!st) st = fbx_executor_backward_values(h, bg->gout, bg->nflat, gin, nin);
+  fbx_grad_free(h);
+  return st;
+}
+
+/* The gradients' largest errors against the eager tape's, folded into the row's. */
+static void grad_errors(bench_row *r, const bench_grad *bg) {
+  for (int i = 0; i < bg->nin && r->outputs_ok; i++) {
+    const fbx_ivalue *a = &bg->gin[i], *b = &bg->ref[i];
+    if (a->kind == FBX_IV_NONE && b->kind == FBX_IV_NONE) continue;
+    double ea = 0, er = 0;
+    fbx_strbuf why = {0};
+    if (!fbx_cli_max_error(a, 1, b, 1, &ea, &er, &why)) {
+      r->outputs_ok = false;
+      fbx_strbuf_printf(&why, " (gradient of input %d)", i);
+      r->mismatch = fbx_strbuf_take(&why);
+    } else {
+      if (ea > r->max_abs) r->max_abs = ea;
+      if (er > r->max_rel) r->max_rel = er;
+    }
+    fbx_strbuf_free(&why);
   }
 }
 
 int fbx_cmd_bench(int argc, char **argv) {
   const char *path = NULL, *fusers = NULL, *json = NULL;
   long long iters = 20, seed = 0, bytes_opt = 0;
-  bool random = false;
+  bool random = false, backward = false;
   char **inputs = fbx_calloc((size_t)(argc > 0 ? argc : 1), sizeof *inputs);
   fbx_cli_shape *shapes = fbx_calloc(MAX_SHAPES, sizeof *shapes);
   if (!inputs || !shapes) {
@@ -340,6 +463,8 @@ int fbx_cmd_bench(int argc, char **argv) {
       }
     } else if (!strcmp(a, "--random")) {
       random = true;
+    } else if (!strcmp(a, "--backward")) {
+      backward = true;
     } else if (a[0] == '-' && a[1]) {
       rc = fbx_cli_usage("bench", USAGE, "unknown option '%s'", a);
     } else if (!path) {
@@ -384,6 +509,8 @@ int fbx_cmd_bench(int argc, char **argv) {
   fbx_interp *ref = NULL;
   fbx_ivalue *vals = NULL, *want = NULL, *outs = NULL;
   int nin = 0, nout = 0, warmup = 0;
+  bench_grad bgs = {0}, *bg = NULL;
+  fbx_executor *eager = NULL;
   fbx_status *st = NULL;
   if (rc) goto done;
   if ((st = fbx_graph_parse_file(&g, path))) goto done;
@@ -409,6 +536,19 @@ int fbx_cmd_bench(int argc, char **argv) {
   }
   double bytes = 0;
   if ((st = tensor_bytes(vals, nin, &bytes, &mc.bytes)) || (st = tensor_bytes(want, nout, &bytes, &mc.bytes))) goto done;
+  if (backward) {
+    /* The reference gradients: a plan's first run profiles on the eager tape. */
+    bg = &bgs;
+    if ((st = bench_grad_init(bg, want, nout, nin))) goto done;
+    fbx_executor_opts eo = {.struct_size = sizeof eo, .fuser = "none", .profiling_runs = 1};
+    if ((st = fbx_executor_create(&eager, g, &eo))) goto done;
+    if ((st = bench_step(eager, vals, nin, outs, nout, (uint64_t)seed, bg, bg->ref))) {
+      st = fbx_status_wrap(st, "the eager tape's forward+backward failed");
+      goto done;
+    }
+    if ((st = tensor_bytes(bg->gout, bg->nflat, &bytes, &mc.bytes)) || (st = tensor_bytes(bg->ref, nin, &bytes, &mc.bytes)))
+      goto done;
+  }
   if (bytes_opt) bytes = (double)bytes_opt;
   mc.threads = fbx_parallel_threads();
   if (mc.bytes) {
@@ -437,12 +577,12 @@ int fbx_cmd_bench(int argc, char **argv) {
   {
     const char *env = getenv("FUSEBOX_PROFILING_RUNS");
     int prof = env && *env ? atoi(env) : 1;
-    warmup = (prof > 0 ? prof : 0) + 2;
+    /* gradient mode: the plan's profiling, then its forward and backward executors' */
+    warmup = (backward ? 2 : 1) * (prof > 0 ? prof : 0) + 2;
   }
   for (int w = 0; w < warmup; w++)
     for (int i = 0; i < nrows; i++) {
-      for (int o = 0; o < nout; o++) fbx_iv_release(&outs[o]);
-      if ((st = fbx_executor_run_values(rows[i].ex, vals, nin, outs, nout, (uint64_t)seed))) {
+      if ((st = bench_step(rows[i].ex, vals, nin, outs, nout, (uint64_t)seed, bg, bgs.gin))) {
         st = fbx_status_wrap(st, "fuser %s", rows[i].name);
         goto done;
       }
@@ -454,9 +594,8 @@ int fbx_cmd_bench(int argc, char **argv) {
   }
   for (long long k = 0; k < iters; k++) {
     for (int i = 0; i < nrows; i++) {
-      for (int o = 0; o < nout; o++) fbx_iv_release(&outs[o]);
       double t0 = fbx_cli_now_ms();
-      st = fbx_executor_run_values(rows[i].ex, vals, nin, outs, nout, (uint64_t)seed);
+      st = bench_step(rows[i].ex, vals, nin, outs, nout, (uint64_t)seed, bg, bgs.gin);
       rows[i].times[k] = fbx_cli_now_ms() - t0;
       if (st) {
         st = fbx_status_wrap(st, "fuser %s", rows[i].name);
@@ -467,6 +606,7 @@ int fbx_cmd_bench(int argc, char **argv) {
         rows[i].outputs_ok = fbx_cli_max_error(outs, nout, want, nout, &rows[i].max_abs, &rows[i].max_rel, &why);
         if (!rows[i].outputs_ok) rows[i].mismatch = fbx_strbuf_take(&why);
         fbx_strbuf_free(&why);
+        if (bg) grad_errors(&rows[i], bg);
       }
     }
     if (mc.bytes) memcpy_round(&mc, k);
@@ -486,6 +626,12 @@ int fbx_cmd_bench(int argc, char **argv) {
     r->disk_hits = s.disk_cache_hits;
     r->groups = s.groups;
     r->launches_per_run = (double)(s.kernel_launches - before[i].kernel_launches) / (double)iters;
+    r->interp_per_run = (double)(s.interpreted_ops - before[i].interpreted_ops) / (double)iters;
+    r->bwd_launches_per_run =
+        (double)(s.backward_kernel_launches - before[i].backward_kernel_launches) / (double)iters;
+    r->bwd_interp_per_run =
+        (double)(s.backward_interpreted_ops - before[i].backward_interpreted_ops) / (double)iters;
+    r->diff_graphs = s.differentiable_graphs;
     r->fallbacks = s.fallbacks - before[i].fallbacks;
     r->median_ms = fbx_cli_median(r->times, (int)iters); /* sorts */
     r->min_ms = r->times[0];
@@ -493,7 +639,7 @@ int fbx_cmd_bench(int argc, char **argv) {
   }
 
   bench_info info = {.graph = path, .iters = iters, .warmup = warmup, .bytes = bytes, .bytes_given = bytes_opt > 0,
-                     .base = base, .mc = &mc};
+                     .base = base, .backward = backward, .mc = &mc};
   print_table(&info, rows, nrows);
   for (int i = 0; i < nrows; i++)
     if (!rows[i].outputs_ok) {
@@ -512,6 +658,8 @@ done:
   fbx_free(vals);
   fbx_free(want);
   fbx_free(outs);
+  bench_grad_free(&bgs);
+  fbx_executor_destroy(eager);
   for (int i = 0; i < nrows; i++) {
     fbx_executor_destroy(rows[i].ex);
     fbx_fuser_release(rows[i].fuser);

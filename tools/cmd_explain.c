@@ -55,8 +55,10 @@ static void help(void) {
          "                    are optimized, and shows the plan: the graph with its\n"
          "                    prim::DifferentiableGraph nodes (the graph itself is not fused in\n"
          "                    gradient mode), then each one's guard and its forward and backward\n"
-         "                    graphs with their fusion groups. Without it, explain shows plain\n"
-         "                    runs only.\n\n"
+         "                    graphs with their fusion groups, and every node left outside the\n"
+         "                    DifferentiableGraphs with the reason. The plain (no-grad) path\n"
+         "                    is not shown (it did not run); without --backward explain shows\n"
+         "                    plain runs only. Not with --dot.\n\n"
          "Exit status: 0 success, 1 the graph, an input or a run failed, 2 usage error.\n",
          USAGE);
 }
@@ -457,6 +459,8 @@ int fbx_cmd_explain(int argc, char **argv) {
   }
   if (!rc && !path) rc = fbx_cli_usage("explain", USAGE, "no graph given");
   if (!rc && random && ninputs) rc = fbx_cli_usage("explain", USAGE, "--random and --input exclude each other");
+  if (!rc && backward && dot_path)
+    rc = fbx_cli_usage("explain", USAGE, "--dot draws the plain function; it does not run with --backward");
   if (rc) {
     fbx_free(inputs);
     return rc;
@@ -504,10 +508,16 @@ int fbx_cmd_explain(int argc, char **argv) {
   if (fz) fbx_strbuf_printf(&b, " %s (%s)", fbx_fuser_version(fz), fbx_fuser_path(fz));
   fbx_strbuf_printf(&b, ", after %d %srun%s (%d profiling)\n", runs, backward ? "forward+backward " : "",
                     runs == 1 ? "" : "s", ex->profiling_runs);
-  fbx_executor_explain(ex, &b);
+  if (backward) {
+    /* The plain function never ran: only the gradient plan is of interest. */
+    fbx_strbuf_puts(&b, "# gradient mode only: the plain (no-grad) path was not used\n");
+    fbx_executor_grad_explain(ex, &b);
+  } else {
+    fbx_executor_explain(ex, &b);
+  }
   pthread_mutex_lock(&ex->lock);
   fbx_xfn *order[FBX_EXECUTOR_MAX_FUNCTIONS];
-  int nfn = functions_in_order(ex, order, FBX_EXECUTOR_MAX_FUNCTIONS);
+  int nfn = backward ? 0 : functions_in_order(ex, order, FBX_EXECUTOR_MAX_FUNCTIONS);
   print_fallbacks(&b, ex, order, nfn);
   print_kernels(&b, order, nfn, source);
   print_unfused(&b, ex, order, nfn);

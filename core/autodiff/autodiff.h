@@ -84,11 +84,21 @@ fbx_status *fbx_autodiff_requires_grad(const fbx_graph *g, const bool *input_req
  * side effects or random ops inside; convex; alias-safe: no in-place op or view of a
  * value that is mutated elsewhere), dropping regions of fewer than
  * min_size nodes (only nodes with a formula count: not constants, nor the
- * list/tuple construct/unpack nodes pulled in with them). Deterministic and
+ * list/tuple construct/unpack nodes pulled in with them) unless the region is
+ * one node whose backward alone has FBX_AUTODIFF_SOLO_BACKWARD_OPS compute
+ * ops or more (layer_norm, softmax, gelu, losses). Deterministic and
  * idempotent (a second call creates nothing). *ncreated (may be NULL) gets
  * the count. */
+#define FBX_AUTODIFF_SOLO_BACKWARD_OPS 4
 fbx_status *fbx_autodiff_create_subgraphs(fbx_graph *g, const bool *input_requires_grad, int min_size,
                                           int *ncreated);
+
+/* For `explain`: one line per node of g (grouped by create_subgraphs) left
+ * outside the DifferentiableGraphs, with why ("needs no gradient", "no
+ * gradient formula", "writes in place (eager tape)", control flow, ...).
+ * Constants and list/tuple plumbing are not listed. */
+struct fbx_strbuf;
+fbx_status *fbx_autodiff_explain_outside(const fbx_graph *g, const bool *input_requires_grad, struct fbx_strbuf *out);
 
 /* ---- the forward/backward split (differentiate.c) -------------------------------- */
 

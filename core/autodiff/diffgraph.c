@@ -9,7 +9,12 @@
  * producer group it can, otherwise it starts its own. Groups whose count of
  * formula nodes is below min_size are left as they are (PyTorch builds them
  * and inlines them back; deciding first gives the same graph with less
- * churn). Then each kept group is made contiguous (the non-members inside
+ * churn), except a group of one node whose own backward has at least
+ * FBX_AUTODIFF_SOLO_BACKWARD_OPS compute ops (measured by differentiating it
+ * alone, on the types the graph gives it): layer_norm, softmax, gelu or a
+ * loss is one node forward but a graph backward, which only a
+ * DifferentiableGraph lets the fuser see (run eagerly, its backward is a
+ * one-node unit run op by op). Then each kept group is made contiguous (the non-members inside
  * its span that depend on it move below it, in order), gets private copies
  * of the constants it reads, and becomes a DifferentiableGraph node through
  * fbx_graph_create_group. Inner blocks (If/Loop bodies) are grouped on
@@ -32,6 +37,7 @@
 #include "base/alloc.h"
 #include "base/log.h"
 #include "base/ptrmap.h"
+#include "base/strbuf.h"
 #include "ops/optable.h"
 #include "passes/passes.h"
 
@@ -488,6 +494,92 @@ static int cmp_node_order(const void *a, const void *b) {
   return x == y ? 0 : fbx_node_is_before(x, y) ? -1 : 1;
 }
 
+/* ---- single-node groups whose backward is worth a graph ---------------------------- */
+
+typedef struct solo_map {
+  fbx_ptrmap m; /* g value -> S value */
+} solo_map;
+
+static fbx_value *solo_value(void *ctx, fbx_value *v) { return fbx_ptrmap_get(&((solo_map *)ctx)->m, v); }
+
+/* Ops of a backward graph that compute tensors, in every block: not
+ * constants, list and tuple plumbing, shape queries or views, nor the
+ * _grad_sum_to_size that undoes broadcasting (it is the input shapes', not
+ * the op's: with exact sizes it mostly goes away). */
+static int compute_ops(const fbx_block *b) {
+  int c = 0;
+  for (const fbx_node *n = fbx_block_first(b); n; n = n->next) {
+    for (int k = 0; k < n->nblocks; k++) c += compute_ops(n->blocks[k]);
+    if (!fbx_sym_in_ns(n->kind, "aten") || fbx_op_kind_has_flag(n->kind, FBX_OPF_ALIAS) ||
+        !strcmp(fbx_sym_str(n->kind), "aten::_grad_sum_to_size"))
+      continue;
+    bool tensor = false;
+    for (int o = 0; o < n->noutputs; o++) tensor |= n->outputs[o]->type->kind == FBX_TYPE_TENSOR;
+    c += tensor;
+  }
+  return c;
+}
+
+/* The size of the backward of a group of one formula node (members: that
+ * node and the list plumbing pulled in with it, in program order): the
+ * compute ops of its gradient, differentiated on its own for the inputs
+ * that require grad. 0 when it cannot be differentiated here. */
+static fbx_status *solo_backward_ops(const sweep *s, fbx_node **members, int n, int *out) {
+  *out = 0;
+  fbx_graph *S = fbx_graph_create();
+  solo_map sm = {{0}};
+  bool *rg = NULL;
+  int nrg = 0, cap = 0;
+  fbx_status *st = S ? NULL : fbx_status_nomem();
+  const fbx_node *op = NULL;
+  for (int k = 0; k < n && !st; k++) {
+    const fbx_node *m = members[k];
+    for (int i = 0; i < m->ninputs && !st; i++) {
+      fbx_value *v = m->inputs[i];
+      if (fbx_ptrmap_has(&sm.m, v)) continue;
+      fbx_value *p = NULL;
+      if (v->node->kind == FBX_SYM_prim_Constant) {
+        fbx_node *c = fbx_node_clone_into(S->block, v->node, solo_value, &sm);
+        p = c ? c->outputs[v->offset] : NULL;
+      } else {
+        if (nrg == cap) {
+          cap = cap ? cap * 2 : 8;
+          bool *r = fbx_realloc(rg, sizeof *r * (size_t)cap);
+          if (!r) {
+            st = fbx_status_nomem();
+            break;
+          }
+          rg = r;
+        }
+        rg[nrg++] = requires_grad(s, v);
+        p = fbx_graph_add_input(S, fbx_type_clone(S->arena, v->type), NULL);
+      }
+      if (!p || fbx_ptrmap_put(&sm.m, v, p)) st = fbx_status_nomem();
+    }
+    fbx_node *c = st ? NULL : fbx_node_clone_into(S->block, m, solo_value, &sm);
+    if (!st && !c) st = fbx_status_nomem();
+    for (int o = 0; c && !st && o < m->noutputs; o++)
+      if (fbx_ptrmap_put(&sm.m, m->outputs[o], c->outputs[o])) st = fbx_status_nomem();
+    if (!is_plumbing(m->kind)) op = c;
+  }
+  for (int o = 0; op && !st && o < op->noutputs; o++)
+    if (fbx_block_add_return(S->block, op->outputs[o])) st = fbx_status_nomem();
+  fbx_gradient *gr = NULL;
+  if (!st && op) {
+    st = fbx_autodiff_differentiate(&gr, S, rg, NULL);
+    if (st && fbx_status_code(st) != FBX_ERR_NOMEM) {
+      fbx_status_free(st); /* the runtime reports it; here it only means "not worth a graph" */
+      st = NULL;
+    }
+  }
+  if (gr) *out = compute_ops(gr->backward->block);
+  fbx_gradient_free(gr);
+  fbx_ptrmap_free(&sm.m);
+  fbx_free(rg);
+  fbx_graph_destroy(S);
+  return st;
+}
+
 static fbx_status *group_block_nodes(sweep *s, blockgroups *bg) {
   classify(s, bg);
   FBX_TRY(grow_groups(s, bg));
@@ -511,8 +603,15 @@ static fbx_status *group_block_nodes(sweep *s, blockgroups *bg) {
     count_op[r] += bg->kind[i] == CAND_OP;
   }
   for (int r = 0; r < bg->n && !st; r++) {
-    if (!lists[r] || count_op[r] < s->min_size) continue;
+    if (!lists[r]) continue;
     qsort(lists[r], (size_t)size[r], sizeof(fbx_node *), cmp_node_order);
+    if (count_op[r] < s->min_size) {
+      /* A composite op alone (layer_norm, softmax, gelu, a loss): its
+       * backward is a graph of its own that a fuser can fuse. */
+      int bops = 0;
+      if (count_op[r] == 1) st = solo_backward_ops(s, lists[r], size[r], &bops);
+      if (st || bops < FBX_AUTODIFF_SOLO_BACKWARD_OPS) continue;
+    }
     st = materialize(s, bg->b, lists[r], size[r]);
   }
 out:
@@ -574,5 +673,47 @@ fbx_status *fbx_autodiff_create_subgraphs(fbx_graph *g, const bool *input_requir
   if (ncreated) *ncreated = s.created;
   if (s.created) fbx_log(FBX_LOG_PASSES, "autodiff: created %d DifferentiableGraph node%s", s.created,
                          s.created == 1 ? "" : "s");
+  return st;
+}
+
+/* ---- why nodes stay outside ------------------------------------------------------------ */
+
+static const char *outside_reason(const sweep *s, const fbx_node *n) {
+  if (n->nblocks) return "control flow (its blocks are grouped on their own)";
+  if (fbx_node_has_side_effects(n)) return "has side effects";
+  if (fbx_node_is_mutating(n) || fbx_op_kind_has_flag(n->kind, FBX_OPF_INPLACE)) return "writes in place (eager tape)";
+  if (fbx_node_is_nondeterministic(n)) return "random (moving it would change the order numbers are drawn in)";
+  bool touches = false;
+  for (int i = 0; i < n->ninputs && !touches; i++) touches = requires_grad(s, n->inputs[i]);
+  for (int o = 0; o < n->noutputs && !touches; o++) touches = requires_grad(s, n->outputs[o]);
+  if (!touches) return "needs no gradient";
+  if (!fbx_grad_has_formula(n)) return "no gradient formula";
+  if (touches_alias_of_mutation(s, n)) return "may share storage with a value the graph mutates";
+  return "its region is below the minimum size (and its backward is small)";
+}
+
+static int explain_block(const sweep *s, const fbx_block *b, int depth, fbx_strbuf *out) {
+  int listed = 0;
+  for (const fbx_node *n = fbx_block_first(b); n; n = n->next) {
+    if (n->kind == FBX_SYM_prim_Constant || n->kind == FBX_SYM_prim_DifferentiableGraph || is_plumbing(n->kind))
+      continue;
+    fbx_strbuf_printf(out, "#   %*s%%%s = %s: %s\n", 2 * depth, "", n->noutputs ? n->outputs[0]->name : "-",
+                      fbx_sym_str(n->kind), outside_reason(s, n));
+    listed++;
+    for (int k = 0; k < n->nblocks; k++) listed += explain_block(s, n->blocks[k], depth + 1, out);
+  }
+  return listed;
+}
+
+fbx_status *fbx_autodiff_explain_outside(const fbx_graph *g, const bool *input_requires_grad, fbx_strbuf *out) {
+  bool *rg = NULL;
+  sweep s = {.g = (fbx_graph *)g, .nrg = g->next_value_id};
+  FBX_TRY(fbx_autodiff_requires_grad(g, input_requires_grad, &rg));
+  s.rg = rg;
+  fbx_status *st = NULL;
+  if (fbx_graph_has_mutation(g)) st = alias_sets_build(&s.alias, g);
+  if (!st && !explain_block(&s, g->block, 0, out)) fbx_strbuf_puts(out, "#   none\n");
+  alias_sets_free(&s.alias);
+  fbx_free(rg);
   return st;
 }

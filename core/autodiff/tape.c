@@ -34,10 +34,22 @@ typedef struct entry {
   fbx_ivalue *saved;
 } entry;
 
+/* The entry that rebases a view's base after an in-place write into the
+ * view (PyTorch's CopySlices): input 0 is the base's old version, input 1
+ * the view's new one, output 0 the base's new version. The base is
+ * contiguous; the view's elements are those of the base's gradient at
+ * `offset` (from the base's start) with the view's sizes and strides. */
+typedef struct copyslices {
+  fbx_tape_fn base;
+  int ndim;
+  int64_t sizes[FBX_MAX_DIMS], strides[FBX_MAX_DIMS], offset;
+  struct copyslices *next;
+} copyslices;
+
 struct fbx_tape {
   slot *slots;
   int nslots, cap_slots;
-  fbx_ptrmap cur;     /* tensor -> current slot + 1 */
+  fbx_ptrmap cur;     /* tensor -> current slot + 1; NULL: its current version does not require grad */
   fbx_ptrmap watched; /* tensor -> slot + 1 when watched */
   entry *entries;
   int nentries, cap_entries;
@@ -45,10 +57,13 @@ struct fbx_tape {
   fbx_tensor *pending_self; /* borrowed: identity only */
   int pending_slot;
   fbx_tensor *pending_copy;
+  fbx_tensor *pending_base; /* borrowed (a slot retains it): the base self is a view of */
+  copyslices *rebases;      /* owned */
   bool done;
 };
 
 #define SLOT_OF(m, t) ((int)(intptr_t)fbx_ptrmap_get((m), (t)) - 1)
+#define TRACKED(t, x) (fbx_ptrmap_get(&(t)->cur, (x)) != NULL)
 
 fbx_status *fbx_tape_create(fbx_tape **out) {
   fbx_tape *t = fbx_calloc(1, sizeof *t);
@@ -92,6 +107,10 @@ void fbx_tape_destroy(fbx_tape *t) {
   fbx_ptrmap_free(&t->cur);
   fbx_ptrmap_free(&t->watched);
   fbx_tensor_release(t->pending_copy);
+  for (copyslices *c = t->rebases, *next; c; c = next) {
+    next = c->next;
+    fbx_free(c);
+  }
   fbx_free(t);
 }
 
@@ -138,7 +157,7 @@ fbx_status *fbx_tape_watch(fbx_tape *t, const fbx_ivalue *v) {
 }
 
 bool fbx_tape_requires_grad(const fbx_tape *t, const fbx_ivalue *v) {
-  if (v->kind == FBX_IV_TENSOR) return v->u.t && fbx_ptrmap_has(&t->cur, v->u.t);
+  if (v->kind == FBX_IV_TENSOR) return v->u.t && TRACKED(t, v->u.t);
   if (v->kind == FBX_IV_LIST || v->kind == FBX_IV_TUPLE)
     for (int i = 0; i < v->u.l->n; i++)
       if (fbx_tape_requires_grad(t, &v->u.l->items[i])) return true;
@@ -186,11 +205,78 @@ static fbx_status *unshare(fbx_ivalue *v, const fbx_tensor *self) {
   return NULL;
 }
 
+/* Is o a contiguous tensor whose memory holds every element of v? */
+static bool contains(const fbx_tensor *o, const fbx_tensor *v) {
+  if (o->storage != v->storage || !fbx_tensor_is_contiguous(o) || o->dtype != v->dtype || v->numel == 0) return false;
+  int64_t hi = v->offset;
+  for (int d = 0; d < v->ndim; d++) hi += (v->sizes[d] - 1) * v->strides[d];
+  return v->offset >= o->offset && hi < o->offset + o->numel;
+}
+
+static fbx_status *copyslices_backward(fbx_tape_fn *fn, const fbx_ivalue *gout, const fbx_ivalue *outs, int nout,
+                                       const fbx_ivalue *saved, int nsaved, fbx_ivalue *gin, int nin) {
+  (void)outs;
+  (void)nout;
+  (void)saved;
+  (void)nsaved;
+  copyslices *c = (copyslices *)fn;
+  if (nin != 2 || gout[0].kind != FBX_IV_TENSOR) return NULL;
+  fbx_tensor *g = NULL, *region = NULL, *gv = NULL, *z = NULL;
+  fbx_status *st = fbx_tensor_clone_as(&g, gout[0].u.t, gout[0].u.t->dtype); /* contiguous */
+  if (!st) st = fbx_tensor_view(&region, g, c->ndim, c->sizes, c->strides, g->offset + c->offset);
+  if (!st) st = fbx_tensor_clone_as(&gv, region, region->dtype);
+  if (!st) st = fbx_tensor_zeros(&z, region->dtype, region->ndim, region->sizes);
+  if (!st) st = fbx_tensor_copy_(region, z); /* what the write replaced gets nothing from the new base */
+  fbx_tensor_release(region);
+  fbx_tensor_release(z);
+  if (st) {
+    fbx_tensor_release(g);
+    fbx_tensor_release(gv);
+    return st;
+  }
+  gin[0] = fbx_iv_tensor(g);
+  gin[1] = fbx_iv_tensor(gv);
+  return NULL;
+}
+
+/* After an in-place write into a view of t->pending_base: the base gets a
+ * new version whose gradient flows to its old version outside the view and
+ * to the view's new version inside it; other tracked views of the base
+ * still name the old memory's versions and are marked (no gradient through
+ * them). */
+static fbx_status *rebase(fbx_tape *t, fbx_tensor *view) {
+  fbx_tensor *b = t->pending_base;
+  t->pending_base = NULL;
+  if (!b) return NULL;
+  copyslices *c = fbx_calloc(1, sizeof *c);
+  if (!c) return fbx_status_nomem();
+  c->next = t->rebases;
+  t->rebases = c;
+  c->base.backward = copyslices_backward;
+  c->base.what = "an in-place write into a view (CopySlices)";
+  c->ndim = view->ndim;
+  for (int d = 0; d < view->ndim; d++) {
+    c->sizes[d] = view->sizes[d];
+    c->strides[d] = view->strides[d];
+  }
+  c->offset = view->offset - b->offset;
+  for (size_t k = 0; k < t->cur.cap; k++) {
+    const fbx_tensor *o = t->cur.keys[k];
+    if (!o || !t->cur.vals[k] || o == b || o == view || !contains(b, o) || !fbx_tensor_may_overlap(o, view)) continue;
+    int s;
+    FBX_TRY(new_slot(t, (fbx_tensor *)o, "a view of a tensor written in place through another view (fusebox does "
+                                         "not rebase such views)", &s));
+  }
+  fbx_ivalue ins[2] = {fbx_iv_tensor(b), fbx_iv_tensor(view)}, outs[1] = {fbx_iv_tensor(b)};
+  return fbx_tape_record(t, &c->base, ins, NULL, 2, outs, 1, NULL, 0, false);
+}
+
 fbx_status *fbx_tape_before_inplace(fbx_tape *t, const fbx_node *n, const fbx_ivalue *ins, int nin) {
   fbx_tensor_release(t->pending_copy);
   t->pending_copy = NULL;
   t->pending_self = NULL;
   t->pending_slot = -1;
+  t->pending_base = NULL;
   if (nin < 1 || ins[0].kind != FBX_IV_TENSOR || !ins[0].u.t) return NULL;
   fbx_tensor *self = ins[0].u.t;
   /* Earlier entries keep the values they saw. */
@@ -198,17 +284,32 @@ fbx_status *fbx_tape_before_inplace(fbx_tape *t, const fbx_node *n, const fbx_iv
     for (int i = 0; i < t->entries[e].nsaved; i++) FBX_TRY(unshare(&t->entries[e].saved[i], self));
   bool involved = false;
   for (int i = 0; i < nin; i++) involved |= fbx_tape_requires_grad(t, &ins[i]);
+  /* A write into a view of a tensor that requires grad involves it too. */
+  fbx_tensor *base = NULL;
+  for (size_t k = 0; k < t->cur.cap; k++) {
+    fbx_tensor *o = (fbx_tensor *)t->cur.keys[k];
+    if (!o || !t->cur.vals[k] || o == self || !fbx_tensor_may_overlap(o, self)) continue;
+    involved = true;
+    /* the largest; of equal ones (a full slice) the oldest version */
+    if (contains(o, self) &&
+        (!base || o->numel > base->numel ||
+         (o->numel == base->numel && SLOT_OF(&t->cur, o) < SLOT_OF(&t->cur, base))))
+      base = o;
+  }
   if (!involved) return NULL;
   for (size_t k = 0; k < t->cur.cap; k++) {
     const fbx_tensor *o = t->cur.keys[k];
-    if (!o || o == self || !fbx_tensor_may_overlap(o, self)) continue;
+    if (!o || !t->cur.vals[k] || o == self || o == base || !fbx_tensor_may_overlap(o, self)) continue;
+    if (base && contains(base, o)) continue; /* another view of the base: it loses its gradient (rebase) */
     return fbx_status_new(FBX_ERR_UNSUPPORTED,
-                          "%s writes in place into a view of a tensor that requires grad (or a tensor that has "
-                          "views which do); fusebox's autodiff does not track views through in-place writes",
+                          "%s writes in place into memory that a tensor requiring grad shares without being a "
+                          "contiguous base of the written view; fusebox's autodiff does not track views through "
+                          "such writes",
                           fbx_sym_str(n->kind));
   }
+  t->pending_base = base;
   t->pending_self = self;
-  t->pending_slot = fbx_ptrmap_has(&t->cur, self) ? SLOT_OF(&t->cur, self) : -1;
+  t->pending_slot = SLOT_OF(&t->cur, self);
   return copy_tensor(&t->pending_copy, self);
 }
 
@@ -219,7 +320,7 @@ static fbx_status *input_ref(fbx_tape *t, const fbx_ivalue *v, bool diff, ref *r
   if (!diff) return NULL;
   if (v->kind == FBX_IV_TENSOR) {
     r->kind = REF_TENSOR;
-    r->slot = v->u.t && fbx_ptrmap_has(&t->cur, v->u.t) ? SLOT_OF(&t->cur, v->u.t) : -1;
+    r->slot = v->u.t ? SLOT_OF(&t->cur, v->u.t) : -1;
     return NULL;
   }
   if ((v->kind == FBX_IV_LIST || v->kind == FBX_IV_TUPLE) && v->u.l->n > 0) {
@@ -228,7 +329,7 @@ static fbx_status *input_ref(fbx_tape *t, const fbx_ivalue *v, bool diff, ref *r
     if (!(r->slots = fbx_malloc(sizeof *r->slots * (size_t)r->n))) return fbx_status_nomem();
     for (int i = 0; i < r->n; i++) {
       const fbx_ivalue *e = &v->u.l->items[i];
-      r->slots[i] = e->kind == FBX_IV_TENSOR && e->u.t && fbx_ptrmap_has(&t->cur, e->u.t) ? SLOT_OF(&t->cur, e->u.t) : -1;
+      r->slots[i] = e->kind == FBX_IV_TENSOR && e->u.t ? SLOT_OF(&t->cur, e->u.t) : -1;
     }
   }
   return NULL;
@@ -311,8 +412,16 @@ fbx_status *fbx_tape_record(fbx_tape *t, fbx_tape_fn *fn, const fbx_ivalue *ins,
     t->pending_copy = NULL;
     t->pending_self = NULL;
     t->pending_slot = -1;
+    if (!st && nin > 0 && ins[0].kind == FBX_IV_TENSOR && ins[0].u.t) st = rebase(t, ins[0].u.t);
+    t->pending_base = NULL;
   }
   return st;
+}
+
+/* Is this the in-place write fbx_tape_before_inplace prepared (self is its
+ * output 0), not some other unit after a write the runtime skipped? */
+static bool writes(const fbx_tensor *self, const fbx_ivalue *outs, int nout) {
+  return self && nout > 0 && outs[0].kind == FBX_IV_TENSOR && outs[0].u.t == self;
 }
 
 fbx_status *fbx_tape_mark_no_grad(fbx_tape *t, const fbx_ivalue *outs, int nout, const char *reason) {
@@ -322,7 +431,32 @@ fbx_status *fbx_tape_mark_no_grad(fbx_tape *t, const fbx_ivalue *outs, int nout,
     free_ref(&r);
     FBX_TRY(st);
   }
+  /* An in-place write without a gradient into a view: the base's new
+   * version leads to the view's, which carries the reason. */
+  fbx_tensor *self = t->pending_self;
+  fbx_tensor_release(t->pending_copy);
+  t->pending_copy = NULL;
+  t->pending_self = NULL;
+  t->pending_slot = -1;
+  return writes(self, outs, nout) ? rebase(t, self) : NULL;
+}
+
+static fbx_status *untrack(fbx_tape *t, const fbx_ivalue *v) {
+  if (v->kind == FBX_IV_TENSOR && v->u.t && TRACKED(t, v->u.t))
+    return fbx_ptrmap_put(&t->cur, v->u.t, NULL) ? fbx_status_nomem() : NULL;
+  if (v->kind == FBX_IV_LIST || v->kind == FBX_IV_TUPLE)
+    for (int i = 0; i < v->u.l->n; i++) FBX_TRY(untrack(t, &v->u.l->items[i]));
   return NULL;
+}
+
+fbx_status *fbx_tape_mark_constant(fbx_tape *t, const fbx_ivalue *outs, int nout) {
+  fbx_tensor *self = t->pending_self;
+  fbx_tensor_release(t->pending_copy);
+  t->pending_copy = NULL;
+  t->pending_self = NULL;
+  t->pending_slot = -1;
+  for (int j = 0; j < nout; j++) FBX_TRY(untrack(t, &outs[j]));
+  return writes(self, outs, nout) ? rebase(t, self) : NULL;
 }
 
 /* ---- backward ---------------------------------------------------------------------------------- */
@@ -473,7 +607,7 @@ fbx_status *fbx_tape_backward(fbx_tape *t, const fbx_ivalue *outs, const fbx_iva
       fbx_strbuf_free(&b);
       break;
     }
-    if (!fbx_ptrmap_has(&t->cur, outs[k].u.t)) continue; /* it does not depend on an input that requires grad */
+    if (!TRACKED(t, outs[k].u.t)) continue; /* it does not depend on an input that requires grad */
     char from[48];
     snprintf(from, sizeof from, "grad_outputs[%d]", k);
     st = accumulate(t, SLOT_OF(&t->cur, outs[k].u.t), gout[k].u.t, from);

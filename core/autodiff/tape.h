@@ -25,9 +25,18 @@
  * In-place ops: fbx_tape_before_inplace runs before one mutates its first
  * input. It copies every saved value that shares memory with that input
  * (so earlier entries keep what they saw) and keeps a copy of the input
- * itself for the in-place entry to save. In-place writes into a view of a
- * tensor that requires grad (x[0].zero_()) would need PyTorch's view
- * tracking (CopySlices): they are refused with an error naming the node.
+ * itself for the in-place entry to save. An in-place write into a view of
+ * a tracked tensor (w[0].zero_(), w[:, 0][idx] = v) rebases the view's
+ * *base* as PyTorch's CopySlices does: the base is the largest contiguous
+ * tracked tensor holding the view's memory (of equal ones the oldest, so a
+ * full slice is not taken for its base); after the in-place entry an entry
+ * gives the base a new version whose gradient goes to its old version with
+ * the view's region zeroed and, that region, to the view's new version (and
+ * from there through the in-place op's formula). Other tracked views of the
+ * base that overlap the write are not rebased: their versions are marked so
+ * that a gradient through them fails with a clear error instead of being
+ * wrong. Writes into memory a tracked tensor shares in any other way (no
+ * contiguous base holds the view) are refused with an error naming the node.
  *
  * A unit whose gradient is not known (no formula) marks its floating outputs
  * with the reason (fbx_tape_mark_no_grad); backward fails with that reason
@@ -70,8 +79,10 @@ fbx_status *fbx_tape_watch(fbx_tape *t, const fbx_ivalue *v);
 bool fbx_tape_requires_grad(const fbx_tape *t, const fbx_ivalue *v);
 
 /* Call before node n mutates ins[0] in place (ins: its nin inputs). Fails
- * with FBX_ERR_UNSUPPORTED when ins[0] is a view of (shares memory with)
- * another tensor that requires grad and the op involves one. */
+ * with FBX_ERR_UNSUPPORTED when ins[0] shares memory with a tensor that
+ * requires grad and no contiguous tracked base holds it. The write must then
+ * be recorded (fbx_tape_record with inplace) or marked (fbx_tape_mark_constant,
+ * fbx_tape_mark_no_grad): each rebases the view's base, if any. */
 fbx_status *fbx_tape_before_inplace(fbx_tape *t, const fbx_node *n, const fbx_ivalue *ins, int nin);
 
 /* Record one unit that ran: ins (nin, borrowed) are its inputs; diff[i]
@@ -86,6 +97,12 @@ fbx_status *fbx_tape_record(fbx_tape *t, fbx_tape_fn *fn, const fbx_ivalue *ins,
 /* The floating tensors among outs (nout) require grad but have no gradient:
  * `reason` (copied) is the backward's error should a gradient reach them. */
 fbx_status *fbx_tape_mark_no_grad(fbx_tape *t, const fbx_ivalue *outs, int nout, const char *reason);
+
+/* A unit whose formula gives no gradient for any input that requires grad
+ * (zeros_like, x.zero_(), a comparison) ran: its outputs do not require
+ * grad, as in PyTorch, even an in-place op's self (its later versions see no
+ * gradient from before the write). Nothing is recorded. */
+fbx_status *fbx_tape_mark_constant(fbx_tape *t, const fbx_ivalue *outs, int nout);
 
 /* Entries recorded so far (for tests and stats). */
 int fbx_tape_nentries(const fbx_tape *t);

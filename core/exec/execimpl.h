@@ -184,5 +184,7 @@ void fbx_executor_grad_free_all(fbx_executor *ex);
 /* Add the forward and backward sub-executors' counters to *s. */
 void fbx_executor_grad_stats(const fbx_executor *ex, fbx_executor_stats *s);
 void fbx_executor_grad_explain(const fbx_executor *ex, fbx_strbuf *b);
+/* The events of the gradient units' forward and backward executors (for stats_print). */
+void fbx_executor_grad_events(const fbx_executor *ex, fbx_strbuf *b);
 
 #endif

@@ -278,6 +278,7 @@ void fbx_executor_stats_print(const fbx_executor *cex, fbx_strbuf *b) {
   if (ex->events_dropped)
     fbx_strbuf_printf(b, "    (%lld more events not kept)\n", (long long)ex->events_dropped);
   pthread_mutex_unlock(&ex->ev_lock);
+  fbx_executor_grad_events(ex, b);
 }
 
 char *fbx_executor_report(const fbx_executor *ex) {

@@ -61,9 +61,10 @@
  * default passes, the profiled types specialized as level 0 of the strategy
  * says (static: exact sizes; dynamic, or a budget of 0: dtype, rank, size-1
  * dims; strides never), and fbx_autodiff_create_subgraphs (at least 2
- * nodes). Exact sizes are what let the gradient formulas drop the
- * aten::size + aten::_grad_sum_to_size pairs that undo broadcasting where
- * shapes already agree, so a static backward graph is pointwise end to end
+ * nodes, or one whose own backward is a graph: layer_norm, softmax, gelu).
+ * Exact sizes are what let the gradient formulas drop the aten::size +
+ * aten::_grad_sum_to_size pairs that undo broadcasting where shapes already
+ * agree, so a static backward graph is pointwise end to end
  * and fuses into few groups (as PyTorch's profiling executor specializes
  * DifferentiableGraphs on guarded shapes). Each prim::DifferentiableGraph
  * keeps a chain of *versions* (levels), each its subgraph typed for the
@@ -83,7 +84,12 @@
  * itself is not fused: only F and B are. Eager nodes differentiate a
  * one-node subgraph, cached per node, requires-grad mask and input
  * dtypes/ranks, whose backward runs unfused. Grad handles must be freed
- * before the executor is destroyed.
+ * before the executor is destroyed. The stats sum every counter of the
+ * forward and backward sub-executors into the executor's (their kernel
+ * launches, runs and interpreted ops into the backward_* fields for B), but
+ * not their runs: `runs`, `forward_runs` and `backward_runs` count calls.
+ * Ops whose formula gives no gradient for any input that requires grad
+ * (zeros_like, x.zero_()) leave their outputs not requiring grad.
  *
  * Environment (read at create):
  *   FUSEBOX_FUSER             default fuser when the options name none (else `none`)

@@ -39,6 +39,7 @@ struct xgradfn {
   fbx_executor *owner;
   char *what;
   char *no_grad;         /* not differentiable: why (then nothing else is set) */
+  bool constant;         /* no input requiring grad is differentiable: the outputs do not require grad */
   fbx_graph *S;
   int nin, nout;
   bool *rg;              /* by S input */
@@ -356,11 +357,14 @@ static bool new_float_output(const fbx_ivalue *v, const fbx_ivalue *ins, int nin
 }
 
 /* Inputs that are constants (or lists/tuples of constants) are copied into
- * the one-node subgraph, so formulas see their values. */
+ * the one-node subgraph, so formulas see their values. A list some node may
+ * mutate (aten::append into an empty literal) is a run-time value: the
+ * literal is only its starting point. */
 static bool static_input(const fbx_value *v) {
   const fbx_node *d = v->node;
   if (d->kind == FBX_SYM_prim_Constant) return true;
   if (d->kind != FBX_SYM_prim_ListConstruct && d->kind != FBX_SYM_prim_TupleConstruct) return false;
+  if (fbx_value_may_be_mutated(v)) return false;
   for (int i = 0; i < d->ninputs; i++)
     if (d->inputs[i]->node->kind != FBX_SYM_prim_Constant) return false;
   return true;
@@ -490,8 +494,7 @@ static fbx_status *eager_unit(fbx_executor *ex, const fbx_node *n, const fbx_iva
                                : xasprintf("%s has no formula", fbx_sym_str(n->kind));
         if (!f->no_grad) st = fbx_status_nomem();
       } else if (!st && !any) {
-        f->no_grad = xasprintf("%s: none of its inputs that require grad is differentiable", f->what);
-        if (!f->no_grad) st = fbx_status_nomem();
+        f->constant = true;
       } else if (!st) {
         st = xgradfn_build(f, false, false);
       }
@@ -528,8 +531,10 @@ static fbx_status *tape_record(void *ctx, const fbx_node *n, const fbx_ivalue *i
   uint64_t rgmask = 0;
   for (int i = 0; i < nin; i++)
     if (fbx_tape_requires_grad(c->tape, &ins[i])) rgmask |= (uint64_t)1 << (i < 63 ? i : 63);
-  if (!rgmask) return NULL;
   bool inplace = fbx_op_kind_has_flag(n->kind, FBX_OPF_INPLACE);
+  /* A write that involves no gradient may still land in a view of a tensor
+   * that requires grad: the tape rebases that tensor. */
+  if (!rgmask) return inplace ? fbx_tape_mark_constant(c->tape, outs, nout) : NULL;
   bool fresh = false;
   for (int j = 0; j < nout; j++) fresh |= new_float_output(&outs[j], ins, nin);
   if (!fresh && !(inplace && nout > 0 && outs[0].kind == FBX_IV_TENSOR && outs[0].u.t &&
@@ -537,6 +542,7 @@ static fbx_status *tape_record(void *ctx, const fbx_node *n, const fbx_ivalue *i
     return NULL; /* it only routes its inputs (or yields no floating tensor) */
   xgradfn *f = NULL;
   FBX_TRY(eager_unit(c->ex, n, ins, outs, rgmask, &f));
+  if (f->constant) return fbx_tape_mark_constant(c->tape, outs, nout);
   if (f->no_grad) return fbx_tape_mark_no_grad(c->tape, outs, nout, f->no_grad);
   fbx_ivalue *sin = fbx_calloc((size_t)f->nin + 1, sizeof *sin);
   if (!sin) return fbx_status_nomem();
@@ -1145,33 +1151,50 @@ fbx_status *fbx_executor_backward_values(fbx_grad_handle *h, const fbx_ivalue *g
 
 /* ---- stats and explain ------------------------------------------------------------------------ */
 
+/* Add sub-executor counters b to *s: every counter but the parent's own
+ * (runs, forward/backward runs, DifferentiableGraphs); kernel runs, launches
+ * and interpreted ops go to the backward ones when `backward`. */
+static void add_sub_stats(fbx_executor_stats *s, const fbx_executor_stats *b, bool backward) {
+  s->profiling_runs += b->profiling_runs;
+  s->specializations += b->specializations;
+  s->static_specializations += b->static_specializations;
+  s->dynamic_specializations += b->dynamic_specializations;
+  s->guard_failures += b->guard_failures;
+  s->fallbacks += b->fallbacks;
+  s->fallbacks_unfused += b->fallbacks_unfused;
+  s->fallbacks_compile += b->fallbacks_compile;
+  s->fallbacks_run += b->fallbacks_run;
+  s->fallbacks_declined += b->fallbacks_declined;
+  s->optimize_failures += b->optimize_failures;
+  s->groups += b->groups;
+  s->kernels_compiled += b->kernels_compiled;
+  s->compile_failures += b->compile_failures;
+  s->memory_cache_hits += b->memory_cache_hits;
+  s->disk_cache_hits += b->disk_cache_hits;
+  s->compile_seconds += b->compile_seconds;
+  if (backward) {
+    s->backward_kernel_runs += b->kernel_runs;
+    s->backward_kernel_launches += b->kernel_launches;
+    s->backward_interpreted_ops += b->interpreted_ops;
+  } else {
+    s->kernel_runs += b->kernel_runs;
+    s->kernel_launches += b->kernel_launches;
+    s->interpreted_ops += b->interpreted_ops;
+  }
+}
+
+static void add_sub(fbx_executor_stats *s, fbx_executor *sub, bool backward) {
+  if (!sub) return;
+  fbx_executor_stats b = {.struct_size = sizeof b};
+  fbx_executor_stats_get(sub, &b);
+  add_sub_stats(s, &b, backward);
+}
+
 /* Add unit f's forward and backward sub-executors' counters to *s. */
 static void unit_stats(const xgradfn *f, fbx_executor_stats *s) {
-  fbx_executor_stats fs = {.struct_size = sizeof fs}, bs = {.struct_size = sizeof bs};
-  if (f->fex) fbx_executor_stats_get(f->fex, &fs);
-  if (f->bex) fbx_executor_stats_get(f->bex, &bs);
-  for (int i = 0; i < f->nvariants; i++) {
-    fbx_executor_stats vs = {.struct_size = sizeof vs};
-    if (!f->variants[i].bex) continue;
-    fbx_executor_stats_get(f->variants[i].bex, &vs);
-    bs.kernel_launches += vs.kernel_launches;
-    bs.kernel_runs += vs.kernel_runs;
-    bs.groups += vs.groups;
-    bs.kernels_compiled += vs.kernels_compiled;
-    bs.compile_failures += vs.compile_failures;
-    bs.compile_seconds += vs.compile_seconds;
-    bs.interpreted_ops += vs.interpreted_ops;
-  }
-  s->groups += fs.groups + bs.groups;
-  s->kernels_compiled += fs.kernels_compiled + bs.kernels_compiled;
-  s->compile_failures += fs.compile_failures + bs.compile_failures;
-  s->compile_seconds += fs.compile_seconds + bs.compile_seconds;
-  s->kernel_runs += fs.kernel_runs;
-  s->kernel_launches += fs.kernel_launches;
-  s->interpreted_ops += fs.interpreted_ops;
-  s->backward_kernel_runs += bs.kernel_runs;
-  s->backward_kernel_launches += bs.kernel_launches;
-  s->backward_interpreted_ops += bs.interpreted_ops;
+  add_sub(s, f->fex, false);
+  add_sub(s, f->bex, true);
+  for (int i = 0; i < f->nvariants; i++) add_sub(s, f->variants[i].bex, true);
 }
 
 void fbx_executor_grad_stats(const fbx_executor *cex, fbx_executor_stats *s) {
@@ -1187,6 +1210,47 @@ void fbx_executor_grad_stats(const fbx_executor *cex, fbx_executor_stats *s) {
     if (ex->ad_eager.keys[i])
       for (const xgradfn *f = ex->ad_eager.vals[i]; f; f = f->next) unit_stats(f, s);
   pthread_mutex_unlock(&ex->ad_lock);
+}
+
+static void sub_events(fbx_strbuf *b, const xgradfn *f, const char *which, fbx_executor *sub) {
+  if (!sub) return;
+  pthread_mutex_lock(&sub->ev_lock);
+  for (int i = 0; i < sub->nevents; i++) {
+    fbx_strbuf_printf(b, "    %s, %s: ", f->what, which);
+    if (sub->events[i].count > 1) fbx_strbuf_printf(b, "[%lldx] ", (long long)sub->events[i].count);
+    fbx_strbuf_printf(b, "%s\n", sub->events[i].msg);
+  }
+  if (sub->events_dropped)
+    fbx_strbuf_printf(b, "    %s, %s: (%lld more events not kept)\n", f->what, which, (long long)sub->events_dropped);
+  pthread_mutex_unlock(&sub->ev_lock);
+}
+
+static void unit_events(fbx_strbuf *b, const xgradfn *f) {
+  sub_events(b, f, "forward", f->fex);
+  sub_events(b, f, "backward", f->bex);
+  for (int i = 0; i < f->nvariants; i++) sub_events(b, f, "backward (respecialized)", f->variants[i].bex);
+}
+
+void fbx_executor_grad_events(const fbx_executor *cex, fbx_strbuf *b) {
+  fbx_executor *ex = (fbx_executor *)cex;
+  fbx_strbuf t = {0};
+  pthread_mutex_lock(&ex->ad_lock);
+  for (fbx_xgplan *p = ex->gplans; p; p = p->next) {
+    if (atomic_load(&p->state) != PLAN_READY) continue;
+    for (xdg *d = p->dgs; d; d = d->next)
+      for (xdgver *v = d->versions; v; v = atomic_load(&v->next))
+        for (xgradfn *f = v->fns; f; f = f->next) unit_events(&t, f);
+  }
+  for (size_t i = 0; i < ex->ad_eager.cap; i++)
+    if (ex->ad_eager.keys[i])
+      for (const xgradfn *f = ex->ad_eager.vals[i]; f; f = f->next) unit_events(&t, f);
+  pthread_mutex_unlock(&ex->ad_lock);
+  if (t.len) {
+    fbx_strbuf_puts(b, "  events of the forward and backward executors:\n");
+    fbx_strbuf_append(b, t.data, t.len);
+  }
+  if (t.oom) b->oom = true;
+  fbx_strbuf_free(&t);
 }
 
 static void explain_sub(fbx_strbuf *b, const char *what, const fbx_executor *sub) {
@@ -1216,6 +1280,12 @@ void fbx_executor_grad_explain(const fbx_executor *cex, fbx_strbuf *b) {
     fbx_strbuf_printf(b, ": %d DifferentiableGraph%s (the graph itself is not fused; their forward and backward "
                          "graphs are)\n", p->ndgs, p->ndgs == 1 ? "" : "s");
     fbx_graph_print_to(b, p->opt);
+    fbx_strbuf_puts(b, "# nodes outside DifferentiableGraphs (run on the eager tape), and why:\n");
+    fbx_status *st = fbx_autodiff_explain_outside(p->opt, p->mask, b);
+    if (st) {
+      fbx_strbuf_printf(b, "#   (not known: %s)\n", fbx_status_message(st));
+      fbx_status_free(st);
+    }
     for (xdg *d = p->dgs; d; d = d->next)
     for (xdgver *v = d->versions; v; v = atomic_load(&v->next)) {
       fbx_strbuf_printf(b, "# prim::DifferentiableGraph %%%s, level %d (%s), guard:", dg_name(d), v->level,

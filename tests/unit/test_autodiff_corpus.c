@@ -11,9 +11,9 @@
  * at least rtol 1e-4 / atol 1e-5 for float32 and 1e-9 / 1e-10 for float64:
  * backward graphs sum in other orders than PyTorch's kernels.
  *
- * One line per case and fuser; cases listed in `expected[]` must fail with
- * their exact error (the test fails if they start passing or fail
- * differently). */
+ * One line per case and fuser; every case must match (in-place writes into
+ * views of tensors requiring grad, clamp_inplace and index_put, go through
+ * the tape's CopySlices-style rebase, autodiff/tape.h). */
 #include <check.h>
 #include <dirent.h>
 #include <math.h>
@@ -37,32 +37,6 @@
 #define MAX_ARGS 32
 #define MAX_OUTS 64
 #define ITERS 3
-
-/* Cases whose gradients fusebox does not give, and the error each must give
- * (a substring of the message). */
-static const struct {
-  const char *name, *error;
-} expected[] = {
-    /* y = x.clone(); y[:, 0].zero_() and z[:, 0][idx] += 1: an in-place write
-     * into a view of a tensor that requires grad. PyTorch rebases the base's
-     * history (CopySlices: the new base's gradient flows to the old base with
-     * the view's region replaced by the gradient through the in-place op, and
-     * every other live view of the base becomes a view of the new version).
-     * The tape keys gradients by tensor object and versions them, but it does
-     * not know which tracked tensor is the base of a view (it sees only
-     * overlapping memory) nor how to map a view's region onto its base's
-     * gradient, and a base the tape does not track (a fresh zeros()) would
-     * need the interpreter to tell it; until it does, the tape refuses these
-     * writes instead of giving wrong gradients. */
-    {"clamp_inplace", "aten::zero_ writes in place into a view of a tensor that requires grad"},
-    {"index_put", "aten::index_put_ writes in place into a view of a tensor that requires grad"},
-};
-
-static const char *expected_error(const char *name) {
-  for (size_t i = 0; i < sizeof expected / sizeof *expected; i++)
-    if (!strcmp(expected[i].name, name)) return expected[i].error;
-  return NULL;
-}
 
 static const char *case_file(const char *name, const char *file) {
   static char buf[4][4096];
@@ -258,19 +232,12 @@ static void run_all(fbx_fuser *fuser, const char *label) {
     if (e->d_name[0] != '.' && has_grads(e->d_name)) names[n++] = strdup(e->d_name);
   closedir(d);
   qsort(names, (size_t)n, sizeof *names, cmp_str);
-  int pass = 0, unsupported = 0, bad = 0;
+  int pass = 0, bad = 0;
   for (int i = 0; i < n; i++) {
     char *why = run_case(names[i], fuser);
-    const char *exp = expected_error(names[i]);
-    if (!why && !exp) {
+    if (!why) {
       pass++;
       printf("[%s] %-28s ok\n", label, names[i]);
-    } else if (!why) {
-      bad++;
-      printf("[%s] %-28s FAIL: passes but is listed as unsupported (\"%s\"): update the table\n", label, names[i], exp);
-    } else if (exp && strstr(why, exp)) {
-      unsupported++;
-      printf("[%s] %-28s unsupported (expected): %.200s\n", label, names[i], why);
     } else {
       bad++;
       printf("[%s] %-28s FAIL: %s\n", label, names[i], why);
@@ -278,8 +245,7 @@ static void run_all(fbx_fuser *fuser, const char *label) {
     fbx_free(why);
     free(names[i]);
   }
-  printf("[%s] %d cases with gradients: %d match PyTorch, %d unsupported as expected, %d failed\n", label, n, pass,
-         unsupported, bad);
+  printf("[%s] %d cases with gradients: %d match PyTorch, %d failed\n", label, n, pass, bad);
   fflush(stdout);
   ck_assert_int_gt(n, 40);
   ck_assert_int_eq(bad, 0);

@@ -212,6 +212,57 @@ START_TEST(min_size_respected) {
 }
 END_TEST
 
+/* A node alone forms a DifferentiableGraph when its own backward is a
+ * graph (FBX_AUTODIFF_SOLO_BACKWARD_OPS compute ops or more): layer_norm,
+ * gelu, softmax, log_softmax, a loss; not mul or tanh, whose backward is one
+ * or three pointwise ops. */
+/* Groups made of `op_line` alone; a group must hold `members` non-constant
+ * nodes (the op and the lists it reads). */
+static int solo_groups(const char *op_line, int nin, int members) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "graph(%%x : Float(4, 8), %%w : Float(8), %%b : Float(8), %%t : Float(4, 8)):\n"
+           "  %%none : NoneType = prim::Constant()\n"
+           "  %%eps : float = prim::Constant[value=1.0000000000000001e-05]()\n"
+           "  %%true : bool = prim::Constant[value=1]()\n"
+           "  %%dim : int = prim::Constant[value=1]()\n"
+           "  %%red : int = prim::Constant[value=1]()\n"
+           "  %%approx : str = prim::Constant[value=\"none\"]()\n"
+           "  %%n8 : int = prim::Constant[value=8]()\n"
+           "  %%shape : int[] = prim::ListConstruct(%%n8)\n"
+           "  %%y : Tensor = %s\n"
+           "  return (%%y)\n",
+           op_line);
+  fbx_graph *g = parse(text);
+  bool rg[4] = {true, nin > 1, nin > 2, false};
+  int n = create(g, rg, 2);
+  ck_assert_int_eq(count_kind(g->block, FBX_SYM_prim_DifferentiableGraph), n);
+  if (n) {
+    const fbx_node *dg = first_kind(g->block, FBX_SYM_prim_DifferentiableGraph);
+    ck_assert_int_eq(count_nonconst(fbx_node_subgraph(dg)), members);
+  }
+  ck_assert_int_eq(create(g, rg, 2), 0); /* idempotent */
+  fbx_graph_destroy(g);
+  return n;
+}
+
+START_TEST(composite_node_alone) {
+  ck_assert_int_eq(solo_groups("aten::layer_norm(%x, %shape, %w, %b, %eps, %true)", 3, 2), 1);
+  ck_assert_int_eq(solo_groups("aten::gelu(%x, %approx)", 1, 1), 1);
+  ck_assert_int_eq(solo_groups("aten::softmax(%x, %dim, %none)", 1, 1), 1);
+  ck_assert_int_eq(solo_groups("aten::log_softmax(%x, %dim, %none)", 1, 1), 1);
+  ck_assert_int_eq(solo_groups("aten::mse_loss(%x, %t, %red)", 1, 1), 1);
+  ck_assert_int_eq(solo_groups("aten::mul(%x, %t)", 1, 1), 0);
+  ck_assert_int_eq(solo_groups("aten::tanh(%x)", 1, 1), 0);
+  ck_assert_int_eq(solo_groups("aten::sum(%x, %none)", 1, 1), 0);
+  /* min_size 1 is unchanged: every candidate */
+  fbx_graph *g = parse("graph(%x : Tensor):\n  %y : Tensor = aten::tanh(%x)\n  return (%y)\n");
+  bool rg[1] = {true};
+  ck_assert_int_eq(create(g, rg, 1), 1);
+  fbx_graph_destroy(g);
+}
+END_TEST
+
 /* Only y requires grad: x*x does not touch it and stays out. */
 START_TEST(only_nodes_touching_grad) {
   fbx_graph *g = parse(
@@ -1064,6 +1115,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, ratio_iou_one_group);
   tcase_add_test(tc, nothing_requires_grad);
   tcase_add_test(tc, min_size_respected);
+  tcase_add_test(tc, composite_node_alone);
   tcase_add_test(tc, only_nodes_touching_grad);
   tcase_add_test(tc, groups_within_blocks);
   tcase_add_test(tc, inplace_stays_outside);

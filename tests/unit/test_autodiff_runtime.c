@@ -15,6 +15,10 @@
 #include "ir/text.h"
 #include "testutil.h"
 
+#ifndef FBX_TEST_PLUGIN_DIR
+#define FBX_TEST_PLUGIN_DIR FBX_BINARY_DIR "/tests/plugins"
+#endif
+
 /* c = tanh(x * y) + x, a = x * y */
 static const char *G_TWO =
     "graph(%x.1 : Tensor, %y.1 : Tensor):\n"
@@ -406,6 +410,222 @@ START_TEST(ratio_iou_backward_fuses) {
 }
 END_TEST
 
+/* Creation ops and in-place writes whose formulas give no gradient: their
+ * results do not require grad (PyTorch), so backward runs through the rest.
+ * y = zeros_like(x) + n * x (in a loop: always on the eager tape);
+ * t = x * x; t.zero_(); o = t + x: do/dx = 1. */
+static const char *G_NO_GRAD_OPS =
+    "graph(%x.1 : Tensor, %n.1 : int):\n"
+    "  %true : bool = prim::Constant[value=1]()\n"
+    "  %one : int = prim::Constant[value=1]()\n"
+    "  %none : NoneType = prim::Constant()\n"
+    "  %z : Tensor = aten::zeros_like(%x.1, %none, %none, %none, %none, %none)\n"
+    "  %y : Tensor = prim::Loop(%n.1, %true, %z)\n"
+    "    block0(%i : int, %acc.1 : Tensor):\n"
+    "      %acc.2 : Tensor = aten::add(%acc.1, %x.1, %one)\n"
+    "      -> (%true, %acc.2)\n"
+    "  %t : Tensor = aten::mul(%x.1, %x.1)\n"
+    "  %u : Tensor = aten::zero_(%t)\n"
+    "  %o : Tensor = aten::add(%u, %x.1, %one)\n"
+    "  return (%y, %o)\n";
+
+START_TEST(no_gradient_ops_do_not_require_grad) {
+  fbx_executor *ex = make_ex(G_NO_GRAD_OPS, 1);
+  fbx_ivalue x = tensor(FBX_DTYPE_FLOAT32, 6, 0.3), gy = tensor(FBX_DTYPE_FLOAT32, 6, 1.1),
+             go = tensor(FBX_DTYPE_FLOAT32, 6, -0.7);
+  for (int run = 0; run < 3; run++) { /* profiling, then the plan */
+    fbx_ivalue in[2] = {x, fbx_iv_int(3)}, out[2], gin[2];
+    fbx_grad_handle *h = NULL;
+    fbx_status *st = fbx_executor_forward_values(ex, in, 2, NULL, out, 2, 0, &h);
+    ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+    fbx_ivalue gout[2] = {gy, go};
+    st = fbx_executor_backward_values(h, gout, 2, gin, 2);
+    ck_assert_msg(!st, "run %d: backward: %s", run, fbx_status_message(st));
+    fbx_grad_free(h);
+    for (int i = 0; i < 6; i++) expect_near(&gin[0], i, 3 * at(&gy, i) + at(&go, i), "grad x");
+    for (int k = 0; k < 2; k++) {
+      fbx_iv_release(&gin[k]);
+      fbx_iv_release(&out[k]);
+    }
+  }
+  fbx_iv_release(&x);
+  fbx_iv_release(&gy);
+  fbx_iv_release(&go);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+/* permute's dims are an empty list literal filled by aten::append at run
+ * time: the eager unit must take the list as it is then, not the literal. */
+static const char *G_APPENDED_DIMS =
+    "graph(%x.1 : Tensor):\n"
+    "  %c0 : int = prim::Constant[value=0]()\n"
+    "  %c1 : int = prim::Constant[value=1]()\n"
+    "  %dims : int[] = prim::ListConstruct()\n"
+    "  %a : int[] = aten::append(%dims, %c1)\n"
+    "  %b : int[] = aten::append(%dims, %c0)\n"
+    "  %y : Tensor = aten::permute(%x.1, %dims)\n"
+    "  %z : Tensor = aten::mul(%y, %y)\n"
+    "  return (%z)\n";
+
+START_TEST(appended_list_is_not_a_constant) {
+  fbx_executor *ex = make_ex(G_APPENDED_DIMS, 1);
+  fbx_ivalue x = tensor(FBX_DTYPE_FLOAT32, 6, 0.3); /* [2, 3] */
+  int64_t gs[2] = {3, 2};
+  fbx_ivalue g = filled(2, gs, 0.9);
+  for (int run = 0; run < 3; run++) {
+    fbx_ivalue out, gin;
+    fbx_grad_handle *h = NULL;
+    fbx_status *st = fbx_executor_forward_values(ex, &x, 1, NULL, &out, 1, 0, &h);
+    ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+    st = fbx_executor_backward_values(h, &g, 1, &gin, 1);
+    ck_assert_msg(!st, "run %d: backward: %s", run, fbx_status_message(st));
+    ck_assert_int_eq(gin.u.t->ndim, 2);
+    ck_assert_int_eq(gin.u.t->sizes[0], 2);
+    ck_assert_int_eq(gin.u.t->sizes[1], 3);
+    for (int r = 0; r < 2; r++)
+      for (int c = 0; c < 3; c++) /* z[c][r] = x[r][c]^2 */
+        expect_near(&gin, r * 3 + c, 2 * at(&x, r * 3 + c) * at(&g, c * 2 + r), "grad x");
+    fbx_grad_free(h);
+    fbx_iv_release(&out);
+    fbx_iv_release(&gin);
+  }
+  fbx_iv_release(&x);
+  fbx_iv_release(&g);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+/* w = x * x; w[0] *= v (an in-place write into a view of w): w's gradient
+ * G gives x G[0] v 2x[0] in row 0 and G[1] 2x[1] in row 1, and v G[0] x[0]^2. */
+static const char *G_VIEW_WRITE =
+    "graph(%x.1 : Tensor, %v.1 : Tensor):\n"
+    "  %zero : int = prim::Constant[value=0]()\n"
+    "  %w : Tensor = aten::mul(%x.1, %x.1)\n"
+    "  %r : Tensor = aten::select(%w, %zero, %zero)\n"
+    "  %q : Tensor = aten::mul_(%r, %v.1)\n"
+    "  return (%w)\n";
+
+/* s and r view the same row; r.zero_() leaves s naming the old values. */
+static const char *G_STALE_VIEW =
+    "graph(%x.1 : Tensor):\n"
+    "  %zero : int = prim::Constant[value=0]()\n"
+    "  %w : Tensor = aten::mul(%x.1, %x.1)\n"
+    "  %s : Tensor = aten::select(%w, %zero, %zero)\n"
+    "  %r : Tensor = aten::select(%w, %zero, %zero)\n"
+    "  %z : Tensor = aten::zero_(%r)\n"
+    "  %o : Tensor = aten::mul(%s, %s)\n"
+    "  return (%w, %o)\n";
+
+START_TEST(inplace_write_into_view) {
+  fbx_executor *ex = make_ex(G_VIEW_WRITE, 1);
+  int64_t vs[1] = {3};
+  fbx_ivalue x = tensor(FBX_DTYPE_FLOAT32, 6, 0.3), v = filled(1, vs, 0.7), g = tensor(FBX_DTYPE_FLOAT32, 6, 1.1);
+  for (int run = 0; run < 3; run++) {
+    fbx_ivalue in[2] = {x, v}, out, gin[2];
+    fbx_grad_handle *h = NULL;
+    fbx_status *st = fbx_executor_forward_values(ex, in, 2, NULL, &out, 1, 0, &h);
+    ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+    for (int c = 0; c < 3; c++) /* the forward wrote through the view */
+      ck_assert(fabs(at(&out, c) - at(&x, c) * at(&x, c) * at(&v, c)) < 1e-5);
+    st = fbx_executor_backward_values(h, &g, 1, gin, 2);
+    ck_assert_msg(!st, "run %d: backward: %s", run, fbx_status_message(st));
+    for (int c = 0; c < 3; c++) {
+      double x0 = at(&x, c), x1 = at(&x, 3 + c), vc = at(&v, c), g0 = at(&g, c), g1 = at(&g, 3 + c);
+      expect_near(&gin[0], c, g0 * vc * 2 * x0, "grad x row 0");
+      expect_near(&gin[0], 3 + c, g1 * 2 * x1, "grad x row 1");
+      expect_near(&gin[1], c, g0 * x0 * x0, "grad v");
+    }
+    fbx_grad_free(h);
+    fbx_iv_release(&out);
+    fbx_iv_release(&gin[0]);
+    fbx_iv_release(&gin[1]);
+  }
+  fbx_iv_release(&x);
+  fbx_iv_release(&v);
+  fbx_iv_release(&g);
+  fbx_executor_destroy(ex);
+
+  /* A view the write did not go through is not rebased: a gradient through
+   * it is an error, not a wrong answer. */
+  ex = make_ex(G_STALE_VIEW, 1);
+  x = tensor(FBX_DTYPE_FLOAT32, 6, 0.3);
+  fbx_ivalue out[2], gw = tensor(FBX_DTYPE_FLOAT32, 6, 1.1), go = filled(1, vs, 0.5), gin;
+  fbx_grad_handle *h = NULL;
+  fbx_status *st = fbx_executor_forward_values(ex, &x, 1, NULL, out, 2, 0, &h);
+  ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+  fbx_ivalue gout[2] = {gw, go};
+  st = fbx_executor_backward_values(h, gout, 2, &gin, 1);
+  ck_assert_msg(st && strstr(fbx_status_message(st), "a view of a tensor written in place through another view"),
+                "%s", st ? fbx_status_message(st) : "no error");
+  fbx_status_free(st);
+  fbx_grad_free(h);
+  fbx_iv_release(&out[0]);
+  fbx_iv_release(&out[1]);
+  /* without a gradient for %o only w's matters: row 0 was zeroed */
+  st = fbx_executor_forward_values(ex, &x, 1, NULL, out, 2, 0, &h);
+  ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+  fbx_ivalue gout2[2] = {gw, fbx_iv_none()};
+  st = fbx_executor_backward_values(h, gout2, 2, &gin, 1);
+  ck_assert_msg(!st, "backward: %s", fbx_status_message(st));
+  for (int c = 0; c < 3; c++) {
+    expect_near(&gin, c, 0, "grad x row 0");
+    expect_near(&gin, 3 + c, at(&gw, 3 + c) * 2 * at(&x, 3 + c), "grad x row 1");
+  }
+  fbx_grad_free(h);
+  fbx_iv_release(&gin);
+  fbx_iv_release(&out[0]);
+  fbx_iv_release(&out[1]);
+  fbx_iv_release(&x);
+  fbx_iv_release(&gw);
+  fbx_iv_release(&go);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
+/* Compile failures of the forward and backward graphs' sub-executors reach
+ * the executor's counters with the fallbacks they cause, summed alike. */
+START_TEST(sub_executor_stats_summed) {
+  fbx_executor *ex = make_ex_with(G_TWO, FBX_TEST_PLUGIN_DIR "/libfbxtest_compile_fails.so", "static:2");
+  fbx_ivalue in[2] = {tensor(FBX_DTYPE_FLOAT32, 6, 0.3), tensor(FBX_DTYPE_FLOAT32, 6, 0.9)};
+  fbx_ivalue gc = tensor(FBX_DTYPE_FLOAT32, 6, 1.1), ga = tensor(FBX_DTYPE_FLOAT32, 6, -0.2);
+  for (int run = 0; run < 4; run++) {
+    fbx_ivalue gin[2];
+    two_grads(ex, in, &gc, &ga, gin);
+    check_two(in, &gc, &ga, gin);
+    fbx_iv_release(&gin[0]);
+    fbx_iv_release(&gin[1]);
+  }
+  fbx_executor_stats s = {.struct_size = sizeof s};
+  fbx_executor_stats_get(ex, &s);
+  ck_assert_int_eq(s.differentiable_graphs, 1);
+  ck_assert_int_eq(s.kernels_compiled, 0);
+  ck_assert_int_gt(s.compile_failures, 0);
+  ck_assert_int_ge(s.fallbacks_compile, s.compile_failures);
+  ck_assert_int_eq(s.fallbacks, s.fallbacks_unfused + s.fallbacks_compile + s.fallbacks_run + s.fallbacks_declined);
+  ck_assert_int_gt(s.groups, 0);
+  ck_assert_int_eq(s.specializations, s.static_specializations + s.dynamic_specializations);
+  /* the plan's level 0 and at least the forward and backward executors' own */
+  ck_assert_int_ge(s.static_specializations, 3);
+  ck_assert_int_eq(s.kernel_launches + s.backward_kernel_launches, 0);
+  ck_assert_int_gt(s.backward_interpreted_ops, 0);
+  char *text = fbx_executor_report(ex);
+  char want[96];
+  snprintf(want, sizeof want, "compile failed: %lld;", (long long)s.fallbacks_compile);
+  ck_assert_msg(strstr(text, want), "%s", text);
+  /* the sub-executors' events say why */
+  ck_assert_msg(strstr(text, "events of the forward and backward executors:") &&
+                    strstr(text, ", backward: group ") &&
+                    strstr(text, "compile_fails: this plugin never compiles"),
+                "%s", text);
+  fbx_free(text);
+  for (int k = 0; k < 2; k++) fbx_iv_release(&in[k]);
+  fbx_iv_release(&gc);
+  fbx_iv_release(&ga);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
 typedef struct worker {
   fbx_executor *ex;
   fbx_ivalue in[2], gc;
@@ -524,6 +744,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, diffgraph_matches_eager_and_guard_falls_back);
   tcase_add_test(tc, static_diffgraph_respecializes);
   tcase_add_test(tc, ratio_iou_backward_fuses);
+  tcase_add_test(tc, no_gradient_ops_do_not_require_grad);
+  tcase_add_test(tc, appended_list_is_not_a_constant);
+  tcase_add_test(tc, sub_executor_stats_summed);
+  tcase_add_test(tc, inplace_write_into_view);
   tcase_add_test(tc, threads);
   tcase_add_test(tc, dlpack_api);
   suite_add_tcase(s, tc);

@@ -1,6 +1,7 @@
 /* `fusebox bench`: none against the `good` test plugin on a relu/mul chain;
  * the table, the JSON file (checked by a small JSON parser) and errors;
- * --random with --shape, the bytes-moved and memcpy columns, --bytes. */
+ * --random with --shape, the bytes-moved and memcpy columns, --bytes;
+ * --backward (forward + backward per run, the backward's kernel counts). */
 #include <check.h>
 #include <ctype.h>
 #include <math.h>
@@ -161,13 +162,14 @@ START_TEST(none_vs_good) {
   ck_assert_msg(good, "no good row:\n%s", out);
   /* good: one group, one launch per run, exact answers */
   char name[32], speed[32], eabs[32], erel[32];
-  double compile, med, min, launches;
+  double compile, med, min, launches, interp;
   long long groups, fallbacks;
-  ck_assert_msg(sscanf(good + 1, "%31s %lf %lf %lf %lld %lf %31s %31s %31s %lld", name, &compile, &med, &min, &groups,
-                       &launches, speed, eabs, erel, &fallbacks) == 10,
+  ck_assert_msg(sscanf(good + 1, "%31s %lf %lf %lf %lld %lf %lf %31s %31s %31s %lld", name, &compile, &med, &min,
+                       &groups, &launches, &interp, speed, eabs, erel, &fallbacks) == 11,
                 "%s", good);
   ck_assert_int_eq(groups, 1);
   ck_assert(launches == 1.0);
+  ck_assert(interp == 0.0);
   ck_assert_str_eq(eabs, "0");
   ck_assert(min <= med);
   ck_assert_int_eq(fallbacks, 0);
@@ -180,6 +182,57 @@ START_TEST(none_vs_good) {
   const char *keys[] = {"\"graph\"", "\"iters\": 7", "\"fusers\"", "\"name\": \"none\"", "\"name\": \"good\"",
                         "\"compile_ms\"", "\"median_ms\"", "\"min_ms\"", "\"groups\": 1", "\"kernel_launches_per_run\": 1",
                         "\"speedup\"", "\"max_abs_error\": 0", "\"max_rel_error\"", "\"outputs_match\": true", NULL};
+  for (int i = 0; keys[i]; i++) ck_assert_msg(strstr(json, keys[i]), "no %s in:\n%s", keys[i], json);
+  free(json);
+}
+END_TEST
+
+/* Scan a --backward row: the backward's launches and interpreted ops. */
+static void backward_row(const char *out, const char *fuser, double *launches, double *interp, long long *dgs,
+                         double *bwd_launches, double *bwd_interp, double *max_rel) {
+  char key[64];
+  snprintf(key, sizeof key, "\n%s ", fuser);
+  const char *row = strstr(out, key);
+  ck_assert_msg(row, "no %s row:\n%s", fuser, out);
+  char name[32], speed[32], eabs[32], erel[32];
+  double compile, med, min;
+  long long groups;
+  ck_assert_msg(sscanf(row + 1, "%31s %lf %lf %lf %lld %lf %lf %lld %lf %lf %31s %31s %31s", name, &compile, &med,
+                       &min, &groups, launches, interp, dgs, bwd_launches, bwd_interp, speed, eabs, erel) == 13,
+                "%s", row);
+  *max_rel = strtod(erel, NULL);
+}
+
+/* --backward: forward + backward per run; the fused backward launches
+ * kernels and interprets fewer ops than the unfused one. */
+START_TEST(backward_mode) {
+  char *out = NULL;
+  int rc = bench("chain.ir --input x.npy --input y=x.npy --backward --fusers none," GOOD " --iters 3 --json bwd.json",
+                 &out);
+  ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+  ck_assert_msg(strstr(out, "timed forward+backward runs") && strstr(out, "bwd_launches/run") &&
+                    strstr(out, "bwd_interp/run") && strstr(out, "interp/run"),
+                "%s", out);
+  double l0, i0, bl0, bi0, r0, l1, i1, bl1, bi1, r1;
+  long long d0, d1;
+  backward_row(out, "none", &l0, &i0, &d0, &bl0, &bi0, &r0);
+  backward_row(out, "good", &l1, &i1, &d1, &bl1, &bi1, &r1);
+  ck_assert_int_eq(d0, 1);
+  ck_assert_int_eq(d1, 1);
+  /* none: every op interpreted, forward (relu, mul, neg) and backward */
+  ck_assert(l0 == 0.0 && bl0 == 0.0);
+  ck_assert_msg(i0 >= 3.0 && bi0 >= 3.0, "%s", out);
+  /* good fuses both graphs */
+  ck_assert_msg(l1 >= 1.0 && bl1 >= 1.0, "%s", out);
+  ck_assert_msg(bl1 + bi1 < bi0, "%s", out);
+  ck_assert_msg(r0 <= 1e-6 && r1 <= 1e-5, "%s", out);
+  free(out);
+  char *json = tu_read_file(path_in("bwd.json"), NULL);
+  ck_assert(json);
+  ck_assert_msg(valid_json(json), "invalid JSON:\n%s", json);
+  const char *keys[] = {"\"backward\": true", "\"differentiable_graphs\": 1", "\"backward_kernel_launches_per_run\"",
+                        "\"backward_interpreted_ops_per_run\"", "\"interpreted_ops_per_run\"",
+                        "\"outputs_match\": true", NULL};
   for (int i = 0; keys[i]; i++) ck_assert_msg(strstr(json, keys[i]), "no %s in:\n%s", keys[i], json);
   free(json);
 }
@@ -243,11 +296,11 @@ START_TEST(shapes_and_bandwidth) {
   const char *good = strstr(out, "\ngood ");
   ck_assert_msg(good, "%s", out);
   char name[32], speed[32], eabs[32], erel[32], perk[32];
-  double compile, med, min, launches, gbs, ratio;
+  double compile, med, min, launches, interp, gbs, ratio;
   long long groups, fallbacks, kernels, disk;
-  ck_assert_msg(sscanf(good + 1, "%31s %lf %lf %lf %lld %lf %31s %31s %31s %lld %lld %lld %31s %lf %lf", name, &compile,
-                       &med, &min, &groups, &launches, speed, eabs, erel, &fallbacks, &kernels, &disk, perk, &gbs,
-                       &ratio) == 15,
+  ck_assert_msg(sscanf(good + 1, "%31s %lf %lf %lf %lld %lf %lf %31s %31s %31s %lld %lld %lld %31s %lf %lf", name,
+                       &compile, &med, &min, &groups, &launches, &interp, speed, eabs, erel, &fallbacks, &kernels, &disk,
+                       perk, &gbs, &ratio) == 16,
                 "%s", good);
   ck_assert_int_eq(kernels, 1);
   ck_assert_int_eq(disk, 0);
@@ -323,6 +376,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, none_vs_good);
   tcase_add_test(tc, random_and_errors);
+  tcase_add_test(tc, backward_mode);
   tcase_add_test(tc, shapes_and_bandwidth);
   tcase_add_test(tc, shape_errors);
   suite_add_tcase(s, tc);

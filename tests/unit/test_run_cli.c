@@ -90,6 +90,16 @@ static const char *G_GRAD =
     "  %z : Tensor = aten::add(%y, %x.1, %one)\n"
     "  return (%z, %y, %xi.1)\n";
 
+/* exp(w) alone and an integer product stay outside the DifferentiableGraph */
+static const char *G_GRAD_OUTSIDE =
+    "graph(%x.1 : Tensor, %w.1 : Tensor, %xi.1 : Tensor):\n"
+    "  %one : int = prim::Constant[value=1]()\n"
+    "  %y : Tensor = aten::mul(%x.1, %w.1)\n"
+    "  %z : Tensor = aten::add(%y, %x.1, %one)\n"
+    "  %e : Tensor = aten::exp(%w.1)\n"
+    "  %q : Tensor = aten::mul(%xi.1, %xi.1)\n"
+    "  return (%z, %e, %q)\n";
+
 static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/fbx_run_cli_XXXXXX");
   ck_assert(mkdtemp(dir));
@@ -97,6 +107,7 @@ static void setup(void) {
   write_text("ambig.ir", G_AMBIG);
   write_text("raise.ir", G_RAISE);
   write_text("grad.ir", G_GRAD);
+  write_text("outside.ir", G_GRAD_OUTSIDE);
   write_text("bad.npy", "\x93NUMPY\x01\x00garbage");
   fbx_tensor *t = NULL;
   int64_t sz[2] = {4, 3};
@@ -210,6 +221,31 @@ START_TEST(backward_files) {
 }
 END_TEST
 
+/* explain --backward shows the gradient plan only, and why nodes stay out. */
+START_TEST(explain_backward) {
+  char cmd[4096], *out = NULL;
+  snprintf(cmd, sizeof cmd, "cd %s && %s explain outside.ir --input x.npy --input x.npy --input xi.npy --backward",
+           dir, FBX_CLI);
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+  const char *want[] = {"# gradient mode only: the plain (no-grad) path was not used",
+                        ": 1 DifferentiableGraph (",
+                        "# nodes outside DifferentiableGraphs (run on the eager tape), and why:",
+                        "%e = aten::exp: its region is below the minimum size",
+                        "%q = aten::mul: needs no gradient",
+                        "## backward (executor with fuser none)",
+                        NULL};
+  for (int i = 0; want[i]; i++) ck_assert_msg(strstr(out, want[i]), "no \"%s\" in:\n%s", want[i], out);
+  ck_assert_msg(!strstr(out, "profiling (not optimized yet)") && !strstr(out, "no fuser (--fuser none)"), "%s", out);
+  ck_assert_msg(!strstr(out, "%z = aten::add:") && !strstr(out, "%y = aten::mul:"), "%s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "cd %s && %s explain outside.ir --random --backward --dot g.dot", dir, FBX_CLI);
+  rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 2 && strstr(out, "--dot draws the plain function"), "exit %d:\n%s", rc, out);
+  free(out);
+}
+END_TEST
+
 START_TEST(backward_errors) {
   const char *in = "grad.ir --input x.npy --input w.1=x.npy --input u.1=x.npy --input xi.npy";
   char args[1024];
@@ -287,6 +323,7 @@ int main(void) {
   tcase_add_test(tc, input_errors);
   tcase_add_test(tc, backward_files);
   tcase_add_test(tc, backward_errors);
+  tcase_add_test(tc, explain_backward);
   tcase_add_test(tc, exit_codes);
   tcase_add_test(tc, fuser_from_environment);
   suite_add_tcase(s, tc);
