@@ -150,12 +150,13 @@ FBX_VM_INLINE double fbx_vm_ceild(double x) {
 #define FBX_VM_LN2LF -2.12194440e-4f    /* ln 2 - LN2HF */
 
 /* x * 2^k for k in [-252, 254] in two exact steps, so that a subnormal
- * result is rounded once. k1 = floor(k / 2) by a shift of k + 256 >= 0:
- * signed division by 2 costs three vector operations, and a right shift
- * of a negative int is implementation-defined. */
+ * result is rounded once: 2^floor(k/2) 2^ceil(k/2). The halves come from
+ * a shift of k + 256 in unsigned arithmetic: signed division by 2 costs
+ * three vector operations, and callers pass garbage k (from a NaN) on
+ * lanes whose result they discard, which must not overflow. */
 FBX_VM_INLINE float fbx_vm_ldexpf(float x, int32_t k) {
-  int32_t k1 = (int32_t)((uint32_t)(k + 256) >> 1) - 128, k2 = k - k1;
-  return x * fbx_vm_u2f((uint32_t)(k1 + 127) << 23) * fbx_vm_u2f((uint32_t)(k2 + 127) << 23);
+  uint32_t ku = (uint32_t)k + 256u, k1 = ku >> 1, k2 = ku - k1; /* floor(k/2) + 128, ceil(k/2) + 128 */
+  return x * fbx_vm_u2f((k1 - 1u) << 23) * fbx_vm_u2f((k2 - 1u) << 23);
 }
 
 /* e^r - 1 - r = r^2 P(r) on |r| <= ln2/2 (Chebyshev fit) */
