@@ -20,8 +20,8 @@
  * 2^24 bit patterns spread over all finite floats plus special values;
  * the bound each is tested against in brackets):
  *
- *   expf, exp2f, expm1f, logf, log2f, log10f, log1pf          [2]
- *   sinf, cosf, tanf, tanhf, sinhf, coshf, erff, erfcf,
+ *   expf, exp2f, expm1f, logf, log2f, log10f, log1pf, erff    [2]
+ *   sinf, cosf, tanf, tanhf, sinhf, coshf, erfcf,
  *   atanf, atan2f (float arithmetic)                            [4]
  *   asinf, acosf, softplusf (float arithmetic)                  [2]
  *   powf, lgammaf (double arithmetic)                           [1]
@@ -150,10 +150,13 @@ FBX_VM_INLINE double fbx_vm_ceild(double x) {
 #define FBX_VM_LN2LF -2.12194440e-4f    /* ln 2 - LN2HF */
 
 /* x * 2^k for k in [-252, 254] in two exact steps, so that a subnormal
- * result is rounded once. */
+ * result is rounded once: 2^floor(k/2) 2^ceil(k/2). The halves come from
+ * a shift of k + 256 in unsigned arithmetic: signed division by 2 costs
+ * three vector operations, and callers pass garbage k (from a NaN) on
+ * lanes whose result they discard, which must not overflow. */
 FBX_VM_INLINE float fbx_vm_ldexpf(float x, int32_t k) {
-  int32_t k1 = k / 2, k2 = k - k1;
-  return x * fbx_vm_u2f((uint32_t)(k1 + 127) << 23) * fbx_vm_u2f((uint32_t)(k2 + 127) << 23);
+  uint32_t ku = (uint32_t)k + 256u, k1 = ku >> 1, k2 = ku - k1; /* floor(k/2) + 128, ceil(k/2) + 128 */
+  return x * fbx_vm_u2f((k1 - 1u) << 23) * fbx_vm_u2f((k2 - 1u) << 23);
 }
 
 /* e^r - 1 - r = r^2 P(r) on |r| <= ln2/2 (Chebyshev fit) */
@@ -166,6 +169,16 @@ FBX_VM_INLINE float fbx_vm_exp_poly(float r) {
   float p23 = 4.166646674e-02f + r * 8.333310485e-03f;
   float p45 = 1.393364160e-03f + r * 1.989098091e-04f;
   return r2 * (p01 + r2 * (p23 + r2 * p45));
+}
+
+/* e^x for x in [-87, 88] (finite, normal result): the clamps, the NaN
+ * select and the two-step scaling of fbx_vm_expf are dead there, and the
+ * composite functions that call this (erf) are bound by operation count */
+FBX_VM_INLINE float fbx_vm_exp_normal(float x) {
+  float kf = fbx_vm_rint_small(x * FBX_VM_LOG2EF);
+  float r = (x - kf * FBX_VM_LN2HF) - kf * FBX_VM_LN2LF;
+  float e = 1.0f + (r + fbx_vm_exp_poly(r));
+  return e * fbx_vm_u2f((uint32_t)((int32_t)kf + 127) << 23);
 }
 
 FBX_VM_INLINE float fbx_vm_expf(float x) {
@@ -226,12 +239,12 @@ FBX_VM_INLINE float fbx_vm_expm1f(float x) {
 
 /* x = 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)) for finite x > 0
  * (subnormals scaled first); ln(1 + f) = f + lo. */
-FBX_VM_INLINE void fbx_vm_log_split(float x, float *e, float *f, float *lo) {
-  int sub = x < 0x1p-126f;
-  float xs = sub ? x * 0x1p23f : x;
+/* The same for a normal x, minus the exponent bias adjustment eb (23 for
+ * a subnormal scaled by 2^23, else 0). */
+FBX_VM_INLINE void fbx_vm_log_split_n(float xs, int32_t eb, float *e, float *f, float *lo) {
   int32_t ix = (int32_t)(fbx_vm_f2u(xs) - 0x3f3504f3u);
   float m = fbx_vm_u2f(((uint32_t)ix & 0x7fffffu) + 0x3f3504f3u);
-  *e = (float)((ix >> 23) - (sub ? 23 : 0));
+  *e = (float)((ix >> 23) - eb);
   float ff = m - 1.0f;
   /* ln(1 + f) - f + f^2/2 = f^3 P(f) (Chebyshev fit), P by Estrin's
    * scheme for a short dependency chain */
@@ -244,6 +257,11 @@ FBX_VM_INLINE void fbx_vm_log_split(float x, float *e, float *f, float *lo) {
   float p = p01 + (z * p23 + z2 * p47);
   *f = ff;
   *lo = ff * z * p - 0.5f * z;
+}
+
+FBX_VM_INLINE void fbx_vm_log_split(float x, float *e, float *f, float *lo) {
+  int sub = x < 0x1p-126f;
+  fbx_vm_log_split_n(sub ? x * 0x1p23f : x, sub ? 23 : 0, e, f, lo);
 }
 
 /* log(x) for x's specials: NaN, x < 0 -> NaN, 0 -> -inf, inf -> inf */
@@ -385,12 +403,18 @@ FBX_VM_INLINE float fbx_vm_sigmoidf(float x) {
 /* softplus: log(1 + e^x) = max(x, 0) + log1p(e^-|x|), no overflow; the
  * log1p argument is in (0, 1], so no special cases there */
 FBX_VM_INLINE float fbx_vm_softplusf(float x) {
-  float e = fbx_vm_expf(x > 0.0f ? -x : x);
+  /* e^-|x| (NaN: any finite value, the result is x), clamped where it
+   * rounds to 0 */
+  float v = x > 0.0f ? -x : x;
+  v = v > -104.0f ? v : -104.0f;
+  float kf = fbx_vm_rint_small(v * FBX_VM_LOG2EF);
+  float r = (v - kf * FBX_VM_LN2HF) - kf * FBX_VM_LN2LF;
+  float e = fbx_vm_ldexpf(1.0f + (r + fbx_vm_exp_poly(r)), (int32_t)kf);
   float u = 1.0f + e;
   /* rounding error of u over u; 1/u to ~6% is plenty (|c| <= 2^-24) */
   float c = (e - (u - 1.0f)) * (1.0f - e * (1.0f - 0.5f * e));
   float k, f, lo;
-  fbx_vm_log_split(u, &k, &f, &lo);
+  fbx_vm_log_split_n(u, 0, &k, &f, &lo); /* u in [1, 2]: normal */
   float l = (f + ((lo + c) + k * FBX_VM_LN2LF)) + k * FBX_VM_LN2HF;
   float y = (x > 0.0f ? x : 0.0f) + l;
   return x == x ? y : x;
@@ -451,7 +475,7 @@ FBX_VM_INLINE float fbx_vm_erf_big(float a) {
   float q67 = 3.543801722e-04f + t * -3.446406117e-05f;
   float q47 = q45 + t2 * (q67 + t2 * 1.596944116e-06f);
   float q = q01 + (t2 * q23 + t4 * q47);
-  return 1.0f - fbx_vm_expf(q - a * a);
+  return 1.0f - fbx_vm_exp_normal(q - a * a); /* q - a^2 in [-17, -0.7] */
 }
 
 FBX_VM_INLINE float fbx_vm_erff(float x) {

@@ -108,7 +108,7 @@ static const ufn UFNS[] = {
     {"tanhf", b_tanh, tanh, 4, 0.0002f, 0.6f, NULL},
     {"sigmoidf", b_sigmoid, ref_sigmoid, 3, -0.01f, -100.0f, NULL},
     {"softplusf", b_softplus, ref_softplus, 2, -0.01f, 15.0f, NULL},
-    {"erff", b_erf, erf, 4, 0.49f, 3.5f, NULL},
+    {"erff", b_erf, erf, 2, 0.49f, 3.5f, NULL},
     {"erfcf", b_erfc, erfc, 4, 0.49f, 10.0f, NULL},
     {"atanf", b_atan, atan, 4, 0.4f, 2.4f, NULL},
     {"asinf", b_asin, asin, 2, 0.99f, 1e-3f, NULL},
