@@ -15,9 +15,9 @@
  * FBXP_RUN_THREAD_SAFE.
  *
  * Environment: FUSEBOX_LEGACY_OMP_MIN (elements; default 32768; the name
- * is kept from when kernels used OpenMP): kernels of at most that many
- * elements run on the calling thread, larger ones in ranges on the host's
- * thread pool (host->parallel_for, FUSEBOX_NUM_THREADS).
+ * is kept from when kernels used OpenMP): kernels of fewer elements run on
+ * the calling thread, larger ones in ranges on the host's thread pool
+ * (host->parallel_for, FUSEBOX_NUM_THREADS), one per thread.
  * FUSEBOX_LEGACY_MARCH, FUSEBOX_LEGACY_CPU_ID: the compile target (below).
  */
 #include <stdarg.h>
@@ -427,10 +427,12 @@ static fbxp_status *lf_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
   /* Ranges on the host's pool (FUSEBOX_NUM_THREADS), the threads the
    * interpreter's kernels and bench's memcpy use: no second (OpenMP) team
    * competing with it for the cores. */
-  int64_t inner = nd > 0 ? sizes[nd - 1] : 1;
+  int64_t units = flat ? n : n / (nd > 0 ? sizes[nd - 1] : 1);
   run_ctx rc = {kk->fn, nd, sizes, base, cstr, flat, fs, is};
-  if (flat) lf_host->parallel_for(n, par_min, run_range, &rc);
-  else lf_host->parallel_for(n / inner, (par_min + inner - 1) / inner, run_range, &rc);
+  /* grain 1: one range per pool thread (the pool's own grain would make
+   * n / grain ranges, one for n just above par_min) */
+  if (n >= par_min && units > 1) lf_host->parallel_for(units, 1, run_range, &rc);
+  else run_range(&rc, 0, units);
   return NULL;
 }
 

@@ -235,7 +235,7 @@ START_TEST(int_bool_half_dtypes) {
 }
 END_TEST
 
-/* The kernels run on the calling thread up to FUSEBOX_LEGACY_OMP_MIN
+/* The kernels run on the calling thread below FUSEBOX_LEGACY_OMP_MIN
  * elements (default 32768) and in ranges on the host's pool above (rows of
  * the strided path here, the second input being transposed): both give the
  * reference. */
