@@ -2,11 +2,18 @@
  * C for the CPU and CUDA C for NVRTC is data (the dialect table below):
  * the prelude (integer types, bit casts, infinity), function and kernel
  * qualifiers, restrict spelling, and how the element loop is distributed
- * (an OpenMP `parallel for` above a run-time size threshold, or a CUDA
- * grid-stride loop). The expressions themselves come from the op
+ * (a range [begin, end) the plugin hands out on the host's thread pool, or
+ * a CUDA grid-stride loop). The expressions themselves come from the op
  * templates (ops.c) and are printed the same way for both.
  *
- * Generated kernel (both dialects, CUDA as __global__):
+ * Generated kernel, C:
+ *
+ *   void NAME(int64_t begin, int64_t end, int32_t nd, const int64_t *sizes,
+ *             char *const *ptrs, const int64_t *strides, int32_t flat,
+ *             const double *fs, const int64_t *is)
+ *
+ * [begin, end): elements of the flat path, rows (of the innermost collapsed
+ * dim) of the strided path. CUDA C (__global__) covers all n elements:
  *
  *   void NAME(int64_t n, int32_t nd, const int64_t *sizes, char *const *ptrs,
  *             const int64_t *strides, int32_t flat, const double *fs,
@@ -28,7 +35,7 @@ typedef struct lf_dialect {
   const char *prelude;
   const char *restrict_kw;
   const char *kernel_decl; /* before the kernel's return type */
-  const char *vmath;       /* lf_v*f: float exp, expm1, tanh, log, erf */
+  const char *vmath;       /* lf_v*f: float exp, expm1, tanh, log, log1p, erf */
 } lf_dialect;
 
 /* Helpers written once for both dialects; LF_FN, lf_f2u/lf_u2f and
@@ -95,6 +102,8 @@ static const char helpers[] =
  *              2^k (expm1(r) + 1) for large k, where 2^k alone overflows)
  *   lf_vtanhf  e / (e + 2) with e = expm1(2|x|), sign restored
  *   lf_vlogf   x = m 2^e, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(f / (2 + f))
+ *   lf_vlog1pf log(u) * x / (u - 1) with u = 1 + x rounded (Goldberg's
+ *              trick: the rounding of u cancels), x where u rounds to 1
  *   lf_verff   |x| < 1: x P(x^2); else 1 - e^(-x^2) R(1/|x|) (fitted to
  *              1e-9 and 7e-8 relative), |x| clamped to 4 (erf = 1 in float)
  *
@@ -151,6 +160,11 @@ static const char vmath_c[] =
     "  float sp = x < 0 ? (float)LF_NAN : x == 0 ? -(float)LF_INF : x; /* NaN and +inf: x */\n"
     "  return lf_f2u(x) - 1u < 0x7f7fffffu ? y : sp; /* finite, > 0 */\n"
     "}\n"
+    "/* log(u) x / (u - 1), u = 1 + x: log's error only; u - 1 is exact */\n"
+    "LF_VM float lf_vlog1pf(float x) {\n"
+    "  float u = 1.0f + x, d = u - 1.0f, y = lf_vlogf(u) * (x / d);\n"
+    "  return d == 0 ? x : u == (float)LF_INF ? u : y; /* tiny x and both zeros: x */\n"
+    "}\n"
     "LF_VM float lf_verff(float x) {\n"
     "  float a = lf_u2f(lf_f2u(x) & 0x7fffffffu), t = a * a;\n"
     "  float lo = a * (1.12837917f + t * (-0.376126288f + t * (0.112836124f + t * (-0.0268548070f + t * (0.00519004997f\n"
@@ -165,7 +179,7 @@ static const char vmath_c[] =
 /* CUDA keeps its own (fast, accurate) math functions. */
 static const char vmath_cuda[] =
     "#define lf_vexpf expf\n#define lf_vexpm1f expm1f\n#define lf_vtanhf tanhf\n#define lf_vlogf logf\n"
-    "#define lf_verff erff\n";
+    "#define lf_verff erff\n#define lf_vlog1pf log1pf\n";
 
 static const lf_dialect dialects[2] = {
     [LF_DIALECT_C] =
@@ -369,32 +383,39 @@ static int all_float32(const lf_kir *k) {
   return 1;
 }
 
-char *lf_codegen(const lf_kir *k, lf_dialect_id did, const char *name) {
+char *lf_codegen(const lf_kir *k, lf_dialect_id did, const char *name, const char *first_line) {
   const lf_dialect *d = &dialects[did];
   int nargs = k->noperands + k->nstores;
   char *acc[LF_MAX_ARGS], *out[LF_MAX_ARGS];
   lf_buf b = {0};
+  if (first_line) lf_puts(&b, first_line);
   lf_puts(&b, d->prelude);
   lf_puts(&b, d->vmath);
   lf_puts(&b, helpers);
-  lf_printf(&b,
-            "\n%svoid %s(int64_t n, int32_t nd, const int64_t *sizes, char *const *ptrs, const int64_t *strides,\n"
-            "    int32_t flat, const double *fs, const int64_t *is, int64_t par_min) {\n",
-            d->kernel_decl, name);
-  lf_puts(&b, "  (void)fs; (void)is; (void)par_min; (void)sizes; (void)strides; (void)nd;\n");
+  if (did == LF_DIALECT_C)
+    lf_printf(&b,
+              "\n%svoid %s(int64_t begin, int64_t end, int32_t nd, const int64_t *sizes, char *const *ptrs,\n"
+              "    const int64_t *strides, int32_t flat, const double *fs, const int64_t *is) {\n",
+              d->kernel_decl, name);
+  else
+    lf_printf(&b,
+              "\n%svoid %s(int64_t n, int32_t nd, const int64_t *sizes, char *const *ptrs, const int64_t *strides,\n"
+              "    int32_t flat, const double *fs, const int64_t *is, int64_t par_min) {\n",
+              d->kernel_decl, name);
+  lf_puts(&b, did == LF_DIALECT_C ? "  (void)fs; (void)is; (void)sizes; (void)strides; (void)nd;\n"
+                                  : "  (void)fs; (void)is; (void)par_min; (void)sizes; (void)strides; (void)nd;\n");
   for (int id = 0; id < k->nvalues; id++) {
     const lf_value *v = &k->values[id];
     if (v->kind == LF_SCALAR)
       lf_printf(&b, "  const %s v%d = %s[%d];\n", v->dtype == LF_F64 ? "double" : "int64_t", id,
                 v->dtype == LF_F64 ? "fs" : "is", v->slot);
   }
-  lf_puts(&b, "  if (n <= 0) return;\n");
   if (did == LF_DIALECT_C) {
+    lf_puts(&b, "  if (end <= begin) return;\n");
     /* flat: one index for all, restrict pointers: the loop the compiler vectorizes */
     lf_puts(&b, "  if (flat) {\n");
     pointers(&b, k, d, "    ");
-    lf_puts(&b, "#pragma omp parallel for if (n >= par_min) schedule(static)\n");
-    lf_puts(&b, "    for (int64_t i = 0; i < n; i++) {\n");
+    lf_puts(&b, "    for (int64_t i = begin; i < end; i++) {\n");
     for (int j = 0; j < k->noperands; j++) acc[j] = fmt("a%d[i]", j, NULL);
     for (int s = 0; s < k->nstores; s++) out[s] = fmt("o%d[i]", s, NULL);
     body(&b, k, acc, out, "      ");
@@ -402,10 +423,9 @@ char *lf_codegen(const lf_kir *k, lf_dialect_id did, const char *name) {
     free_strs(out, k->nstores);
     lf_puts(&b, "    }\n    return;\n  }\n");
     /* strided: rows of the innermost (collapsed) dim, each row's offsets from its index */
-    lf_puts(&b, "  const int64_t inner = nd > 0 ? sizes[nd - 1] : 1, rows = n / inner;\n");
+    lf_puts(&b, "  const int64_t inner = nd > 0 ? sizes[nd - 1] : 1;\n");
     pointers(&b, k, d, "  ");
-    lf_puts(&b, "#pragma omp parallel for if (n >= par_min) schedule(static)\n");
-    lf_puts(&b, "  for (int64_t r = 0; r < rows; r++) {\n    int64_t rem = r");
+    lf_puts(&b, "  for (int64_t r = begin; r < end; r++) {\n    int64_t rem = r");
     for (int j = 0; j < nargs; j++) lf_printf(&b, ", off%d = 0", j);
     lf_puts(&b, ";\n    for (int32_t dd = nd - 2; dd >= 0; dd--) {\n");
     lf_puts(&b, "      const int64_t ix = rem % sizes[dd];\n      rem /= sizes[dd];\n");
@@ -425,6 +445,7 @@ char *lf_codegen(const lf_kir *k, lf_dialect_id did, const char *name) {
     free_strs(out, k->nstores);
     lf_puts(&b, "    }\n  }\n}\n");
   } else {
+    lf_puts(&b, "  if (n <= 0) return;\n");
     lf_puts(&b, "  const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n");
     lf_puts(&b, "  const int64_t step = (int64_t)blockDim.x * gridDim.x;\n");
     pointers(&b, k, d, "  ");

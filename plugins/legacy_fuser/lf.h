@@ -150,7 +150,7 @@ int lf_op_is_to(int op);          /* aten::to.dtype: the dtype comes from its co
 typedef enum lf_dialect_id { LF_DIALECT_C = 0, LF_DIALECT_CUDA = 1 } lf_dialect_id;
 
 /* The generated source (host->alloc'd) of the kernel `name`. */
-char *lf_codegen(const lf_kir *k, lf_dialect_id d, const char *name);
+char *lf_codegen(const lf_kir *k, lf_dialect_id d, const char *name, const char *first_line);
 
 /* ---- partition (partition.c) ---------------------------------------------------------------- */
 

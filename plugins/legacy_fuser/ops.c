@@ -53,7 +53,7 @@ enum {
   X(LOG, "aten::log", "0", "", R_UFLOAT, "$vlog$f($0)", NULL, NULL)                                        \
   X(LOG2, "aten::log2", "0", "", R_UFLOAT, "log2$f($0)", NULL, NULL)                                     \
   X(LOG10, "aten::log10", "0", "", R_UFLOAT, "log10$f($0)", NULL, NULL)                                  \
-  X(LOG1P, "aten::log1p", "0", "", R_UFLOAT, "log1p$f($0)", NULL, NULL)                                  \
+  X(LOG1P, "aten::log1p", "0", "", R_UFLOAT, "$vlog1p$f($0)", NULL, NULL)                                  \
   X(SIN, "aten::sin", "0", "", R_UFLOAT, "sin$f($0)", NULL, NULL)                                        \
   X(COS, "aten::cos", "0", "", R_UFLOAT, "cos$f($0)", NULL, NULL)                                        \
   X(TAN, "aten::tan", "0", "", R_UFLOAT, "tan$f($0)", NULL, NULL)                                        \
@@ -75,8 +75,8 @@ enum {
     "(($T)0.5 * $0 * (($T)1 + $vtanh$f(($T)0.79788456080286535588 * ($0 + ($T)0.044715 * $0 * $0 * $0))))", \
     NULL, NULL)                                                                                           \
   X(SILU, "aten::silu", "0", "", R_SAME, "($0 / (($T)1 + $vexp$f(-$0)))", NULL, NULL)                      \
-  X(MISH, "aten::mish", "0", "", R_SAME, "($0 * tanh$f(log1p$f(exp$f($0))))", NULL, NULL)                \
-  X(SOFTPLUS, "aten::softplus", "0", "12", R_SAME, "($0 * $1 > $2 ? $0 : log1p$f(exp$f($0 * $1)) / $1)", NULL, NULL) \
+  X(MISH, "aten::mish", "0", "", R_SAME, "($0 * $vtanh$f($vlog1p$f($vexp$f($0))))", NULL, NULL)                \
+  X(SOFTPLUS, "aten::softplus", "0", "12", R_SAME, "($0 * $1 > $2 ? $0 : $vlog1p$f($vexp$f($0 * $1)) / $1)", NULL, NULL) \
   X(HARDTANH, "aten::hardtanh", "0", "12", R_SAME, "($2 < ($0 < $1 ? $1 : $0) ? $2 : ($0 < $1 ? $1 : $0))", NULL, NULL) \
   X(HARDSIGMOID, "aten::hardsigmoid", "0", "", R_SAME,                                                    \
     "(($0 + 3 < 0 ? ($T)0 : ($0 + 3 > 6 ? ($T)6 : $0 + 3)) / 6)", NULL, NULL)                            \

@@ -14,9 +14,11 @@
  * No host guard: FBXP_SELF_FALLBACK. Runs share nothing mutable:
  * FBXP_RUN_THREAD_SAFE.
  *
- * Environment: FUSEBOX_LEGACY_OMP_MIN (elements; default 32768): kernels
- * with fewer elements run on the calling thread, larger ones as an OpenMP
- * parallel for (when the compiler has OpenMP).
+ * Environment: FUSEBOX_LEGACY_OMP_MIN (elements; default 32768; the name
+ * is kept from when kernels used OpenMP): kernels of fewer elements run on
+ * the calling thread, larger ones in ranges on the host's thread pool
+ * (host->parallel_for, FUSEBOX_NUM_THREADS), one per thread.
+ * FUSEBOX_LEGACY_MARCH, FUSEBOX_LEGACY_CPU_ID: the compile target (below).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,8 +32,9 @@ static int64_t par_min = 32768;
 
 #define CUDA_MARK "\n/* ==== CUDA C for NVRTC (the same kernel; compiled, not run, by this CPU executor) ==== */\n"
 
-typedef void (*lf_kernel_fn)(int64_t n, int32_t nd, const int64_t *sizes, char *const *ptrs, const int64_t *strides,
-                             int32_t flat, const double *fs, const int64_t *is, int64_t par_min);
+/* [begin, end): elements of the flat path, rows of the strided one */
+typedef void (*lf_kernel_fn)(int64_t begin, int64_t end, int32_t nd, const int64_t *sizes, char *const *ptrs,
+                             const int64_t *strides, int32_t flat, const double *fs, const int64_t *is);
 
 typedef struct lf_kernel {
   lf_kir kir;
@@ -104,6 +107,66 @@ void lf_buf_free(lf_buf *b) {
 
 /* ---- compile ------------------------------------------------------------------------- */
 
+/* ---- the compile target ---------------------------------------------------------------
+ *
+ * Kernels are compiled for the CPU they run on (-march=native: AVX2/AVX-512
+ * instead of SSE2's four lanes), which is fair for a JIT but makes a kernel
+ * in the on-disk cache (FUSEBOX_CACHE_DIR, keyed by source, compiler and
+ * flags) wrong for another CPU reading the same directory. So the first line
+ * of the C names the target: the -march value and, for native, the CPU's
+ * vendor, family/model/stepping and feature words from cpuid; the cache
+ * hashes the source, so two CPUs never share an entry.
+ *
+ * FUSEBOX_LEGACY_MARCH: the -march value (default native; "none" for the
+ * compiler's default target); letters, digits, '-', '_', '.' only.
+ * FUSEBOX_LEGACY_CPU_ID: replaces the cpuid identity in that line (where
+ * cpuid cannot tell two targets apart; tests use it to stand for another
+ * CPU). */
+static char cc_flags[160] = "-march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -lm";
+static char target_line[256];
+
+static void cpu_identity(char *out, size_t cap) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d, max;
+  __asm__ volatile("cpuid" : "=a"(max), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+  char vendor[13];
+  memcpy(vendor, &b, 4);
+  memcpy(vendor + 4, &d, 4);
+  memcpy(vendor + 8, &c, 4);
+  vendor[12] = 0;
+  unsigned sig = 0, f1c = 0, f1d = 0, f7b = 0, f7c = 0, f7d = 0;
+  if (max >= 1) __asm__ volatile("cpuid" : "=a"(sig), "=b"(b), "=c"(f1c), "=d"(f1d) : "a"(1), "c"(0));
+  if (max >= 7) __asm__ volatile("cpuid" : "=a"(a), "=b"(f7b), "=c"(f7c), "=d"(f7d) : "a"(7), "c"(0));
+  /* leaf 1 ecx bit 27 (OSXSAVE) and the APIC id in ebx vary per core/boot: left out */
+  snprintf(out, cap, "x86 %s sig %08x features %08x %08x %08x %08x %08x", vendor, sig, f1c & ~(1u << 27), f1d,
+           f7b, f7c, f7d);
+#else
+  snprintf(out, cap, "unknown cpu");
+#endif
+}
+
+static void set_target(void) {
+  const char *m = getenv("FUSEBOX_LEGACY_MARCH");
+  if (!m || !*m) m = "native";
+  for (const char *p = m; *p; p++)
+    if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') && !strchr("-_.", *p)) {
+      m = "native";
+      break;
+    }
+  if (strlen(m) > 40) m = "native";
+  char cpu[160] = "";
+  const char *id = getenv("FUSEBOX_LEGACY_CPU_ID");
+  if (!strcmp(m, "native")) {
+    if (id && *id) snprintf(cpu, sizeof cpu, "%s", id);
+    else cpu_identity(cpu, sizeof cpu);
+  }
+  int none = !strcmp(m, "none");
+  snprintf(cc_flags, sizeof cc_flags, "%s%s%s-ffp-contract=off -fno-math-errno -fno-trapping-math -lm",
+           none ? "" : "-march=", none ? "" : m, none ? "" : " ");
+  snprintf(target_line, sizeof target_line, "/* target: -march=%s%s%s */\n", none ? "(compiler default)" : m,
+           *cpu ? ", " : "", cpu);
+}
+
 static fbxp_status *nomem(void) { return lf_host->status_new(FBXP_ERR_NOMEM, "legacy: out of memory"); }
 
 static void kernel_free(lf_kernel *k) {
@@ -128,8 +191,8 @@ static fbxp_status *lf_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     kernel_free(k);
     return lf_host->status_new(FBXP_ERR_INVALID, "legacy: output count differs from the host's");
   }
-  char *c = lf_codegen(&k->kir, LF_DIALECT_C, "lf_kernel");
-  char *cuda = lf_codegen(&k->kir, LF_DIALECT_CUDA, "lf_kernel");
+  char *c = lf_codegen(&k->kir, LF_DIALECT_C, "lf_kernel", target_line);
+  char *cuda = lf_codegen(&k->kir, LF_DIALECT_CUDA, "lf_kernel", NULL);
   lf_buf b = {0};
   if (c && cuda) {
     lf_puts(&b, c);
@@ -147,7 +210,7 @@ static fbxp_status *lf_compile(void *state, const fbxp_graph *g, const fbxp_arg_
   lf_host->free(cuda);
   /* The compiler sees the C part only. Nothing reads errno or FP exception
    * flags: that lets GCC vectorize libm calls and if-convert the selects. */
-  st = lf_host->cc_compile(c, "-fopenmp -fno-math-errno -fno-trapping-math -lm", &k->lib);
+  st = lf_host->cc_compile(c, cc_flags, &k->lib);
   lf_host->free(c);
   if (!st) {
     void *sym = lf_host->shlib_symbol(k->lib, "lf_kernel");
@@ -281,6 +344,22 @@ static fbxp_status *lf_output_specs(void *state, fbxp_kernel *kernel, const fbxp
   return NULL;
 }
 
+typedef struct run_ctx {
+  lf_kernel_fn fn;
+  int32_t nd;
+  const int64_t *sizes;
+  char *const *ptrs;
+  const int64_t *strides;
+  int32_t flat;
+  const double *fs;
+  const int64_t *is;
+} run_ctx;
+
+static void run_range(void *ctx, int64_t begin, int64_t end) {
+  const run_ctx *c = ctx;
+  c->fn(begin, end, c->nd, c->sizes, c->ptrs, c->strides, c->flat, c->fs, c->is);
+}
+
 static fbxp_status *lf_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in, int32_t nin, DLTensor *const *outs,
                            int32_t nout) {
   (void)state;
@@ -345,7 +424,15 @@ static fbxp_status *lf_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
     fs[i] = in[i].kind == FBXP_ARG_FLOAT ? in[i].u.f : 0;
     is[i] = in[i].kind == FBXP_ARG_INT ? in[i].u.i : 0;
   }
-  kk->fn(n, nd, sizes, base, cstr, flat, fs, is, par_min);
+  /* Ranges on the host's pool (FUSEBOX_NUM_THREADS), the threads the
+   * interpreter's kernels and bench's memcpy use: no second (OpenMP) team
+   * competing with it for the cores. */
+  int64_t units = flat ? n : n / (nd > 0 ? sizes[nd - 1] : 1);
+  run_ctx rc = {kk->fn, nd, sizes, base, cstr, flat, fs, is};
+  /* grain 1: one range per pool thread (the pool's own grain would make
+   * n / grain ranges, one for n just above par_min) */
+  if (n >= par_min && units > 1) lf_host->parallel_for(units, 1, run_range, &rc);
+  else run_range(&rc, 0, units);
   return NULL;
 }
 
@@ -390,6 +477,7 @@ FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, 
     return NULL;
   }
   lf_host = host;
+  set_target();
   const char *e = getenv("FUSEBOX_LEGACY_OMP_MIN");
   if (e && *e) {
     char *end;

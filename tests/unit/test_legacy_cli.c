@@ -2,8 +2,9 @@
  * `fusebox plugin-check legacy` passes, and `fusebox explain` shows the
  * groups PyTorch's fuser would make: ratio-IoU as one group of all its 20
  * pointwise ops, the LSTM cell's gate math as one group with the chunk, and
- * two groups around a reduction. --source shows the C (OpenMP, restrict)
- * and the CUDA C (grid-stride loop, float4 path) of a kernel. */
+ * two groups around a reduction. --source shows the C (its target line,
+ * ranged loop, restrict) and the CUDA C (grid-stride loop, float4 path) of a
+ * kernel; the disk cache keeps kernels per target CPU. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,13 +200,53 @@ START_TEST(source_shows_both_dialects) {
   char opts[9000];
   snprintf(opts, sizeof opts, "%s --source", in);
   char *out = explain("", "examples/ratio_iou.ir", opts);
-  ck_assert_msg(strstr(out, "#pragma omp parallel for if (n >= par_min)"), "%s", out);
+  ck_assert_msg(strstr(out, "/* target: -march=native, "), "no target line:\n%s", out);
+  ck_assert_msg(strstr(out, "for (int64_t i = begin; i < end; i++)"), "no ranged flat loop:\n%s", out);
   ck_assert_msg(strstr(out, "*restrict a0"), "%s", out);
   ck_assert_msg(strstr(out, "extern \"C\" __global__ void lf_kernel"), "%s", out);
   ck_assert_msg(strstr(out, "q += step"), "no grid-stride loop:\n%s", out);
   ck_assert_msg(strstr(out, "float4"), "no float4 path:\n%s", out);
   free(out);
   free(in);
+}
+END_TEST
+
+/* disk_cache_hits of `fusebox bench` (ratio-IoU, 4096 elements) run with
+ * env and the cache directory dir */
+static int disk_hits(const char *env, const char *dir) {
+  char cmd[4096], json[1024], *out = NULL;
+  snprintf(json, sizeof json, "%s/bench.json", dir);
+  int k = snprintf(cmd, sizeof cmd,
+                   "%s FUSEBOX_CACHE_DIR=%s %s bench %s --random --shape 4096 --fusers legacy --iters 1 --json %s 2>&1",
+                   env, dir, FBX_CLI, tu_src_path("examples/ratio_iou.ir"), json);
+  ck_assert_msg(k > 0 && (size_t)k < sizeof cmd, "command line too long");
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "%s\n%s", cmd, out);
+  free(out);
+  char *j = tu_read_file(json, NULL);
+  ck_assert_msg(j, "no %s", json);
+  const char *p = strstr(j, "\"disk_cache_hits\": ");
+  ck_assert_msg(p && strstr(j, "\"kernels_compiled\": 1,"), "%s", j);
+  int hits = atoi(p + strlen("\"disk_cache_hits\": "));
+  free(j);
+  return hits;
+}
+
+/* Kernels are compiled with -march=native; the CPU is named in the source
+ * the disk cache hashes, so another CPU (or another -march) never loads a
+ * kernel from the same FUSEBOX_CACHE_DIR, while the same one does. */
+START_TEST(disk_cache_is_per_target) {
+  char dir[] = "/tmp/fbx_legacy_target.XXXXXX";
+  ck_assert(mkdtemp(dir));
+  ck_assert_int_eq(disk_hits("", dir), 0);
+  ck_assert_int_eq(disk_hits("", dir), 1);
+  ck_assert_int_eq(disk_hits("FUSEBOX_LEGACY_CPU_ID=another-cpu", dir), 0);
+  ck_assert_int_eq(disk_hits("FUSEBOX_LEGACY_CPU_ID=another-cpu", dir), 1);
+  ck_assert_int_eq(disk_hits("FUSEBOX_LEGACY_MARCH=none", dir), 0);
+  ck_assert_int_eq(disk_hits("", dir), 1);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -219,6 +260,7 @@ int main(void) {
   tcase_add_test(tc, reduction_splits_two_groups);
   tcase_add_test(tc, smaller_output_is_not_proposed);
   tcase_add_test(tc, source_shows_both_dialects);
+  tcase_add_test(tc, disk_cache_is_per_target);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

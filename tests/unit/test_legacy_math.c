@@ -1,7 +1,7 @@
 /* The legacy fuser's vectorizable float math (codegen.c: lf_vexpf,
- * lf_vexpm1f, lf_vtanhf, lf_vlogf, lf_verff) against the reference
- * interpreter, through the ops that use them: exp, expm1, tanh, log, erf,
- * sigmoid, silu, elu, and gelu in both forms. Each op is followed by a neg
+ * lf_vexpm1f, lf_vtanhf, lf_vlogf, lf_vlog1pf, lf_verff) against the
+ * reference interpreter, through the ops that use them: exp, expm1, tanh,
+ * log, erf, sigmoid, silu, elu, log1p, mish, softplus, and gelu in both forms. Each op is followed by a neg
  * (exact) so that it forms a group. Inputs: float32 bit patterns spread
  * over every float (NaNs, infinities, subnormals, both zeros included) and
  * a dense grid over [-12, 12], where the activations do their work. Both
@@ -28,6 +28,7 @@
 
 static const char *ops[] = {"aten::exp(%x)", "aten::expm1(%x)", "aten::tanh(%x)", "aten::log(%x)",
                             "aten::erf(%x)", "aten::sigmoid(%x)", "aten::silu(%x)", "aten::elu(%x, %one, %one, %one)",
+                            "aten::log1p(%x)", "aten::mish(%x)", "aten::softplus(%x, %one, %twenty)",
                             "aten::gelu(%x, %none_s)", "aten::gelu(%x, %tanh_s)"};
 #define NOPS ((int)(sizeof ops / sizeof ops[0]))
 
@@ -44,6 +45,7 @@ START_TEST(vector_math_matches_reference) {
   int len = snprintf(ir, sizeof ir,
                      "graph(%%x : Tensor):\n"
                      "  %%one : int = prim::Constant[value=1]()\n"
+                     "  %%twenty : int = prim::Constant[value=20]()\n"
                      "  %%none_s : str = prim::Constant[value=\"none\"]()\n"
                      "  %%tanh_s : str = prim::Constant[value=\"tanh\"]()\n");
   for (int k = 0; k < NOPS; k++)

@@ -1,7 +1,7 @@
 /* The legacy fuser's kernels against the reference interpreter, on what the
  * corpus does not cover: strided and non-contiguous inputs (transposed,
  * broadcast with stride 0), scalar inputs, int/bool/half/double dtypes, both
- * sides of the OpenMP size threshold, aten::cat as a group exit, and the
+ * sides of the parallel size threshold, aten::cat as a group exit, and the
  * decline paths (inputs that do not broadcast at run time, a chunk that does
  * not divide), where the plugin returns FBXP_DECLINE and the interpreter
  * runs the group. Expected values come from the same graph run unfused. */
@@ -235,9 +235,11 @@ START_TEST(int_bool_half_dtypes) {
 }
 END_TEST
 
-/* The kernels run serially below FUSEBOX_LEGACY_OMP_MIN elements (default
- * 32768) and as an OpenMP parallel for above: both give the reference. */
-START_TEST(openmp_threshold_both_sides) {
+/* The kernels run on the calling thread below FUSEBOX_LEGACY_OMP_MIN
+ * elements (default 32768) and in ranges on the host's pool above (rows of
+ * the strided path here, the second input being transposed): both give the
+ * reference. */
+START_TEST(parallel_threshold_both_sides) {
   pair p = open_pair(binary_ir);
   int64_t small[2] = {8, 8}, big[2] = {300, 400};
   fbx_ivalue in[2] = {fbx_iv_tensor(make(FBX_DTYPE_FLOAT32, 2, small, 1)),
@@ -393,7 +395,7 @@ int main(void) {
   tcase_add_test(tc, scalar_inputs);
   tcase_add_test(tc, scalar_typed_inputs);
   tcase_add_test(tc, int_bool_half_dtypes);
-  tcase_add_test(tc, openmp_threshold_both_sides);
+  tcase_add_test(tc, parallel_threshold_both_sides);
   tcase_add_test(tc, cat_is_a_group_exit);
   tcase_add_test(tc, decline_when_inputs_do_not_broadcast);
   tcase_add_test(tc, decline_when_chunk_does_not_divide);
