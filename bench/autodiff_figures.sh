@@ -23,17 +23,8 @@
 # stay in OUT_DIR (default: a new temporary directory).
 set -eu
 
-if [ $# -lt 1 ] || [ $# -gt 3 ]; then
-  echo "usage: $0 BUILD_DIR [FUSER] [OUT_DIR]" >&2
-  exit 2
-fi
-BUILD=$1
-FUSER=${2:-$BUILD/plugins/libfbx_legacy.so}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CLI=$BUILD/fusebox
-[ -x "$CLI" ] || { echo "$0: no $CLI (build the fusebox_cli target)" >&2; exit 1; }
-OUT=${3:-$(mktemp -d /tmp/autodiff_figures.XXXXXX)}
-mkdir -p "$OUT"
+FIGURES=autodiff_figures
+. "$(dirname "$0")/figures_args.sh"
 ITERS=${ITERS:-10}
 
 run() {

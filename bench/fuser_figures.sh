@@ -23,17 +23,8 @@
 # The JSON files stay in OUT_DIR (default: a new temporary directory).
 set -eu
 
-if [ $# -lt 1 ] || [ $# -gt 3 ]; then
-  echo "usage: $0 BUILD_DIR [FUSER] [OUT_DIR]" >&2
-  exit 2
-fi
-BUILD=$1
-FUSER=${2:-$BUILD/plugins/libfbx_legacy.so}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CLI=$BUILD/fusebox
-[ -x "$CLI" ] || { echo "$0: no $CLI (build the fusebox_cli target)" >&2; exit 1; }
-OUT=${3:-$(mktemp -d /tmp/fuser_figures.XXXXXX)}
-mkdir -p "$OUT"
+FIGURES=fuser_figures
+. "$(dirname "$0")/figures_args.sh"
 CACHE=$(mktemp -d /tmp/fuser_figures_cache.XXXXXX)
 trap 'rm -rf "$CACHE"' EXIT INT TERM
 ITERS=${ITERS:-20}

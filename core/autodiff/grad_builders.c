@@ -119,6 +119,12 @@ static fbx_value *out(em *e, int i) {
   return r;
 }
 
+/* The node's optional input i is given (present and not None). */
+static bool has_input(const fbx_node *n, int i) { return n->ninputs > i && !fbx_value_is_none(n->inputs[i]); }
+
+/* aten::size(x) as an int[] value. */
+static fbx_value *size_of(em *e, fbx_value *x) { return EMIT(e, "aten::size", t_ints(e), x); }
+
 static fbx_status *unsupported(em *e, const char *why) {
   fbx_status *st = fbx_status_new(FBX_ERR_UNSUPPORTED, "no gradient formula for %s with %s", fbx_sym_str(e->n->kind), why);
   fbx_status_free(e->st);
@@ -228,7 +234,7 @@ fbx_status *fbx_grad_broadcast_tensors(const fbx_grad_env *env, const fbx_node *
   }
   for (int k = 0; k < cnt; k++) {
     fbx_value *gk = EMIT(&e, "aten::__getitem__", T_, grad_outputs[0], c_int(&e, k));
-    fbx_value *sz = EMIT(&e, "aten::size", t_ints(&e), elems[k]);
+    fbx_value *sz = size_of(&e, elems[k]);
     parts[k] = EMIT(&e, "aten::sum_to_size", T_, gk, sz);
   }
   grad_inputs[0] = list_of(&e, t_tensors(&e), cnt, parts);
@@ -262,7 +268,7 @@ fbx_status *fbx_grad_var_std(const fbx_grad_env *env, const fbx_node *n, fbx_val
     keepdim = n->ninputs > 3 ? in(&e, 3) : c_bool(&e, false);
   }
   fbx_value *self = in(&e, 0), *none = c_none(&e), *t = c_bool(&e, true), *one = c_int(&e, 1);
-  fbx_value *sizes = EMIT(&e, "aten::size", t_ints(&e), self);
+  fbx_value *sizes = size_of(&e, self);
   fbx_value *mu = EMIT(&e, "aten::mean", T_, self, dim, t, none);
   fbx_value *d = EMIT(&e, "aten::sub", T_, self, mu, one);
   fbx_value *g = EMIT(&e, "fusebox::sum_backward", T_, grad_outputs[0], sizes, dim, keepdim);
@@ -304,14 +310,14 @@ fbx_status *fbx_grad_norm(const fbx_grad_env *env, const fbx_node *n, fbx_value 
     dim = in(&e, 1);
     keepdim = n->ninputs > 2 ? in(&e, 2) : c_bool(&e, false);
   } else {
-    if (n->ninputs > 1 && !fbx_value_is_none(n->inputs[1]) && !fbx_value_const_float(n->inputs[1], &p))
+    if (has_input(n, 1) && !fbx_value_const_float(n->inputs[1], &p))
       return unsupported(&e, "a non-constant p");
     dim = n->ninputs > 2 ? in(&e, 2) : c_none(&e);
     keepdim = n->ninputs > 3 ? in(&e, 3) : c_bool(&e, false);
   }
   fbx_value *self = in(&e, 0);
   if (p == 0) return e.st;
-  fbx_value *sizes = EMIT(&e, "aten::size", t_ints(&e), self);
+  fbx_value *sizes = size_of(&e, self);
   fbx_value *g = EMIT(&e, "fusebox::sum_backward", T_, grad_outputs[0], sizes, dim, keepdim);
   fbx_value *zero = c_int(&e, 0);
   if (p == 1) {
@@ -357,8 +363,8 @@ fbx_status *fbx_grad_layer_norm(const fbx_grad_env *env, const fbx_node *n, fbx_
                                 fbx_value **grad_inputs) {
   em e = {env, n, NULL};
   if (!grad_outputs[0]) return NULL;
-  bool has_w = n->ninputs > 2 && !fbx_value_is_none(n->inputs[2]);
-  bool has_b = n->ninputs > 3 && !fbx_value_is_none(n->inputs[3]);
+  bool has_w = has_input(n, 2);
+  bool has_b = has_input(n, 3);
   fbx_value *x = in(&e, 0), *none = c_none(&e), *t = c_bool(&e, true), *one = c_int(&e, 1);
   fbx_value *eps = n->ninputs > 4 ? in(&e, 4) : c_float(&e, 1e-5);
   fbx_value *k = EMIT(&e, "aten::len", t_int(), in(&e, 1));
@@ -371,19 +377,19 @@ fbx_status *fbx_grad_layer_norm(const fbx_grad_env *env, const fbx_node *n, fbx_
   fbx_value *var = EMIT(&e, "aten::mean", T_, EMIT(&e, "aten::mul", T_, xc, xc), last, t, none);
   fbx_value *rstd = EMIT(&e, "aten::rsqrt", T_, EMIT(&e, "aten::add", T_, var, eps, one));
   fbx_value *xhat = EMIT(&e, "aten::mul", T_, xc, rstd);
-  fbx_value *xsz = EMIT(&e, "aten::size", t_ints(&e), x);
-  fbx_value *g2 = EMIT(&e, "aten::reshape", T_, grad_outputs[0], EMIT(&e, "aten::size", t_ints(&e), x2));
+  fbx_value *xsz = size_of(&e, x);
+  fbx_value *g2 = EMIT(&e, "aten::reshape", T_, grad_outputs[0], size_of(&e, x2));
   fbx_value *dxhat = g2;
   if (has_w) {
     fbx_value *w = in(&e, 2);
     fbx_value *wf = EMIT(&e, "aten::reshape", T_, w, list_of(&e, t_ints(&e), 1, &m1));
     dxhat = EMIT(&e, "aten::mul", T_, g2, wf);
     fbx_value *gw = EMIT(&e, "aten::reshape", T_, EMIT(&e, "aten::mul", T_, g2, xhat), xsz);
-    grad_inputs[2] = EMIT(&e, "aten::sum_to_size", T_, gw, EMIT(&e, "aten::size", t_ints(&e), w));
+    grad_inputs[2] = EMIT(&e, "aten::sum_to_size", T_, gw, size_of(&e, w));
   }
   if (has_b)
     grad_inputs[3] =
-        EMIT(&e, "aten::sum_to_size", T_, grad_outputs[0], EMIT(&e, "aten::size", t_ints(&e), in(&e, 3)));
+        EMIT(&e, "aten::sum_to_size", T_, grad_outputs[0], size_of(&e, in(&e, 3)));
   fbx_value *a = EMIT(&e, "aten::mean", T_, dxhat, last, t, none);
   fbx_value *b = EMIT(&e, "aten::mean", T_, EMIT(&e, "aten::mul", T_, dxhat, xhat), last, t, none);
   fbx_value *inner = EMIT(&e, "aten::sub", T_, EMIT(&e, "aten::sub", T_, dxhat, a, one),
@@ -405,9 +411,9 @@ fbx_status *fbx_grad_linear(const fbx_grad_env *env, const fbx_node *n, fbx_valu
     grad_inputs[0] = gi;
     grad_inputs[1] = EMIT(&e, "aten::t", T_, mb->outputs[1]);
   }
-  if (n->ninputs > 2 && !fbx_value_is_none(n->inputs[2]))
+  if (has_input(n, 2))
     grad_inputs[2] =
-        EMIT(&e, "aten::sum_to_size", T_, grad_outputs[0], EMIT(&e, "aten::size", t_ints(&e), in(&e, 2)));
+        EMIT(&e, "aten::sum_to_size", T_, grad_outputs[0], size_of(&e, in(&e, 2)));
   return e.st;
 }
 
@@ -445,11 +451,11 @@ fbx_status *fbx_grad_bce_with_logits(const fbx_grad_env *env, const fbx_node *n,
                                      fbx_value **grad_inputs) {
   em e = {env, n, NULL};
   if (!grad_outputs[0]) return NULL;
-  bool has_w = n->ninputs > 2 && !fbx_value_is_none(n->inputs[2]);
-  bool has_pw = n->ninputs > 3 && !fbx_value_is_none(n->inputs[3]);
+  bool has_w = has_input(n, 2);
+  bool has_pw = has_input(n, 3);
   fbx_value *x = in(&e, 0), *t = in(&e, 1), *one = c_int(&e, 1);
   fbx_value *red = n->ninputs > 4 ? in(&e, 4) : c_int(&e, 1);
-  fbx_value *xs = EMIT(&e, "aten::size", t_ints(&e), x);
+  fbx_value *xs = size_of(&e, x);
   fbx_value *g = EMIT(&e, "fusebox::loss_reduction_backward", T_, grad_outputs[0], xs, red);
   if (has_w) g = EMIT(&e, "aten::mul", T_, g, in(&e, 2));
   fbx_value *sig = EMIT(&e, "aten::sigmoid", T_, x);
@@ -468,7 +474,7 @@ fbx_status *fbx_grad_bce_with_logits(const fbx_grad_env *env, const fbx_node *n,
   }
   grad_inputs[0] = EMIT(&e, "aten::sum_to_size", T_, EMIT(&e, "aten::mul", T_, ds, g), xs);
   grad_inputs[1] = EMIT(&e, "aten::sum_to_size", T_, EMIT(&e, "aten::mul", T_, dt, g),
-                        EMIT(&e, "aten::size", t_ints(&e), t));
+                        size_of(&e, t));
   return e.st;
 }
 
@@ -567,7 +573,7 @@ fbx_status *fbx_grad_batch_norm(const fbx_grad_env *env, const fbx_node *n, fbx_
     fbx_value *scale = has_w ? EMIT(&e, "aten::mul", T_, rstd_c, wc) : rstd_c;
     gi3 = EMIT(&e, "aten::mul", T_, g3, scale);
   }
-  grad_inputs[0] = EMIT(&e, "aten::reshape", T_, gi3, EMIT(&e, "aten::size", t_ints(&e), x));
+  grad_inputs[0] = EMIT(&e, "aten::reshape", T_, gi3, size_of(&e, x));
   if (has_w) grad_inputs[1] = EMIT(&e, "aten::sum", T_, EMIT(&e, "aten::mul", T_, g3, xhat), dims, f, none);
   if (has_b) grad_inputs[2] = EMIT(&e, "aten::sum", T_, g3, dims, f, none);
   return e.st;
@@ -580,8 +586,8 @@ fbx_status *fbx_grad_group_norm(const fbx_grad_env *env, const fbx_node *n, fbx_
                                 fbx_value **grad_inputs) {
   em e = {env, n, NULL};
   if (!grad_outputs[0]) return NULL;
-  bool has_w = n->ninputs > 2 && !fbx_value_is_none(n->inputs[2]);
-  bool has_b = n->ninputs > 3 && !fbx_value_is_none(n->inputs[3]);
+  bool has_w = has_input(n, 2);
+  bool has_b = has_input(n, 3);
   fbx_value *x = in(&e, 0), *one = c_int(&e, 1), *none = c_none(&e), *t = c_bool(&e, true), *f = c_bool(&e, false);
   fbx_value *eps = n->ninputs > 4 ? in(&e, 4) : c_float(&e, 1e-5);
   fbx_value *m1 = c_int(&e, -1);
@@ -607,7 +613,7 @@ fbx_status *fbx_grad_group_norm(const fbx_grad_env *env, const fbx_node *n, fbx_
   }
   if (has_b) grad_inputs[3] = EMIT(&e, "aten::sum", T_, gc, dims, f, none);
   fbx_value *gi = norm_input_grad(&e, dxhat, xhat, rstd, last);
-  grad_inputs[0] = EMIT(&e, "aten::reshape", T_, gi, EMIT(&e, "aten::size", t_ints(&e), x));
+  grad_inputs[0] = EMIT(&e, "aten::reshape", T_, gi, size_of(&e, x));
   return e.st;
 }
 
@@ -654,8 +660,8 @@ fbx_status *fbx_grad_cdist(const fbx_grad_env *env, const fbx_node *n, fbx_value
   fbx_value *dr = c_int(&e, -2), *dp = c_int(&e, -3);
   fbx_value *g1 = EMIT(&e, "aten::sum", T_, gd, list_of(&e, t_ints(&e), 1, &dr), f, none);
   fbx_value *g2 = EMIT(&e, "aten::neg", T_, EMIT(&e, "aten::sum", T_, gd, list_of(&e, t_ints(&e), 1, &dp), f, none));
-  grad_inputs[0] = EMIT(&e, "aten::sum_to_size", T_, g1, EMIT(&e, "aten::size", t_ints(&e), x1));
-  grad_inputs[1] = EMIT(&e, "aten::sum_to_size", T_, g2, EMIT(&e, "aten::size", t_ints(&e), x2));
+  grad_inputs[0] = EMIT(&e, "aten::sum_to_size", T_, g1, size_of(&e, x1));
+  grad_inputs[1] = EMIT(&e, "aten::sum_to_size", T_, g2, size_of(&e, x2));
   return e.st;
 }
 
@@ -690,7 +696,7 @@ fbx_status *fbx_grad_cosine_similarity(const fbx_grad_env *env, const fbx_node *
                            EMIT(&e, "aten::mul", T_, nrm[k], raw[k]));
     self = EMIT(&e, "aten::masked_fill", T_, self, EMIT(&e, "aten::eq", T_, raw[k], zero), zero);
     fbx_value *gk = EMIT(&e, "aten::mul", T_, g, EMIT(&e, "aten::sub", T_, cross, self, one));
-    grad_inputs[k] = EMIT(&e, "aten::sum_to_size", T_, gk, EMIT(&e, "aten::size", t_ints(&e), x[k]));
+    grad_inputs[k] = EMIT(&e, "aten::sum_to_size", T_, gk, size_of(&e, x[k]));
   }
   return e.st;
 }
@@ -708,9 +714,9 @@ fbx_status *fbx_grad_bce(const fbx_grad_env *env, const fbx_node *n, fbx_value *
   if (!grad_outputs[0]) return NULL;
   fbx_value *x = in(&e, 0), *t = in(&e, 1), *one = c_int(&e, 1);
   fbx_value *red = n->ninputs > 3 ? in(&e, 3) : c_int(&e, 1);
-  fbx_value *xs = EMIT(&e, "aten::size", t_ints(&e), x);
+  fbx_value *xs = size_of(&e, x);
   fbx_value *g = EMIT(&e, "fusebox::loss_reduction_backward", T_, grad_outputs[0], xs, red);
-  if (n->ninputs > 2 && !fbx_value_is_none(n->inputs[2])) g = EMIT(&e, "aten::mul", T_, g, in(&e, 2));
+  if (has_input(n, 2)) g = EMIT(&e, "aten::mul", T_, g, in(&e, 2));
   fbx_value *den = EMIT(&e, "aten::mul", T_, EMIT(&e, "aten::rsub", T_, x, one, one), x);
   den = EMIT(&e, "aten::clamp_min", T_, den, c_float(&e, 1e-12));
   fbx_value *ds = EMIT(&e, "aten::div", T_, EMIT(&e, "aten::sub", T_, x, t, one), den);
@@ -731,7 +737,7 @@ fbx_status *fbx_grad_bce(const fbx_grad_env *env, const fbx_node *n, fbx_value *
 static fbx_value *nll_dlogp(em *e, fbx_value *x, fbx_value *cd, int64_t red, fbx_value *grad, double ls) {
   /* red < 0: the reduction is known at run time only */
   const fbx_node *n = e->n;
-  bool has_w = n->ninputs > 2 && !fbx_value_is_none(n->inputs[2]);
+  bool has_w = has_input(n, 2);
   fbx_value *t = in(e, 1), *zero = c_int(e, 0), *none = c_none(e);
   fbx_value *ii = n->ninputs > 4 ? in(e, 4) : c_int(e, -100);
   fbx_value *w = has_w ? in(e, 2) : NULL;

@@ -101,19 +101,38 @@ static fbx_status *export_one(flat_ctx *c, const fbx_ivalue *v) {
   return NULL;
 }
 
-fbx_status *fbx_executor_run(fbx_executor *ex, DLManagedTensor *const *inputs, int nin, DLManagedTensor **outputs,
-                             int nout) {
-  if (!ex) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_run: NULL executor");
-  if (nout > 0 && !outputs) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_run: NULL outputs");
-  if (nin > 0 && !inputs) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_run: NULL inputs");
+/* What fbx_executor_run and fbx_executor_forward (named fn in messages)
+ * check before running: pointers given, and as many inputs and (flattened)
+ * outputs as the graph has. Clears outputs[0..nout). */
+static fbx_status *check_call(const char *fn, fbx_executor *ex, DLManagedTensor *const *inputs, int nin,
+                              DLManagedTensor **outputs, int nout) {
+  if (!ex) return fbx_status_new(FBX_ERR_INVALID_ARG, "%s: NULL executor", fn);
+  if (nout > 0 && !outputs) return fbx_status_new(FBX_ERR_INVALID_ARG, "%s: NULL outputs", fn);
+  if (nin > 0 && !inputs) return fbx_status_new(FBX_ERR_INVALID_ARG, "%s: NULL inputs", fn);
   for (int i = 0; i < nout; i++) outputs[i] = NULL;
   const fbx_graph *g = fbx_executor_graph(ex);
-  int gin = fbx_graph_ninputs(g), gout = fbx_graph_noutputs(g), flat = fbx_executor_num_outputs(ex);
+  int gin = fbx_graph_ninputs(g), flat = fbx_executor_num_outputs(ex);
   if (nin != gin)
     return fbx_status_new(FBX_ERR_INVALID_ARG, "the graph takes %d input%s, %d given", gin, gin == 1 ? "" : "s", nin);
   if (nout != flat)
     return fbx_status_new(FBX_ERR_INVALID_ARG, "the graph gives %d output%s, room for %d given", flat,
                           flat == 1 ? "" : "s", nout);
+  return NULL;
+}
+
+/* Deletes the n outputs exported before a failure. */
+static void drop_exported(DLManagedTensor **outputs, int n) {
+  for (int i = 0; i < n; i++) {
+    if (outputs[i] && outputs[i]->deleter) outputs[i]->deleter(outputs[i]);
+    outputs[i] = NULL;
+  }
+}
+
+fbx_status *fbx_executor_run(fbx_executor *ex, DLManagedTensor *const *inputs, int nin, DLManagedTensor **outputs,
+                             int nout) {
+  FBX_TRY(check_call("fbx_executor_run", ex, inputs, nin, outputs, nout));
+  const fbx_graph *g = fbx_executor_graph(ex);
+  int gin = fbx_graph_ninputs(g), gout = fbx_graph_noutputs(g);
   fbx_ivalue *in = fbx_calloc((size_t)gin + 1, sizeof *in);
   fbx_ivalue *out = fbx_calloc((size_t)gout + 1, sizeof *out);
   fbx_tensor **borrowed = fbx_calloc((size_t)gin + 1, sizeof *borrowed);
@@ -125,12 +144,7 @@ fbx_status *fbx_executor_run(fbx_executor *ex, DLManagedTensor *const *inputs, i
   if (!st) st = fbx_executor_run_values(ex, in, gin, out, gout, 0);
   flat_ctx c = {.out = outputs, .cap = nout, .borrowed = borrowed, .nborrowed = gin};
   for (int i = 0; i < gout && !st; i++) st = export_one(&c, &out[i]);
-  if (st) {
-    for (int i = 0; i < c.n; i++) {
-      if (outputs[i] && outputs[i]->deleter) outputs[i]->deleter(outputs[i]);
-      outputs[i] = NULL;
-    }
-  }
+  if (st) drop_exported(outputs, c.n);
   for (int i = 0; in && i < gin; i++) fbx_iv_release(&in[i]);
   for (int i = 0; out && i < gout; i++) fbx_iv_release(&out[i]);
   fbx_free(in);
@@ -157,17 +171,10 @@ static fbx_status *import_owned(const fbx_graph *g, DLManagedTensor *const *inpu
 fbx_status *fbx_executor_forward(fbx_executor *ex, DLManagedTensor *const *inputs, int nin, const int *requires_grad,
                                  DLManagedTensor **outputs, int nout, fbx_grad_handle **handle) {
   if (handle) *handle = NULL;
-  if (!ex || !handle) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_forward: NULL %s", ex ? "handle" : "executor");
-  if (nout > 0 && !outputs) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_forward: NULL outputs");
-  if (nin > 0 && !inputs) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_forward: NULL inputs");
-  for (int i = 0; i < nout; i++) outputs[i] = NULL;
+  if (ex && !handle) return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_executor_forward: NULL handle");
+  FBX_TRY(check_call("fbx_executor_forward", ex, inputs, nin, outputs, nout));
   const fbx_graph *g = fbx_executor_graph(ex);
-  int gin = fbx_graph_ninputs(g), gout = fbx_graph_noutputs(g), flat = fbx_executor_num_outputs(ex);
-  if (nin != gin)
-    return fbx_status_new(FBX_ERR_INVALID_ARG, "the graph takes %d input%s, %d given", gin, gin == 1 ? "" : "s", nin);
-  if (nout != flat)
-    return fbx_status_new(FBX_ERR_INVALID_ARG, "the graph gives %d output%s, room for %d given", flat,
-                          flat == 1 ? "" : "s", nout);
+  int gin = fbx_graph_ninputs(g), gout = fbx_graph_noutputs(g);
   fbx_ivalue *in = fbx_calloc((size_t)gin + 1, sizeof *in);
   fbx_ivalue *out = fbx_calloc((size_t)gout + 1, sizeof *out);
   bool *rg = fbx_calloc((size_t)gin + 1, sizeof *rg);
@@ -179,10 +186,7 @@ fbx_status *fbx_executor_forward(fbx_executor *ex, DLManagedTensor *const *input
   flat_ctx c = {.out = outputs, .cap = nout};
   for (int i = 0; i < gout && !st; i++) st = export_one(&c, &out[i]);
   if (st) {
-    for (int i = 0; i < c.n; i++) {
-      if (outputs[i] && outputs[i]->deleter) outputs[i]->deleter(outputs[i]);
-      outputs[i] = NULL;
-    }
+    drop_exported(outputs, c.n);
     fbx_grad_free(h);
   } else {
     *handle = h;
@@ -228,11 +232,7 @@ fbx_status *fbx_executor_backward(fbx_grad_handle *h, DLManagedTensor *const *gr
     flat_ctx c = {.out = &grad_inputs[i], .cap = 1, .borrowed = borrowed, .nborrowed = n};
     st = export_one(&c, &gin[i]);
   }
-  if (st)
-    for (int i = 0; i < done; i++) {
-      if (grad_inputs[i] && grad_inputs[i]->deleter) grad_inputs[i]->deleter(grad_inputs[i]);
-      grad_inputs[i] = NULL;
-    }
+  if (st) drop_exported(grad_inputs, done);
   for (int k = 0; gout && k < n; k++) fbx_iv_release(&gout[k]);
   for (int i = 0; gin && i < nin; i++) fbx_iv_release(&gin[i]);
   fbx_free(gout);

@@ -105,32 +105,36 @@ static fbx_status *checked_index(fbx_kctx *ctx, fbx_tensor *idx, int64_t n, fbx_
   return NULL;
 }
 
-/* Run scatter_rows from grad (any dtype and strides) into a new tensor of
- * `sizes` in grad's dtype. s->idx is set by the caller. */
-static fbx_status *scatter_to_new(fbx_tensor **out, const fbx_tensor *grad, int ndim, const int64_t *sizes,
-                                  const scatter_spec *s) {
-  fbx_tensor *g = NULL, *acc = NULL;
-  FBX_TRY(fbx_tensor_clone_as(&g, grad, FBX_DTYPE_FLOAT64));
-  fbx_status *st = fbx_tensor_zeros(&acc, FBX_DTYPE_FLOAT64, ndim, sizes);
-  if (!st) {
-    scatter_rows(acc->data, g->data, s);
-    st = fbx_tensor_clone_as(out, acc, grad->dtype);
-  }
-  fbx_tensor_release(g);
-  fbx_tensor_release(acc);
-  return st;
-}
-
 static void split_at(const int64_t *sizes, int ndim, int64_t d, int64_t *outer, int64_t *inner) {
   *outer = *inner = 1;
   for (int k = 0; k < d; k++) *outer *= sizes[k];
   for (int k = (int)d + 1; k < ndim; k++) *inner *= sizes[k];
 }
 
+/* Output 0 := scatter_rows of grad (any dtype and strides) along dim d into
+ * zeros of `sizes`, in grad's dtype. s->idx points into ic (the checked
+ * indices), which is released here either way; s's outer/inner are set here. */
+static fbx_status *scatter_to_output(fbx_ivalue *outs, const fbx_tensor *grad, int ndim, const int64_t *sizes,
+                                     int64_t d, scatter_spec *s, fbx_tensor *ic) {
+  fbx_tensor *g = NULL, *acc = NULL, *out = NULL;
+  split_at(sizes, ndim, d, &s->outer, &s->inner);
+  fbx_status *st = fbx_tensor_clone_as(&g, grad, FBX_DTYPE_FLOAT64);
+  if (!st) st = fbx_tensor_zeros(&acc, FBX_DTYPE_FLOAT64, ndim, sizes);
+  if (!st) {
+    scatter_rows(acc->data, g->data, s);
+    st = fbx_tensor_clone_as(&out, acc, grad->dtype);
+  }
+  fbx_tensor_release(g);
+  fbx_tensor_release(acc);
+  fbx_tensor_release(ic);
+  if (!st) fbx_set_out_tensor(outs, 0, out);
+  return st;
+}
+
 /* aten::index_select_backward(Tensor grad, int[] self_sizes, int dim, Tensor index) -> Tensor
  * zeros(self_sizes).index_add_(dim, index, grad): repeated indices accumulate. */
 fbx_status *fbx_k_index_select_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor *grad, *index, *ic = NULL, *out = NULL;
+  fbx_tensor *grad, *index, *ic = NULL;
   int64_t sizes[FBX_MAX_DIMS], d;
   int n = 0;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
@@ -145,12 +149,7 @@ fbx_status *fbx_k_index_select_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_iva
                                    (int)d, index->numel);
   FBX_TRY(checked_index(ctx, index, dimsize, &ic));
   scatter_spec s = {.k = index->numel, .n = dimsize, .idx = ic->data};
-  split_at(sizes, n, d, &s.outer, &s.inner);
-  fbx_status *st = scatter_to_new(&out, grad, n, sizes, &s);
-  fbx_tensor_release(ic);
-  if (st) return st;
-  fbx_set_out_tensor(outs, 0, out);
-  return NULL;
+  return scatter_to_output(outs, grad, n, sizes, d, &s, ic);
 }
 
 /* aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, int padding_idx,
@@ -206,7 +205,7 @@ fbx_status *fbx_k_embedding_dense_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_
  * zeros(sizes).scatter_(dim, indices, grad) with grad and indices unsqueezed
  * at dim when !keepdim (max.dim, min.dim, and with keepdim for topk/sort). */
 fbx_status *fbx_k_value_selecting_reduction_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor *grad, *indices, *ic = NULL, *out = NULL;
+  fbx_tensor *grad, *indices, *ic = NULL;
   int64_t sizes[FBX_MAX_DIMS], d;
   int n = 0;
   bool keepdim = fbx_iv_to_int(&args[4]) != 0;
@@ -226,12 +225,7 @@ fbx_status *fbx_k_value_selecting_reduction_backward(fbx_kctx *ctx, fbx_ivalue *
   if (!ok) return fbx_kernel_error(ctx, "grad and indices must have the shape of sizes reduced over dim %d", (int)d);
   FBX_TRY(checked_index(ctx, indices, n ? sizes[d] : 1, &ic));
   scatter_spec s = {.k = n ? ks[d] : 1, .n = n ? sizes[d] : 1, .idx = ic->data, .idx_per_elem = true};
-  split_at(sizes, n, d, &s.outer, &s.inner);
-  fbx_status *st = scatter_to_new(&out, grad, n, sizes, &s);
-  fbx_tensor_release(ic);
-  if (st) return st;
-  fbx_set_out_tensor(outs, 0, out);
-  return NULL;
+  return scatter_to_output(outs, grad, n, sizes, d, &s, ic);
 }
 
 /* fusebox::sum_backward(Tensor(a) grad, int[] sizes, int[]? dim, bool keepdim) -> Tensor(a)

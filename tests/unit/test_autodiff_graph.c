@@ -8,7 +8,6 @@
  * groups run through the interpreter, outputs compared bit for bit with the
  * ungrouped graph's). */
 #include <check.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 
 #include "autodiff/autodiff.h"
 #include "base/alloc.h"
+#include "corpus_case.h"
 #include "exec/interp.h"
 #include "ir/text.h"
 #include "ir/verify.h"
@@ -401,44 +401,13 @@ END_TEST
 
 /* ---- the corpus ------------------------------------------------------------------------ */
 
-static const char *case_file(const char *name, const char *file) {
-  static char buf[4][4096];
-  static int next;
-  char *p = buf[next++ & 3];
-  snprintf(p, 4096, "%s/%s/%s", tu_src_path("tests/corpus/cases"), name, file);
-  return p;
-}
-
-/* Inputs from the case's args file; *is_float[i] for floating tensors. */
+/* The case's inputs (failing the test when they cannot be read); is_float[i]
+ * for floating tensors, the inputs that require grad. */
 static int load_args(const char *name, fbx_ivalue *in, bool *is_float, int cap) {
-  char *text = tu_read_file(case_file(name, "args"), NULL);
-  if (!text) return -1;
-  int n = 0;
-  char *save = NULL;
-  for (char *l = strtok_r(text, "\n", &save); l && n < cap; l = strtok_r(NULL, "\n", &save)) {
-    while (*l == ' ') l++;
-    size_t len = strlen(l);
-    while (len && (l[len - 1] == ' ' || l[len - 1] == '\r')) l[--len] = '\0';
-    if (!len) continue;
-    is_float[n] = false;
-    if (len > 4 && !strcmp(l + len - 4, ".npy")) {
-      fbx_tensor *t = NULL;
-      fbx_status *st = fbx_npy_read_file(&t, case_file(name, l));
-      ck_assert_msg(!st, "%s: %s", name, st ? fbx_status_message(st) : "");
-      is_float[n] = fbx_dtype_is_floating(t->dtype);
-      in[n] = fbx_iv_tensor(t);
-    } else if (!strcmp(l, "None")) {
-      in[n] = fbx_iv_none();
-    } else if (!strcmp(l, "true") || !strcmp(l, "false")) {
-      in[n] = fbx_iv_bool(l[0] == 't');
-    } else {
-      char *end;
-      long long i = strtoll(l, &end, 10);
-      in[n] = *end ? fbx_iv_float(strtod(l, NULL)) : fbx_iv_int(i);
-    }
-    n++;
-  }
-  free(text);
+  fbx_strbuf why = {0};
+  int n = cc_load_inputs(name, in, cap, &why);
+  ck_assert_msg(n >= 0, "%s: %s", name, why.data);
+  for (int i = 0; i < n; i++) is_float[i] = in[i].kind == FBX_IV_TENSOR && fbx_dtype_is_floating(in[i].u.t->dtype);
   return n;
 }
 
@@ -504,22 +473,13 @@ static int check_groups(const char *name, const fbx_block *b) {
 
 START_TEST(corpus_structure) {
   ck_assert(!fbx_op_table_init());
-  DIR *d = opendir(tu_src_path("tests/corpus/cases"));
-  ck_assert(d);
-  struct dirent *e;
-  char *names[512];
-  int ncases = 0;
-  while ((e = readdir(d)) && ncases < 512)
-    if (e->d_name[0] != '.') names[ncases++] = strdup(e->d_name);
-  closedir(d);
+  char **names = NULL;
+  int ncases = cc_list(&names);
   int groups = 0, ran = 0, with_groups = 0;
   for (int c = 0; c < ncases; c++) {
     const char *name = names[c];
     fbx_graph *g = NULL;
-    if (fbx_graph_parse_file(&g, case_file(name, "graph.ir"))) {
-      free(names[c]);
-      continue;
-    }
+    if (fbx_graph_parse_file(&g, cc_path(name, "graph.ir"))) continue;
     fbx_ivalue in[32] = {0};
     bool is_float[32] = {0};
     int nin = load_args(name, in, is_float, 32);
@@ -564,8 +524,8 @@ START_TEST(corpus_structure) {
     }
     for (int i = 0; i < nin; i++) fbx_iv_release(&in[i]);
     fbx_graph_destroy(g);
-    free(names[c]);
   }
+  cc_free_names(names, ncases);
   printf("create_subgraphs: %d corpus graphs, %d with groups (%d groups), %d grouped graphs run identically\n",
          ncases, with_groups, groups, ran);
   ck_assert_int_ge(ncases, 50);
@@ -641,24 +601,6 @@ static int note_formula_gaps(const fbx_graph *g, const bool *in_rg, missing_ops 
   return here.n;
 }
 
-static bool close_enough(const fbx_tensor *got, const fbx_tensor *want, double rtol, double atol, char *why,
-                         size_t cap) {
-  if (!fbx_tensor_same_shape(got, want) || got->dtype != want->dtype) {
-    snprintf(why, cap, "shape/dtype differ (%s vs PyTorch %s)", fbx_dtype_name(got->dtype),
-             fbx_dtype_name(want->dtype));
-    return false;
-  }
-  for (int64_t i = 0; i < want->numel; i++) {
-    double a = fbx_tensor_get_f64(got, i), e = fbx_tensor_get_f64(want, i);
-    if (isnan(a) && isnan(e)) continue;
-    if (!(fabs(a - e) <= atol + rtol * fabs(e))) {
-      snprintf(why, cap, "element %lld: got %.9g, PyTorch %.9g (rtol %g atol %g)", (long long)i, a, e, rtol, atol);
-      return false;
-    }
-  }
-  return true;
-}
-
 static fbx_status *run_graph(const fbx_graph *g, const fbx_ivalue *in, int nin, fbx_ivalue *out) {
   fbx_interp *it = NULL;
   FBX_TRY(fbx_interp_create(&it, g));
@@ -707,7 +649,7 @@ static gverdict grad_case(const char *name, missing_ops *missing, char *why, siz
   int nin = 0, ngout = 0, nout = 0;
   fbx_gradient *gr = NULL;
   snprintf(why, cap, "?");
-  if (fbx_graph_parse_file(&g, case_file(name, "graph.ir"))) {
+  if (fbx_graph_parse_file(&g, cc_path(name, "graph.ir"))) {
     snprintf(why, cap, "does not parse");
     goto done;
   }
@@ -726,15 +668,11 @@ static gverdict grad_case(const char *name, missing_ops *missing, char *why, siz
   nin = load_args(name, in, is_float, 32);
   nout = fbx_graph_noutputs(g);
   ck_assert(nout <= 16);
-  for (int k = 0; k < nout; k++) {
-    char f[32];
-    snprintf(f, sizeof f, "grad_out%d.npy", k);
-    fbx_tensor *t = NULL;
-    if (access(case_file(name, f), R_OK)) continue;
-    ck_assert(!fbx_npy_read_file(&t, case_file(name, f)));
-    defined[k] = true;
-    gout[ngout++] = fbx_iv_tensor(t);
-  }
+  fbx_ivalue sparse[16];
+  fbx_strbuf gw = {0};
+  ck_assert_msg(cc_load_grad_outputs(name, sparse, defined, nout, &gw) >= 0, "%s: %s", name, gw.data);
+  for (int k = 0; k < nout; k++)
+    if (defined[k]) gout[ngout++] = sparse[k];
   char gaps[512];
   if (note_formula_gaps(g, is_float, missing, gaps, sizeof gaps)) {
     snprintf(why, cap, "missing formula%s: %s", strchr(gaps, ',') ? "s" : "", gaps);
@@ -753,45 +691,17 @@ static gverdict grad_case(const char *name, missing_ops *missing, char *why, siz
     fbx_status_free(st);
     goto done;
   }
-  /* PyTorch's tolerance for the outputs, ten times looser for gradients
-   * (they sum more terms in a different order) */
-  double rtol = 1e-5, atol = 1e-6;
-  char *tol = tu_read_file(case_file(name, "tol"), NULL);
-  if (tol) {
-    ck_assert_int_eq(sscanf(tol, "%lf %lf", &rtol, &atol), 2);
-    free(tol);
-  }
   v = G_PASS;
   for (int i = 0; i < nin && v == G_PASS; i++) {
     if (!is_float[i]) continue;
-    char f[512];
-    snprintf(f, sizeof f, "grad_%s.npy", fbx_graph_input(g, i)->name);
-    fbx_tensor *want = NULL;
-    bool have = !access(case_file(name, f), R_OK);
-    if (!have) {
-      /* PyTorch: no gradient; we may give none or zeros */
-      if (grads[i].kind == FBX_IV_TENSOR)
-        for (int64_t e = 0; e < grads[i].u.t->numel && v == G_PASS; e++)
-          if (fbx_tensor_get_f64(grads[i].u.t, e) != 0) {
-            v = G_FAIL;
-            snprintf(why, cap, "%%%s: PyTorch has no gradient, fusebox a nonzero one", fbx_graph_input(g, i)->name);
-          }
-      continue;
-    }
-    ck_assert(!fbx_npy_read_file(&want, case_file(name, f)));
-    bool tight = want->dtype == FBX_DTYPE_FLOAT64 && !tol;
-    char w[256];
-    if (grads[i].kind != FBX_IV_TENSOR) {
+    bool compared;
+    fbx_strbuf w = {0};
+    if (!cc_check_input_grad(name, fbx_graph_input(g, i)->name, &grads[i], &compared, &w)) {
       v = G_FAIL;
-      snprintf(why, cap, "%%%s: no gradient from the backward graph", fbx_graph_input(g, i)->name);
-    } else if (!close_enough(grads[i].u.t, want, tight ? 1e-10 : 10 * rtol, tight ? 1e-10 : 10 * atol, w,
-                             sizeof w)) {
-      v = G_FAIL;
-      snprintf(why, cap, "grad_%s: %s", fbx_graph_input(g, i)->name, w);
-    } else {
-      (*ncompared)++;
+      snprintf(why, cap, "%s", w.data);
     }
-    fbx_tensor_release(want);
+    *ncompared += compared;
+    fbx_strbuf_free(&w);
   }
   if (v == G_FAIL) {
     char *b = fbx_graph_print(gr->backward);
@@ -809,34 +719,14 @@ done:
   return v;
 }
 
-static bool has_input_grad_file(const char *name) {
-  DIR *d = opendir(case_file(name, ""));
-  if (!d) return false;
-  struct dirent *e;
-  bool found = false;
-  while ((e = readdir(d)) && !found)
-    found = !strncmp(e->d_name, "grad_", 5) && strncmp(e->d_name, "grad_out", 8);
-  closedir(d);
-  return found;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 START_TEST(corpus_gradients) {
   ck_assert(!fbx_op_table_init());
-  DIR *d = opendir(tu_src_path("tests/corpus/cases"));
-  ck_assert(d);
-  struct dirent *e;
-  char *names[512];
-  int ncases = 0;
-  while ((e = readdir(d)) && ncases < 512)
-    if (e->d_name[0] != '.') names[ncases++] = strdup(e->d_name);
-  closedir(d);
-  qsort(names, (size_t)ncases, sizeof *names, cmp_str);
+  char **names = NULL;
+  int ncases = cc_list(&names);
   int pass = 0, fail = 0, skip = 0, with_grads = 0, compared = 0;
   missing_ops missing = {0};
   for (int c = 0; c < ncases; c++) {
-    if (has_input_grad_file(names[c])) {
+    if (cc_has_input_grads(names[c])) {
       with_grads++;
       char why[1024];
       gverdict v = grad_case(names[c], &missing, why, sizeof why, &compared);
@@ -846,8 +736,8 @@ START_TEST(corpus_gradients) {
       fail += v == G_FAIL;
       skip += v == G_SKIP;
     }
-    free(names[c]);
   }
+  cc_free_names(names, ncases);
   printf("differentiate: %d corpus cases with gradients: %d match PyTorch (%d input gradients), %d fail, %d skipped\n",
          with_grads, pass, compared, fail, skip);
   if (missing.n) {

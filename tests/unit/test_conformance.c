@@ -11,17 +11,17 @@
  * cases fail because the op table lacks an op, which ops those are. A failing
  * case is never skipped: the test passes only when every case does. A sample
  * of the cases also goes through `fusebox run --out` to cover the CLI, and
- * every graph under tests/corpus/graphs/ must at least be plannable. */
+ * every graph under tests/corpus/graphs/ must at least be plannable. Reading
+ * the cases and comparing is corpus_case.h's. */
 #include <check.h>
 #include <dirent.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/strbuf.h"
+#include "corpus_case.h"
 #include "exec/interp.h"
 #include "ir/text.h"
 #include "ops/optable.h"
@@ -30,223 +30,13 @@
 /* The corpus generator writes ~80 cases; far fewer means it is missing or broken. */
 #define MIN_CASES 50
 #define CLI_SAMPLE_EVERY 5
-#define MAX_CASES 1024
 #define MAX_ARGS 32
 
-static char *case_names[MAX_CASES];
+static char **case_names;
 static int ncases;
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static void list_cases(void) {
-  if (ncases) return;
-  DIR *d = opendir(tu_src_path("tests/corpus/cases"));
-  ck_assert_msg(d, "no tests/corpus/cases directory");
-  struct dirent *e;
-  while ((e = readdir(d)) && ncases < MAX_CASES) {
-    if (e->d_name[0] == '.') continue;
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s/graph.ir", tu_src_path("tests/corpus/cases"), e->d_name);
-    if (access(p, R_OK) == 0) case_names[ncases++] = strdup(e->d_name);
-  }
-  closedir(d);
-  qsort(case_names, (size_t)ncases, sizeof *case_names, cmp_str);
-}
-
-static const char *case_file(const char *name, const char *file) {
-  static _Thread_local char buf[4][4096];
-  static _Thread_local int next;
-  char *p = buf[next++ & 3];
-  snprintf(p, 4096, "%s/%s/%s", tu_src_path("tests/corpus/cases"), name, file);
-  return p;
-}
-
-/* ---- comparing ----------------------------------------------------------------------------- */
-
-typedef struct tol {
-  double rtol, atol;
-  bool from_file;
-} tol;
-
-static tol default_tol(fbx_dtype d, tol file) {
-  if (file.from_file) return file;
-  switch (d) {
-    case FBX_DTYPE_FLOAT32: return (tol){1e-5, 1e-6, false};
-    case FBX_DTYPE_FLOAT64: return (tol){1e-12, 1e-12, false};
-    case FBX_DTYPE_FLOAT16: return (tol){1e-3, 1e-3, false};
-    case FBX_DTYPE_BFLOAT16: return (tol){1e-2, 1e-2, false};
-    default: return (tol){0, 0, false};
-  }
-}
-
-static void shape_str(fbx_strbuf *b, const fbx_tensor *t) {
-  fbx_strbuf_printf(b, "%s[", fbx_dtype_name(t->dtype));
-  for (int i = 0; i < t->ndim; i++) fbx_strbuf_printf(b, "%s%lld", i ? ", " : "", (long long)t->sizes[i]);
-  fbx_strbuf_putc(b, ']');
-}
-
-/* Compare got with want; on mismatch append why to *why and return false. */
-static bool compare_tensor(const fbx_tensor *got, const fbx_tensor *want, tol file_tol, fbx_strbuf *why) {
-  if (got->dtype != want->dtype || !fbx_tensor_same_shape(got, want)) {
-    fbx_strbuf_puts(why, "got ");
-    shape_str(why, got);
-    fbx_strbuf_puts(why, ", PyTorch gives ");
-    shape_str(why, want);
-    return false;
-  }
-  bool floating = fbx_dtype_is_floating(want->dtype);
-  tol t = default_tol(want->dtype, file_tol);
-  int64_t bad = 0, first = -1;
-  double worst = 0;
-  for (int64_t i = 0; i < want->numel; i++) {
-    bool ok;
-    if (floating) {
-      double a = fbx_tensor_get_f64(got, i), e = fbx_tensor_get_f64(want, i);
-      if (isnan(e) || isnan(a)) ok = isnan(e) && isnan(a);
-      else if (isinf(e) || isinf(a)) ok = a == e;
-      else {
-        double err = fabs(a - e), lim = t.atol + t.rtol * fabs(e);
-        ok = err <= lim;
-        if (!ok && err / lim > worst) worst = err / lim;
-      }
-    } else {
-      ok = fbx_tensor_get_i64(got, i) == fbx_tensor_get_i64(want, i);
-    }
-    if (!ok && bad++ == 0) first = i;
-  }
-  if (!bad) return true;
-  fbx_strbuf_printf(why, "%lld of %lld values differ; first at flat index %lld: got ", (long long)bad,
-                    (long long)want->numel, (long long)first);
-  if (floating)
-    fbx_strbuf_printf(why, "%.9g, PyTorch %.9g (rtol %g atol %g)", fbx_tensor_get_f64(got, first),
-                      fbx_tensor_get_f64(want, first), t.rtol, t.atol);
-  else
-    fbx_strbuf_printf(why, "%lld, PyTorch %lld", (long long)fbx_tensor_get_i64(got, first),
-                      (long long)fbx_tensor_get_i64(want, first));
-  return false;
-}
-
-/* A flattened output as a tensor, PyTorch's way (int -> int64, float -> float64, bool -> bool). */
-static fbx_tensor *as_tensor(const fbx_ivalue *v) {
-  fbx_tensor *t = NULL;
-  fbx_status *st = NULL;
-  switch (v->kind) {
-    case FBX_IV_TENSOR: return fbx_tensor_retain(v->u.t);
-    case FBX_IV_INT: st = fbx_tensor_from_data(&t, FBX_DTYPE_INT64, 0, NULL, &v->u.i); break;
-    case FBX_IV_FLOAT: st = fbx_tensor_from_data(&t, FBX_DTYPE_FLOAT64, 0, NULL, &v->u.f); break;
-    case FBX_IV_BOOL: {
-      uint8_t b = v->u.b;
-      st = fbx_tensor_from_data(&t, FBX_DTYPE_BOOL, 0, NULL, &b);
-      break;
-    }
-    default: return NULL;
-  }
-  fbx_status_free(st);
-  return t;
-}
-
-static void flatten(const fbx_ivalue *v, fbx_ivalue *out, int *n, int cap) {
-  if (v->kind == FBX_IV_TUPLE || v->kind == FBX_IV_LIST) {
-    for (int i = 0; i < v->u.l->n; i++) flatten(&v->u.l->items[i], out, n, cap);
-  } else if (*n < cap) {
-    out[(*n)++] = *v;
-  } else {
-    (*n)++;
-  }
-}
-
-static int count_outputs(const char *name) {
-  int k = 0;
-  char f[32];
-  for (;; k++) {
-    snprintf(f, sizeof f, "out%d.npy", k);
-    if (access(case_file(name, f), R_OK)) return k;
-  }
-}
-
-static tol read_tol(const char *name) {
-  tol t = {0, 0, false};
-  char *text = tu_read_file(case_file(name, "tol"), NULL);
-  if (text) {
-    if (sscanf(text, "%lf %lf", &t.rtol, &t.atol) == 2) t.from_file = true;
-    free(text);
-  }
-  return t;
-}
-
-/* Compare flattened outputs with outK.npy; why gets the first problem. */
-static bool compare_outputs(const char *name, const fbx_ivalue *outs, int nouts, fbx_strbuf *why) {
-  fbx_ivalue flat[256];
-  int n = 0;
-  for (int i = 0; i < nouts; i++) flatten(&outs[i], flat, &n, 256);
-  int want = count_outputs(name);
-  if (n != want) {
-    fbx_strbuf_printf(why, "%d outputs after flattening, PyTorch gives %d", n, want);
-    return false;
-  }
-  tol file_tol = read_tol(name);
-  for (int k = 0; k < n; k++) {
-    char f[32];
-    snprintf(f, sizeof f, "out%d.npy", k);
-    fbx_tensor *exp = NULL, *got = as_tensor(&flat[k]);
-    fbx_status *st = fbx_npy_read_file(&exp, case_file(name, f));
-    if (st) {
-      fbx_strbuf_printf(why, "cannot read %s: %s", f, fbx_status_message(st));
-      fbx_status_free(st);
-      fbx_tensor_release(got);
-      return false;
-    }
-    bool ok = got != NULL;
-    fbx_strbuf_printf(why, "out%d: ", k);
-    if (!got) fbx_strbuf_printf(why, "a %s, which PyTorch has no array for", fbx_iv_kind_name(flat[k].kind));
-    else ok = compare_tensor(got, exp, file_tol, why);
-    fbx_tensor_release(got);
-    fbx_tensor_release(exp);
-    if (!ok) return false;
-    why->len = 0;
-    if (why->data) why->data[0] = '\0';
-  }
-  return true;
-}
-
-/* ---- inputs --------------------------------------------------------------------------------- */
-
-static bool parse_scalar(const char *s, fbx_ivalue *out) {
-  if (!strcmp(s, "None")) *out = fbx_iv_none();
-  else if (!strcmp(s, "true")) *out = fbx_iv_bool(true);
-  else if (!strcmp(s, "false")) *out = fbx_iv_bool(false);
-  else {
-    char *end;
-    long long i = strtoll(s, &end, 10);
-    if (*s && !*end) {
-      *out = fbx_iv_int(i);
-      return true;
-    }
-    double d = strtod(s, &end);
-    if (end == s || *end) return false;
-    *out = fbx_iv_float(d);
-  }
-  return true;
-}
-
-/* The case's args lines (trimmed), NULL-terminated; free with free_lines. */
-static int read_args(const char *name, char **lines, int cap) {
-  char *text = tu_read_file(case_file(name, "args"), NULL);
-  int n = 0;
-  if (!text) return -1;
-  char *save = NULL;
-  for (char *l = strtok_r(text, "\n", &save); l && n < cap; l = strtok_r(NULL, "\n", &save)) {
-    while (*l == ' ') l++;
-    size_t len = strlen(l);
-    while (len && (l[len - 1] == ' ' || l[len - 1] == '\r')) l[--len] = '\0';
-    if (len) lines[n++] = strdup(l);
-  }
-  free(text);
-  return n;
-}
-
-static void free_lines(char **lines, int n) {
-  for (int i = 0; i < n; i++) free(lines[i]);
+  if (!case_names) ncases = cc_list(&case_names);
 }
 
 /* ---- missing ops ---------------------------------------------------------------------------- */
@@ -292,32 +82,16 @@ static verdict run_case(const char *name, fbx_strbuf *why, missing *all_missing)
   fbx_graph *g = NULL;
   fbx_interp *it = NULL;
   fbx_ivalue in[MAX_ARGS] = {0}, out[64] = {0};
-  char *lines[MAX_ARGS];
   int nargs = 0, nout = 0;
   verdict v = V_FAIL;
-  fbx_status *st = fbx_graph_parse_file(&g, case_file(name, "graph.ir"));
+  fbx_status *st = fbx_graph_parse_file(&g, cc_path(name, "graph.ir"));
   if (st) {
     fbx_strbuf_printf(why, "parse: %s", fbx_status_message(st));
     goto done;
   }
-  if ((nargs = read_args(name, lines, MAX_ARGS)) < 0) {
-    fbx_strbuf_puts(why, "no args file");
+  if ((nargs = cc_load_inputs(name, in, MAX_ARGS, why)) < 0) {
     nargs = 0;
     goto done;
-  }
-  for (int i = 0; i < nargs; i++) {
-    size_t len = strlen(lines[i]);
-    if (len > 4 && !strcmp(lines[i] + len - 4, ".npy")) {
-      fbx_tensor *t = NULL;
-      if ((st = fbx_npy_read_file(&t, case_file(name, lines[i])))) {
-        fbx_strbuf_printf(why, "input %d: %s", i, fbx_status_message(st));
-        goto done;
-      }
-      in[i] = fbx_iv_tensor(t);
-    } else if (!parse_scalar(lines[i], &in[i])) {
-      fbx_strbuf_printf(why, "args line %d: cannot read '%s'", i + 1, lines[i]);
-      goto done;
-    }
   }
   if ((st = fbx_interp_create(&it, g))) {
     fbx_strbuf_printf(why, "%s", fbx_status_message(st));
@@ -357,12 +131,11 @@ static verdict run_case(const char *name, fbx_strbuf *why, missing *all_missing)
     }
     goto done;
   }
-  v = compare_outputs(name, out, nout, why) ? V_PASS : V_FAIL;
+  v = cc_compare_outputs(name, out, nout, why) ? V_PASS : V_FAIL;
 done:
   fbx_status_free(st);
   for (int i = 0; i < nout; i++) fbx_iv_release(&out[i]);
   for (int i = 0; i < nargs; i++) fbx_iv_release(&in[i]);
-  free_lines(lines, nargs);
   fbx_interp_destroy(it);
   fbx_graph_destroy(g);
   return v;
@@ -434,21 +207,19 @@ START_TEST(corpus_through_cli) {
     if (passing++ % CLI_SAMPLE_EVERY) continue; /* every 5th passing case, starting with the first */
     tried++;
     char *lines[MAX_ARGS];
-    int nargs = read_args(name, lines, MAX_ARGS);
+    int nargs = cc_args_lines(name, lines, MAX_ARGS);
     fbx_strbuf cmd = {0};
-    fbx_strbuf_printf(&cmd, "%s run %s --out %s/%s", FBX_CLI, case_file(name, "graph.ir"), tmp, name);
+    fbx_strbuf_printf(&cmd, "%s run %s --out %s/%s", FBX_CLI, cc_path(name, "graph.ir"), tmp, name);
     for (int i = 0; i < nargs; i++) {
-      size_t len = strlen(lines[i]);
-      bool npy = len > 4 && !strcmp(lines[i] + len - 4, ".npy");
-      fbx_strbuf_printf(&cmd, " --input '%s'", npy ? case_file(name, lines[i]) : lines[i]);
+      fbx_strbuf_printf(&cmd, " --input '%s'", cc_arg_is_npy(lines[i]) ? cc_path(name, lines[i]) : lines[i]);
     }
-    free_lines(lines, nargs);
+    cc_free_lines(lines, nargs);
     char *out = NULL;
     int rc = tu_run(cmd.data, &out);
     fbx_strbuf_free(&cmd);
     ck_assert_msg(rc == 0, "%s: fusebox run exited %d:\n%s", name, rc, out);
     free(out);
-    int nout = count_outputs(name);
+    int nout = cc_count_outputs(name);
     fbx_ivalue got[64];
     int k = 0;
     for (; k < nout && k < 64; k++) {
@@ -460,7 +231,7 @@ START_TEST(corpus_through_cli) {
       got[k] = fbx_iv_tensor(t);
     }
     fbx_strbuf w = {0};
-    bool ok = compare_outputs(name, got, k, &w);
+    bool ok = cc_compare_outputs(name, got, k, &w);
     ck_assert_msg(ok, "%s through the CLI: %s", name, w.data);
     fbx_strbuf_free(&w);
     for (int i = 0; i < k; i++) fbx_iv_release(&got[i]);
@@ -521,6 +292,6 @@ int main(void) {
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
-  for (int i = 0; i < ncases; i++) free(case_names[i]);
+  cc_free_names(case_names, ncases);
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

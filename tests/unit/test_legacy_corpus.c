@@ -14,14 +14,13 @@
  * NVRTC that part reports itself skipped, with the reason.
  */
 #include <check.h>
-#include <dirent.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/strbuf.h"
+#include "corpus_case.h"
 #include "exec/execimpl.h"
 #include "exec/executor.h"
 #include "host/hostimpl.h"
@@ -30,193 +29,14 @@
 #include "ops/optable.h"
 #include "testutil.h"
 
-#define MAX_CASES 1024
 #define MAX_ARGS 32
 #define CUDA_MARK "/* ==== CUDA C for NVRTC"
 
-static char *case_names[MAX_CASES];
+static char **case_names;
 static int ncases;
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static void list_cases(void) {
-  if (ncases) return;
-  DIR *d = opendir(tu_src_path("tests/corpus/cases"));
-  ck_assert_msg(d, "no tests/corpus/cases directory");
-  struct dirent *e;
-  while ((e = readdir(d)) && ncases < MAX_CASES) {
-    if (e->d_name[0] == '.') continue;
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s/graph.ir", tu_src_path("tests/corpus/cases"), e->d_name);
-    if (access(p, R_OK) == 0) case_names[ncases++] = strdup(e->d_name);
-  }
-  closedir(d);
-  qsort(case_names, (size_t)ncases, sizeof *case_names, cmp_str);
-}
-
-static const char *case_file(const char *name, const char *file) {
-  static char buf[4][4096];
-  static int next;
-  char *p = buf[next++ & 3];
-  snprintf(p, 4096, "%s/%s/%s", tu_src_path("tests/corpus/cases"), name, file);
-  return p;
-}
-
-/* ---- comparing (as tests/unit/test_conformance.c) ------------------------------------------ */
-
-typedef struct tol {
-  double rtol, atol;
-  bool from_file;
-} tol;
-
-static tol default_tol(fbx_dtype d, tol file) {
-  if (file.from_file) return file;
-  switch (d) {
-    case FBX_DTYPE_FLOAT32: return (tol){1e-5, 1e-6, false};
-    case FBX_DTYPE_FLOAT64: return (tol){1e-12, 1e-12, false};
-    case FBX_DTYPE_FLOAT16: return (tol){1e-3, 1e-3, false};
-    case FBX_DTYPE_BFLOAT16: return (tol){1e-2, 1e-2, false};
-    default: return (tol){0, 0, false};
-  }
-}
-
-static bool compare_tensor(const fbx_tensor *got, const fbx_tensor *want, tol file_tol, fbx_strbuf *why) {
-  if (got->dtype != want->dtype || !fbx_tensor_same_shape(got, want)) {
-    fbx_strbuf_printf(why, "got %s of rank %d, PyTorch gives %s of rank %d", fbx_dtype_name(got->dtype), got->ndim,
-                      fbx_dtype_name(want->dtype), want->ndim);
-    return false;
-  }
-  bool floating = fbx_dtype_is_floating(want->dtype);
-  tol t = default_tol(want->dtype, file_tol);
-  for (int64_t i = 0; i < want->numel; i++) {
-    bool ok;
-    double a = fbx_tensor_get_f64(got, i), e = fbx_tensor_get_f64(want, i);
-    if (floating) {
-      if (isnan(e) || isnan(a)) ok = isnan(e) && isnan(a);
-      else if (isinf(e) || isinf(a)) ok = a == e;
-      else ok = fabs(a - e) <= t.atol + t.rtol * fabs(e);
-    } else {
-      ok = fbx_tensor_get_i64(got, i) == fbx_tensor_get_i64(want, i);
-    }
-    if (!ok) {
-      fbx_strbuf_printf(why, "flat index %lld: got %.9g, PyTorch %.9g", (long long)i, a, e);
-      return false;
-    }
-  }
-  return true;
-}
-
-static fbx_tensor *as_tensor(const fbx_ivalue *v) {
-  fbx_tensor *t = NULL;
-  fbx_status *st = NULL;
-  switch (v->kind) {
-    case FBX_IV_TENSOR: return fbx_tensor_retain(v->u.t);
-    case FBX_IV_INT: st = fbx_tensor_from_data(&t, FBX_DTYPE_INT64, 0, NULL, &v->u.i); break;
-    case FBX_IV_FLOAT: st = fbx_tensor_from_data(&t, FBX_DTYPE_FLOAT64, 0, NULL, &v->u.f); break;
-    case FBX_IV_BOOL: {
-      uint8_t b = v->u.b;
-      st = fbx_tensor_from_data(&t, FBX_DTYPE_BOOL, 0, NULL, &b);
-      break;
-    }
-    default: return NULL;
-  }
-  fbx_status_free(st);
-  return t;
-}
-
-static void flatten(const fbx_ivalue *v, fbx_ivalue *out, int *n, int cap) {
-  if (v->kind == FBX_IV_TUPLE || v->kind == FBX_IV_LIST) {
-    for (int i = 0; i < v->u.l->n; i++) flatten(&v->u.l->items[i], out, n, cap);
-  } else if (*n < cap) {
-    out[(*n)++] = *v;
-  } else {
-    (*n)++;
-  }
-}
-
-static bool compare_outputs(const char *name, const fbx_ivalue *outs, int nouts, fbx_strbuf *why) {
-  fbx_ivalue flat[256];
-  int n = 0;
-  for (int i = 0; i < nouts; i++) flatten(&outs[i], flat, &n, 256);
-  tol ft = {0, 0, false};
-  char *text = tu_read_file(case_file(name, "tol"), NULL);
-  if (text) {
-    if (sscanf(text, "%lf %lf", &ft.rtol, &ft.atol) == 2) ft.from_file = true;
-    free(text);
-  }
-  for (int k = 0;; k++) {
-    char f[32];
-    snprintf(f, sizeof f, "out%d.npy", k);
-    if (access(case_file(name, f), R_OK)) {
-      if (k != n) fbx_strbuf_printf(why, "%d outputs, PyTorch gives %d", n, k);
-      return k == n;
-    }
-    if (k >= n) {
-      fbx_strbuf_printf(why, "%d outputs, PyTorch gives more", n);
-      return false;
-    }
-    fbx_tensor *exp = NULL, *got = as_tensor(&flat[k]);
-    fbx_status *st = fbx_npy_read_file(&exp, case_file(name, f));
-    bool ok = !st && got;
-    if (ok) {
-      fbx_strbuf_printf(why, "out%d: ", k);
-      ok = compare_tensor(got, exp, ft, why);
-    } else {
-      fbx_strbuf_printf(why, "out%d unreadable", k);
-    }
-    fbx_status_free(st);
-    fbx_tensor_release(got);
-    fbx_tensor_release(exp);
-    if (!ok) return false;
-    why->len = 0;
-    if (why->data) why->data[0] = 0;
-  }
-}
-
-static bool parse_scalar(const char *s, fbx_ivalue *out) {
-  if (!strcmp(s, "None")) *out = fbx_iv_none();
-  else if (!strcmp(s, "true")) *out = fbx_iv_bool(true);
-  else if (!strcmp(s, "false")) *out = fbx_iv_bool(false);
-  else {
-    char *end;
-    long long i = strtoll(s, &end, 10);
-    if (*s && !*end) {
-      *out = fbx_iv_int(i);
-      return true;
-    }
-    double d = strtod(s, &end);
-    if (end == s || *end) return false;
-    *out = fbx_iv_float(d);
-  }
-  return true;
-}
-
-static int read_inputs(const char *name, fbx_ivalue *in) {
-  char *text = tu_read_file(case_file(name, "args"), NULL);
-  int n = 0;
-  if (!text) return -1;
-  char *save = NULL;
-  for (char *l = strtok_r(text, "\n", &save); l && n < MAX_ARGS; l = strtok_r(NULL, "\n", &save)) {
-    while (*l == ' ') l++;
-    size_t len = strlen(l);
-    while (len && (l[len - 1] == ' ' || l[len - 1] == '\r')) l[--len] = 0;
-    if (!len) continue;
-    if (len > 4 && !strcmp(l + len - 4, ".npy")) {
-      fbx_tensor *t = NULL;
-      fbx_status *st = fbx_npy_read_file(&t, case_file(name, l));
-      if (st) {
-        fbx_status_free(st);
-        n = -1;
-        break;
-      }
-      in[n++] = fbx_iv_tensor(t);
-    } else if (!parse_scalar(l, &in[n++])) {
-      n = -1;
-      break;
-    }
-  }
-  free(text);
-  return n;
+  if (!case_names) ncases = cc_list(&case_names);
 }
 
 /* ---- CUDA sources ---------------------------------------------------------------------------- */
@@ -252,9 +72,9 @@ START_TEST(corpus_under_legacy) {
     fbx_executor *ex = NULL;
     fbx_ivalue in[MAX_ARGS] = {0}, out[64] = {0};
     fbx_strbuf why = {0};
-    int nin = read_inputs(name, in), nout = 0;
-    fbx_status *st = nin < 0 ? fbx_status_new(FBX_ERR_INVALID_ARG, "cannot read the inputs")
-                             : fbx_graph_parse_file(&g, case_file(name, "graph.ir"));
+    int nin = cc_load_inputs(name, in, MAX_ARGS, &why), nout = 0;
+    fbx_status *st = nin < 0 ? fbx_status_new(FBX_ERR_INVALID_ARG, "cannot read the inputs: %s", why.data)
+                             : fbx_graph_parse_file(&g, cc_path(name, "graph.ir"));
     fbx_executor_opts o = {.struct_size = sizeof o, .fuser = "legacy", .profiling_runs = 1};
     if (!st) st = fbx_executor_create(&ex, g, &o);
     if (!st) nout = fbx_graph_noutputs(g);
@@ -262,7 +82,7 @@ START_TEST(corpus_under_legacy) {
       for (int i = 0; i < nout; i++) fbx_iv_release(&out[i]);
       st = fbx_executor_run_values(ex, in, nin, out, nout, 1);
     }
-    bool ok = !st && compare_outputs(name, out, nout, &why);
+    bool ok = !st && cc_compare_outputs(name, out, nout, &why);
     fbx_executor_stats s = {.struct_size = sizeof s};
     if (ex) fbx_executor_stats_get(ex, &s);
     /* a group reached runs a kernel (a group in a loop body that never
@@ -341,7 +161,7 @@ int main(void) {
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
-  for (int i = 0; i < ncases; i++) free(case_names[i]);
+  cc_free_names(case_names, ncases);
   for (int i = 0; i < ncuda; i++) {
     free(cuda_srcs[i]);
     free(cuda_from[i]);
