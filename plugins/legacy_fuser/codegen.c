@@ -2,18 +2,24 @@
  * C for the CPU and CUDA C for NVRTC is data (the dialect table below):
  * the prelude (integer types, bit casts, infinity), function and kernel
  * qualifiers, restrict spelling, and how the element loop is distributed
- * (a range [begin, end) the plugin hands out on the host's thread pool, or
- * a CUDA grid-stride loop). The expressions themselves come from the op
+ * (a range [begin, end) split by an OpenMP pragma or handed out by the
+ * plugin on the host's thread pool, or a CUDA grid-stride loop). The expressions themselves come from the op
  * templates (ops.c) and are printed the same way for both.
  *
  * Generated kernel, C:
  *
  *   void NAME(int64_t begin, int64_t end, int32_t nd, const int64_t *sizes,
  *             char *const *ptrs, const int64_t *strides, int32_t flat,
- *             const double *fs, const int64_t *is)
+ *             const double *fs, const int64_t *is, int64_t par_min,
+ *             int32_t nt)
+ *   const int lf_openmp;  (1 when the object was compiled with OpenMP)
  *
  * [begin, end): elements of the flat path, rows (of the innermost collapsed
- * dim) of the strided path. CUDA C (__global__) covers all n elements:
+ * dim) of the strided path. LF_PAR_OMP: the loop carries
+ * `#pragma omp parallel for if (<elements in range> >= par_min)
+ * num_threads(nt)` and is called once with the whole range; LF_PAR_POOL:
+ * no pragma, par_min and nt unused, the plugin splits the range.
+ * CUDA C (__global__) covers all n elements:
  *
  *   void NAME(int64_t n, int32_t nd, const int64_t *sizes, char *const *ptrs,
  *             const int64_t *strides, int32_t flat, const double *fs,
@@ -383,7 +389,7 @@ static int all_float32(const lf_kir *k) {
   return 1;
 }
 
-char *lf_codegen(const lf_kir *k, lf_dialect_id did, const char *name, const char *first_line) {
+char *lf_codegen(const lf_kir *k, lf_dialect_id did, lf_parallel par, const char *name, const char *first_line) {
   const lf_dialect *d = &dialects[did];
   int nargs = k->noperands + k->nstores;
   char *acc[LF_MAX_ARGS], *out[LF_MAX_ARGS];
@@ -394,15 +400,17 @@ char *lf_codegen(const lf_kir *k, lf_dialect_id did, const char *name, const cha
   lf_puts(&b, helpers);
   if (did == LF_DIALECT_C)
     lf_printf(&b,
+              "\n#ifdef _OPENMP\nconst int lf_openmp = 1;\n#else\nconst int lf_openmp = 0;\n#endif\n"
               "\n%svoid %s(int64_t begin, int64_t end, int32_t nd, const int64_t *sizes, char *const *ptrs,\n"
-              "    const int64_t *strides, int32_t flat, const double *fs, const int64_t *is) {\n",
+              "    const int64_t *strides, int32_t flat, const double *fs, const int64_t *is, int64_t par_min,\n"
+              "    int32_t nt) {\n",
               d->kernel_decl, name);
   else
     lf_printf(&b,
               "\n%svoid %s(int64_t n, int32_t nd, const int64_t *sizes, char *const *ptrs, const int64_t *strides,\n"
               "    int32_t flat, const double *fs, const int64_t *is, int64_t par_min) {\n",
               d->kernel_decl, name);
-  lf_puts(&b, did == LF_DIALECT_C ? "  (void)fs; (void)is; (void)sizes; (void)strides; (void)nd;\n"
+  lf_puts(&b, did == LF_DIALECT_C ? "  (void)fs; (void)is; (void)sizes; (void)strides; (void)nd; (void)par_min; (void)nt;\n"
                                   : "  (void)fs; (void)is; (void)par_min; (void)sizes; (void)strides; (void)nd;\n");
   for (int id = 0; id < k->nvalues; id++) {
     const lf_value *v = &k->values[id];
@@ -415,6 +423,7 @@ char *lf_codegen(const lf_kir *k, lf_dialect_id did, const char *name, const cha
     /* flat: one index for all, restrict pointers: the loop the compiler vectorizes */
     lf_puts(&b, "  if (flat) {\n");
     pointers(&b, k, d, "    ");
+    if (par == LF_PAR_OMP) lf_puts(&b, "#pragma omp parallel for if (end - begin >= par_min) num_threads(nt)\n");
     lf_puts(&b, "    for (int64_t i = begin; i < end; i++) {\n");
     for (int j = 0; j < k->noperands; j++) acc[j] = fmt("a%d[i]", j, NULL);
     for (int s = 0; s < k->nstores; s++) out[s] = fmt("o%d[i]", s, NULL);
@@ -425,6 +434,9 @@ char *lf_codegen(const lf_kir *k, lf_dialect_id did, const char *name, const cha
     /* strided: rows of the innermost (collapsed) dim, each row's offsets from its index */
     lf_puts(&b, "  const int64_t inner = nd > 0 ? sizes[nd - 1] : 1;\n");
     pointers(&b, k, d, "  ");
+    /* par_min counts elements; the range counts rows of `inner` */
+    if (par == LF_PAR_OMP)
+      lf_puts(&b, "#pragma omp parallel for if ((end - begin) * inner >= par_min) num_threads(nt)\n");
     lf_puts(&b, "  for (int64_t r = begin; r < end; r++) {\n    int64_t rem = r");
     for (int j = 0; j < nargs; j++) lf_printf(&b, ", off%d = 0", j);
     lf_puts(&b, ";\n    for (int32_t dd = nd - 2; dd >= 0; dd--) {\n");

@@ -149,8 +149,13 @@ int lf_op_is_to(int op);          /* aten::to.dtype: the dtype comes from its co
 
 typedef enum lf_dialect_id { LF_DIALECT_C = 0, LF_DIALECT_CUDA = 1 } lf_dialect_id;
 
-/* The generated source (host->alloc'd) of the kernel `name`. */
-char *lf_codegen(const lf_kir *k, lf_dialect_id d, const char *name, const char *first_line);
+/* How the C kernel's range is run in parallel (FUSEBOX_LEGACY_PARALLEL):
+ * an OpenMP pragma on its loop, or ranges on the host's pool. */
+typedef enum lf_parallel { LF_PAR_OMP = 0, LF_PAR_POOL = 1 } lf_parallel;
+
+/* The generated source (host->alloc'd) of the kernel `name`; `par` matters
+ * for the C dialect only. */
+char *lf_codegen(const lf_kir *k, lf_dialect_id d, lf_parallel par, const char *name, const char *first_line);
 
 /* ---- partition (partition.c) ---------------------------------------------------------------- */
 

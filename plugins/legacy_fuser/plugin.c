@@ -14,27 +14,43 @@
  * No host guard: FBXP_SELF_FALLBACK. Runs share nothing mutable:
  * FBXP_RUN_THREAD_SAFE.
  *
- * Environment: FUSEBOX_LEGACY_OMP_MIN (elements; default 32768; the name
- * is kept from when kernels used OpenMP): kernels of fewer elements run on
- * the calling thread, larger ones in ranges on the host's thread pool
- * (host->parallel_for, FUSEBOX_NUM_THREADS), one per thread.
+ * Environment, read once when the plugin is loaded:
+ * FUSEBOX_LEGACY_PARALLEL = omp (default, as PyTorch's fuser did) | pool:
+ *   omp: the kernel's loop carries an OpenMP pragma, compiled with -fopenmp
+ *   (cc_compile drops it where the compiler lacks OpenMP: the kernel is then
+ *   serial, logged once); run calls it once with the whole range, and the
+ *   team has nt threads, nt being the host's thread count. pool: no pragma;
+ *   run hands ranges to the host's thread pool (host->parallel_for), one
+ *   per thread. Both stay on the calling thread below
+ *   FUSEBOX_LEGACY_OMP_MIN elements (default 32768). The mode is in the
+ *   source, so in the disk cache's key.
  * FUSEBOX_LEGACY_MARCH, FUSEBOX_LEGACY_CPU_ID: the compile target (below).
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <unistd.h>
 
 #include "lf.h"
 
 const fbxp_host_api *lf_host;
 static int64_t par_min = 32768;
+static lf_parallel par_mode = LF_PAR_OMP;
+/* OpenMP team size: the host's thread count. The ABI has no query for it,
+ * so this is the host pool's own rule (core/base/parallel.c):
+ * FUSEBOX_NUM_THREADS when positive, else the online CPUs, at most 64. */
+static int32_t omp_threads = 1;
+static atomic_int told_serial;
 
 #define CUDA_MARK "\n/* ==== CUDA C for NVRTC (the same kernel; compiled, not run, by this CPU executor) ==== */\n"
 
 /* [begin, end): elements of the flat path, rows of the strided one */
 typedef void (*lf_kernel_fn)(int64_t begin, int64_t end, int32_t nd, const int64_t *sizes, char *const *ptrs,
-                             const int64_t *strides, int32_t flat, const double *fs, const int64_t *is);
+                             const int64_t *strides, int32_t flat, const double *fs, const int64_t *is,
+                             int64_t par_min, int32_t nt);
 
 typedef struct lf_kernel {
   lf_kir kir;
@@ -122,7 +138,7 @@ void lf_buf_free(lf_buf *b) {
  * FUSEBOX_LEGACY_CPU_ID: replaces the cpuid identity in that line (where
  * cpuid cannot tell two targets apart; tests use it to stand for another
  * CPU). */
-static char cc_flags[160] = "-march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -lm";
+static char cc_flags[192] = "-march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -lm";
 static char target_line[256];
 
 static void cpu_identity(char *out, size_t cap) {
@@ -161,10 +177,10 @@ static void set_target(void) {
     else cpu_identity(cpu, sizeof cpu);
   }
   int none = !strcmp(m, "none");
-  snprintf(cc_flags, sizeof cc_flags, "%s%s%s-ffp-contract=off -fno-math-errno -fno-trapping-math -lm",
-           none ? "" : "-march=", none ? "" : m, none ? "" : " ");
-  snprintf(target_line, sizeof target_line, "/* target: -march=%s%s%s */\n", none ? "(compiler default)" : m,
-           *cpu ? ", " : "", cpu);
+  snprintf(cc_flags, sizeof cc_flags, "%s%s%s-ffp-contract=off -fno-math-errno -fno-trapping-math%s -lm",
+           none ? "" : "-march=", none ? "" : m, none ? "" : " ", par_mode == LF_PAR_OMP ? " -fopenmp" : "");
+  snprintf(target_line, sizeof target_line, "/* target: -march=%s%s%s; parallel: %s */\n",
+           none ? "(compiler default)" : m, *cpu ? ", " : "", cpu, par_mode == LF_PAR_OMP ? "omp" : "pool");
 }
 
 static fbxp_status *nomem(void) { return lf_host->status_new(FBXP_ERR_NOMEM, "legacy: out of memory"); }
@@ -191,8 +207,8 @@ static fbxp_status *lf_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     kernel_free(k);
     return lf_host->status_new(FBXP_ERR_INVALID, "legacy: output count differs from the host's");
   }
-  char *c = lf_codegen(&k->kir, LF_DIALECT_C, "lf_kernel", target_line);
-  char *cuda = lf_codegen(&k->kir, LF_DIALECT_CUDA, "lf_kernel", NULL);
+  char *c = lf_codegen(&k->kir, LF_DIALECT_C, par_mode, "lf_kernel", target_line);
+  char *cuda = lf_codegen(&k->kir, LF_DIALECT_CUDA, par_mode, "lf_kernel", NULL);
   lf_buf b = {0};
   if (c && cuda) {
     lf_puts(&b, c);
@@ -216,6 +232,12 @@ static fbxp_status *lf_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     void *sym = lf_host->shlib_symbol(k->lib, "lf_kernel");
     if (!sym) st = lf_host->status_new(FBXP_ERR_COMPILE, "legacy: compiled kernel lacks its symbol");
     else memcpy(&k->fn, &sym, sizeof sym);
+  }
+  if (!st && par_mode == LF_PAR_OMP) {
+    const int *omp = lf_host->shlib_symbol(k->lib, "lf_openmp");
+    if ((!omp || !*omp) && !atomic_exchange(&told_serial, 1))
+      lf_host->log(FBXP_LOG_WARN, "legacy: the C compiler has no OpenMP (-fopenmp dropped): kernels run serially; "
+                                  "FUSEBOX_LEGACY_PARALLEL=pool runs them on the host's thread pool");
   }
   if (st) {
     kernel_free(k);
@@ -355,9 +377,10 @@ typedef struct run_ctx {
   const int64_t *is;
 } run_ctx;
 
+/* pool mode: the kernel's pragma-less loop over one range */
 static void run_range(void *ctx, int64_t begin, int64_t end) {
   const run_ctx *c = ctx;
-  c->fn(begin, end, c->nd, c->sizes, c->ptrs, c->strides, c->flat, c->fs, c->is);
+  c->fn(begin, end, c->nd, c->sizes, c->ptrs, c->strides, c->flat, c->fs, c->is, INT64_MAX, 1);
 }
 
 static fbxp_status *lf_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in, int32_t nin, DLTensor *const *outs,
@@ -424,10 +447,14 @@ static fbxp_status *lf_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
     fs[i] = in[i].kind == FBXP_ARG_FLOAT ? in[i].u.f : 0;
     is[i] = in[i].kind == FBXP_ARG_INT ? in[i].u.i : 0;
   }
-  /* Ranges on the host's pool (FUSEBOX_NUM_THREADS), the threads the
-   * interpreter's kernels and bench's memcpy use: no second (OpenMP) team
-   * competing with it for the cores. */
   int64_t units = flat ? n : n / (nd > 0 ? sizes[nd - 1] : 1);
+  /* omp: the pragma's `if` applies par_min, its team has omp_threads */
+  if (par_mode == LF_PAR_OMP) {
+    kk->fn(0, units, nd, sizes, base, cstr, flat, fs, is, units > 1 ? par_min : INT64_MAX, omp_threads);
+    return NULL;
+  }
+  /* pool: ranges on the host's pool (FUSEBOX_NUM_THREADS), the threads the
+   * interpreter's kernels and bench's memcpy use */
   run_ctx rc = {kk->fn, nd, sizes, base, cstr, flat, fs, is};
   /* grain 1: one range per pool thread (the pool's own grain would make
    * n / grain ranges, one for n just above par_min) */
@@ -477,6 +504,18 @@ FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, 
     return NULL;
   }
   lf_host = host;
+  const char *p = getenv("FUSEBOX_LEGACY_PARALLEL");
+  par_mode = LF_PAR_OMP;
+  if (p && !strcmp(p, "pool")) par_mode = LF_PAR_POOL;
+  else if (p && *p && strcmp(p, "omp")) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "legacy: FUSEBOX_LEGACY_PARALLEL='%.64s' is neither 'omp' nor 'pool'; using omp", p);
+    host->log(FBXP_LOG_WARN, msg);
+  }
+  long nt = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *t = getenv("FUSEBOX_NUM_THREADS");
+  if (t && atoi(t) > 0) nt = atoi(t);
+  omp_threads = (int32_t)(nt < 1 ? 1 : nt > 64 ? 64 : nt);
   set_target();
   const char *e = getenv("FUSEBOX_LEGACY_OMP_MIN");
   if (e && *e) {

@@ -211,6 +211,39 @@ START_TEST(source_shows_both_dialects) {
 }
 END_TEST
 
+/* `explain --source` of ratio-IoU (one kernel) run with env. */
+static char *c_source(const char *env) {
+  char *in = case_inputs("ratio_iou", 8);
+  char opts[9000];
+  snprintf(opts, sizeof opts, "%s --source", in);
+  char *out = explain(env, "examples/ratio_iou.ir", opts);
+  free(in);
+  ck_assert_msg(strstr(out, "==== CUDA C for NVRTC"), "no CUDA part:\n%s", out);
+  return out;
+}
+
+/* FUSEBOX_LEGACY_PARALLEL: omp (the default) puts an OpenMP pragma on the
+ * flat and the strided loops of the C, pool none (the CUDA C never has one);
+ * any other value warns and keeps omp. */
+START_TEST(parallel_mode_in_source) {
+  const char *envs[] = {"", "FUSEBOX_LEGACY_PARALLEL=omp", "FUSEBOX_LEGACY_PARALLEL=pool",
+                        "FUSEBOX_LEGACY_PARALLEL=threads"};
+  for (int i = 0; i < 4; i++) {
+    char *out = c_source(envs[i]);
+    int pool = i == 2, bad = i == 3;
+    ck_assert_int_eq(count(out, "#pragma omp parallel for if (end - begin >= par_min) num_threads(nt)"), !pool);
+    ck_assert_int_eq(count(out, "#pragma omp parallel for if ((end - begin) * inner >= par_min) num_threads(nt)"),
+                     !pool);
+    ck_assert_int_eq(count(out, "#pragma omp"), pool ? 0 : 2);
+    ck_assert_msg(strstr(out, pool ? "; parallel: pool */" : "; parallel: omp */"), "%s: mode not in the target line:\n%s",
+                  envs[i], out);
+    const char *warn = strstr(out, "FUSEBOX_LEGACY_PARALLEL='threads' is neither 'omp' nor 'pool'; using omp");
+    ck_assert_msg(bad ? warn != NULL : warn == NULL, "%s:\n%s", envs[i], out);
+    free(out);
+  }
+}
+END_TEST
+
 /* disk_cache_hits of `fusebox bench` (ratio-IoU, 4096 elements) run with
  * env and the cache directory dir */
 static int disk_hits(const char *env, const char *dir) {
@@ -233,7 +266,8 @@ static int disk_hits(const char *env, const char *dir) {
 }
 
 /* Kernels are compiled with -march=native; the CPU is named in the source
- * the disk cache hashes, so another CPU (or another -march) never loads a
+ * the disk cache hashes, so another CPU (or another -march, or the other
+ * parallel mode) never loads a
  * kernel from the same FUSEBOX_CACHE_DIR, while the same one does. */
 START_TEST(disk_cache_is_per_target) {
   char dir[] = "/tmp/fbx_legacy_target.XXXXXX";
@@ -243,6 +277,9 @@ START_TEST(disk_cache_is_per_target) {
   ck_assert_int_eq(disk_hits("FUSEBOX_LEGACY_CPU_ID=another-cpu", dir), 0);
   ck_assert_int_eq(disk_hits("FUSEBOX_LEGACY_CPU_ID=another-cpu", dir), 1);
   ck_assert_int_eq(disk_hits("FUSEBOX_LEGACY_MARCH=none", dir), 0);
+  /* the parallel mode is in the source too */
+  ck_assert_int_eq(disk_hits("FUSEBOX_LEGACY_PARALLEL=pool", dir), 0);
+  ck_assert_int_eq(disk_hits("FUSEBOX_LEGACY_PARALLEL=pool", dir), 1);
   ck_assert_int_eq(disk_hits("", dir), 1);
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -260,6 +297,7 @@ int main(void) {
   tcase_add_test(tc, reduction_splits_two_groups);
   tcase_add_test(tc, smaller_output_is_not_proposed);
   tcase_add_test(tc, source_shows_both_dialects);
+  tcase_add_test(tc, parallel_mode_in_source);
   tcase_add_test(tc, disk_cache_is_per_target);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -1,7 +1,7 @@
 /* The legacy fuser's kernels against the reference interpreter, on what the
  * corpus does not cover: strided and non-contiguous inputs (transposed,
  * broadcast with stride 0), scalar inputs, int/bool/half/double dtypes, both
- * sides of the parallel size threshold, aten::cat as a group exit, and the
+ * sides of the parallel size threshold in both parallel modes (OpenMP, the host's pool), aten::cat as a group exit, and the
  * decline paths (inputs that do not broadcast at run time, a chunk that does
  * not divide), where the plugin returns FBXP_DECLINE and the interpreter
  * runs the group. Expected values come from the same graph run unfused. */
@@ -236,10 +236,13 @@ START_TEST(int_bool_half_dtypes) {
 END_TEST
 
 /* The kernels run on the calling thread below FUSEBOX_LEGACY_OMP_MIN
- * elements (default 32768) and in ranges on the host's pool above (rows of
- * the strided path here, the second input being transposed): both give the
- * reference. */
-START_TEST(parallel_threshold_both_sides) {
+ * elements (default 32768) and in parallel above, in the mode `mode`
+ * (FUSEBOX_LEGACY_PARALLEL, read when the plugin loads: each Check test is
+ * a fresh process): flat (both inputs contiguous) and strided (rows, the
+ * second input transposed) above, both give the reference. */
+static void threshold_both_sides(const char *mode) {
+  ck_assert(!setenv("FUSEBOX_LEGACY_PARALLEL", mode, 1));
+  ck_assert(!setenv("FUSEBOX_NUM_THREADS", "4", 1));
   pair p = open_pair(binary_ir);
   int64_t small[2] = {8, 8}, big[2] = {300, 400};
   fbx_ivalue in[2] = {fbx_iv_tensor(make(FBX_DTYPE_FLOAT32, 2, small, 1)),
@@ -247,14 +250,23 @@ START_TEST(parallel_threshold_both_sides) {
   run_both(&p, in, 2, 3, "64 elements");
   release_all(in, 2);
   fbx_ivalue in2[2] = {fbx_iv_tensor(make(FBX_DTYPE_FLOAT32, 2, big, 1)),
-                       fbx_iv_tensor(transposed(FBX_DTYPE_FLOAT32, 400, 300, 2))};
-  run_both(&p, in2, 2, 2, "120000 elements");
+                       fbx_iv_tensor(make(FBX_DTYPE_FLOAT32, 2, big, 2))};
+  run_both(&p, in2, 2, 2, "120000 elements, flat");
   release_all(in2, 2);
+  fbx_ivalue in3[2] = {fbx_iv_tensor(make(FBX_DTYPE_FLOAT32, 2, big, 1)),
+                       fbx_iv_tensor(transposed(FBX_DTYPE_FLOAT32, 400, 300, 2))};
+  run_both(&p, in3, 2, 2, "120000 elements, strided");
+  release_all(in3, 2);
   fbx_executor_stats s = stats(&p);
-  ck_assert_int_ge(s.kernel_runs, 4);
+  ck_assert_int_ge(s.kernel_runs, 6);
   ck_assert_int_eq(s.fallbacks, 0);
   close_pair(&p);
 }
+
+START_TEST(parallel_threshold_omp) { threshold_both_sides("omp"); }
+END_TEST
+
+START_TEST(parallel_threshold_pool) { threshold_both_sides("pool"); }
 END_TEST
 
 START_TEST(cat_is_a_group_exit) {
@@ -395,7 +407,8 @@ int main(void) {
   tcase_add_test(tc, scalar_inputs);
   tcase_add_test(tc, scalar_typed_inputs);
   tcase_add_test(tc, int_bool_half_dtypes);
-  tcase_add_test(tc, parallel_threshold_both_sides);
+  tcase_add_test(tc, parallel_threshold_omp);
+  tcase_add_test(tc, parallel_threshold_pool);
   tcase_add_test(tc, cat_is_a_group_exit);
   tcase_add_test(tc, decline_when_inputs_do_not_broadcast);
   tcase_add_test(tc, decline_when_chunk_does_not_divide);
