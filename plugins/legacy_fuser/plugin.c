@@ -177,7 +177,7 @@ static void set_target(void) {
     else cpu_identity(cpu, sizeof cpu);
   }
   int none = !strcmp(m, "none");
-  snprintf(cc_flags, sizeof cc_flags, "%s%s%s-ffp-contract=off -fno-math-errno -fno-trapping-math%s -lm",
+  snprintf(cc_flags, sizeof cc_flags, "%s%s%s-ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp-simd%s -lm",
            none ? "" : "-march=", none ? "" : m, none ? "" : " ", par_mode == LF_PAR_OMP ? " -fopenmp" : "");
   snprintf(target_line, sizeof target_line, "/* target: -march=%s%s%s; parallel: %s */\n",
            none ? "(compiler default)" : m, *cpu ? ", " : "", cpu, par_mode == LF_PAR_OMP ? "omp" : "pool");

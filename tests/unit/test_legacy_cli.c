@@ -222,19 +222,21 @@ static char *c_source(const char *env) {
   return out;
 }
 
-/* FUSEBOX_LEGACY_PARALLEL: omp (the default) puts an OpenMP pragma on the
- * flat and the strided loops of the C, pool none (the CUDA C never has one);
- * any other value warns and keeps omp. */
+/* FUSEBOX_LEGACY_PARALLEL: omp (the default) puts an OpenMP `parallel for` on
+ * the flat and the strided loops of the C, pool none; both modes mark the flat
+ * and the strided inner loop `omp simd` (the CUDA C never has a pragma); any
+ * other value warns and keeps omp. */
 START_TEST(parallel_mode_in_source) {
   const char *envs[] = {"", "FUSEBOX_LEGACY_PARALLEL=omp", "FUSEBOX_LEGACY_PARALLEL=pool",
                         "FUSEBOX_LEGACY_PARALLEL=threads"};
   for (int i = 0; i < 4; i++) {
     char *out = c_source(envs[i]);
     int pool = i == 2, bad = i == 3;
-    ck_assert_int_eq(count(out, "#pragma omp parallel for if (end - begin >= par_min) num_threads(nt)"), !pool);
+    ck_assert_int_eq(count(out, "#pragma omp parallel for simd if (end - begin >= par_min) num_threads(nt)"), !pool);
     ck_assert_int_eq(count(out, "#pragma omp parallel for if ((end - begin) * inner >= par_min) num_threads(nt)"),
                      !pool);
-    ck_assert_int_eq(count(out, "#pragma omp"), pool ? 0 : 2);
+    ck_assert_int_eq(count(out, "#pragma omp parallel"), pool ? 0 : 2);
+    ck_assert_int_eq(count(out, "#pragma omp simd\n"), pool ? 2 : 1);
     ck_assert_msg(strstr(out, pool ? "; parallel: pool */" : "; parallel: omp */"), "%s: mode not in the target line:\n%s",
                   envs[i], out);
     const char *warn = strstr(out, "FUSEBOX_LEGACY_PARALLEL='threads' is neither 'omp' nor 'pool'; using omp");
