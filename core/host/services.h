@@ -29,7 +29,7 @@
 
 /* Compile C source to a shared object and load it: $FUSEBOX_CC (default cc),
  * flags appended to "-O3 -fPIC -shared -std=c11"; -fopenmp tried once per process and
- * dropped if the compiler rejects it. On-disk cache under $FUSEBOX_CACHE_DIR
+ * dropped (with -fopenmp-simd) if the compiler rejects it. On-disk cache under $FUSEBOX_CACHE_DIR
  * keyed by a hash of source, compiler and flags, with atomic writes and
  * recovery from a corrupt entry (recompile). Calls fbx_svc_count_disk_hit()
  * when the object came from the disk cache. *out is released with

@@ -841,7 +841,9 @@ static fbxp_status *final_flags(cc_info *ci, const char *dir, const char *flags,
   if (!v) return nomem();
   int k = 0;
   for (int i = 0; i < *nflags; i++) {
-    if (!strcmp(v[i], "-fopenmp")) {
+    /* -fopenmp-simd goes with it: a compiler without OpenMP (the probe
+     * failed) is not assumed to know the simd-only flag either. */
+    if (!strcmp(v[i], "-fopenmp") || !strcmp(v[i], "-fopenmp-simd")) {
       int w = openmp_works(ci, dir);
       if (w < 0) {
         fbx_free(v);

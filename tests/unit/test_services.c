@@ -575,8 +575,9 @@ START_TEST(cc_openmp_works) {
 END_TEST
 
 START_TEST(cc_openmp_dropped) {
-  /* A compiler that rejects -fopenmp: the probe fails once, the flag is
-   * dropped from this and later compiles, and they still succeed. */
+  /* A compiler that rejects -fopenmp (and -fopenmp-simd): the probe fails
+   * once, both flags are dropped from this and later compiles, and they
+   * still succeed. */
   char path[400], log[400];
   snprintf(path, sizeof path, "%s/noompcc", tmpdir);
   snprintf(log, sizeof log, "%s/noompcc.calls", tmpdir);
@@ -585,7 +586,7 @@ START_TEST(cc_openmp_dropped) {
            "#!/bin/sh\n"
            "echo \"$*\" >> '%s'\n"
            "for a in \"$@\"; do\n"
-           "  if [ \"$a\" = -fopenmp ]; then echo 'noompcc: error: unsupported option -fopenmp' >&2; exit 1; fi\n"
+           "  case \"$a\" in -fopenmp|-fopenmp-simd) echo \"noompcc: error: unsupported option $a\" >&2; exit 1;; esac\n"
            "done\n"
            "exec cc \"$@\"\n",
            log);
@@ -596,7 +597,7 @@ START_TEST(cc_openmp_dropped) {
   ck_assert_int_eq(fbx_svc_cc_openmp_state(), 0);
   const char *src2 = "int fbx_two(void) { return 2; }\n";
   fbxp_shlib *lib = NULL;
-  OK(fbx_svc_cc_compile(src2, "-fopenmp -DX=1", &lib));
+  OK(fbx_svc_cc_compile(src2, "-fopenmp -fopenmp-simd -DX=1", &lib));
   fbx_svc_shlib_release(lib);
   /* calls: --version, the probe (with -fopenmp), two compiles without it */
   char *calls = tu_read_file(log, NULL);

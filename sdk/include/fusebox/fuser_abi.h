@@ -277,7 +277,8 @@ typedef struct fbxp_host_api {
 
   /* Compile C source into a shared object and load it (the system compiler,
    * FUSEBOX_CC, default cc; flags appended to -O3 -fPIC -shared -std=c11; OpenMP is
-   * tried once and dropped if the compiler lacks it). Results are cached on
+   * tried once and, if the compiler lacks it, -fopenmp and -fopenmp-simd are
+   * dropped). Results are cached on
    * disk by a hash of source, compiler and flags (FUSEBOX_CACHE_DIR). */
   fbxp_status *(*cc_compile)(const char *source, const char *flags, fbxp_shlib **out);
   void *(*shlib_symbol)(fbxp_shlib *lib, const char *name);
