@@ -461,12 +461,13 @@ FBX_VM_INLINE float fbx_vm_erf_big(float a) {
   return 1.0f - fbx_vm_exp_normal(q - a * a); /* q - a^2 in [-17, -0.7] */
 }
 
+/* on |x|, the sign put back at the end (erf is odd); both branches are
+ * finite over all of [0, 4], so their arguments need no select */
 FBX_VM_INLINE float fbx_vm_erff(float x) {
   float a = fbx_vm_absf(x);
-  a = a < 4.0f ? a : 4.0f; /* erf rounds to 1 */
-  int small = a < 0.84375f;
-  float big = fbx_vm_signf(fbx_vm_erf_big(small ? 1.0f : a), x);
-  float y = small ? x + fbx_vm_erf_small(small ? x : 0.0f) : big;
+  a = a < 4.0f ? a : 4.0f; /* erf rounds to 1; NaN too, replaced below */
+  float y = a < 0.84375f ? a + fbx_vm_erf_small(a) : fbx_vm_erf_big(a);
+  y = fbx_vm_signf(y, x);
   return x == x ? y : x;
 }
 
