@@ -11,9 +11,13 @@
  * vectorizes at -O2 (with the kernels' vect-cost-model=dynamic) on the
  * x86-64 baseline (4 lanes) and in the AVX2 clones of the loops (8 lanes).
  *
- * Results are the same on every target: no FMA contraction (the library is
- * built as ISO C, where GCC's -ffp-contract is off) and no
- * reassociation, so the SSE2 and AVX2 clones give identical bits.
+ * No reassociation: each function rounds as written, except that the
+ * kernel files let GCC contract a * b + c into one FMA in the clones that
+ * have it (see FBX_PW_CLONES in ops/pointwise.h). So a result may differ by
+ * rounding between the baseline and the AVX2/AVX-512 clones; the bounds
+ * below hold for both, and the test checks both. Code that needs a
+ * product rounded on its own (an exact split) must not rely on it: every
+ * such step here is exact with or without the FMA.
  *
  * Accuracy, measured by tests/unit/test_vmath.c against the double
  * precision libm result rounded to float (max error in float ulps over
