@@ -99,7 +99,8 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
  * Results then depend on the clone by rounding (every vmath.h bound holds
  * for both, tests/unit/test_vmath.c checks both); -DFBX_PW_NO_FMA keeps
  * the AVX2 and AVX-512F clones without FMA, which round exactly as the
- * baseline does. -DFBX_PW_NO_CLONES turns the clones off; so does
+ * baseline does (with GCC; clang contracts within an expression by
+ * default, -ffp-contract=off stops it). -DFBX_PW_NO_CLONES turns the clones off; so does
  * ThreadSanitizer, whose runtime is not up yet when ifunc resolvers run. */
 #if defined(__SANITIZE_THREAD__) && !defined(FBX_PW_NO_CLONES)
 #define FBX_PW_NO_CLONES 1
