@@ -152,7 +152,9 @@ static inline int64_t ipow(int64_t a, int64_t b) {
   }
   return (int64_t)r;
 }
-FBX_PW_FLOATS(GEN2X, pow, , FBX_VM_POW(a, b), FBX_VM_POW_RARE(a, b), pow(a, b))
+#define GEN2XB(sfx, TS, CT, LD, ST, op, BLOCK, RARE, SLOW) \
+  FBX_PW_LOOP2XB(op##_##sfx, TS, CT, LD, TS, ST, BLOCK, RARE, SLOW)
+FBX_PW_FLOATS(GEN2XB, pow, FBX_VM_POW_BLOCK_FN, FBX_VM_POW_RARE(a, b), pow(a, b))
 FBX_PW_INTS(GEN2, pow, , ipow(a, b))
 TAB_FI(pow)
 static inline double atan2_d(double a, double b) { return atan2(a, b); }
@@ -190,9 +192,9 @@ TAB_IB(bitwise_xor)
 
 /* pow(Tensor, Scalar) specializations PyTorch uses (same rounding as its
  * kernels: x*x, not pow(x, 2)); f[0] = exponent. */
-#define GEN1X(sfx, TS, CT, LD, ST, op, PREP, FAST, RARE, SLOW) \
-  FBX_PW_LOOP1X(op##_##sfx, TS, CT, LD, TS, ST, PREP, FAST, RARE, SLOW)
-FBX_PW_FLOATS(GEN1X, pow_s, const T e = (T)P->f[0], FBX_VM_POW(a, e), FBX_VM_POW_RARE(a, e), pow(a, e))
+#define GEN1XB(sfx, TS, CT, LD, ST, op, BVAL, BLOCK, RARE, SLOW) \
+  FBX_PW_LOOP1XB(op##_##sfx, TS, CT, LD, TS, ST, BVAL, BLOCK, RARE, SLOW)
+FBX_PW_FLOATS(GEN1XB, pow_s, (T)P->f[0], FBX_VM_POW_BLOCK_FN, FBX_VM_POW_RARE(a, b), pow(a, b))
 FBX_PW_INTS(GEN1, pow_s, const int64_t e = P->i[0], ipow(a, e))
 TAB_FI(pow_s)
 FBX_PW_FLOATS(GEN1, pow_half, , sqrt(a))
