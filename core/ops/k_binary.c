@@ -152,6 +152,10 @@ static inline int64_t ipow(int64_t a, int64_t b) {
   }
   return (int64_t)r;
 }
+/* float types: fbx_vm_powf_block a block at a time (its passes need the
+ * whole block, see vmath.h; f16/bf16 converted into block buffers), float64
+ * libm */
+_Static_assert(FBX_PW_BLOCK <= FBX_VM_POW_BLOCK, "pow blocks");
 #define GEN2XB(sfx, TS, CT, LD, ST, op, BLOCK, RARE, SLOW) \
   FBX_PW_LOOP2XB(op##_##sfx, TS, CT, LD, TS, ST, BLOCK, RARE, SLOW)
 FBX_PW_FLOATS(GEN2XB, pow, FBX_VM_POW_BLOCK_FN, FBX_VM_POW_RARE(a, b), pow(a, b))

@@ -691,17 +691,15 @@ FBX_VM_INLINE double fbx_vm_pow_s(float a) {
   double m = (double)fbx_vm_u2f((fbx_vm_pow_split(a) & 0x7fffffu) + 0x3f3504f3u);
   return (m - 1.0) / (m + 1.0);
 }
-/* y = b (e + s Q(s^2)) clamped to [-160, 130] (where the float result is
- * 0 or infinite), Q of degree 4 [2^-37.8] */
+/* y = b (e + s Q(s^2)) clamped to [-150, 150] (where the float result is
+ * 0 or infinite: 2^-150 rounds to 0), Q of degree 4 [2^-37.8] */
 FBX_VM_INLINE double fbx_vm_pow_y(double s, float a, float b) {
   double e = (double)((int32_t)fbx_vm_pow_split(a) >> 23);
   double z = s * s, z2 = z * z;
   double q = (2.88539008179008727e+00 + z * 9.61796673349675890e-01) +
              z2 * ((5.77083583373923625e-01 + z * 4.11672819235208209e-01) + z2 * 3.40728163417505725e-01);
-  double bd = (double)b;
-  double y = bd * e + (bd * s) * q;
-  y = y > -160.0 ? y : -160.0;
-  return y < 130.0 ? y : 130.0;
+  double y = (double)b * (e + s * q);
+  return fbx_vm_absd(y) < 150.0 ? y : fbx_vm_signd(150.0, y);
 }
 /* 2^y = 2^k 2^f, k = rint(y), 2^f = (E + O) / (E - O) with E, O the even
  * and odd parts of a tuned [3/3] Pade form [2^-29.6]; the scaling adds k
