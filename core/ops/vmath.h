@@ -664,7 +664,7 @@ FBX_VM_INLINE float fbx_vm_acosf(float x) {
 
 /* a^b = 2^y, y = b log2|a| in double: |y| up to ~150 needs log2|a| to
  * ~2^-35 relative for a result within 2^-28 before the final rounding to
- * float. Coefficients: core/ops/vmath_fit_pow.py (minimax fits, relative
+ * float. Coefficients: core/ops/fit/pow.py (minimax fits, relative
  * error in brackets), rounded to double.
  *
  * The computation is one long dependency chain (two divisions in it), so
@@ -696,8 +696,8 @@ FBX_VM_INLINE double fbx_vm_pow_s(float a) {
 FBX_VM_INLINE double fbx_vm_pow_y(double s, float a, float b) {
   double e = (double)((int32_t)fbx_vm_pow_split(a) >> 23);
   double z = s * s, z2 = z * z;
-  double q = (2.88539008179008727e+00 + z * 9.61796673349675890e-01) +
-             z2 * ((5.77083583373923625e-01 + z * 4.11672819235208209e-01) + z2 * 3.40728163417505725e-01);
+  double q = (2.88539008179007928e+00 + z * 9.61796673350641451e-01) +
+             z2 * ((5.77083583206781547e-01 + z * 4.11672829655761630e-01) + z2 * 3.40727969001746012e-01);
   double y = (double)b * (e + s * q);
   return fbx_vm_absd(y) < 150.0 ? y : fbx_vm_signd(150.0, y);
 }

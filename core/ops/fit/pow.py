@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Coefficients of fbx_vm_powf (core/ops/vmath.h); run with /usr/bin/python3
+"""Coefficients of fbx_vm_powf (core/ops/vmath.h), in double (fitlib.py
+rounds to float32); run with /usr/bin/python3
 (numpy, mpmath). Prints each set with its max relative error.
 
 log2 m = s Q(s^2), s = (m - 1) / (m + 1), m in [sqrt(1/2), sqrt(2)):
