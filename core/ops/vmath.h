@@ -723,10 +723,11 @@ FBX_VM_INLINE float fbx_vm_powf(float a, float b) {
 
 /* ---- lgamma (float arithmetic) ---------------------------------------------------------------- */
 
-/* True where lgammaf must be computed by libm: x < -2 (and -inf). Between
- * the poles there, lgamma has zeros that the reflection formula below
- * would compute with cancellation. */
-FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) { return x < -2.0f; }
+/* True where lgammaf must be computed by libm: x < -2 (and -inf), where
+ * lgamma has zeros between the poles that the reflection formula below
+ * would compute with cancellation, and |x| < FLT_MIN (zeros, subnormals:
+ * its log takes normal arguments only). */
+FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) { return x < -2.0f || fbx_vm_absf(x) < 0x1p-126f; }
 
 /* lgamma(x) for x >= -2 in float arithmetic, with one log whose argument
  * each range selects (log carried as hi + lo):
@@ -742,8 +743,8 @@ FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) { return x < -2.0f; }
  *                C(1/x^2)/x, where log x - 1 cancels: its low parts are
  *                kept apart and scaled separately.
  * P, Q and C were fitted by core/ops/tools/fit_lgamma.py (minimax, float32
- * coefficients): P to 1.6e-8 relative, z Q(z) to 3.1e-9 and C(u)/x to
- * 2e-10 absolute. */
+ * coefficients): P to 1.6e-8 relative, z Q(z) to 3.1e-9, C(u)/x and
+ * the log's s z R(z) to 2e-10 absolute. */
 FBX_VM_INLINE float fbx_vm_lgammaf(float x) {
   float ax = fbx_vm_absf(x);
   /* lgamma(y) = (y - 1) t P(t), t = y - 2, for y = 1 - x, 1 + x or x */
@@ -770,9 +771,18 @@ FBX_VM_INLINE float fbx_vm_lgammaf(float x) {
   float q23 = -3.377539217e-01f + z * -2.663627565e-01f;
   float q45 = -1.153073236e-01f + z * -3.803596795e-01f;
   float ls = z * (q01 + z2 * (q23 + z2 * q45));
-  /* log(x < 0 ? |r| : x) = hi + lo; e ln2 (exact) dominates f when e != 0 */
-  float e, f, lp;
-  fbx_vm_log_split(x < 0.0f ? fbx_vm_absf(r) : x, &e, &f, &lp);
+  /* log(x < 0 ? |r| : x) = hi + lo: the argument is 2^e (1 + f) with
+   * 1 + f in [sqrt(1/2), sqrt(2)), and log(1 + f) = f + s (z R(z) - f) for
+   * s = f / (2 + f), z = s^2 (as f - 2s = s f, f is exact and s's rounding
+   * only reaches the small part); e ln2 (exact) dominates f when e != 0.
+   * Normal arguments only (subnormal x are rare); 0 (the poles) gives a
+   * finite value that is replaced below. */
+  float la = x < 0.0f ? fbx_vm_absf(r) : x;
+  int32_t ix = (int32_t)(fbx_vm_f2u(la) - 0x3f3504f3u);
+  float e = (float)(ix >> 23);
+  float f = fbx_vm_u2f(((uint32_t)ix & 0x7fffffu) + 0x3f3504f3u) - 1.0f;
+  float sl = f / (2.0f + f), zl = sl * sl;
+  float lp = sl * (zl * (6.666681767e-01f + zl * (3.997349143e-01f + zl * 2.996422350e-01f)) - f);
   float ae = e * FBX_VM_LN2HF;
   float hi = ae + f;
   float lo = ((ae - hi) + f) + (lp + e * FBX_VM_LN2LF);
@@ -788,12 +798,11 @@ FBX_VM_INLINE float fbx_vm_lgammaf(float x) {
   float c = (8.333332837e-02f + u * -2.777252113e-03f) + (u * u) * (7.783498149e-04f + u * -4.202038108e-04f);
   float d = x > 0x1p22f ? (hi - 1.0f) + lo : hi - 1.0f;
   float dl = x > 0x1p22f ? 0.0f : lo;
-  float big = x * d + (4.189385474e-01f + (((x - 0.5f) * dl - 0.5f * d) + (w * c + -1.416814488e-08f)));
-  float y = x >= 3.0f ? big : (x >= 1.0f ? lg : small);
-  y = y + 0.0f; /* lgamma(1) = lgamma(2) = +0, not -0 */
-  y = x <= 0.0f && r == 0.0f ? INFINITY : y; /* poles, +-0 */
-  y = x == INFINITY ? x : y;
-  return x == x ? y : x;
+  /* (xc, not x: +inf gives +inf, not inf * 0) */
+  float big = x * d + (4.189385474e-01f + (((xc - 0.5f) * dl - 0.5f * d) + (w * c + -1.416814488e-08f)));
+  float y = x >= 3.0f ? big : (x >= 1.0f ? lg : small); /* NaN: small is NaN */
+  y = y + 0.0f;                       /* lgamma(1) = lgamma(2) = +0, not -0 */
+  return la == 0.0f ? INFINITY : y;   /* the poles -1, -2 */
 }
 
 /* ---- fmod (exact) ---------------------------------------------------------------------------------- */

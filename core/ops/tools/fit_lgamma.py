@@ -18,6 +18,9 @@ absorb the rounding of the lower ones.
   C(u):  lgamma(y) - ((y - 1/2) log y - y + log(2 pi)/2) = w C(u), w = 1/y,
          u = w^2, for y >= 3 (Stirling's remainder), absolute error in w C(u).
          Degree 3.
+  R(z):  log(1 + f) = 2 s + s z R(z), s = f / (2 + f), z = s^2, for
+         1 + f in [sqrt(1/2), sqrt(2)] (z <= 0.0295), absolute error in
+         s z R(z). Degree 2.
 """
 import mpmath as mp
 import numpy as np
@@ -83,6 +86,13 @@ def main():
     C = np.array([float(rem(u)) for u in us])
     cs, e = fit_f32(us, C, np.sqrt(us), 3)
     show("C", cs, e, "max absolute error of w C(u)")
+
+    smax = (mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)
+    zs = cheb(0.0, float(smax * smax))
+    zs = zs[zs > 1e-12]
+    R = np.array([float((2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / mp.sqrt(z) ** 3) for z in zs])
+    cs, e = fit_f32(zs, R, zs ** 1.5, 2)
+    show("R", cs, e, "max absolute error of s z R(z)")
 
     c = mp.log(2 * mp.pi) / 2 - mp.mpf(0.5)
     hi = float(np.float32(float(c)))
