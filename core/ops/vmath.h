@@ -24,7 +24,8 @@
  *   sinf, cosf, tanf, tanhf, sinhf, coshf, erfcf,
  *   atanf, atan2f (float arithmetic)                            [4]
  *   asinf, acosf, softplusf (float arithmetic)                  [2]
- *   powf, lgammaf (double arithmetic)                           [1]
+ *   powf (double arithmetic)                                    [1]
+ *   lgammaf (float arithmetic)                                  [3]
  *   sigmoidf                                                    [3]
  *   truncf, floorf, ceilf, rintf (round half to even)           exact
  *   fmodf                                                       exact
@@ -41,7 +42,8 @@
  * fbx_vm_fmod_rare() is false, and fbx_vm_powf leaves C99's special
  * cases (a zero, infinite or NaN operand) to libm: fbx_vm_pow_rare(), and
  * fbx_vm_lgammaf leaves x < -2 (where lgamma has zeros between the poles)
- * to libm: fbx_vm_lgamma_rare(). Float64 kernels keep using libm.
+ * and |x| < FLT_MIN (zeros, subnormals) to libm: fbx_vm_lgamma_rare().
+ * Float64 kernels keep using libm.
  *
  * Special values follow C99 Annex F (NaN in -> NaN out, exp(-inf) = 0,
  * log(0) = -inf, log(x < 0) = NaN, tanh(+-inf) = +-1, ...), signed zeros
@@ -788,17 +790,18 @@ FBX_VM_INLINE float fbx_vm_lgammaf(float x) {
   float lo = ((ae - hi) + f) + (lp + e * FBX_VM_LN2LF);
   float s = x < 0.0f ? -(ls + lg) : lg;
   float small = -hi + (s - lo);
-  /* Stirling. hi - 1 is exact for hi < 4 (x < e^4; beyond, no cancellation), so (x - 1/2)(log x - 1)
-   * is (x - 1/2)(hi - 1) + (x - 1/2) lo with lo not small (f's log
-   * polynomial). x - 1/2 is exact below 2^23; beyond, lo goes into the
-   * first term (nothing cancels there, and near the overflow threshold
-   * x (hi - 1) alone could overflow), and x (hi - 1), (hi - 1) / 2 apart. */
+  /* Stirling: (x - 1/2)(log x - 1) cancels for small x, so it is
+   * x (hi - 1) - (hi - 1)/2 + (x - 1/2) lo, with hi - 1 exact (hi in [1, 4)
+   * for x in [3, e^4)) and lo not small (it holds f's log polynomial), the
+   * low terms summed first. Beyond 2^22 (x - 1/2 inexact, nothing cancels,
+   * and near the overflow threshold x (hi - 1) alone could overflow) lo
+   * goes into the first term instead. */
   float xc = x < 0x1p30f ? x : 0x1p30f;
   float w = 1.0f / xc, u = w * w;
   float c = (8.333332837e-02f + u * -2.777252113e-03f) + (u * u) * (7.783498149e-04f + u * -4.202038108e-04f);
   float d = x > 0x1p22f ? (hi - 1.0f) + lo : hi - 1.0f;
   float dl = x > 0x1p22f ? 0.0f : lo;
-  /* (xc, not x: +inf gives +inf, not inf * 0) */
+  /* (xc - 1/2, not x - 1/2: +inf gives +inf, not inf * 0) */
   float big = x * d + (4.189385474e-01f + (((xc - 0.5f) * dl - 0.5f * d) + (w * c + -1.416814488e-08f)));
   float y = x >= 3.0f ? big : (x >= 1.0f ? lg : small); /* NaN: small is NaN */
   y = y + 0.0f;                       /* lgamma(1) = lgamma(2) = +0, not -0 */
