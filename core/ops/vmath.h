@@ -727,9 +727,12 @@ FBX_VM_INLINE float fbx_vm_powf(float a, float b) {
 
 /* True where lgammaf must be computed by libm: x < -2 (and -inf), where
  * lgamma has zeros between the poles that the reflection formula below
- * would compute with cancellation, and |x| < FLT_MIN (zeros, subnormals:
- * its log takes normal arguments only). */
-FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) { return x < -2.0f || fbx_vm_absf(x) < 0x1p-126f; }
+ * would compute with cancellation; |x| < FLT_MIN (zeros, subnormals: its
+ * log takes normal arguments only); x > 3.99e36 (+inf, and a band below
+ * the overflow threshold 4.085e36 where an intermediate overflows). */
+FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) {
+  return x < -2.0f || x > 0x1.8p121f || fbx_vm_absf(x) < 0x1p-126f;
+}
 
 /* lgamma(x) for x >= -2 in float arithmetic, with one log whose argument
  * each range selects (log carried as hi + lo):
@@ -745,8 +748,8 @@ FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) { return x < -2.0f || fbx_vm_absf(
  *                C(1/x^2)/x, where log x - 1 cancels: its low parts are
  *                kept apart and scaled separately.
  * P, Q and C were fitted by core/ops/tools/fit_lgamma.py (minimax, float32
- * coefficients): P to 1.6e-8 relative, z Q(z) to 3.1e-9, C(u)/x and
- * the log's s z R(z) to 2e-10 absolute. */
+ * coefficients): P to 1.6e-8 relative, z Q(z) to 3.1e-9, C(u)/x to
+ * 3.3e-9 and the log's s z R(z) to 2e-10 absolute. */
 FBX_VM_INLINE float fbx_vm_lgammaf(float x) {
   float ax = fbx_vm_absf(x);
   /* lgamma(y) = (y - 1) t P(t), t = y - 2, for y = 1 - x, 1 + x or x */
@@ -784,25 +787,24 @@ FBX_VM_INLINE float fbx_vm_lgammaf(float x) {
   float e = (float)(ix >> 23);
   float f = fbx_vm_u2f(((uint32_t)ix & 0x7fffffu) + 0x3f3504f3u) - 1.0f;
   float sl = f / (2.0f + f), zl = sl * sl;
-  float lp = sl * (zl * (6.666681767e-01f + zl * (3.997349143e-01f + zl * 2.996422350e-01f)) - f);
+  /* (this chain is the longest: short forms after the division) */
+  float rl = (6.666681767e-01f + zl * 3.997349143e-01f) + (zl * zl) * 2.996422350e-01f;
+  float lp = (sl * zl) * rl - sl * f;
   float ae = e * FBX_VM_LN2HF;
   float hi = ae + f;
-  float lo = ((ae - hi) + f) + (lp + e * FBX_VM_LN2LF);
+  float lo = (e * FBX_VM_LN2LF + ((ae - hi) + f)) + lp;
   float s = x < 0.0f ? -(ls + lg) : lg;
   float small = -hi + (s - lo);
   /* Stirling: (x - 1/2)(log x - 1) cancels for small x, so it is
-   * x (hi - 1) - (hi - 1)/2 + (x - 1/2) lo, with hi - 1 exact (hi in [1, 4)
-   * for x in [3, e^4)) and lo not small (it holds f's log polynomial), the
-   * low terms summed first. Beyond 2^22 (x - 1/2 inexact, nothing cancels,
-   * and near the overflow threshold x (hi - 1) alone could overflow) lo
-   * goes into the first term instead. */
-  float xc = x < 0x1p30f ? x : 0x1p30f;
-  float w = 1.0f / xc, u = w * w;
-  float c = (8.333332837e-02f + u * -2.777252113e-03f) + (u * u) * (7.783498149e-04f + u * -4.202038108e-04f);
-  float d = x > 0x1p22f ? (hi - 1.0f) + lo : hi - 1.0f;
-  float dl = x > 0x1p22f ? 0.0f : lo;
-  /* (xc - 1/2, not x - 1/2: +inf gives +inf, not inf * 0) */
-  float big = x * d + (4.189385474e-01f + (((xc - 0.5f) * dl - 0.5f * d) + (w * c + -1.416814488e-08f)));
+   * x (hi - 1) - (hi - 1)/2 + (x - 1/2) lo, with hi - 1 exact for x in
+   * [3, e^4) (hi in [1, 4); beyond, nothing cancels) and lo not small (it
+   * holds f's log polynomial). x - 1/2 is inexact beyond 2^23, where lo's
+   * term is tiny. x near the overflow threshold, where x (hi - 1) alone
+   * could overflow, is rare. */
+  float w = 1.0f / x, u = w * w;
+  float c = (8.333326876e-02f + u * -2.772808308e-03f) + (u * u) * 6.972313859e-04f;
+  float d = hi - 1.0f;
+  float big = x * d + ((4.189385474e-01f + ((w * c + -1.416814488e-08f) - 0.5f * d)) + (x - 0.5f) * lo);
   float y = x >= 3.0f ? big : (x >= 1.0f ? lg : small); /* NaN: small is NaN */
   y = y + 0.0f;                       /* lgamma(1) = lgamma(2) = +0, not -0 */
   return la == 0.0f ? INFINITY : y;   /* the poles -1, -2 */

@@ -17,7 +17,7 @@ absorb the rounding of the lower ones.
          z Q(z). Degree 5.
   C(u):  lgamma(y) - ((y - 1/2) log y - y + log(2 pi)/2) = w C(u), w = 1/y,
          u = w^2, for y >= 3 (Stirling's remainder), absolute error in w C(u).
-         Degree 3.
+         Degree 2.
   R(z):  log(1 + f) = 2 s + s z R(z), s = f / (2 + f), z = s^2, for
          1 + f in [sqrt(1/2), sqrt(2)] (z <= 0.0295), absolute error in
          s z R(z). Degree 2.
@@ -84,7 +84,7 @@ def main():
         return (mp.loggamma(y) - ((y - 0.5) * mp.log(y) - y + mp.log(2 * mp.pi) / 2)) * y
 
     C = np.array([float(rem(u)) for u in us])
-    cs, e = fit_f32(us, C, np.sqrt(us), 3)
+    cs, e = fit_f32(us, C, np.sqrt(us), 2)
     show("C", cs, e, "max absolute error of w C(u)")
 
     smax = (mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)
