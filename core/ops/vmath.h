@@ -11,9 +11,13 @@
  * vectorizes at -O2 (with the kernels' vect-cost-model=dynamic) on the
  * x86-64 baseline (4 lanes) and in the AVX2 clones of the loops (8 lanes).
  *
- * Results are the same on every target: no FMA contraction (the library is
- * built as ISO C, where GCC's -ffp-contract is off) and no
- * reassociation, so the SSE2 and AVX2 clones give identical bits.
+ * No reassociation: each function rounds as written, except that the
+ * kernel files let GCC contract a * b + c into one FMA in the clones that
+ * have it (see FBX_PW_CLONES in ops/pointwise.h). So a result may differ by
+ * rounding between the baseline and the AVX2/AVX-512 clones; the bounds
+ * below hold for both, and the test checks both. Code that needs a
+ * product rounded on its own (an exact split) must not rely on it: every
+ * such step here is exact with or without the FMA.
  *
  * Accuracy, measured by tests/unit/test_vmath.c against the double
  * precision libm result rounded to float (max error in float ulps over
@@ -21,9 +25,11 @@
  * the bound each is tested against in brackets):
  *
  *   expf, exp2f, expm1f, logf, log2f, log10f, log1pf, erff    [2]
- *   sinf, cosf, tanf, tanhf, sinhf, coshf, erfcf,
+ *   sinf, cosf, tanf, tanhf, sinhf, coshf,
  *   atanf, atan2f (float arithmetic)                            [4]
- *   asinf, acosf, softplusf (float arithmetic)                  [2]
+ *   erfcf (float arithmetic)                                    [5]
+ *   asinf, acosf (float arithmetic)                             [2]
+ *   softplusf (float arithmetic)                                [3]
  *   powf (double arithmetic)                                    [1]
  *   lgammaf (float arithmetic)                                  [3]
  *   sigmoidf                                                    [3]
@@ -402,22 +408,29 @@ FBX_VM_INLINE float fbx_vm_sigmoidf(float x) {
   return x >= 0.0f ? s : (x == x ? e * s : x);
 }
 
-/* softplus: log(1 + e^x) = max(x, 0) + log1p(e^-|x|), no overflow; the
- * log1p argument is in (0, 1], so no special cases there */
+/* softplus: log(1 + e^x) = max(x, 0) + log1p(e) with e = e^-|x| in (0, 1],
+ * no overflow; log1p(e) = e + e^2 R(e) (fit/softplus.py, degree 9), whose
+ * correction term is smaller than e, so R's error reaches the result
+ * scaled down. e^-|x| is scaled by 2^(k + 64) and then 2^-64, so a
+ * subnormal e is rounded once; below -104 it is 0. */
 FBX_VM_INLINE float fbx_vm_softplusf(float x) {
-  /* e^-|x| (NaN: any finite value, the result is x), clamped where it
-   * rounds to 0 */
   float v = x > 0.0f ? -x : x;
-  v = v > -104.0f ? v : -104.0f;
+  v = v > -104.0f ? v : -104.0f; /* NaN too: the result is x */
   float kf = fbx_vm_rint_small(v * FBX_VM_LOG2EF);
   float r = (v - kf * FBX_VM_LN2HF) - kf * FBX_VM_LN2LF;
-  float e = fbx_vm_ldexpf(1.0f + (r + fbx_vm_exp_poly(r)), (int32_t)kf);
-  float u = 1.0f + e;
-  /* rounding error of u over u; 1/u to ~6% is plenty (|c| <= 2^-24) */
-  float c = (e - (u - 1.0f)) * (1.0f - e * (1.0f - 0.5f * e));
-  float k, f, lo;
-  fbx_vm_log_split_n(u, 0, &k, &f, &lo); /* u in [1, 2]: normal */
-  float l = (f + ((lo + c) + k * FBX_VM_LN2LF)) + k * FBX_VM_LN2HF;
+  float sk = fbx_vm_u2f((uint32_t)((int32_t)kf + (127 + 64)) << 23);
+  float e = ((1.0f + (r + fbx_vm_exp_poly(r))) * sk) * 0x1p-64f;
+  float q = 2.835889114e-03f;
+  q = q * e - 1.734032296e-02f;
+  q = q * e + 4.960680008e-02f;
+  q = q * e - 9.169926494e-02f;
+  q = q * e + 1.305169463e-01f;
+  q = q * e - 1.637164354e-01f;
+  q = q * e + 1.995800436e-01f;
+  q = q * e - 2.499689013e-01f;
+  q = q * e + 3.333324194e-01f;
+  q = q * e - 5.000000000e-01f;
+  float l = e + (e * e) * q;
   float y = (x > 0.0f ? x : 0.0f) + l;
   return x == x ? y : x;
 }
@@ -437,32 +450,6 @@ FBX_VM_INLINE float fbx_vm_erf_small(float x) {
   return x * p; /* erf(x) - x */
 }
 
-/* erfc(a) for 0.84375 <= a (a <= 10.1: larger rounds to 0):
- * exp(-a^2) h(1/a) / a, h a fit in 1/a on two intervals; exp(-a^2) with
- * a^2 = ah^2 + d, ah = a to 12 bits (ah^2 exact), d = (a - ah)(a + ah). */
-FBX_VM_INLINE float fbx_vm_erfc_big(float a) {
-  a = a > 10.1f ? 10.1f : a;
-  float u = 1.0f / a;
-  int lo = a > 2.0f;
-  float v = u - (lo ? 0.3f : 0.84375f);
-  float h = lo ? -1.785513312e-01f : 2.989734756e-03f;
-  h = h * v + (lo ? 3.217312098e-01f : -1.507986337e-02f);
-  h = h * v + (lo ? -1.614221334e-01f : 2.819495276e-02f);
-  h = h * v + (lo ? -8.101549745e-02f : -3.519251198e-02f);
-  h = h * v + (lo ? 2.081105113e-01f : 2.437972464e-02f);
-  h = h * v + (lo ? -1.355882287e-01f : 2.831056714e-02f);
-  h = h * v + (lo ? -1.346011460e-01f : -1.645433009e-01f);
-  h = h * v + (lo ? 5.416331887e-01f : 4.525278509e-01f);
-  float ah = fbx_vm_u2f(fbx_vm_f2u(a) & 0xfffff000u);
-  float s = -(ah * ah);
-  float d = (a - ah) * (a + ah);
-  float kf = fbx_vm_rint_small((s - d) * FBX_VM_LOG2EF);
-  float r = ((s - kf * FBX_VM_LN2HF) - d) - kf * FBX_VM_LN2LF;
-  float e = 1.0f + (r + fbx_vm_exp_poly(r));
-  /* times u rather than over a: one division less, + 0.5 ulp at most */
-  return fbx_vm_ldexpf(e * h * u, (int32_t)kf);
-}
-
 /* erf(a) = 1 - erfc(a) for 0.84375 <= a <= 4 with erfc(a) = exp(Q(a) - a^2),
  * Q a fit of log(erfc(a)) + a^2 in t = a - 0.84375 (Chebyshev, degree 8).
  * No division: erfc <= 0.23 here, so its relative error (Q's and expf's)
@@ -480,25 +467,53 @@ FBX_VM_INLINE float fbx_vm_erf_big(float a) {
   return 1.0f - fbx_vm_exp_normal(q - a * a); /* q - a^2 in [-17, -0.7] */
 }
 
+/* on |x|, the sign put back at the end (erf is odd); both branches are
+ * finite over all of [0, 4], so their arguments need no select */
 FBX_VM_INLINE float fbx_vm_erff(float x) {
   float a = fbx_vm_absf(x);
-  a = a < 4.0f ? a : 4.0f; /* erf rounds to 1 */
-  int small = a < 0.84375f;
-  float big = fbx_vm_signf(fbx_vm_erf_big(small ? 1.0f : a), x);
-  float y = small ? x + fbx_vm_erf_small(small ? x : 0.0f) : big;
+  a = a < 4.0f ? a : 4.0f; /* erf rounds to 1; NaN too, replaced below */
+  float y = a < 0.84375f ? a + fbx_vm_erf_small(a) : fbx_vm_erf_big(a);
+  y = fbx_vm_signf(y, x);
   return x == x ? y : x;
 }
 
+/* erfc(a) = t e^(Q(t) - a^2) with t = 2 / (2 + a), a = |x| <= 10.1 (larger
+ * rounds to 0), and erfc(x) = 2 - erfc(|x|) for x < 0. One formula for
+ * every a, no branch to select: Q(t) = log(erfc(a) / t) + a^2 is smooth on
+ * t in [0.165, 1] (fit/erfc.py: Q(t) / (t - 1), degree 9 in t - 1), and its
+ * error is absolute in the exponent, so relative in erfc. The exponent
+ * keeps a^2 exact: a^2 = ah^2 + d, ah = a to 12 bits (ah^2 exact),
+ * d = (a - ah)(a + ah). */
 FBX_VM_INLINE float fbx_vm_erfcf(float x) {
   float a = fbx_vm_absf(x);
-  int small = a < 0.84375f;
-  float c = fbx_vm_erfc_big(small ? 1.0f : a);
-  c = x < 0.0f ? 2.0f - c : c;
-  float xs = small ? x : 0.0f;
-  float p = fbx_vm_erf_small(xs);
-  /* 1 - erf x; for x >= 1/4, 0.5 - ((x - 0.5) + x P) with x - 0.5 exact */
-  float sm = xs < 0.25f ? 1.0f - (xs + p) : 0.5f - ((xs - 0.5f) + p);
-  float y = small ? sm : c;
+  a = a < 10.1f ? a : 10.1f; /* NaN too: replaced at the end */
+  /* 2 + a = sa + sl exactly (Fast2Sum, larger operand first), and t =
+   * 2 / (2 + a) = 2 / sa - tl to first order: the rounding of 2 + a would
+   * otherwise cost an ulp at large a */
+  float sa = 2.0f + a;
+  int abig = a > 2.0f;
+  float sl = (abig ? 2.0f : a) - (sa - (abig ? a : 2.0f));
+  float t = 2.0f / sa;
+  float tl = (t * t) * (sl * 0.5f);
+  /* Q = u c1 + u^2 (c2 + c3 u + ...), u = t - 1 (exact for t >= 1/4, a <= 6) */
+  float u = t - 1.0f, u2 = u * u, u4 = u2 * u2;
+  float p01 = -3.032381535e-01f + u * -1.615049392e-01f;
+  float p23 = 1.918160468e-01f + u * -6.992179155e-02f;
+  float p45 = -1.379798949e-01f + u * -1.686499715e-01f;
+  float p67 = -4.940504730e-01f + u * -4.858742058e-01f;
+  float p47 = p45 + u2 * (p67 + u2 * -1.513231248e-01f);
+  float q = u * 1.256758332e+00f + u2 * (p01 + (u2 * p23 + u4 * p47));
+  float ah = fbx_vm_u2f(fbx_vm_f2u(a) & 0xfffff000u);
+  float s = -(ah * ah);
+  float qd = q - (a - ah) * (a + ah);
+  float kf = fbx_vm_rint_small((s + qd) * FBX_VM_LOG2EF);
+  float r = ((s - kf * FBX_VM_LN2HF) + qd) - kf * FBX_VM_LN2LF;
+  float e = 1.0f + (r + fbx_vm_exp_poly(r));
+  /* times 2^k, k in [-150, 0]: by 2^(k + 64), exact (the product stays
+   * normal), then by 2^-64, the one scaling step that may round */
+  float sk = fbx_vm_u2f((uint32_t)((int32_t)kf + (127 + 64)) << 23);
+  float y = ((e * t - e * tl) * sk) * 0x1p-64f;
+  y = x < 0.0f ? 2.0f - y : y;
   return x == x ? y : x;
 }
 
@@ -747,7 +762,7 @@ FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) {
  *   x >= 3:      Stirling, (x - 1/2)(log x - 1) + log(2 pi)/2 - 1/2 +
  *                C(1/x^2)/x, where log x - 1 cancels: its low parts are
  *                kept apart and scaled separately.
- * P, Q and C were fitted by core/ops/tools/fit_lgamma.py (minimax, float32
+ * P, Q, C and R were fitted by core/ops/fit/lgamma.py (minimax, float32
  * coefficients): P to 1.6e-8 relative, z Q(z) to 3.1e-9, C(u)/x to
  * 3.3e-9 and the log's s z R(z) to 2e-10 absolute. */
 FBX_VM_INLINE float fbx_vm_lgammaf(float x) {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Fits the polynomials of fbx_vm_lgammaf (core/ops/vmath.h).
 
-    /usr/bin/python3 core/ops/tools/fit_lgamma.py
+    cd core/ops/fit && /usr/bin/python3 lgamma.py
 
 prints the float32 coefficients (lowest order first) and each fit's error.
 The targets are evaluated with mpmath at 30 digits; the fits are minimax on
