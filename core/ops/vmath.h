@@ -764,7 +764,11 @@ FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) {
  *                kept apart and scaled separately.
  * P, Q, C and R were fitted by core/ops/fit/lgamma.py (minimax, float32
  * coefficients): P to 1.6e-8 relative, z Q(z) to 3.1e-9, C(u)/x to
- * 3.3e-9 and the log's s z R(z) to 2e-10 absolute. */
+ * 3.3e-9 and the log's s z R(z) to 2e-10 absolute. Every float in
+ * [-2, -2^-10] and [2^-10, 8] checked against libm: at most 2.51 ulp
+ * without FMA, 2.26 with (the worst near x = 1.13, where the three
+ * roundings of (x - 1)(x - 2) P add up), 2.06 on [-2, -1]; every 5th
+ * float elsewhere: below 1.7. */
 FBX_VM_INLINE float fbx_vm_lgammaf(float x) {
   float ax = fbx_vm_absf(x);
   /* lgamma(y) = (y - 1) t P(t), t = y - 2, for y = 1 - x, 1 + x or x */
