@@ -109,27 +109,40 @@ DEF_FLOAT_DIVS(double, d)
 #define FLOORDIV(a, b) _Generic((a), float: floordiv_f, default: floordiv_d)(a, b)
 #define REMAINDER(a, b) _Generic((a), float: remainder_f, default: remainder_d)(a, b)
 
-/* The same, branch-free on the exact vectorized fmod of ops/vmath.h, for
+/* floor_divide for float32, branch-free: k = rint(a / b) (quotient in
+ * double), r = a - k b exactly (k b has at most 45 bits, |r| <= |b| / 2 +
+ * a rounding), so floor(a / b) = k - 1 where r / b < 0 (r b has the sign
+ * of r / b and does not underflow), else k; a zero takes the sign of a / b.
+ * For |a / b| < 2^21 PyTorch's formula above gives that same integer:
+ * (a - mod) / b is then within 3/8 of it, which its floor and 0.5 step
+ * round back. floordiv_rare_vf: the rest (and b = 0, infinite or NaN
+ * operands), for floordiv_f. */
+static inline int floordiv_rare_vf(float a, float b) {
+  double q = (double)a / (double)b;
+  return !(fbx_vm_absd(q) < 0x1p21) || fbx_vm_absf(b) == INFINITY;
+}
+static inline float floordiv_vf(float a, float b) {
+  double ad = (double)a, bd = (double)b;
+  double k = fbx_vm_rint_small_d(ad / bd);
+  double r = ad - k * bd;
+  double d = r * bd < 0.0 ? k - 1.0 : k;
+  float z = fbx_vm_u2f((fbx_vm_f2u(a) ^ fbx_vm_f2u(b)) & 0x80000000u);
+  return d == 0.0 ? z : (float)d;
+}
+/* remainder, branch-free on the exact vectorized fmod of ops/vmath.h, for
  * float32 where FBX_VM_FMOD_RARE is false (the loops recompute the rest
  * with the functions above). For double these are never used. */
-static inline float floordiv_vf(float a, float b) {
-  float mod = fbx_vm_fmodf(a, b);
-  float div = (a - mod) / b;
-  div = (mod != 0 && (b < 0) != (mod < 0)) ? div - 1 : div;
-  float fd = fbx_vm_floorf(div);
-  fd = div - fd > 0.5f ? fd + 1 : fd;
-  return div == 0 ? fbx_vm_signf(0.0f, a / b) : fd;
-}
 static inline float remainder_vf(float a, float b) {
   float mod = fbx_vm_fmodf(a, b);
   return (mod != 0 && (b < 0) != (mod < 0)) ? mod + b : mod;
 }
 #define VFLOORDIV(a, b) _Generic((a), float: floordiv_vf, default: floordiv_d)(a, b)
+#define VFLOORDIV_RARE(a, b) _Generic((a), float: floordiv_rare_vf, default: fbx_vm_never2)(a, b)
 #define VREMAINDER(a, b) _Generic((a), float: remainder_vf, default: remainder_d)(a, b)
 #define GEN2X(sfx, TS, CT, LD, ST, op, PREP, FAST, RARE, SLOW) \
   FBX_PW_LOOP2X(op##_##sfx, TS, CT, LD, TS, ST, PREP, FAST, RARE, SLOW)
 
-FBX_PW_FLOATS(GEN2X, div_floor, , VFLOORDIV(a, b), FBX_VM_FMOD_RARE(a, b), FLOORDIV(a, b))
+FBX_PW_FLOATS(GEN2X, div_floor, , VFLOORDIV(a, b), VFLOORDIV_RARE(a, b), FLOORDIV(a, b))
 FBX_PW_INTS(GEN2, div_floor, , idiv_floor(a, b))
 TAB_FI(div_floor)
 FBX_PW_INTS(GEN2, div_trunc_i, , idiv_trunc(a, b))
@@ -157,7 +170,13 @@ static inline int64_t ipow(int64_t a, int64_t b) {
   }
   return (int64_t)r;
 }
-FBX_PW_FLOATS(GEN2X, pow, , FBX_VM_POW(a, b), FBX_VM_POW_RARE(a, b), pow(a, b))
+/* float types: fbx_vm_powf_block a block at a time (its passes need the
+ * whole block, see vmath.h; f16/bf16 converted into block buffers), float64
+ * libm */
+_Static_assert(FBX_PW_BLOCK <= FBX_VM_POW_BLOCK, "pow blocks");
+#define GEN2XB(sfx, TS, CT, LD, ST, op, BLOCK, RARE, SLOW) \
+  FBX_PW_LOOP2XB(op##_##sfx, TS, CT, LD, TS, ST, BLOCK, RARE, SLOW)
+FBX_PW_FLOATS(GEN2XB, pow, FBX_VM_POW_BLOCK_FN, FBX_VM_POW_RARE(a, b), pow(a, b))
 FBX_PW_INTS(GEN2, pow, , ipow(a, b))
 TAB_FI(pow)
 static inline double atan2_d(double a, double b) { return atan2(a, b); }
@@ -195,9 +214,9 @@ TAB_IB(bitwise_xor)
 
 /* pow(Tensor, Scalar) specializations PyTorch uses (same rounding as its
  * kernels: x*x, not pow(x, 2)); f[0] = exponent. */
-#define GEN1X(sfx, TS, CT, LD, ST, op, PREP, FAST, RARE, SLOW) \
-  FBX_PW_LOOP1X(op##_##sfx, TS, CT, LD, TS, ST, PREP, FAST, RARE, SLOW)
-FBX_PW_FLOATS(GEN1X, pow_s, const T e = (T)P->f[0], FBX_VM_POW(a, e), FBX_VM_POW_RARE(a, e), pow(a, e))
+#define GEN1XB(sfx, TS, CT, LD, ST, op, BVAL, BLOCK, RARE, SLOW) \
+  FBX_PW_LOOP1XB(op##_##sfx, TS, CT, LD, TS, ST, BVAL, BLOCK, RARE, SLOW)
+FBX_PW_FLOATS(GEN1XB, pow_s, (T)P->f[0], FBX_VM_POW_BLOCK_FN, FBX_VM_POW_RARE(a, b), pow(a, b))
 FBX_PW_INTS(GEN1, pow_s, const int64_t e = P->i[0], ipow(a, e))
 TAB_FI(pow_s)
 FBX_PW_FLOATS(GEN1, pow_half, , sqrt(a))

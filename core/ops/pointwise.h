@@ -99,7 +99,8 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
  * Results then depend on the clone by rounding (every vmath.h bound holds
  * for both, tests/unit/test_vmath.c checks both); -DFBX_PW_NO_FMA keeps
  * the AVX2 and AVX-512F clones without FMA, which round exactly as the
- * baseline does. -DFBX_PW_NO_CLONES turns the clones off; so does
+ * baseline does (with GCC; clang contracts within an expression by
+ * default, -ffp-contract=off stops it). -DFBX_PW_NO_CLONES turns the clones off; so does
  * ThreadSanitizer, whose runtime is not up yet when ifunc resolvers run. */
 #if defined(__SANITIZE_THREAD__) && !defined(FBX_PW_NO_CLONES)
 #define FBX_PW_NO_CLONES 1
@@ -311,6 +312,84 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
       } else {                                                                                    \
         for (int i_ = 0; i_ < m_; i_++) *(TO *)(po_ + i_ * s_[0]) = ST(buf_[i_]);                 \
       }                                                                                           \
+    }                                                                                             \
+  }
+
+/* Loops for functions computed a block at a time, BLOCK(out, a, b, m) on
+ * arrays of the compute type (fbx_vm_powf_block: several passes over the
+ * block, each a short dependency chain), RARE and SLOW as in FBX_PW_LOOP2X.
+ * Inputs in another storage type or strided are first converted into block
+ * buffers; a broadcast b fills one once. FBX_PW_LOOP1XB: one input a, and
+ * b = BVAL (an expression in P) for every element. */
+#define FBX_PW_XB_LOAD_(dst_, src_, stride_, TA, LD, m_)                                          \
+  if (stride_ == (int64_t)sizeof(TA)) {                                                           \
+    const TA *restrict x_ = (const TA *)(src_);                                                   \
+    for (int i_ = 0; i_ < m_; i_++) dst_[i_] = LD(x_[i_]);                                        \
+  } else {                                                                                        \
+    for (int i_ = 0; i_ < m_; i_++) dst_[i_] = LD(*(const TA *)((src_) + i_ * stride_));          \
+  }
+#define FBX_PW_XB_BODY_(TA, TO, LD, ST, BLOCK, RARE, SLOW)                                        \
+  const T *ua_ = xa_;                                                                             \
+  if (sizeof(TA) == sizeof(T) && s_[1] == (int64_t)sizeof(TA))                                    \
+    ua_ = (const T *)pa_;                                                                         \
+  else {                                                                                          \
+    FBX_PW_XB_LOAD_(xa_, pa_, s_[1], TA, LD, m_)                                                  \
+  }                                                                                               \
+  BLOCK(buf_, ua_, ub_, m_);                                                                      \
+  for (int i_ = 0; i_ < m_; i_++) {                                                               \
+    T a = ua_[i_], b = ub_[i_];                                                                   \
+    rare_ |= (RARE);                                                                              \
+  }                                                                                               \
+  if (rare_)                                                                                      \
+    for (int i_ = 0; i_ < m_; i_++) {                                                             \
+      T a = ua_[i_], b = ub_[i_];                                                                 \
+      if (RARE) buf_[i_] = (SLOW);                                                                \
+    }                                                                                             \
+  if (s_[0] == (int64_t)sizeof(TO)) {                                                             \
+    TO *restrict o_ = (TO *)po_;                                                                  \
+    for (int i_ = 0; i_ < m_; i_++) o_[i_] = ST(buf_[i_]);                                        \
+  } else {                                                                                        \
+    for (int i_ = 0; i_ < m_; i_++) *(TO *)(po_ + i_ * s_[0]) = ST(buf_[i_]);                     \
+  }
+#define FBX_PW_LOOP2XB(NAME, TA, CT, LD, TO, ST, BLOCK, RARE, SLOW)                               \
+  FBX_PW_CLONES static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) { \
+    typedef CT T;                                                                                 \
+    (void)pv_;                                                                                    \
+    T buf_[FBX_PW_BLOCK], xa_[FBX_PW_BLOCK], xb_[FBX_PW_BLOCK];                                   \
+    int filled_ = 0;                                                                              \
+    for (int64_t b_ = 0; b_ < n_; b_ += FBX_PW_BLOCK) {                                           \
+      int m_ = (int)(n_ - b_ < FBX_PW_BLOCK ? n_ - b_ : FBX_PW_BLOCK), rare_ = 0;                 \
+      const char *pa_ = p_[1] + b_ * s_[1], *pb_ = p_[2] + b_ * s_[2];                            \
+      char *po_ = p_[0] + b_ * s_[0];                                                             \
+      const T *ub_ = xb_;                                                                         \
+      if (s_[2] == 0) {                                                                           \
+        if (!filled_) {                                                                           \
+          const T bv_ = LD(*(const TA *)pb_);                                                     \
+          for (int i_ = 0; i_ < FBX_PW_BLOCK; i_++) xb_[i_] = bv_;                                \
+          filled_ = 1;                                                                            \
+        }                                                                                         \
+      } else if (sizeof(TA) == sizeof(T) && s_[2] == (int64_t)sizeof(TA)) {                       \
+        ub_ = (const T *)pb_;                                                                     \
+      } else {                                                                                    \
+        FBX_PW_XB_LOAD_(xb_, pb_, s_[2], TA, LD, m_)                                              \
+      }                                                                                           \
+      FBX_PW_XB_BODY_(TA, TO, LD, ST, BLOCK, RARE, SLOW)                                          \
+    }                                                                                             \
+  }
+#define FBX_PW_LOOP1XB(NAME, TA, CT, LD, TO, ST, BVAL, BLOCK, RARE, SLOW)                         \
+  FBX_PW_CLONES static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) { \
+    typedef CT T;                                                                                 \
+    const fbx_pw_params *P = (const fbx_pw_params *)pv_;                                          \
+    (void)P;                                                                                      \
+    T buf_[FBX_PW_BLOCK], xa_[FBX_PW_BLOCK], xb_[FBX_PW_BLOCK];                                   \
+    const T bv_ = (BVAL);                                                                         \
+    for (int i_ = 0; i_ < FBX_PW_BLOCK; i_++) xb_[i_] = bv_;                                      \
+    const T *ub_ = xb_;                                                                           \
+    for (int64_t b_ = 0; b_ < n_; b_ += FBX_PW_BLOCK) {                                           \
+      int m_ = (int)(n_ - b_ < FBX_PW_BLOCK ? n_ - b_ : FBX_PW_BLOCK), rare_ = 0;                 \
+      const char *pa_ = p_[1] + b_ * s_[1];                                                       \
+      char *po_ = p_[0] + b_ * s_[0];                                                             \
+      FBX_PW_XB_BODY_(TA, TO, LD, ST, BLOCK, RARE, SLOW)                                          \
     }                                                                                             \
   }
 

@@ -46,7 +46,8 @@
  * them: callers recompute those elements with libm (see
  * FBX_PW_LOOP1X in pointwise.h). fbx_vm_fmodf is likewise exact only where
  * fbx_vm_fmod_rare() is false, and fbx_vm_powf leaves C99's special
- * cases (a zero, infinite or NaN operand) to libm: fbx_vm_pow_rare(), and
+ * cases (a zero, infinite or NaN operand), subnormal bases and |b| >= 2^23
+ * to libm: fbx_vm_pow_rare(), and
  * fbx_vm_lgammaf leaves x < -2 (where lgamma has zeros between the poles)
  * and |x| < FLT_MIN (zeros, subnormals) to libm: fbx_vm_lgamma_rare().
  * Float64 kernels keep using libm.
@@ -316,27 +317,8 @@ FBX_VM_INLINE float fbx_vm_log1pf(float x) {
 
 /* ---- double-precision cores --------------------------------------------------------------- */
 
-#define FBX_VM_LOG2E 1.44269504088896340736
 #define FBX_VM_LN2HD 6.93147180369123816e-01 /* 32 bits */
 #define FBX_VM_LN2LD 1.90821492927058770e-10
-
-/* e^t for |t| <= 700 (callers clamp), relative error < 1e-12 */
-FBX_VM_INLINE double fbx_vm_exp_d(double t) {
-  double tm = t * FBX_VM_LOG2E + 0x1.8p52;
-  uint64_t kb = fbx_vm_d2u(tm); /* low bits: k, two's complement */
-  double kd = tm - 0x1.8p52;
-  double r = (t - kd * FBX_VM_LN2HD) - kd * FBX_VM_LN2LD;
-  double p = 2.76175647858760863e-06;
-  p = p * r + 2.48678701796877271e-05;
-  p = p * r + 1.98412245996560114e-04;
-  p = p * r + 1.38888391105720086e-03;
-  p = p * r + 8.33333334420298041e-03;
-  p = p * r + 4.16666667862657311e-02;
-  p = p * r + 1.66666666666625857e-01;
-  p = p * r + 4.99999999999551081e-01;
-  double e = 1.0 + (r + r * r * p);
-  return e * fbx_vm_u2d((kb + 1023u) << 52);
-}
 
 /* e^a = 2^k m for 0 <= a <= 90 (k integer, m in [0.7, 1.42]) */
 FBX_VM_INLINE float fbx_vm_exp_split(float a, int32_t *k) {
@@ -697,45 +679,82 @@ FBX_VM_INLINE float fbx_vm_acosf(float x) {
 
 /* ---- pow (double arithmetic) ---------------------------------------------------------------- */
 
-/* log2(a) for finite a > 0 (subnormals included), relative error ~1e-15:
- * a = 2^e m, m in [sqrt(1/2), sqrt(2)), ln m = 2s + s^3 P(s^2) with
- * s = (m - 1) / (m + 1) (Chebyshev fit, 3e-16) */
-FBX_VM_INLINE double fbx_vm_log2_pos_d(float a) {
-  int sub = a < 0x1p-126f;
-  float xs = sub ? a * 0x1p23f : a;
-  int32_t ix = (int32_t)(fbx_vm_f2u(xs) - 0x3f3504f3u);
-  double m = (double)fbx_vm_u2f(((uint32_t)ix & 0x7fffffu) + 0x3f3504f3u);
-  double e = (double)((ix >> 23) - (sub ? 23 : 0));
-  double s = (m - 1.0) / (m + 1.0), z = s * s;
-  double p = 1.46164496850434061e-01;
-  p = p * z + 1.53317216005560419e-01;
-  p = p * z + 1.81828891252617225e-01;
-  p = p * z + 2.22222111347950807e-01;
-  p = p * z + 2.85714286259754868e-01;
-  p = p * z + 3.99999999998995048e-01;
-  p = p * z + 6.66666666666666963e-01;
-  return e + (2.0 * s + s * z * p) * FBX_VM_LOG2E;
+/* a^b = 2^y, y = b log2|a| in double: |y| up to ~150 needs log2|a| to
+ * ~2^-35 relative for a result within 2^-28 before the final rounding to
+ * float. Coefficients: core/ops/fit/pow.py (minimax fits, relative
+ * error in brackets), rounded to double.
+ *
+ * The computation is one long dependency chain (two divisions in it), so
+ * a loop over the whole of it keeps only about one vector of elements in
+ * flight and waits on latency. fbx_vm_powf_block therefore runs it as four
+ * passes over a block, each a short chain the out-of-order core overlaps
+ * across iterations (2.4x the single loop on Zen 4); fbx_vm_powf is the
+ * same stages for one element, with identical results. */
+#define FBX_VM_POW_BLOCK 256
+
+/* True where powf must be computed by libm: a zero, subnormal, infinite or
+ * NaN a (C99's special cases are among these), infinite or NaN b, and
+ * |b| >= 2^23, where the parity test below fails (b is an even integer
+ * there; the result is 1, 0 or infinite unless a is within 2^-17 of +-1). */
+FBX_VM_INLINE int fbx_vm_pow_rare(float a, float b) {
+  float aa = fbx_vm_absf(a);
+  return !(aa >= 0x1p-126f && aa < INFINITY && fbx_vm_absf(b) < 0x1p23f);
 }
 
-/* True where powf must be computed by libm: a zero, infinite or NaN
- * operand (C99's special cases). */
-FBX_VM_INLINE int fbx_vm_pow_rare(float a, float b) {
-  return !(fbx_vm_absf(a) < INFINITY && fbx_vm_absf(b) < INFINITY) || a == 0.0f;
+/* |a| = 2^e m with m in [sqrt(1/2), sqrt(2)) (a normal); the stages below
+ * take s = (m - 1) / (m + 1), |s| <= 0.1716, log2 m = s Q(s^2). */
+FBX_VM_INLINE uint32_t fbx_vm_pow_split(float a) { return (fbx_vm_f2u(a) & 0x7fffffffu) - 0x3f3504f3u; }
+FBX_VM_INLINE double fbx_vm_pow_s(float a) {
+  double m = (double)fbx_vm_u2f((fbx_vm_pow_split(a) & 0x7fffffu) + 0x3f3504f3u);
+  return (m - 1.0) / (m + 1.0);
 }
-/* a^b = 2^(b log2|a|), negated for a < 0 and odd integer b, NaN for a < 0
- * and b not an integer. */
+/* y = b (e + s Q(s^2)) clamped to [-150, 150] (where the float result is
+ * 0 or infinite: 2^-150 rounds to 0), Q of degree 4 [2^-37.8] */
+FBX_VM_INLINE double fbx_vm_pow_y(double s, float a, float b) {
+  double e = (double)((int32_t)fbx_vm_pow_split(a) >> 23);
+  double z = s * s, z2 = z * z;
+  double q = (2.88539008179007928e+00 + z * 9.61796673350641451e-01) +
+             z2 * ((5.77083583206781547e-01 + z * 4.11672829655761630e-01) + z2 * 3.40727969001746012e-01);
+  double y = (double)b * (e + s * q);
+  return fbx_vm_absd(y) < 150.0 ? y : fbx_vm_signd(150.0, y);
+}
+/* 2^y = 2^k 2^f, k = rint(y), 2^f = (E + O) / (E - O) with E, O the even
+ * and odd parts of a tuned [3/3] Pade form [2^-29.6]; the scaling adds k
+ * to the exponent field (k's low bits are those of y + 1.5 2^52) */
+FBX_VM_INLINE double fbx_vm_pow_exp2(double y) {
+  double t = y + 0x1.8p52;
+  double f = y - (t - 0x1.8p52), f2 = f * f;
+  double pe = 1.0 + f2 * 4.80453883918201402e-02;
+  double po = f * (3.46573590279972643e-01 + f2 * 2.77521653324107895e-03);
+  double p = (pe + po) / (pe - po);
+  return fbx_vm_u2d(fbx_vm_d2u(p) + (fbx_vm_d2u(t) << 52));
+}
+/* |a|^b rounded to float, negated for a < 0 and odd b, NaN for a < 0 and
+ * b not an integer: for |b| < 2^23, |b| + 2^23 is |b| rounded to an
+ * integer, and its last bit that integer's parity */
+FBX_VM_INLINE float fbx_vm_pow_sign(double p, float a, float b) {
+  float ab = fbx_vm_absf(b);
+  float tb = ab + 0x1p23f;
+  float r = fbx_vm_u2f(fbx_vm_f2u((float)p) | (fbx_vm_f2u(a) & (fbx_vm_f2u(tb) << 31)));
+  float rn = tb - 0x1p23f == ab ? r : NAN;
+  return a < 0.0f ? rn : r;
+}
+
 FBX_VM_INLINE float fbx_vm_powf(float a, float b) {
-  float aa = fbx_vm_absf(a);
-  aa = aa > 0.0f && aa < INFINITY ? aa : 1.0f;
-  double y = (double)b * fbx_vm_log2_pos_d(aa);
-  y = y < -160.0 ? -160.0 : (y > 130.0 ? 130.0 : y);
-  y = y == y ? y : 0.0;
-  float r = (float)fbx_vm_exp_d(y * 0.69314718055994530942);
-  int bint = fbx_vm_truncf(b) == b;
-  float h = b * 0.5f;
-  int bodd = bint && fbx_vm_truncf(h) != h;
-  r = a < 0.0f && bodd ? -r : r;
-  return a < 0.0f && !bint ? NAN : r;
+  return fbx_vm_pow_sign(fbx_vm_pow_exp2(fbx_vm_pow_y(fbx_vm_pow_s(a), a, b)), a, b);
+}
+
+/* o[i] = fbx_vm_powf(a[i], b[i]) for n <= FBX_VM_POW_BLOCK, in passes */
+FBX_VM_INLINE void fbx_vm_powf_block(float *restrict o, const float *restrict a, const float *restrict b, int n) {
+  double w[FBX_VM_POW_BLOCK];
+  for (int i = 0; i < n; i++) w[i] = fbx_vm_pow_s(a[i]);
+  for (int i = 0; i < n; i++) w[i] = fbx_vm_pow_y(w[i], a[i], b[i]);
+  for (int i = 0; i < n; i++) w[i] = fbx_vm_pow_exp2(w[i]);
+  for (int i = 0; i < n; i++) o[i] = fbx_vm_pow_sign(w[i], a[i], b[i]);
+}
+/* double: libm, one element at a time */
+FBX_VM_INLINE void fbx_vm_pow_block_d(double *restrict o, const double *restrict a, const double *restrict b, int n) {
+  for (int i = 0; i < n; i++) o[i] = pow(a[i], b[i]);
 }
 
 /* ---- lgamma (float arithmetic) ---------------------------------------------------------------- */
@@ -862,6 +881,7 @@ FBX_VM_INLINE int fbx_vm_never2(double x, double y) { return (void)x, (void)y, 0
 #define FBX_VM_FMOD_RARE(a, b) _Generic((a), float: fbx_vm_fmod_rare, default: fbx_vm_never2)(a, b)
 #define FBX_VM_FMOD(a, b) _Generic((a), float: fbx_vm_fmodf, default: fmod)(a, b)
 #define FBX_VM_POW_RARE(a, b) _Generic((a), float: fbx_vm_pow_rare, default: fbx_vm_never2)(a, b)
-#define FBX_VM_POW(a, b) _Generic((a), float: fbx_vm_powf, default: pow)(a, b)
+/* FBX_VM_POW_BLOCK_FN(o, a, b, n): the block form for float arrays, libm for double */
+#define FBX_VM_POW_BLOCK_FN(o, a, b, n) _Generic((o), float *: fbx_vm_powf_block, default: fbx_vm_pow_block_d)(o, a, b, n)
 
 #endif

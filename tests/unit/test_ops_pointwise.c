@@ -21,6 +21,7 @@
 #include "ops/kutil.h"
 #include "ops/optable.h"
 #include "ops/pointwise.h"
+#include "ops/vmath.h"
 #include "testutil.h"
 #include <fusebox/tensor.h>
 
@@ -342,6 +343,123 @@ START_TEST(engine_large_strided) {
 }
 END_TEST
 
+/* PyTorch's float floor division (c10 div_floor_floating), the reference for the
+ * vectorized kernel: every pair must match bit for bit, signed zeros included */
+static float torch_floordiv(float a, float b) {
+  if (b == 0) return a / b;
+  float mod = fmodf(a, b);
+  float div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div == 0) return copysignf(0.0f, a / b);
+  float fd = floorf(div);
+  if (div - fd > 0.5f) fd += 1;
+  return fd;
+}
+static uint32_t xs32(uint32_t *s) {
+  uint32_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return *s = x;
+}
+static uint32_t f2u(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+static float u2f(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* float32 floor_divide on random pairs: quotients from 2^-3 to 2^25 (both
+ * sides of the kernel's 2^21 limit), exact multiples, small integers,
+ * zeros, subnormals, infinities and NaN */
+START_TEST(floor_divide_f32) {
+  enum { N = 1 << 18 };
+  int64_t n = N;
+  fbx_tensor *a = NULL, *b = NULL;
+  OK(fbx_tensor_empty(&a, FBX_DTYPE_FLOAT32, 1, &n));
+  OK(fbx_tensor_empty(&b, FBX_DTYPE_FLOAT32, 1, &n));
+  float *pa = a->data, *pb = b->data;
+  static const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -1.0f, 0x1p-149f, 3.0f};
+  uint32_t seed = 12345;
+  for (int i = 0; i < N; i++) {
+    float x = u2f(xs32(&seed)), y;
+    int k = (int)(xs32(&seed) % 8u);
+    if (k < 4) {
+      int sh = (int)(xs32(&seed) % 29u) - 3;
+      y = ldexpf(x, -sh) * u2f(0x3f800000u + (xs32(&seed) & 0x007fffffu)) * ((xs32(&seed) & 1) ? -1.0f : 1.0f);
+    } else {
+      y = u2f(xs32(&seed));
+    }
+    if (k == 4) x = (float)((int32_t)xs32(&seed) % 5000) * y;
+    if (k == 5) x = (float)((int32_t)xs32(&seed) % 100), y = (float)((int32_t)xs32(&seed) % 13);
+    if (k == 6) x = u2f(xs32(&seed) & 0x807fffffu);
+    if (k == 7) x = sp[xs32(&seed) % 9u], y = (xs32(&seed) & 1) ? sp[xs32(&seed) % 9u] : y;
+    pa[i] = x, pb[i] = y;
+  }
+  fbx_ivalue args[2] = {fbx_iv_tensor(a), fbx_iv_tensor(b)}, out = fbx_iv_none();
+  OK(call("aten::floor_divide", args, 2, &out));
+  const float *po = out.u.t->data;
+  for (int i = 0; i < N; i++) {
+    float want = torch_floordiv(pa[i], pb[i]);
+    ck_assert_msg(f2u(po[i]) == f2u(want) || (want != want && po[i] != po[i]), "floor_divide(%a, %a) = %a, want %a",
+                  (double)pa[i], (double)pb[i], (double)po[i], (double)want);
+  }
+  fbx_iv_release(&out);
+  fbx_tensor_release(a);
+  fbx_tensor_release(b);
+}
+END_TEST
+
+/* float32 pow through the block loops (both contiguous, b broadcast, a
+ * strided, the Scalar overload) gives fbx_vm_powf's bits, and libm's
+ * for the rare pairs (zero, subnormal and infinite bases, |b| >= 2^23) */
+START_TEST(pow_f32_paths) {
+  enum { N = 3000 };
+  int64_t n = N, n2 = 2 * N;
+  fbx_tensor *a2 = NULL, *b = NULL, *a = NULL, *one = NULL;
+  OK(fbx_tensor_empty(&a2, FBX_DTYPE_FLOAT32, 1, &n2));
+  OK(fbx_tensor_empty(&b, FBX_DTYPE_FLOAT32, 1, &n));
+  float *pa2 = a2->data, *pb = b->data;
+  static const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-140f, -0x1p-140f, 1.0f, -1.0f};
+  uint32_t seed = 777;
+  for (int i = 0; i < 2 * N; i++) pa2[i] = (float)((int32_t)xs32(&seed) % 4000) / 512.0f;
+  for (int i = 0; i < N; i++) {
+    pb[i] = (float)((int32_t)xs32(&seed) % 2000) / 64.0f;
+    if (i % 97 == 5) pa2[2 * i] = sp[xs32(&seed) % 9u];
+    if (i % 89 == 7) pb[i] = (xs32(&seed) & 1) ? 0x1p24f + 2.0f : sp[xs32(&seed) % 9u];
+  }
+  int64_t st = 2;
+  OK(fbx_tensor_view(&a, a2, 1, &n, &st, 0)); /* every other element */
+  for (int c = 0; c < 3; c++) {
+    fbx_ivalue args[2] = {fbx_iv_tensor(c == 0 ? a2 : a), c == 2 ? fbx_iv_float(2.75) : fbx_iv_tensor(b)};
+    fbx_ivalue out = fbx_iv_none();
+    if (c == 0) { /* contiguous a with a broadcast b */
+      int64_t one_n = 1;
+      OK(fbx_tensor_empty(&one, FBX_DTYPE_FLOAT32, 1, &one_n));
+      ((float *)one->data)[0] = -3.0f;
+      args[1] = fbx_iv_tensor(one);
+    }
+    OK(call("aten::pow", args, 2, &out));
+    const float *po = out.u.t->data;
+    for (int i = 0; i < (c == 0 ? 2 * N : N); i++) {
+      float x = c == 0 ? pa2[i] : pa2[2 * i], y = c == 0 ? -3.0f : (c == 2 ? 2.75f : pb[i]);
+      float want = fbx_vm_pow_rare(x, y) ? (float)pow((double)x, (double)y) : fbx_vm_powf(x, y);
+      ck_assert_msg(f2u(po[i]) == f2u(want) || (want != want && po[i] != po[i]), "case %d: pow(%a, %a) = %a, want %a",
+                    c, (double)x, (double)y, (double)po[i], (double)want);
+    }
+    fbx_iv_release(&out);
+  }
+  fbx_tensor_release(one);
+  fbx_tensor_release(a);
+  fbx_tensor_release(a2);
+  fbx_tensor_release(b);
+}
+END_TEST
+
 /* fbx_pw_map_into writes into a strided output. */
 FBX_PW_LOOP2(neg_sub_f32, float, float, FBX_PW_ID, float, FBX_PW_ID, , b - a)
 START_TEST(engine_map_into) {
@@ -462,6 +580,8 @@ int main(void) {
   tc = tcase_create("engine");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, engine_large_strided);
+  tcase_add_test(tc, floor_divide_f32);
+  tcase_add_test(tc, pow_f32_paths);
   tcase_add_test(tc, engine_map_into);
   tcase_add_test(tc, broadcast_error);
   tcase_add_test(tc, to_returns_self);
