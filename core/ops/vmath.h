@@ -48,8 +48,9 @@
  * fbx_vm_fmod_rare() is false, and fbx_vm_powf leaves C99's special
  * cases (a zero, infinite or NaN operand), subnormal bases and |b| >= 2^23
  * to libm: fbx_vm_pow_rare(), and
- * fbx_vm_lgammaf leaves x < -2 (where lgamma has zeros between the poles)
- * and |x| < FLT_MIN (zeros, subnormals) to libm: fbx_vm_lgamma_rare().
+ * fbx_vm_lgammaf leaves x < -2 (where lgamma has zeros between the poles),
+ * |x| < FLT_MIN (zeros, subnormals) and x > 3.99e36 (+inf, and a band
+ * below the overflow threshold) to libm: fbx_vm_lgamma_rare().
  * Float64 kernels keep using libm.
  *
  * Special values follow C99 Annex F (NaN in -> NaN out, exp(-inf) = 0,
