@@ -30,7 +30,8 @@
  *   erfcf (float arithmetic)                                    [5]
  *   asinf, acosf (float arithmetic)                             [2]
  *   softplusf (float arithmetic)                                [3]
- *   powf, lgammaf (double arithmetic)                           [1]
+ *   powf (double arithmetic)                                    [1]
+ *   lgammaf (float arithmetic)                                  [3]
  *   sigmoidf                                                    [3]
  *   truncf, floorf, ceilf, rintf (round half to even)           exact
  *   fmodf                                                       exact
@@ -47,8 +48,10 @@
  * fbx_vm_fmod_rare() is false, and fbx_vm_powf leaves C99's special
  * cases (a zero, infinite or NaN operand), subnormal bases and |b| >= 2^23
  * to libm: fbx_vm_pow_rare(), and
- * fbx_vm_lgammaf leaves x < -2 (where lgamma has zeros between the poles)
- * to libm: fbx_vm_lgamma_rare(). Float64 kernels keep using libm.
+ * fbx_vm_lgammaf leaves x < -2 (where lgamma has zeros between the poles),
+ * |x| < FLT_MIN (zeros, subnormals) and x > 3.99e36 (+inf, and a band
+ * below the overflow threshold) to libm: fbx_vm_lgamma_rare().
+ * Float64 kernels keep using libm.
  *
  * Special values follow C99 Annex F (NaN in -> NaN out, exp(-inf) = 0,
  * log(0) = -inf, log(x < 0) = NaN, tanh(+-inf) = +-1, ...), signed zeros
@@ -755,85 +758,95 @@ FBX_VM_INLINE void fbx_vm_pow_block_d(double *restrict o, const double *restrict
   for (int i = 0; i < n; i++) o[i] = pow(a[i], b[i]);
 }
 
-/* ---- lgamma (double arithmetic) ------------------------------------------------------------- */
+/* ---- lgamma (float arithmetic) ---------------------------------------------------------------- */
 
-/* ln(v) for finite v > 0 that is a normal double; relative error ~1e-16:
- * v = 2^e m, m in [sqrt(1/2), sqrt(2)), ln m = 2s + s^3 P(s^2) with
- * s = (m - 1) / (m + 1) (P: log2_pos_d's fit). The exponent comes out as a
- * double by the 2^52 trick: AVX2 has no int64 -> double conversion. */
-FBX_VM_INLINE double fbx_vm_log_d(double v) {
-  uint64_t b = fbx_vm_d2u(v);
-  double m = fbx_vm_u2d((b & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
-  double e = fbx_vm_u2d(0x4330000000000000ull | (b >> 52)) - (0x1p52 + 1023.0);
-  e = m > 1.41421356237309505 ? e + 1.0 : e;
-  m = m > 1.41421356237309505 ? m * 0.5 : m;
-  double s = (m - 1.0) / (m + 1.0), z = s * s, z2 = z * z;
-  double p = (6.66666666666666963e-01 + z * 3.99999999998995048e-01) +
-             z2 * ((2.85714286259754868e-01 + z * 2.22222111347950807e-01) +
-                   z2 * ((1.81828891252617225e-01 + z * 1.53317216005560419e-01) + z2 * 1.46164496850434061e-01));
-  return e * FBX_VM_LN2HD + ((2.0 * s + s * z * p) + e * FBX_VM_LN2LD);
+/* True where lgammaf must be computed by libm: x < -2 (and -inf), where
+ * lgamma has zeros between the poles that the reflection formula below
+ * would compute with cancellation; |x| < FLT_MIN (zeros, subnormals: its
+ * log takes normal arguments only); x > 3.99e36 (+inf, and a band below
+ * the overflow threshold 4.085e36 where an intermediate overflows). */
+FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) {
+  return x < -2.0f || x > 0x1.8p121f || fbx_vm_absf(x) < 0x1p-126f;
 }
 
-/* True where lgammaf must be computed by libm: x < -2 (and -inf). Between
- * the poles there, lgamma has zeros that the reflection formula below
- * would compute with cancellation. */
-FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) { return x < -2.0f; }
-
-/* lgamma(x) for x >= -2, in double (the float result then rounds once):
- * x < 0 by reflection, lgamma(x) = ln(pi / |sin(pi x)|) - lgamma(1 - x);
- * for y = x or 1 - x > 0, Stirling's series at z = y + 8 (or y >= 8),
- * lgamma(y) = lgamma(z) - ln(y (y+1) ... (y+7)); one log covers both that
- * product and the sine. Near the zeros at 1 and 2 the difference cancels,
- * so |y - 1|, |y - 2| < 1/128 take the Taylor series there (zeta values). */
-FBX_VM_INLINE float fbx_vm_lgammaf(float xf) {
-  /* selects on one double comparison each: GCC does not vectorize this
-   * loop when && combines them, nor when float and double masks mix */
-  double x0 = (double)xf;
-  double x = x0 >= -2.0 ? x0 : 0.5; /* NaN too */
-  x = x < INFINITY ? x : 0.5;
-  x = x != 0.0 ? x : 0.5;
-  double y = x < 0.0 ? 1.0 - x : x;
-  double pr = ((y * (y + 1.0)) * ((y + 2.0) * (y + 3.0))) * (((y + 4.0) * (y + 5.0)) * ((y + 6.0) * (y + 7.0)));
-  pr = y < 8.0 ? pr : 1.0;
-  double z = y < 8.0 ? y + 8.0 : y;
-  /* sin(pi r), r = x - rint(x) in [-1/2, 1/2]: Taylor to r^17 */
-  double r = x - fbx_vm_rint_small_d(x), r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-  double sp = ((3.14159265358979312e+00 + r2 * -5.16771278004996937e+00) +
-               r4 * (2.55016403987734508e+00 + r2 * -5.99264529320791883e-01)) +
-              r8 * ((8.21458866111281910e-02 + r2 * -7.37043094571434784e-03) +
-                    r4 * (4.66302805767612337e-04 + r2 * -2.19153534478302037e-05) + r8 * 7.95205400147550838e-07);
-  double as = fbx_vm_absd(r * sp);
-  as = r == 0.0 ? 1.0 : as; /* x < 0: a pole, +inf below */
-  double w = x < 0.0 ? pr / as : pr;
-  double iz = 1.0 / z, iz2 = iz * iz;
-  double ser = iz * (8.33333333333333333e-02 +
-                     iz2 * (-2.77777777777777778e-03 +
-                            iz2 * (7.93650793650793651e-04 + iz2 * (-5.95238095238095238e-04 + iz2 * 8.41750841750841751e-04))));
-  double st = ((z - 0.5) * fbx_vm_log_d(z) - z) + (9.18938533204672670e-01 + ser);
-  double lw = fbx_vm_log_d(w);
-  double main = x < 0.0 ? (1.14472988584940016e+00 - st) + lw : st - lw;
-  /* lgamma(1 + t) = -gamma t + sum (-1)^k zeta(k)/k t^k; lgamma(2 + t) the same with zeta(k) - 1 */
-  double t1 = y - 1.0, t2 = y - 2.0;
-  double n1 = t1 * (-5.77215664901532861e-01 +
-                    t1 * (8.22467033424113218e-01 +
-                          t1 * (-4.00685634386531428e-01 +
-                                t1 * (2.70580808427784548e-01 +
-                                      t1 * (-2.07385551028673985e-01 +
-                                            t1 * (1.69557176997408190e-01 + t1 * -1.44049896768846118e-01))))));
-  double n2 = t2 * (4.22784335098467139e-01 +
-                    t2 * (3.22467033424113218e-01 +
-                          t2 * (-6.73523010531980951e-02 +
-                                t2 * (2.05808084277845478e-02 +
-                                      t2 * (-7.38555102867398527e-03 +
-                                            t2 * (2.89051033074152329e-03 + t2 * -1.19275391170326098e-03))))));
-  double res = x < 0.0 ? main : (fbx_vm_absd(t1) < 0x1p-7 ? n1 : (fbx_vm_absd(t2) < 0x1p-7 ? n2 : main));
-  res = res + 0.0; /* lgamma(1) = lgamma(2) = +0, not t * (-c) = -0 */
-  res = x < 0.0 ? (r == 0.0 ? INFINITY : res) : res;
-  /* +-0 and +inf: +inf; NaN: NaN (x < -2 is the caller's) */
-  res = x0 == 0.0 ? INFINITY : res;
-  res = x0 == INFINITY ? INFINITY : res;
-  res = x0 == x0 ? res : x0;
-  return (float)res;
+/* lgamma(x) for x >= -2 in float arithmetic, with one log whose argument
+ * each range selects (log carried as hi + lo):
+ *   1 <= x < 3:  lgamma(x) = (x - 1)(x - 2) P(x - 2), relative accuracy
+ *                at both zeros from the exact factors;
+ *   0 < x < 1:   lgamma(x + 1) - log x, the first term as above with
+ *                factors x and x - 1;
+ *   -2 <= x < 0: reflection, lgamma(x) = -log|r| - log(sin(pi r)/(pi r))
+ *                - lgamma(1 - x) with r = x - rint(x) (exact), the middle
+ *                term a polynomial z Q(z) in z = r^2 and lgamma(1 - x) as
+ *                above with factors -x and -x - 1;
+ *   x >= 3:      Stirling, (x - 1/2)(log x - 1) + log(2 pi)/2 - 1/2 +
+ *                C(1/x^2)/x, where log x - 1 cancels: its low parts are
+ *                kept apart and scaled separately.
+ * P, Q, C and R were fitted by core/ops/fit/lgamma.py (minimax, float32
+ * coefficients): P to 1.6e-8 relative, z Q(z) to 3.1e-9, C(u)/x to
+ * 3.3e-9 and the log's s z R(z) to 2e-10 absolute. Every float in
+ * [-2, -2^-10] and [2^-10, 8] checked against libm: at most 2.51 ulp
+ * without FMA, 2.26 with (the worst near x = 1.13, where the three
+ * roundings of (x - 1)(x - 2) P add up), 2.06 on [-2, -1]; every 5th
+ * float elsewhere: below 1.7. */
+FBX_VM_INLINE float fbx_vm_lgammaf(float x) {
+  float ax = fbx_vm_absf(x);
+  /* lgamma(y) = (y - 1) t P(t), t = y - 2, for y = 1 - x, 1 + x or x */
+  float t = ax - (x < 1.0f ? 1.0f : 2.0f);
+  float a1 = x < 1.0f ? ax : x - 1.0f;
+  /* Horner for the low orders, whose terms are as large as P (Estrin's
+   * scheme rounds each partial sum there), Estrin's for the rest */
+  float t2 = t * t, t4 = t2 * t2;
+  float p45 = 4.994567484e-03f + t * -2.105778316e-03f;
+  float p67 = 9.297872894e-04f + t * -4.165260470e-04f;
+  float p89 = 1.612280321e-04f + t * -6.188868429e-05f;
+  float p1011 = 4.907706170e-05f + t * -3.516864672e-05f;
+  float p47 = p45 + t2 * p67, p811 = p89 + t2 * p1011;
+  float p = p47 + t4 * (p811 + t4 * 1.022696051e-05f);
+  p = -1.238436904e-02f + t * p;
+  p = 3.296541050e-02f + t * p;
+  p = -1.003172994e-01f + t * p;
+  p = 4.227843285e-01f + t * p;
+  float lg = (a1 * t) * p;
+  /* log(sin(pi r) / (pi r)) = z Q(z) */
+  float r = x - fbx_vm_rint_small(x);
+  float z = r * r, z2 = z * z;
+  float q01 = -1.644933343e+00f + z * -5.412162542e-01f;
+  float q23 = -3.377539217e-01f + z * -2.663627565e-01f;
+  float q45 = -1.153073236e-01f + z * -3.803596795e-01f;
+  float ls = z * (q01 + z2 * (q23 + z2 * q45));
+  /* log(x < 0 ? |r| : x) = hi + lo: the argument is 2^e (1 + f) with
+   * 1 + f in [sqrt(1/2), sqrt(2)), and log(1 + f) = f + s (z R(z) - f) for
+   * s = f / (2 + f), z = s^2 (as f - 2s = s f, f is exact and s's rounding
+   * only reaches the small part); e ln2 (exact) dominates f when e != 0.
+   * Normal arguments only (subnormal x are rare); 0 (the poles) gives a
+   * finite value that is replaced below. */
+  float la = x < 0.0f ? fbx_vm_absf(r) : x;
+  int32_t ix = (int32_t)(fbx_vm_f2u(la) - 0x3f3504f3u);
+  float e = (float)(ix >> 23);
+  float f = fbx_vm_u2f(((uint32_t)ix & 0x7fffffu) + 0x3f3504f3u) - 1.0f;
+  float sl = f / (2.0f + f), zl = sl * sl;
+  /* (this chain is the longest: short forms after the division) */
+  float rl = (6.666681767e-01f + zl * 3.997349143e-01f) + (zl * zl) * 2.996422350e-01f;
+  float lp = (sl * zl) * rl - sl * f;
+  float ae = e * FBX_VM_LN2HF;
+  float hi = ae + f;
+  float lo = (e * FBX_VM_LN2LF + ((ae - hi) + f)) + lp;
+  float s = x < 0.0f ? -(ls + lg) : lg;
+  float small = -hi + (s - lo);
+  /* Stirling: (x - 1/2)(log x - 1) cancels for small x, so it is
+   * x (hi - 1) - (hi - 1)/2 + (x - 1/2) lo, with hi - 1 exact for x in
+   * [3, e^4) (hi in [1, 4); beyond, nothing cancels) and lo not small (it
+   * holds f's log polynomial). x - 1/2 is inexact beyond 2^23, where lo's
+   * term is tiny. x near the overflow threshold, where x (hi - 1) alone
+   * could overflow, is rare. */
+  float w = 1.0f / x, u = w * w;
+  float c = (8.333326876e-02f + u * -2.772808308e-03f) + (u * u) * 6.972313859e-04f;
+  float d = hi - 1.0f;
+  float big = x * d + ((4.189385474e-01f + ((w * c + -1.416814488e-08f) - 0.5f * d)) + (x - 0.5f) * lo);
+  float y = x >= 3.0f ? big : (x >= 1.0f ? lg : small); /* NaN: small is NaN */
+  y = y + 0.0f;                       /* lgamma(1) = lgamma(2) = +0, not -0 */
+  return la == 0.0f ? INFINITY : y;   /* the poles -1, -2 */
 }
 
 /* ---- fmod (exact) ---------------------------------------------------------------------------------- */

@@ -140,8 +140,12 @@ static const ufn UFNS[] = {
     {"atanf", b_atan, b0_atan, atan, 4, 0.4f, 2.4f, NULL},
     {"asinf", b_asin, b0_asin, asin, 2, 0.99f, 1e-3f, NULL},
     {"acosf", b_acos, b0_acos, acos, 2, -0.99f, 0.99f, NULL},
-    /* dense across both zeros: up from 0.99, down from 2.01 */
-    {"lgammaf", b_lgamma, b0_lgamma, lgamma, 1, 0.99f, 2.01f, fbx_vm_lgamma_rare},
+    /* dense across both zeros (and the join at 1): up from 0.99, down from
+     * 2.01; across the join at 3 and the pole at -1; across the pole at -2
+     * and 2^23, where x - 1/2 turns inexact */
+    {"lgammaf", b_lgamma, b0_lgamma, lgamma, 3, 0.99f, 2.01f, fbx_vm_lgamma_rare},
+    {"lgammaf", b_lgamma, b0_lgamma, lgamma, 3, 2.99f, -1.01f, fbx_vm_lgamma_rare},
+    {"lgammaf", b_lgamma, b0_lgamma, lgamma, 3, -1.99f, 8.5e6f, fbx_vm_lgamma_rare},
 };
 #define NUFNS ((int)(sizeof UFNS / sizeof UFNS[0]))
 
