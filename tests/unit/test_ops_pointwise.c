@@ -460,6 +460,51 @@ START_TEST(pow_f32_paths) {
 }
 END_TEST
 
+/* The loops with a libm fallback (FBX_PW_LOOP1X/2X) give the vector
+ * function's bits, and libm's for the rare elements, both on the direct
+ * path (contiguous, output apart from the inputs) and through the block
+ * buffer (here the output is the input itself). */
+FBX_PW_LOOP1X(sin_x_f32, float, float, FBX_PW_ID, float, FBX_PW_ID, , fbx_vm_sinf(a), fbx_vm_trig_rare(a),
+              (float)sin((double)a))
+FBX_PW_LOOP2X(fmod_x_f32, float, float, FBX_PW_ID, float, FBX_PW_ID, , fbx_vm_fmodf(a, b), fbx_vm_fmod_rare(a, b),
+              fmodf(a, b))
+START_TEST(rare_paths) {
+  enum { N = 10000 };
+  int64_t n = N;
+  uint32_t seed = 99;
+  fbx_tensor *x = NULL, *y = NULL, *o = NULL;
+  OK(fbx_tensor_empty(&x, FBX_DTYPE_FLOAT32, 1, &n));
+  OK(fbx_tensor_empty(&y, FBX_DTYPE_FLOAT32, 1, &n));
+  OK(fbx_tensor_empty(&o, FBX_DTYPE_FLOAT32, 1, &n));
+  float *px = x->data, *py = y->data, want[N];
+  for (int aliased = 0; aliased < 2; aliased++) {
+    for (int i = 0; i < N; i++) {
+      px[i] = (float)((int32_t)xs32(&seed) % 100000) / 64.0f;
+      if (i % 331 == 3) px[i] = (xs32(&seed) & 1) ? 1e30f : -0x1.8p20f; /* beyond the vector reduction */
+      want[i] = fbx_vm_trig_rare(px[i]) ? (float)sin((double)px[i]) : fbx_vm_sinf(px[i]);
+    }
+    fbx_tensor *out = aliased ? x : o;
+    OK(fbx_pw_map_into(NULL, out, FBX_DTYPE_FLOAT32, 1, &x, sin_x_f32, NULL));
+    for (int i = 0; i < N; i++)
+      ck_assert_msg(f2u(((float *)out->data)[i]) == f2u(want[i]), "sin, %s, element %d", aliased ? "in place" : "apart", i);
+    for (int i = 0; i < N; i++) {
+      px[i] = (float)((int32_t)xs32(&seed) % 100000) / 8.0f;
+      py[i] = (float)((int32_t)xs32(&seed) % 1000 + 1) / 64.0f;
+      if (i % 257 == 9) py[i] = (xs32(&seed) & 1) ? 0.0f : 0x1p-30f; /* b = 0, huge quotients */
+      want[i] = fbx_vm_fmod_rare(px[i], py[i]) ? fmodf(px[i], py[i]) : fbx_vm_fmodf(px[i], py[i]);
+    }
+    fbx_tensor *ins[2] = {x, y};
+    OK(fbx_pw_map_into(NULL, out, FBX_DTYPE_FLOAT32, 2, ins, fmod_x_f32, NULL));
+    for (int i = 0; i < N; i++)
+      ck_assert_msg(f2u(((float *)out->data)[i]) == f2u(want[i]) || (want[i] != want[i] && ((float *)out->data)[i] != ((float *)out->data)[i]),
+                    "fmod, %s, element %d", aliased ? "in place" : "apart", i);
+  }
+  fbx_tensor_release(x);
+  fbx_tensor_release(y);
+  fbx_tensor_release(o);
+}
+END_TEST
+
 /* fbx_pw_map_into writes into a strided output. */
 FBX_PW_LOOP2(neg_sub_f32, float, float, FBX_PW_ID, float, FBX_PW_ID, , b - a)
 START_TEST(engine_map_into) {
@@ -582,6 +627,7 @@ int main(void) {
   tcase_add_test(tc, engine_large_strided);
   tcase_add_test(tc, floor_divide_f32);
   tcase_add_test(tc, pow_f32_paths);
+  tcase_add_test(tc, rare_paths);
   tcase_add_test(tc, engine_map_into);
   tcase_add_test(tc, broadcast_error);
   tcase_add_test(tc, to_returns_self);
