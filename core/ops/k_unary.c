@@ -37,6 +37,11 @@
 #define UFX(op, FAST, RARE, SLOW)                    \
   FBX_PW_FLOATS(GEN1X, op, , FAST, RARE, SLOW)       \
   static const fbx_pw_table op##_tab = {FBX_PW_TAB_FLOATS(op)};
+/* float-only op computed by a block function (FBX_PW_LOOP1B) */
+#define GEN1B(sfx, TS, CT, LD, ST, op, BLOCK) FBX_PW_LOOP1B(op##_##sfx, TS, CT, LD, TS, ST, BLOCK)
+#define UFB(op, BLOCK)                           \
+  FBX_PW_FLOATS(GEN1B, op, BLOCK)                \
+  static const fbx_pw_table op##_tab = {FBX_PW_TAB_FLOATS(op)};
 /* float-only op: loops and table */
 #define UF(op, PREP, ...)                        \
   FBX_PW_FLOATS(GEN1, op, PREP, __VA_ARGS__)     \
@@ -94,7 +99,8 @@ UF(sinh, , VM(sinh, a))
 UF(cosh, , VM(cosh, a))
 UF(tanh, , VM(tanh, a))
 UF(erf, , VM(erf, a))
-UF(erfc, , VM(erfc, a))
+_Static_assert(FBX_PW_BLOCK <= FBX_VM_ERFC_BLOCK, "erfc blocks");
+UFB(erfc, FBX_VM_ERFC_BLOCK_FN)
 UFX(lgamma, VM(lgamma, a), FBX_VM_LGAMMA_RARE(a), lgamma(a))
 UF(sigmoid, , SIGMOID(a))
 /* f[0] = eps, i[0] = clamp to [eps, 1-eps] (eps given and >= 0) */

@@ -447,6 +447,41 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
     }                                                                                             \
   }
 
+/* One input, computed a block at a time by BLOCK(out, a, m) on arrays of
+ * the compute type (fbx_vm_erfcf_block: two passes), no rare inputs. An
+ * output of the compute type apart from the input takes the block
+ * directly; other storage types and strides go through buffers. */
+#define FBX_PW_LOOP1B(NAME, TA, CT, LD, TO, ST, BLOCK)                                            \
+  FBX_PW_CLONES static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) { \
+    typedef CT T;                                                                                 \
+    (void)pv_;                                                                                    \
+    T buf_[FBX_PW_BLOCK], xa_[FBX_PW_BLOCK];                                                      \
+    for (int64_t b_ = 0; b_ < n_; b_ += FBX_PW_BLOCK) {                                           \
+      int m_ = (int)(n_ - b_ < FBX_PW_BLOCK ? n_ - b_ : FBX_PW_BLOCK);                            \
+      const char *pa_ = p_[1] + b_ * s_[1];                                                       \
+      char *po_ = p_[0] + b_ * s_[0];                                                             \
+      const T *ua_ = xa_;                                                                         \
+      if (sizeof(TA) == sizeof(T) && s_[1] == (int64_t)sizeof(TA))                                \
+        ua_ = (const T *)pa_;                                                                     \
+      else {                                                                                      \
+        FBX_PW_XB_LOAD_(xa_, pa_, s_[1], TA, LD, m_)                                              \
+      }                                                                                           \
+      T *ob_ = _Generic((TO)0, T: 1, default: 0) && s_[0] == (int64_t)sizeof(TO) &&               \
+                       FBX_PW_APART_(po_, m_ * (int64_t)sizeof(T), ua_, m_ * (int64_t)sizeof(T))  \
+                   ? (T *)(void *)po_                                                             \
+                   : buf_;                                                                        \
+      BLOCK(ob_, ua_, m_);                                                                        \
+      if (ob_ == buf_) {                                                                          \
+        if (s_[0] == (int64_t)sizeof(TO)) {                                                       \
+          TO *restrict o_ = (TO *)po_;                                                            \
+          for (int i_ = 0; i_ < m_; i_++) o_[i_] = ST(buf_[i_]);                                  \
+        } else {                                                                                  \
+          for (int i_ = 0; i_ < m_; i_++) *(TO *)(po_ + i_ * s_[0]) = ST(buf_[i_]);               \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
 /* Per-dtype instantiation: GEN(suffix, storage type, compute type, load,
  * store-to-same-dtype) for each dtype family. A loop table is indexed by
  * fbx_dtype (NULL: the op does not support that dtype). */

@@ -27,7 +27,7 @@
  *   expf, exp2f, expm1f, logf, log2f, log10f, log1pf, erff    [2]
  *   sinf, cosf, tanf, tanhf, sinhf, coshf,
  *   atanf, atan2f (float arithmetic)                            [4]
- *   erfcf (float arithmetic)                                    [5]
+ *   erfcf_block (float arithmetic)                              [5]
  *   asinf, acosf (float arithmetic)                             [2]
  *   softplusf (float arithmetic)                                [3]
  *   powf (double arithmetic)                                    [1]
@@ -467,9 +467,16 @@ FBX_VM_INLINE float fbx_vm_erff(float x) {
  * error is absolute in the exponent, so relative in erfc. The exponent
  * keeps a^2 exact: a^2 = ah^2 + d, ah = a to 12 bits (ah^2 exact),
  * d = (a - ah)(a + ah). */
-FBX_VM_INLINE float fbx_vm_erfcf(float x) {
+/* The two stages, apart so that fbx_vm_erfcf_block runs them as two
+ * passes (two short dependency chains overlap better than one long one:
+ * about 1.1x): the first gives the multiplier t - tl and the exponent's
+ * part Q - d, the second the rest. */
+FBX_VM_INLINE float fbx_vm_erfc_a(float x) {
   float a = fbx_vm_absf(x);
-  a = a < 10.1f ? a : 10.1f; /* NaN too: replaced at the end */
+  return a < 10.1f ? a : 10.1f; /* NaN too: replaced at the end */
+}
+FBX_VM_INLINE float fbx_vm_erfc_tq(float x, float *tl_out, float *qd) {
+  float a = fbx_vm_erfc_a(x);
   /* 2 + a = sa + sl exactly (Fast2Sum, larger operand first), and t =
    * 2 / (2 + a) = 2 / sa - tl to first order: the rounding of 2 + a would
    * otherwise cost an ulp at large a */
@@ -487,8 +494,14 @@ FBX_VM_INLINE float fbx_vm_erfcf(float x) {
   float p47 = p45 + u2 * (p67 + u2 * -1.513231248e-01f);
   float q = u * 1.256758332e+00f + u2 * (p01 + (u2 * p23 + u4 * p47));
   float ah = fbx_vm_u2f(fbx_vm_f2u(a) & 0xfffff000u);
+  *qd = q - (a - ah) * (a + ah);
+  *tl_out = tl;
+  return t;
+}
+FBX_VM_INLINE float fbx_vm_erfc_fin(float x, float t, float tl, float qd) {
+  float a = fbx_vm_erfc_a(x);
+  float ah = fbx_vm_u2f(fbx_vm_f2u(a) & 0xfffff000u);
   float s = -(ah * ah);
-  float qd = q - (a - ah) * (a + ah);
   float kf = fbx_vm_rint_small((s + qd) * FBX_VM_LOG2EF);
   float r = ((s - kf * FBX_VM_LN2HF) + qd) - kf * FBX_VM_LN2LF;
   float e = 1.0f + (r + fbx_vm_exp_poly(r));
@@ -498,6 +511,17 @@ FBX_VM_INLINE float fbx_vm_erfcf(float x) {
   float y = ((e * t - e * tl) * sk) * 0x1p-64f;
   y = x < 0.0f ? 2.0f - y : y;
   return x == x ? y : x;
+}
+
+/* o[i] = erfc(a[i]) for n <= FBX_VM_ERFC_BLOCK, in two passes */
+#define FBX_VM_ERFC_BLOCK 256
+FBX_VM_INLINE void fbx_vm_erfcf_block(float *restrict o, const float *restrict a, int n) {
+  float t[FBX_VM_ERFC_BLOCK], tl[FBX_VM_ERFC_BLOCK], qd[FBX_VM_ERFC_BLOCK];
+  for (int i = 0; i < n; i++) t[i] = fbx_vm_erfc_tq(a[i], &tl[i], &qd[i]);
+  for (int i = 0; i < n; i++) o[i] = fbx_vm_erfc_fin(a[i], t[i], tl[i], qd[i]);
+}
+FBX_VM_INLINE void fbx_vm_erfc_block_d(double *restrict o, const double *restrict a, int n) {
+  for (int i = 0; i < n; i++) o[i] = erfc(a[i]);
 }
 
 /* ---- sin, cos, tan ---------------------------------------------------------------------------- */
@@ -882,6 +906,8 @@ FBX_VM_INLINE int fbx_vm_never2(double x, double y) { return (void)x, (void)y, 0
 #define FBX_VM_FMOD_RARE(a, b) _Generic((a), float: fbx_vm_fmod_rare, default: fbx_vm_never2)(a, b)
 #define FBX_VM_FMOD(a, b) _Generic((a), float: fbx_vm_fmodf, default: fmod)(a, b)
 #define FBX_VM_POW_RARE(a, b) _Generic((a), float: fbx_vm_pow_rare, default: fbx_vm_never2)(a, b)
+/* FBX_VM_ERFC_BLOCK_FN(o, a, n): the same for erfc */
+#define FBX_VM_ERFC_BLOCK_FN(o, a, n) _Generic((o), float *: fbx_vm_erfcf_block, default: fbx_vm_erfc_block_d)(o, a, n)
 /* FBX_VM_POW_BLOCK_FN(o, a, b, n): the block form for float arrays, libm for double */
 #define FBX_VM_POW_BLOCK_FN(o, a, b, n) _Generic((o), float *: fbx_vm_powf_block, default: fbx_vm_pow_block_d)(o, a, b, n)
 

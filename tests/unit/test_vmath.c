@@ -101,7 +101,15 @@ BATCH_FN(tanh, fbx_vm_tanhf)
 BATCH_FN(sigmoid, fbx_vm_sigmoidf)
 BATCH_FN(softplus, fbx_vm_softplusf)
 BATCH_FN(erf, fbx_vm_erff)
-BATCH_FN(erfc, fbx_vm_erfcf)
+/* erfc runs as the kernels run it, a block at a time */
+FBX_PW_CLONES static void b_erfc(float *restrict o, const float *restrict x, int n) {
+  for (int i = 0; i < n; i += FBX_VM_ERFC_BLOCK)
+    fbx_vm_erfcf_block(o + i, x + i, n - i < FBX_VM_ERFC_BLOCK ? n - i : FBX_VM_ERFC_BLOCK);
+}
+static void b0_erfc(float *restrict o, const float *restrict x, int n) {
+  for (int i = 0; i < n; i += FBX_VM_ERFC_BLOCK)
+    fbx_vm_erfcf_block(o + i, x + i, n - i < FBX_VM_ERFC_BLOCK ? n - i : FBX_VM_ERFC_BLOCK);
+}
 BATCH_FN(atan, fbx_vm_atanf)
 BATCH_FN(asin, fbx_vm_asinf)
 BATCH_FN(acos, fbx_vm_acosf)
