@@ -3,17 +3,7 @@
  * bfloat16 compute in float32 and round once at the store; integer ops
  * compute in int64 with wrapping (unsigned) arithmetic and narrow at the
  * store, which is what PyTorch's arithmetic in the narrow type gives. */
-/* The inner loops must vectorize at the project's -O2, whose cost model
- * (GCC's "very cheap") takes no loop that needs an epilogue; errno is never
- * read, so sqrt and friends may use the instructions directly; a * b + c
- * may become one FMA where the clone has it (FBX_PW_CLONES in
- * ops/pointwise.h; -DFBX_PW_NO_FMA keeps every clone's bits the same). */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic", "no-math-errno", "no-trapping-math")
-#ifndef FBX_PW_NO_FMA
-#pragma GCC optimize("fp-contract=fast")
-#endif
-#endif
+#include "ops/kopt.h" /* first: the loops' compiler settings */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

@@ -373,20 +373,35 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
   } else {                                                                                        \
     for (int i_ = 0; i_ < m_; i_++) dst_[i_] = LD(*(const TA *)((src_) + i_ * stride_));          \
   }
-#define FBX_PW_XB_BODY_(TA, TO, LD, ST, BLOCK, RARE, SLOW)                                        \
+/* The block loops' pieces: ua_ (input a as T, converted into xa_ when
+ * needed); ob_ (the output itself when it has the compute type and lies
+ * apart from the inputs, APART_B saying so for b, else buf_); the store of
+ * buf_ when ob_ is buf_. */
+#define FBX_PW_XB_IN_(TA, LD)                                                                     \
   const T *ua_ = xa_;                                                                             \
   if (sizeof(TA) == sizeof(T) && s_[1] == (int64_t)sizeof(TA))                                    \
     ua_ = (const T *)pa_;                                                                         \
   else {                                                                                          \
     FBX_PW_XB_LOAD_(xa_, pa_, s_[1], TA, LD, m_)                                                  \
-  }                                                                                               \
-  /* an output of the compute type, apart from the inputs, takes the        \
-   * block directly */                                                                            \
+  }
+#define FBX_PW_XB_OUT_(TO, APART_B)                                                               \
   T *ob_ = _Generic((TO)0, T: 1, default: 0) && s_[0] == (int64_t)sizeof(TO) &&                  \
                    FBX_PW_APART_(po_, m_ * (int64_t)sizeof(T), ua_, m_ * (int64_t)sizeof(T)) &&   \
-                   FBX_PW_APART_(po_, m_ * (int64_t)sizeof(T), ub_, m_ * (int64_t)sizeof(T))      \
+                   (APART_B)                                                                      \
                ? (T *)(void *)po_                                                                 \
-               : buf_;                                                                            \
+               : buf_;
+#define FBX_PW_XB_STORE_(TO, ST)                                                                  \
+  if (ob_ == buf_) {                                                                              \
+    if (s_[0] == (int64_t)sizeof(TO)) {                                                           \
+      TO *restrict o_ = (TO *)po_;                                                                \
+      for (int i_ = 0; i_ < m_; i_++) o_[i_] = ST(buf_[i_]);                                      \
+    } else {                                                                                      \
+      for (int i_ = 0; i_ < m_; i_++) *(TO *)(po_ + i_ * s_[0]) = ST(buf_[i_]);                   \
+    }                                                                                             \
+  }
+#define FBX_PW_XB_BODY_(TA, TO, LD, ST, BLOCK, RARE, SLOW)                                        \
+  FBX_PW_XB_IN_(TA, LD)                                                                           \
+  FBX_PW_XB_OUT_(TO, FBX_PW_APART_(po_, m_ * (int64_t)sizeof(T), ub_, m_ * (int64_t)sizeof(T)))   \
   BLOCK(ob_, ua_, ub_, m_);                                                                       \
   for (int i_ = 0; i_ < m_; i_++) {                                                               \
     T a = ua_[i_], b = ub_[i_];                                                                   \
@@ -397,14 +412,7 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
       T a = ua_[i_], b = ub_[i_];                                                                 \
       if (RARE) ob_[i_] = (SLOW);                                                                 \
     }                                                                                             \
-  if (ob_ == buf_) {                                                                              \
-    if (s_[0] == (int64_t)sizeof(TO)) {                                                           \
-      TO *restrict o_ = (TO *)po_;                                                                \
-      for (int i_ = 0; i_ < m_; i_++) o_[i_] = ST(buf_[i_]);                                      \
-    } else {                                                                                      \
-      for (int i_ = 0; i_ < m_; i_++) *(TO *)(po_ + i_ * s_[0]) = ST(buf_[i_]);                   \
-    }                                                                                             \
-  }
+  FBX_PW_XB_STORE_(TO, ST)
 #define FBX_PW_LOOP2XB(NAME, TA, CT, LD, TO, ST, BLOCK, RARE, SLOW)                               \
   FBX_PW_CLONES static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) { \
     typedef CT T;                                                                                 \
@@ -460,25 +468,10 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
       int m_ = (int)(n_ - b_ < FBX_PW_BLOCK ? n_ - b_ : FBX_PW_BLOCK);                            \
       const char *pa_ = p_[1] + b_ * s_[1];                                                       \
       char *po_ = p_[0] + b_ * s_[0];                                                             \
-      const T *ua_ = xa_;                                                                         \
-      if (sizeof(TA) == sizeof(T) && s_[1] == (int64_t)sizeof(TA))                                \
-        ua_ = (const T *)pa_;                                                                     \
-      else {                                                                                      \
-        FBX_PW_XB_LOAD_(xa_, pa_, s_[1], TA, LD, m_)                                              \
-      }                                                                                           \
-      T *ob_ = _Generic((TO)0, T: 1, default: 0) && s_[0] == (int64_t)sizeof(TO) &&               \
-                       FBX_PW_APART_(po_, m_ * (int64_t)sizeof(T), ua_, m_ * (int64_t)sizeof(T))  \
-                   ? (T *)(void *)po_                                                             \
-                   : buf_;                                                                        \
+      FBX_PW_XB_IN_(TA, LD)                                                                       \
+      FBX_PW_XB_OUT_(TO, 1)                                                                       \
       BLOCK(ob_, ua_, m_);                                                                        \
-      if (ob_ == buf_) {                                                                          \
-        if (s_[0] == (int64_t)sizeof(TO)) {                                                       \
-          TO *restrict o_ = (TO *)po_;                                                            \
-          for (int i_ = 0; i_ < m_; i_++) o_[i_] = ST(buf_[i_]);                                  \
-        } else {                                                                                  \
-          for (int i_ = 0; i_ < m_; i_++) *(TO *)(po_ + i_ * s_[0]) = ST(buf_[i_]);               \
-        }                                                                                         \
-      }                                                                                           \
+      FBX_PW_XB_STORE_(TO, ST)                                                                    \
     }                                                                                             \
   }
 

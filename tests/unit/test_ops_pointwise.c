@@ -362,16 +362,8 @@ static uint32_t xs32(uint32_t *s) {
   x ^= x << 5;
   return *s = x;
 }
-static uint32_t f2u(float x) {
-  uint32_t u;
-  memcpy(&u, &x, sizeof u);
-  return u;
-}
-static float u2f(uint32_t u) {
-  float x;
-  memcpy(&x, &u, sizeof x);
-  return x;
-}
+static uint32_t f2u(float x) { return fbx_vm_f2u(x); }
+static float u2f(uint32_t u) { return fbx_vm_u2f(u); }
 
 /* float32 floor_divide on random pairs: quotients from 2^-3 to 2^25 (both
  * sides of the kernel's 2^21 limit), exact multiples, small integers,

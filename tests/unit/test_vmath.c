@@ -13,15 +13,10 @@
  * within the bound vmath.h documents. Rounding functions and fmod are
  * compared bit for bit. */
 /* The batch loops compile as the kernels do (core/ops/k_unary.c): the
- * same optimize pragmas, and the same clones (FBX_PW_CLONES), in which GCC
- * may contract a * b + c into an FMA; every function is checked both in
- * the clone this machine dispatches to and in the baseline build. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic", "no-math-errno", "no-trapping-math")
-#ifndef FBX_PW_NO_FMA
-#pragma GCC optimize("fp-contract=fast")
-#endif
-#endif
+ * same settings (ops/kopt.h), and the same clones (FBX_PW_CLONES), in
+ * which GCC may contract a * b + c into an FMA; every function is checked
+ * both in the clone this machine dispatches to and in the baseline build. */
+#include "ops/kopt.h"
 #include <check.h>
 #include <float.h>
 #include <math.h>
