@@ -225,8 +225,8 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
  * inputs (RARE, an int expression: sin of a huge argument, fmod with a
  * huge quotient). Contiguous operands whose memory does not overlap the
  * output's: blocks of FBX_PW_DBLOCK elements computed with FAST straight
- * into the output, then scanned for RARE, and those elements recomputed
- * with SLOW (the libm call) from the intact input. Otherwise blocks of
+ * into the output, RARE noted in the same loop, and those elements
+ * recomputed with SLOW (the libm call) from the intact input. Otherwise blocks of
  * FBX_PW_BLOCK go through a buffer, which keeps the input intact when the
  * output overwrites it (the buffer and its copy cost 10-20% on lgamma). */
 #define FBX_PW_BLOCK 256
@@ -243,9 +243,6 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
     for (int64_t i_ = b_; i_ < e_; i_++) {                                                        \
       DECL;                                                                                       \
       o_[i_] = ST((FAST));                                                                        \
-    }                                                                                             \
-    for (int64_t i_ = b_; i_ < e_; i_++) {                                                        \
-      DECL;                                                                                       \
       rare_ |= (RARE);                                                                            \
     }                                                                                             \
     if (rare_)                                                                                    \
