@@ -8,8 +8,12 @@
  * operations that SSE2 and AVX2 have in packed form: float<->int32 and
  * float<->double conversions, integer bit tricks on the representation,
  * +, -, *, / and sqrt. So a plain contiguous loop over one of them
- * vectorizes at -O2 (with the kernels' vect-cost-model=dynamic) on the
- * x86-64 baseline (4 lanes) and in the AVX2 clones of the loops (8 lanes).
+ * vectorizes at -O2 (with the kernels' settings, ops/kopt.h) on the
+ * x86-64 baseline (4 lanes) and in the AVX2 and AVX-512 clones of the
+ * loops (8 and 16 lanes). pow and erfc come as block functions
+ * (fbx_vm_powf_block, fbx_vm_erfcf_block) that run their stages as
+ * separate passes over up to 256 elements: short dependency chains
+ * overlap better in the out-of-order core than one long one.
  *
  * No reassociation: each function rounds as written, except that the
  * kernel files let GCC contract a * b + c into one FMA in the clones that
