@@ -40,9 +40,9 @@
  *   truncf, floorf, ceilf, rintf (round half to even)           exact
  *   fmodf                                                       exact
  *
- * The functions named *_d do the work in double precision (two or four
- * lanes per vector) for functions where float arithmetic cannot reach
- * the error bound cheaply (pow's b log2 a).
+ * powf computes in double (half the lanes per vector): float arithmetic
+ * cannot reach its bound cheaply (b log2 a needs ~2^-35). The *_block_d
+ * functions are the float64 forms of the block functions, libm per element.
  *
  * Limits: sinf/cosf/tanf reduce the argument in float with a 4-part
  * Cody-Waite pi/2 that is valid for |x| <= FBX_VM_TRIG_MAX (2^15); larger finite
