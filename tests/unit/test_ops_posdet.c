@@ -657,13 +657,15 @@ static int aliased_run(const char *name, fbx_pw_loop_fn f, int nin, fbx_dtype d,
   fbx_tensor *ins[2] = {a, b};
   OK(fbx_pw_map_into(NULL, a, d, nin, ins, f, P));
   int bad = 0;
+  static int printed;
   for (int64_t i = 0, j = first % n; i < len; i++, j = j + 1 == n ? 0 : j + 1) {
     uint32_t g = bits_at(a, i);
     if (g == ref[j]) continue;
+    bad++;
     char in[64];
     if (nin == 2) snprintf(in, sizeof in, "%a, %a", (double)PA[j], (double)PB[j]);
     else snprintf(in, sizeof in, "%a", (double)U[j]);
-    if (bad++ < 3)
+    if (printed++ < 20)
       fprintf(stderr, "posdet FAIL aliased %s: n=%lld i=%lld in=(%s): 0x%08x, alone 0x%08x\n", name, (long long)len,
               (long long)i, in, g, ref[j]);
   }
