@@ -16,7 +16,8 @@
  * computed alone (a one-element tensor: the reference) and then
  *   - in contiguous tensors of 4096 + 13, 256 + 7 and 15 elements, the
  *     data shifted by k = 0..15 elements (every lane, body and tail) and
- *     starting k elements into its storage (misaligned);
+ *     starting k elements into its storage (misaligned; 2 of the 16 for
+ *     the broadcast forms and the 16-bit dtypes);
  *   - through strided views (every operand, or the first only);
  *   - with scalar operands and one-element tensors broadcast against it;
  *   - in place, where the table has the in-place twin (aten::exp_, ...);
@@ -26,10 +27,14 @@
  * (huge trig arguments, lgamma below -2, pow of negative bases and huge
  * exponents, fmod's huge quotients, NaN, infinities, -0, subnormals).
  *
- * The table's kernels always write a fresh output, so the loops' aliased
+ * The table's kernels always write a fresh output (the in-place rows
+ * compute out of place and copy, ops/k_misc.c), so the loops' aliased
  * path (output == input: fbx_pw_map_into) is reached by loops made here
  * with the same macros and settings (ops/kopt.h first) around the
- * vmath.h functions: test `aliased_loops`. */
+ * vmath.h functions: test `aliased_loops`.
+ *
+ * FBX_POSDET_VALUES=262144 runs the float32 cases on that many inputs
+ * (default 8191; about 15 s). */
 #include "ops/kopt.h" /* first: the loops below compile as the kernel files' do */
 #include <check.h>
 #include <float.h>
