@@ -28,9 +28,10 @@
   FBX_PW_FLOATS(GEN1X, op, , FAST, RARE, SLOW)       \
   static const fbx_pw_table op##_tab = {FBX_PW_TAB_FLOATS(op)};
 /* float-only op computed by a block function (FBX_PW_LOOP1B) */
-#define GEN1B(sfx, TS, CT, LD, ST, op, BLOCK) FBX_PW_LOOP1B(op##_##sfx, TS, CT, LD, TS, ST, BLOCK)
-#define UFB(op, BLOCK)                           \
-  FBX_PW_FLOATS(GEN1B, op, BLOCK)                \
+#define GEN1B(sfx, TS, CT, LD, ST, op, BLOCK, RARE, SLOW) \
+  FBX_PW_LOOP1B(op##_##sfx, TS, CT, LD, TS, ST, BLOCK, RARE, SLOW)
+#define UFB(op, BLOCK, RARE, SLOW)               \
+  FBX_PW_FLOATS(GEN1B, op, BLOCK, RARE, SLOW)    \
   static const fbx_pw_table op##_tab = {FBX_PW_TAB_FLOATS(op)};
 /* float-only op: loops and table */
 #define UF(op, PREP, ...)                        \
@@ -90,8 +91,8 @@ UF(cosh, , VM(cosh, a))
 UF(tanh, , VM(tanh, a))
 UF(erf, , VM(erf, a))
 _Static_assert(FBX_PW_BLOCK <= FBX_VM_ERFC_BLOCK, "erfc blocks");
-UFB(erfc, FBX_VM_ERFC_BLOCK_FN)
-UFX(lgamma, VM(lgamma, a), FBX_VM_LGAMMA_RARE(a), lgamma(a))
+UFB(erfc, FBX_VM_ERFC_BLOCK_FN, 0, a)
+UFB(lgamma, FBX_VM_LGAMMA_BLOCK_FN, FBX_VM_LGAMMA_RARE(a), lgamma(a))
 UF(sigmoid, , SIGMOID(a))
 /* f[0] = eps, i[0] = clamp to [eps, 1-eps] (eps given and >= 0) */
 #define LOGIT_CLAMP(x, c, lo, hi) ((c) ? ((x) < (lo) ? (lo) : ((x) > (hi) ? (hi) : (x))) : (x))

@@ -228,7 +228,8 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
  * into the output, RARE noted in the same loop, and those elements
  * recomputed with SLOW (the libm call) from the intact input. Otherwise blocks of
  * FBX_PW_BLOCK go through a buffer, which keeps the input intact when the
- * output overwrites it (the buffer and its copy cost 10-20% on lgamma). */
+ * output overwrites it (the buffer and its copy cost 10-20% on an op as
+ * slow as lgamma was in this loop). */
 #define FBX_PW_BLOCK 256
 #define FBX_PW_DBLOCK 4096
 /* Do [p, p + n) and [q, q + m) (bytes) not overlap? */
@@ -453,10 +454,13 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
   }
 
 /* One input, computed a block at a time by BLOCK(out, a, m) on arrays of
- * the compute type (fbx_vm_erfcf_block: two passes), no rare inputs. An
+ * the compute type (fbx_vm_erfcf_block: two passes; fbx_vm_lgammaf_block:
+ * a loop picked by the block's range). BLOCK returns nonzero when the
+ * block may hold inputs its vector code gets wrong: those (RARE, an int
+ * expression in a) are then recomputed by SLOW from the intact input. An
  * output of the compute type apart from the input takes the block
  * directly; other storage types and strides go through buffers. */
-#define FBX_PW_LOOP1B(NAME, TA, CT, LD, TO, ST, BLOCK)                                            \
+#define FBX_PW_LOOP1B(NAME, TA, CT, LD, TO, ST, BLOCK, RARE, SLOW)                                \
   FBX_PW_CLONES static void NAME(char *const *p_, const int64_t *s_, int64_t n_, const void *pv_) { \
     typedef CT T;                                                                                 \
     (void)pv_;                                                                                    \
@@ -467,7 +471,11 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
       char *po_ = p_[0] + b_ * s_[0];                                                             \
       FBX_PW_XB_IN_(TA, LD)                                                                       \
       FBX_PW_XB_OUT_(TO, 1)                                                                       \
-      BLOCK(ob_, ua_, m_);                                                                        \
+      if (BLOCK(ob_, ua_, m_))                                                                    \
+        for (int i_ = 0; i_ < m_; i_++) {                                                         \
+          T a = ua_[i_];                                                                          \
+          if (RARE) ob_[i_] = (SLOW);                                                             \
+        }                                                                                         \
       FBX_PW_XB_STORE_(TO, ST)                                                                    \
     }                                                                                             \
   }

@@ -13,7 +13,9 @@
  * loops (8 and 16 lanes). pow and erfc come as block functions
  * (fbx_vm_powf_block, fbx_vm_erfcf_block) that run their stages as
  * separate passes over up to 256 elements: short dependency chains
- * overlap better in the out-of-order core than one long one.
+ * overlap better in the out-of-order core than one long one. lgamma's
+ * block function (fbx_vm_lgammaf_block) first scans the block's range and
+ * runs a loop with only the parts of the function that range needs.
  *
  * No reassociation: each function rounds as written, except that the
  * kernel files let GCC contract a * b + c into one FMA in the clones that
@@ -21,11 +23,12 @@
  * rounding between the baseline and the AVX2/AVX-512 clones; the bounds
  * below hold for both, and the test checks both. Code that needs a
  * product rounded on its own (an exact split) must not rely on it: every
- * such step here is exact with or without the FMA. A sum of two products
- * (a * b + c * d) leaves GCC the choice of which one to contract, and it
- * has chosen differently in the vector body and the scalar epilogue of one
- * loop, so that an element's bits depended on where it sat: the sums where
- * that happened have one product now (fbx_vm_half_sq_plus), and
+ * such step here is exact with or without the FMA. Where both operands of
+ * a sum are products (a * b + c * d), GCC picks the one to fuse by
+ * statement order, which differs between loops and between the vector
+ * body and the scalar epilogue of one loop, so that an element's bits
+ * could depend on where it sits: where that showed (lgamma, and expm1 and
+ * tanh through fbx_vm_half_sq_plus) the sums have one product, and
  * tests/unit/test_ops_posdet.c checks every op for it.
  *
  * Accuracy, measured by tests/unit/test_vmath.c against the double
@@ -535,13 +538,15 @@ FBX_VM_INLINE float fbx_vm_erfc_fin(float x, float t, float tl, float qd) {
 
 /* o[i] = erfc(a[i]) for n <= FBX_VM_ERFC_BLOCK, in two passes */
 #define FBX_VM_ERFC_BLOCK 256
-FBX_VM_INLINE void fbx_vm_erfcf_block(float *restrict o, const float *restrict a, int n) {
+FBX_VM_INLINE int fbx_vm_erfcf_block(float *restrict o, const float *restrict a, int n) {
   float t[FBX_VM_ERFC_BLOCK], tl[FBX_VM_ERFC_BLOCK], qd[FBX_VM_ERFC_BLOCK];
   for (int i = 0; i < n; i++) t[i] = fbx_vm_erfc_tq(a[i], &tl[i], &qd[i]);
   for (int i = 0; i < n; i++) o[i] = fbx_vm_erfc_fin(a[i], t[i], tl[i], qd[i]);
+  return 0; /* no rare inputs (the loops' convention, FBX_PW_LOOP1B) */
 }
-FBX_VM_INLINE void fbx_vm_erfc_block_d(double *restrict o, const double *restrict a, int n) {
+FBX_VM_INLINE int fbx_vm_erfc_block_d(double *restrict o, const double *restrict a, int n) {
   for (int i = 0; i < n; i++) o[i] = erfc(a[i]);
+  return 0;
 }
 
 /* ---- sin, cos, tan ---------------------------------------------------------------------------- */
@@ -832,65 +837,133 @@ FBX_VM_INLINE int fbx_vm_lgamma_rare(float x) {
  * [-2, -2^-10] and [2^-10, 8] checked against libm: at most 2.51 ulp
  * without FMA, 2.26 with (the worst near x = 1.13, where the three
  * roundings of (x - 1)(x - 2) P add up), 2.06 on [-2, -1]; every 5th
- * float elsewhere: below 1.7. */
-FBX_VM_INLINE float fbx_vm_lgammaf(float x) {
-  float ax = fbx_vm_absf(x);
-  /* lgamma(y) = (y - 1) t P(t), t = y - 2, for y = 1 - x, 1 + x or x */
-  float t = ax - (x < 1.0f ? 1.0f : 2.0f);
-  float a1 = x < 1.0f ? ax : x - 1.0f;
-  /* Horner for the low orders, whose terms are as large as P (Estrin's
-   * scheme rounds each partial sum there), Estrin's for the rest */
-  float t2 = t * t, t4 = t2 * t2;
-  float p45 = 4.994567484e-03f + t * -2.105778316e-03f;
-  float p67 = 9.297872894e-04f + t * -4.165260470e-04f;
-  float p89 = 1.612280321e-04f + t * -6.188868429e-05f;
-  float p1011 = 4.907706170e-05f + t * -3.516864672e-05f;
-  float p47 = p45 + t2 * p67, p811 = p89 + t2 * p1011;
-  float p = p47 + t4 * (p811 + t4 * 1.022696051e-05f);
-  p = -1.238436904e-02f + t * p;
-  p = 3.296541050e-02f + t * p;
-  p = -1.003172994e-01f + t * p;
-  p = 4.227843285e-01f + t * p;
-  float lg = (a1 * t) * p;
-  /* log(sin(pi r) / (pi r)) = z Q(z) */
-  float r = x - fbx_vm_rint_small(x);
-  float z = r * r, z2 = z * z;
-  float q01 = -1.644933343e+00f + z * -5.412162542e-01f;
-  float q23 = -3.377539217e-01f + z * -2.663627565e-01f;
-  float q45 = -1.153073236e-01f + z * -3.803596795e-01f;
-  float ls = z * (q01 + z2 * (q23 + z2 * q45));
+ * float elsewhere: below 1.7.
+ *
+ * The flags say which ranges the caller's inputs may hold (they are
+ * constants: each combination compiles to its own loop, see
+ * fbx_vm_lgammaf_block): big, some x >= 3 (or +NaN); small, some x < 3;
+ * neg, some x with the sign bit set. An element gets the same bits from
+ * every combination that covers it: the parts left out are only selected
+ * away, and no expression gives the compiler a choice of which product to
+ * fuse into an FMA (never a * b + c * d), so each combination contracts
+ * alike. */
+FBX_VM_INLINE float fbx_vm_lgammaf_k(float x, const int big, const int small, const int neg) {
+  float lg = 0.0f, ls = 0.0f, r = 0.0f;
+  if (small) {
+    float ax = neg ? fbx_vm_absf(x) : x;
+    /* lgamma(y) = (y - 1) t P(t), t = y - 2, for y = 1 - x, 1 + x or x */
+    float t = ax - (x < 1.0f ? 1.0f : 2.0f);
+    float a1 = x < 1.0f ? ax : x - 1.0f;
+    /* Horner for the low orders, whose terms are as large as P (Estrin's
+     * scheme rounds each partial sum there), Estrin's for the rest */
+    float t2 = t * t, t4 = t2 * t2;
+    float p45 = 4.994567484e-03f + t * -2.105778316e-03f;
+    float p67 = 9.297872894e-04f + t * -4.165260470e-04f;
+    float p89 = 1.612280321e-04f + t * -6.188868429e-05f;
+    float p1011 = 4.907706170e-05f + t * -3.516864672e-05f;
+    float p47 = p45 + t2 * p67, p811 = p89 + t2 * p1011;
+    float p = p47 + t4 * (p811 + t4 * 1.022696051e-05f);
+    p = -1.238436904e-02f + t * p;
+    p = 3.296541050e-02f + t * p;
+    p = -1.003172994e-01f + t * p;
+    p = 4.227843285e-01f + t * p;
+    lg = (a1 * t) * p;
+  }
+  if (neg) {
+    /* log(sin(pi r) / (pi r)) = z Q(z) */
+    r = x - fbx_vm_rint_small(x);
+    float z = r * r, z2 = z * z;
+    float q01 = -1.644933343e+00f + z * -5.412162542e-01f;
+    float q23 = -3.377539217e-01f + z * -2.663627565e-01f;
+    float q45 = -1.153073236e-01f + z * -3.803596795e-01f;
+    ls = z * (q01 + z2 * (q23 + z2 * q45));
+  }
   /* log(x < 0 ? |r| : x) = hi + lo: the argument is 2^e (1 + f) with
    * 1 + f in [sqrt(1/2), sqrt(2)), and log(1 + f) = f + s (z R(z) - f) for
    * s = f / (2 + f), z = s^2 (as f - 2s = s f, f is exact and s's rounding
    * only reaches the small part); e ln2 (exact) dominates f when e != 0.
    * Normal arguments only (subnormal x are rare); 0 (the poles) gives a
    * finite value that is replaced below. */
-  float la = x < 0.0f ? fbx_vm_absf(r) : x;
+  float la = neg && x < 0.0f ? fbx_vm_absf(r) : x;
   int32_t ix = (int32_t)(fbx_vm_f2u(la) - 0x3f3504f3u);
   float e = (float)(ix >> 23);
   float f = fbx_vm_u2f(((uint32_t)ix & 0x7fffffu) + 0x3f3504f3u) - 1.0f;
   float sl = f / (2.0f + f), zl = sl * sl;
   /* (this chain is the longest: short forms after the division) */
   float rl = (6.666681767e-01f + zl * 3.997349143e-01f) + (zl * zl) * 2.996422350e-01f;
-  float lp = (sl * zl) * rl - sl * f;
+  float lp = sl * (zl * rl - f);
   float ae = e * FBX_VM_LN2HF;
   float hi = ae + f;
   float lo = (e * FBX_VM_LN2LF + ((ae - hi) + f)) + lp;
-  float s = x < 0.0f ? -(ls + lg) : lg;
-  float small = -hi + (s - lo);
-  /* Stirling: (x - 1/2)(log x - 1) cancels for small x, so it is
-   * x (hi - 1) - (hi - 1)/2 + (x - 1/2) lo, with hi - 1 exact for x in
-   * [3, e^4) (hi in [1, 4); beyond, nothing cancels) and lo not small (it
-   * holds f's log polynomial). x - 1/2 is inexact beyond 2^23, where lo's
-   * term is tiny. x near the overflow threshold, where x (hi - 1) alone
-   * could overflow, is rare. */
-  float w = 1.0f / x, u = w * w;
-  float c = (8.333326876e-02f + u * -2.772808308e-03f) + (u * u) * 6.972313859e-04f;
-  float d = hi - 1.0f;
-  float big = x * d + ((4.189385474e-01f + ((w * c + -1.416814488e-08f) - 0.5f * d)) + (x - 0.5f) * lo);
-  float y = x >= 3.0f ? big : (x >= 1.0f ? lg : small); /* NaN: small is NaN */
-  y = y + 0.0f;                       /* lgamma(1) = lgamma(2) = +0, not -0 */
-  return la == 0.0f ? INFINITY : y;   /* the poles -1, -2 */
+  float y = 0.0f;
+  if (small) {
+    float s = neg && x < 0.0f ? -(ls + lg) : lg;
+    float sm = -hi + (s - lo);
+    y = x >= 1.0f ? lg : sm; /* NaN: sm is NaN */
+  }
+  if (big) {
+    /* Stirling: (x - 1/2)(log x - 1) cancels for small x, so it is
+     * x (hi - 1) - (hi - 1)/2 + (x - 1/2) lo, with hi - 1 exact for x in
+     * [3, e^4) (hi in [1, 4); beyond, nothing cancels) and lo not small
+     * (it holds f's log polynomial). x - 1/2 is inexact beyond 2^23, where
+     * lo's term is tiny. x near the overflow threshold, where x (hi - 1)
+     * alone could overflow, is rare. */
+    float w = 1.0f / x, u = w * w;
+    float c = (8.333326876e-02f + u * -2.772808308e-03f) + (u * u) * 6.972313859e-04f;
+    float d = hi - 1.0f;
+    float yb = x * d + ((4.189385474e-01f + ((w * c + -1.416814488e-08f) - 0.5f * d)) + (x - 0.5f) * lo);
+    y = small && !(x >= 3.0f) ? y : yb;
+  }
+  y = y + 0.0f; /* lgamma(1) = lgamma(2) = +0, not -0 */
+  return neg && la == 0.0f ? INFINITY : y; /* the poles -1, -2 */
+}
+FBX_VM_INLINE float fbx_vm_lgammaf(float x) { return fbx_vm_lgammaf_k(x, 1, 1, 1); }
+
+/* The key that orders floats as signed integers (-0 just below +0, NaNs
+ * beyond the infinities): the sign bit kept, the other bits flipped when
+ * it is set. */
+FBX_VM_INLINE int32_t fbx_vm_fkey(float x) {
+  uint32_t u = fbx_vm_f2u(x);
+  return (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) >> 1));
+}
+
+/* o[i] = lgamma(a[i]) (n elements, any n), the loop chosen by the ranges
+ * the block holds: a scan of its keys' bounds, then fbx_vm_lgammaf_k with
+ * only the parts those ranges need (only x >= 3: Stirling alone; none:
+ * no Stirling; no negatives: no reflection). Returns nonzero when the
+ * block may hold inputs that fbx_vm_lgamma_rare() marks (the caller
+ * recomputes those). */
+#define FBX_VM_LGAMMA_LOOP_(big, small, neg) \
+  for (int i = 0; i < n; i++) o[i] = fbx_vm_lgammaf_k(a[i], big, small, neg)
+FBX_VM_INLINE int fbx_vm_lgammaf_block(float *restrict o, const float *restrict a, int n) {
+  int32_t kmin = INT32_MAX, kmax = INT32_MIN;
+  uint32_t amin = UINT32_MAX;
+  for (int i = 0; i < n; i++) {
+    int32_t k = fbx_vm_fkey(a[i]);
+    uint32_t m = fbx_vm_f2u(a[i]) & 0x7fffffffu;
+    kmin = k < kmin ? k : kmin;
+    kmax = k > kmax ? k : kmax;
+    amin = m < amin ? m : amin;
+  }
+  int32_t k3 = fbx_vm_fkey(3.0f);
+  if (kmax < k3) {
+    if (kmin < 0)
+      FBX_VM_LGAMMA_LOOP_(0, 1, 1);
+    else
+      FBX_VM_LGAMMA_LOOP_(0, 1, 0);
+  } else if (kmin >= k3) {
+    FBX_VM_LGAMMA_LOOP_(1, 0, 0);
+  } else if (kmin >= 0) {
+    FBX_VM_LGAMMA_LOOP_(1, 1, 0);
+  } else {
+    FBX_VM_LGAMMA_LOOP_(1, 1, 1);
+  }
+  return kmin < fbx_vm_fkey(-2.0f) || kmax > fbx_vm_fkey(0x1.8p121f) || amin < 0x00800000u;
+}
+#undef FBX_VM_LGAMMA_LOOP_
+FBX_VM_INLINE int fbx_vm_lgamma_block_d(double *restrict o, const double *restrict a, int n) {
+  for (int i = 0; i < n; i++) o[i] = lgamma(a[i]);
+  return 0;
 }
 
 /* ---- fmod (exact) ---------------------------------------------------------------------------------- */
@@ -926,8 +999,11 @@ FBX_VM_INLINE int fbx_vm_never2(double x, double y) { return (void)x, (void)y, 0
 #define FBX_VM_FMOD_RARE(a, b) _Generic((a), float: fbx_vm_fmod_rare, default: fbx_vm_never2)(a, b)
 #define FBX_VM_FMOD(a, b) _Generic((a), float: fbx_vm_fmodf, default: fmod)(a, b)
 #define FBX_VM_POW_RARE(a, b) _Generic((a), float: fbx_vm_pow_rare, default: fbx_vm_never2)(a, b)
-/* FBX_VM_ERFC_BLOCK_FN(o, a, n): the same for erfc */
+/* FBX_VM_ERFC_BLOCK_FN(o, a, n), FBX_VM_LGAMMA_BLOCK_FN(o, a, n): the
+ * same for erfc and lgamma */
 #define FBX_VM_ERFC_BLOCK_FN(o, a, n) _Generic((o), float *: fbx_vm_erfcf_block, default: fbx_vm_erfc_block_d)(o, a, n)
+#define FBX_VM_LGAMMA_BLOCK_FN(o, a, n) \
+  _Generic((o), float *: fbx_vm_lgammaf_block, default: fbx_vm_lgamma_block_d)(o, a, n)
 /* FBX_VM_POW_BLOCK_FN(o, a, b, n): the block form for float arrays, libm for double */
 #define FBX_VM_POW_BLOCK_FN(o, a, b, n) _Generic((o), float *: fbx_vm_powf_block, default: fbx_vm_pow_block_d)(o, a, b, n)
 

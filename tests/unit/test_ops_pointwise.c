@@ -452,12 +452,15 @@ START_TEST(pow_f32_paths) {
 }
 END_TEST
 
-/* The loops with a libm fallback (FBX_PW_LOOP1X/2X) give the vector
- * function's bits, and libm's for the rare elements, both on the direct
- * path (contiguous, output apart from the inputs) and through the block
- * buffer (here the output is the input itself). */
+/* The loops with a libm fallback (FBX_PW_LOOP1X/2X, and FBX_PW_LOOP1B
+ * with lgamma's block function) give the vector function's bits, and
+ * libm's for the rare elements, both on the direct path (contiguous,
+ * output apart from the inputs) and through the block buffer (here the
+ * output is the input itself). */
 FBX_PW_LOOP1X(sin_x_f32, float, float, FBX_PW_ID, float, FBX_PW_ID, , fbx_vm_sinf(a), fbx_vm_trig_rare(a),
               (float)sin((double)a))
+FBX_PW_LOOP1B(lgamma_b_f32, float, float, FBX_PW_ID, float, FBX_PW_ID, fbx_vm_lgammaf_block, fbx_vm_lgamma_rare(a),
+              lgammaf(a))
 FBX_PW_LOOP2X(fmod_x_f32, float, float, FBX_PW_ID, float, FBX_PW_ID, , fbx_vm_fmodf(a, b), fbx_vm_fmod_rare(a, b),
               fmodf(a, b))
 START_TEST(rare_paths) {
@@ -479,6 +482,14 @@ START_TEST(rare_paths) {
     OK(fbx_pw_map_into(NULL, out, FBX_DTYPE_FLOAT32, 1, &x, sin_x_f32, NULL));
     for (int i = 0; i < N; i++)
       ck_assert_msg(f2u(((float *)out->data)[i]) == f2u(want[i]), "sin, %s, element %d", aliased ? "in place" : "apart", i);
+    for (int i = 0; i < N; i++) {
+      px[i] = (float)((int32_t)xs32(&seed) % 100000) / 4096.0f;
+      if (i % 293 == 5) px[i] = (xs32(&seed) & 1) ? -7.25f : 0.0f; /* x < -2, the pole at 0 */
+      want[i] = fbx_vm_lgamma_rare(px[i]) ? lgammaf(px[i]) : fbx_vm_lgammaf(px[i]);
+    }
+    OK(fbx_pw_map_into(NULL, out, FBX_DTYPE_FLOAT32, 1, &x, lgamma_b_f32, NULL));
+    for (int i = 0; i < N; i++)
+      ck_assert_msg(f2u(((float *)out->data)[i]) == f2u(want[i]), "lgamma, %s, element %d", aliased ? "in place" : "apart", i);
     for (int i = 0; i < N; i++) {
       px[i] = (float)((int32_t)xs32(&seed) % 100000) / 8.0f;
       py[i] = (float)((int32_t)xs32(&seed) % 1000 + 1) / 64.0f;

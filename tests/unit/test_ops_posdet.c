@@ -631,11 +631,11 @@ END_TEST
 FBX_PW_LOOP1X(al_sin, float, float, FBX_PW_ID, float, FBX_PW_ID, , fbx_vm_sinf(a), fbx_vm_trig_rare(a), sinf(a))
 FBX_PW_LOOP1X(al_cos, float, float, FBX_PW_ID, float, FBX_PW_ID, , fbx_vm_cosf(a), fbx_vm_trig_rare(a), cosf(a))
 FBX_PW_LOOP1X(al_tan, float, float, FBX_PW_ID, float, FBX_PW_ID, , fbx_vm_tanf(a), fbx_vm_trig_rare(a), tanf(a))
-FBX_PW_LOOP1X(al_lgamma, float, float, FBX_PW_ID, float, FBX_PW_ID, , fbx_vm_lgammaf(a), fbx_vm_lgamma_rare(a),
+FBX_PW_LOOP1B(al_lgamma, float, float, FBX_PW_ID, float, FBX_PW_ID, fbx_vm_lgammaf_block, fbx_vm_lgamma_rare(a),
               lgammaf(a))
 FBX_PW_LOOP1X(al_sin16, uint16_t, float, FBX_PW_LD_F16, uint16_t, FBX_PW_ST_F16, , fbx_vm_sinf(a),
               fbx_vm_trig_rare(a), sinf(a))
-FBX_PW_LOOP1B(al_erfc, float, float, FBX_PW_ID, float, FBX_PW_ID, fbx_vm_erfcf_block)
+FBX_PW_LOOP1B(al_erfc, float, float, FBX_PW_ID, float, FBX_PW_ID, fbx_vm_erfcf_block, 0, a)
 FBX_PW_LOOP2X(al_fmod, float, float, FBX_PW_ID, float, FBX_PW_ID, , fbx_vm_fmodf(a, b), fbx_vm_fmod_rare(a, b),
               fmodf(a, b))
 FBX_PW_LOOP2XB(al_pow, float, float, FBX_PW_ID, float, FBX_PW_ID, fbx_vm_powf_block, fbx_vm_pow_rare(a, b),

@@ -108,7 +108,15 @@ static void b0_erfc(float *restrict o, const float *restrict x, int n) {
 BATCH_FN(atan, fbx_vm_atanf)
 BATCH_FN(asin, fbx_vm_asinf)
 BATCH_FN(acos, fbx_vm_acosf)
-BATCH_FN(lgamma, fbx_vm_lgammaf)
+/* lgamma too, each block through the loop its range picks; lgamma_el:
+ * every element through the general form */
+FBX_PW_CLONES static void b_lgamma(float *restrict o, const float *restrict x, int n) {
+  for (int i = 0; i < n; i += FBX_PW_BLOCK) (void)fbx_vm_lgammaf_block(o + i, x + i, n - i < FBX_PW_BLOCK ? n - i : FBX_PW_BLOCK);
+}
+static void b0_lgamma(float *restrict o, const float *restrict x, int n) {
+  for (int i = 0; i < n; i += FBX_PW_BLOCK) (void)fbx_vm_lgammaf_block(o + i, x + i, n - i < FBX_PW_BLOCK ? n - i : FBX_PW_BLOCK);
+}
+BATCH_FN(lgamma_el, fbx_vm_lgammaf)
 
 static double ref_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static double ref_softplus(double x) { return x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
@@ -446,11 +454,60 @@ START_TEST(pow_ulps) {
 }
 END_TEST
 
+/* ---- lgamma's loops: an element's bits do not depend on its block ---------------------- */
+
+/* fbx_vm_lgammaf_block picks a loop by the ranges a block holds, leaving
+ * out the parts the block does not need. Each set below is drawn at random
+ * from its ranges, so that every block of it holds them all and takes one
+ * loop: x >= 3 only; (0, 3); [-2, 0) and (0, 3); (0, 3) and [3, ...);
+ * all. Every element that is not rare must come out as the general form
+ * (fbx_vm_lgammaf, each element alone) gives it, bit for bit, in the
+ * clone and in the baseline. */
+static float lgamma_draw(uint32_t *s, int neg, float lo, float hi) {
+  uint32_t r = xs32(s);
+  if (neg && (r & 1u)) { /* [-2, -FLT_MIN] */
+    uint32_t a = f2u(FLT_MIN), b = f2u(2.0f);
+    return -u2f(a + (r >> 1) % (b - a + 1u));
+  }
+  uint32_t a = f2u(lo), b = f2u(hi);
+  return u2f(a + (r >> 1) % (b - a + 1u));
+}
+
+START_TEST(lgamma_loops_agree) {
+  static const struct {
+    int neg;
+    float lo, hi;
+  } SETS[] = {{0, 3.0f, 3.9e36f}, {0, FLT_MIN, 2.9999998f}, {1, FLT_MIN, 2.9999998f}, {0, FLT_MIN, 3.9e36f},
+              {1, FLT_MIN, 3.9e36f}};
+  static float x[BATCH], y[BATCH], z[BATCH];
+  uint32_t seed = 12345u;
+  for (int k = 0; k < (int)(sizeof SETS / sizeof SETS[0]); k++)
+    for (int baseline = 0; baseline < 2; baseline++) {
+      long differ = 0, checked = 0;
+      float worst = 0.0f;
+      for (int rep = 0; rep < 16; rep++) {
+        for (int i = 0; i < BATCH; i++) x[i] = lgamma_draw(&seed, SETS[k].neg, SETS[k].lo, SETS[k].hi);
+        (baseline ? b0_lgamma : b_lgamma)(y, x, BATCH);
+        (baseline ? b0_lgamma_el : b_lgamma_el)(z, x, BATCH);
+        for (int i = 0; i < BATCH; i++) {
+          if (fbx_vm_lgamma_rare(x[i])) continue;
+          checked++;
+          if (f2u(y[i]) != f2u(z[i]) && !(y[i] != y[i] && z[i] != z[i])) differ++, worst = x[i];
+        }
+      }
+      ck_assert_msg(checked > 60000, "set %d: only %ld inputs checked", k, checked);
+      ck_assert_msg(differ == 0, "lgamma set %d (%s): %ld of %ld elements differ from the general form, e.g. at %a",
+                    k, clone_name(baseline), differ, checked, (double)worst);
+    }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("vmath");
   TCase *tc = tcase_create("vmath");
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, unary_ulps, 0, NUFNS);
+  tcase_add_test(tc, lgamma_loops_agree);
   tcase_add_test(tc, rounding_exact);
   tcase_add_test(tc, atan2_ulps);
   tcase_add_test(tc, fmod_exact);
