@@ -25,8 +25,11 @@
  * product rounded on its own (an exact split) must not rely on it: every
  * such step here is exact with or without the FMA. Where both operands of
  * a sum are products (a * b + c * d), GCC picks the one to fuse by
- * statement order, which differs between loops; lgamma avoids the form,
- * so its range-picked loops round each element alike.
+ * statement order, which differs between loops and between the vector
+ * body and the scalar epilogue of one loop, so that an element's bits
+ * could depend on where it sits: where that showed (lgamma, and expm1 and
+ * tanh through fbx_vm_half_sq_plus) the sums have one product, and
+ * tests/unit/test_ops_posdet.c checks every op for it.
  *
  * Accuracy, measured by tests/unit/test_vmath.c against the double
  * precision libm result rounded to float (max error in float ulps over
@@ -230,6 +233,19 @@ FBX_VM_INLINE float fbx_vm_exp2f(float x) {
   return x == x ? y : x;
 }
 
+/* r^2/2 + r^3 q (expm1f, tanhf) with one product per sum. Written so,
+ * the sum has two products; GCC contracts the one it meets first, and the
+ * vector body and the scalar epilogue of one loop met them in different
+ * orders (tanh: about 1 argument in 2000 got other bits in the epilogue
+ * than in the body). Here the sum's only candidate is 2 (r^3 q) (r^2 also
+ * feeds r^3, so it is never contracted) and the halving is exact (unless
+ * the sum is subnormal, far below r's ulp): the value is
+ * fl(r^2/2 + fl(r^3 q)) with or without FMA, as the vector body had it. */
+FBX_VM_INLINE float fbx_vm_half_sq_plus(float r, float q) {
+  float r2 = r * r;
+  return 0.5f * (r2 + 2.0f * (r2 * r * q));
+}
+
 FBX_VM_INLINE float fbx_vm_expm1f(float x) {
   float xc = x < -18.0f ? -18.0f : x;
   xc = xc > 89.0f ? 89.0f : xc;
@@ -242,8 +258,7 @@ FBX_VM_INLINE float fbx_vm_expm1f(float x) {
   q = q * r + 8.333320729e-03f;
   q = q * r + 4.166655615e-02f;
   q = q * r + 1.666666716e-01f;
-  float r2 = r * r;
-  float em = r + (0.5f * r2 + r2 * r * q);
+  float em = r + fbx_vm_half_sq_plus(r, q);
   int32_t k = (int32_t)kf; /* [-26, 128] */
   /* 2^k (1 + em) - 1: exactly 2^k - 1 + 2^k em while 2^k - 1 is exact */
   int32_t ks = k > 24 ? 24 : k;
@@ -383,8 +398,7 @@ FBX_VM_INLINE float fbx_vm_tanhf(float x) {
   q = q * r + 8.333320729e-03f;
   q = q * r + 4.166655615e-02f;
   q = q * r + 1.666666716e-01f;
-  float r2 = r * r;
-  float p = r + (0.5f * r2 + r2 * r * q);
+  float p = r + fbx_vm_half_sq_plus(r, q);
   float s = fbx_vm_u2f((uint32_t)((int32_t)kf + 127) << 23);
   float em = (s - 1.0f) + s * p;
   float y = fbx_vm_signf(em / (em + 2.0f), x);
