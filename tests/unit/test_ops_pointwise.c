@@ -355,13 +355,6 @@ static float torch_floordiv(float a, float b) {
   if (div - fd > 0.5f) fd += 1;
   return fd;
 }
-static uint32_t xs32(uint32_t *s) {
-  uint32_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 17;
-  x ^= x << 5;
-  return *s = x;
-}
 static uint32_t f2u(float x) { return fbx_vm_f2u(x); }
 static float u2f(uint32_t u) { return fbx_vm_u2f(u); }
 
@@ -378,18 +371,18 @@ START_TEST(floor_divide_f32) {
   static const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -1.0f, 0x1p-149f, 3.0f};
   uint32_t seed = 12345;
   for (int i = 0; i < N; i++) {
-    float x = u2f(xs32(&seed)), y;
-    int k = (int)(xs32(&seed) % 8u);
+    float x = u2f(tu_xs32(&seed)), y;
+    int k = (int)(tu_xs32(&seed) % 8u);
     if (k < 4) {
-      int sh = (int)(xs32(&seed) % 29u) - 3;
-      y = ldexpf(x, -sh) * u2f(0x3f800000u + (xs32(&seed) & 0x007fffffu)) * ((xs32(&seed) & 1) ? -1.0f : 1.0f);
+      int sh = (int)(tu_xs32(&seed) % 29u) - 3;
+      y = ldexpf(x, -sh) * u2f(0x3f800000u + (tu_xs32(&seed) & 0x007fffffu)) * ((tu_xs32(&seed) & 1) ? -1.0f : 1.0f);
     } else {
-      y = u2f(xs32(&seed));
+      y = u2f(tu_xs32(&seed));
     }
-    if (k == 4) x = (float)((int32_t)xs32(&seed) % 5000) * y;
-    if (k == 5) x = (float)((int32_t)xs32(&seed) % 100), y = (float)((int32_t)xs32(&seed) % 13);
-    if (k == 6) x = u2f(xs32(&seed) & 0x807fffffu);
-    if (k == 7) x = sp[xs32(&seed) % 9u], y = (xs32(&seed) & 1) ? sp[xs32(&seed) % 9u] : y;
+    if (k == 4) x = (float)((int32_t)tu_xs32(&seed) % 5000) * y;
+    if (k == 5) x = (float)((int32_t)tu_xs32(&seed) % 100), y = (float)((int32_t)tu_xs32(&seed) % 13);
+    if (k == 6) x = u2f(tu_xs32(&seed) & 0x807fffffu);
+    if (k == 7) x = sp[tu_xs32(&seed) % 9u], y = (tu_xs32(&seed) & 1) ? sp[tu_xs32(&seed) % 9u] : y;
     pa[i] = x, pb[i] = y;
   }
   fbx_ivalue args[2] = {fbx_iv_tensor(a), fbx_iv_tensor(b)}, out = fbx_iv_none();
@@ -418,11 +411,11 @@ START_TEST(pow_f32_paths) {
   float *pa2 = a2->data, *pb = b->data;
   static const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-140f, -0x1p-140f, 1.0f, -1.0f};
   uint32_t seed = 777;
-  for (int i = 0; i < 2 * N; i++) pa2[i] = (float)((int32_t)xs32(&seed) % 4000) / 512.0f;
+  for (int i = 0; i < 2 * N; i++) pa2[i] = (float)((int32_t)tu_xs32(&seed) % 4000) / 512.0f;
   for (int i = 0; i < N; i++) {
-    pb[i] = (float)((int32_t)xs32(&seed) % 2000) / 64.0f;
-    if (i % 97 == 5) pa2[2 * i] = sp[xs32(&seed) % 9u];
-    if (i % 89 == 7) pb[i] = (xs32(&seed) & 1) ? 0x1p24f + 2.0f : sp[xs32(&seed) % 9u];
+    pb[i] = (float)((int32_t)tu_xs32(&seed) % 2000) / 64.0f;
+    if (i % 97 == 5) pa2[2 * i] = sp[tu_xs32(&seed) % 9u];
+    if (i % 89 == 7) pb[i] = (tu_xs32(&seed) & 1) ? 0x1p24f + 2.0f : sp[tu_xs32(&seed) % 9u];
   }
   int64_t st = 2;
   OK(fbx_tensor_view(&a, a2, 1, &n, &st, 0)); /* every other element */
@@ -474,8 +467,8 @@ START_TEST(rare_paths) {
   float *px = x->data, *py = y->data, want[N];
   for (int aliased = 0; aliased < 2; aliased++) {
     for (int i = 0; i < N; i++) {
-      px[i] = (float)((int32_t)xs32(&seed) % 100000) / 64.0f;
-      if (i % 331 == 3) px[i] = (xs32(&seed) & 1) ? 1e30f : -0x1.8p20f; /* beyond the vector reduction */
+      px[i] = (float)((int32_t)tu_xs32(&seed) % 100000) / 64.0f;
+      if (i % 331 == 3) px[i] = (tu_xs32(&seed) & 1) ? 1e30f : -0x1.8p20f; /* beyond the vector reduction */
       want[i] = fbx_vm_trig_rare(px[i]) ? (float)sin((double)px[i]) : fbx_vm_sinf(px[i]);
     }
     fbx_tensor *out = aliased ? x : o;
@@ -483,17 +476,17 @@ START_TEST(rare_paths) {
     for (int i = 0; i < N; i++)
       ck_assert_msg(f2u(((float *)out->data)[i]) == f2u(want[i]), "sin, %s, element %d", aliased ? "in place" : "apart", i);
     for (int i = 0; i < N; i++) {
-      px[i] = (float)((int32_t)xs32(&seed) % 100000) / 4096.0f;
-      if (i % 293 == 5) px[i] = (xs32(&seed) & 1) ? -7.25f : 0.0f; /* x < -2, the pole at 0 */
+      px[i] = (float)((int32_t)tu_xs32(&seed) % 100000) / 4096.0f;
+      if (i % 293 == 5) px[i] = (tu_xs32(&seed) & 1) ? -7.25f : 0.0f; /* x < -2, the pole at 0 */
       want[i] = fbx_vm_lgamma_rare(px[i]) ? lgammaf(px[i]) : fbx_vm_lgammaf(px[i]);
     }
     OK(fbx_pw_map_into(NULL, out, FBX_DTYPE_FLOAT32, 1, &x, lgamma_b_f32, NULL));
     for (int i = 0; i < N; i++)
       ck_assert_msg(f2u(((float *)out->data)[i]) == f2u(want[i]), "lgamma, %s, element %d", aliased ? "in place" : "apart", i);
     for (int i = 0; i < N; i++) {
-      px[i] = (float)((int32_t)xs32(&seed) % 100000) / 8.0f;
-      py[i] = (float)((int32_t)xs32(&seed) % 1000 + 1) / 64.0f;
-      if (i % 257 == 9) py[i] = (xs32(&seed) & 1) ? 0.0f : 0x1p-30f; /* b = 0, huge quotients */
+      px[i] = (float)((int32_t)tu_xs32(&seed) % 100000) / 8.0f;
+      py[i] = (float)((int32_t)tu_xs32(&seed) % 1000 + 1) / 64.0f;
+      if (i % 257 == 9) py[i] = (tu_xs32(&seed) & 1) ? 0.0f : 0x1p-30f; /* b = 0, huge quotients */
       want[i] = fbx_vm_fmod_rare(px[i], py[i]) ? fmodf(px[i], py[i]) : fbx_vm_fmodf(px[i], py[i]);
     }
     fbx_tensor *ins[2] = {x, y};

@@ -48,6 +48,7 @@
 #include "ops/optable.h"
 #include "ops/pointwise.h"
 #include "ops/vmath.h"
+#include "testutil.h"
 #include "tensor/half.h"
 #include <fusebox/tensor.h>
 
@@ -63,13 +64,6 @@
     REQUIRE(st_ == NULL, "%s failed: %s", #expr, fbx_status_message(st_));      \
   } while (0)
 
-static uint32_t xs32(uint32_t *s) {
-  uint32_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 17;
-  x ^= x << 5;
-  return *s = x;
-}
 
 /* ---- inputs ------------------------------------------------------------------------------ */
 
@@ -90,14 +84,14 @@ static const float BV[NBV] = {2.5f, -3.0f, 0.5f,  -0.5f, -1.0f, 2.0f,     3.0f,
 
 
 static float rnd_value(uint32_t *s) {
-  uint32_t r = xs32(s);
+  uint32_t r = tu_xs32(s);
   float sign = (r >> 8) & 1 ? -1.0f : 1.0f;
   switch (r % 5u) {
-    case 0: return sign * ldexpf(1.0f + (float)(xs32(s) & 0xffffu) / 65536.0f, (int)(xs32(s) % 41u) - 20);
-    case 1: return (float)((int32_t)(xs32(s) % 16001u) - 8000) / 1000.0f;       /* [-8, 8] */
-    case 2: return (float)(xs32(s) % 100000u) / 100000.0f;                      /* [0, 1) */
-    case 3: return sign * (float)(xs32(s) % 40000u) * 0.37f;                    /* trig, up to ~1.5e4 */
-    default: return fbx_vm_u2f(xs32(s));                                        /* any bits */
+    case 0: return sign * ldexpf(1.0f + (float)(tu_xs32(s) & 0xffffu) / 65536.0f, (int)(tu_xs32(s) % 41u) - 20);
+    case 1: return (float)((int32_t)(tu_xs32(s) % 16001u) - 8000) / 1000.0f;       /* [-8, 8] */
+    case 2: return (float)(tu_xs32(s) % 100000u) / 100000.0f;                      /* [0, 1) */
+    case 3: return sign * (float)(tu_xs32(s) % 40000u) * 0.37f;                    /* trig, up to ~1.5e4 */
+    default: return fbx_vm_u2f(tu_xs32(s));                                        /* any bits */
   }
 }
 
@@ -153,7 +147,7 @@ static void build_values(void) {
   for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) PA[np] = pairs[i][0], PB[np] = pairs[i][1], np++;
   while (np < nvals) {
     PA[np] = rnd_value(&s);
-    PB[np] = (xs32(&s) & 3) ? rnd_value(&s) : (float)((int32_t)(xs32(&s) % 21u) - 10); /* integers: pow's parity */
+    PB[np] = (tu_xs32(&s) & 3) ? rnd_value(&s) : (float)((int32_t)(tu_xs32(&s) % 21u) - 10); /* integers: pow's parity */
     np++;
   }
   for (int j = 0; j < nvals; j++) PC[j] = U[(j * 7 + 3) % nvals];

@@ -28,6 +28,7 @@
 
 #include "ops/pointwise.h"
 #include "ops/vmath.h"
+#include "testutil.h"
 
 #define BATCH 4096
 
@@ -290,11 +291,6 @@ END_TEST
 
 /* ---- binary: atan2 (ulps), fmod (exact) --------------------------------------------------- */
 
-static uint32_t xs32(uint32_t *s) {
-  uint32_t x = *s;
-  x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-  return *s = x;
-}
 
 typedef void (*batch2_fn)(float *o, const float *a, const float *b, int n);
 #define BATCH2_FN(name, expr)                                                                       \
@@ -339,10 +335,10 @@ START_TEST(atan2_ulps) {
     for (int64_t i = 0; i < total + NSPECIALS * NSPECIALS; i++) {
       float y, x;
       if (i < total) {
-        y = u2f(xs32(&seed));
+        y = u2f(tu_xs32(&seed));
         /* half the pairs with nearby exponents, where the quotient is moderate */
-        x = (i & 1) ? u2f(xs32(&seed))
-                    : y * u2f(0x3f000000u + (xs32(&seed) & 0x00ffffffu)) * ((i & 2) ? -1.0f : 1.0f);
+        x = (i & 1) ? u2f(tu_xs32(&seed))
+                    : y * u2f(0x3f000000u + (tu_xs32(&seed) & 0x00ffffffu)) * ((i & 2) ? -1.0f : 1.0f);
       } else {
         int64_t j = i - total;
         y = SPECIALS[j / NSPECIALS], x = SPECIALS[j % NSPECIALS];
@@ -366,11 +362,11 @@ START_TEST(fmod_exact) {
   for (int64_t i = 0; i < total + NSPECIALS * NSPECIALS; i++) {
     float a, b;
     if (i < total) {
-      a = u2f(xs32(&seed));
+      a = u2f(tu_xs32(&seed));
       /* quotients from 2^-4 to 2^30 and beyond, both signs */
-      int sh = (int)(xs32(&seed) % 40u) - 4;
-      b = ldexpf(a, -sh) * u2f(0x3f800000u + (xs32(&seed) & 0x007fffffu)) * ((i & 1) ? -1.0f : 1.0f);
-      if (i & 2) b = u2f(xs32(&seed));
+      int sh = (int)(tu_xs32(&seed) % 40u) - 4;
+      b = ldexpf(a, -sh) * u2f(0x3f800000u + (tu_xs32(&seed) & 0x007fffffu)) * ((i & 1) ? -1.0f : 1.0f);
+      if (i & 2) b = u2f(tu_xs32(&seed));
     } else {
       int64_t j = i - total;
       a = SPECIALS[j / NSPECIALS], b = SPECIALS[j % NSPECIALS];
@@ -430,12 +426,12 @@ START_TEST(pow_ulps) {
       float a, b;
       if (i < total) {
         /* bases anywhere (half negative), exponents mostly where the result stays finite */
-        a = u2f(xs32(&seed) & ((i & 1) ? 0xffffffffu : 0x7fffffffu));
+        a = u2f(tu_xs32(&seed) & ((i & 1) ? 0xffffffffu : 0x7fffffffu));
         float la = fabsf(log2f(fabsf(a))) + 1.0f;
-        b = (float)((double)(int32_t)xs32(&seed) / 2147483648.0 * 160.0 / la);
+        b = (float)((double)(int32_t)tu_xs32(&seed) / 2147483648.0 * 160.0 / la);
         if ((i & 6) == 2) b = fbx_vm_truncf(b); /* integral exponents: signs of negative bases */
         /* bases near 1 with large exponents: where log2 a must be most accurate */
-        if ((i & 14) == 4) a = 1.0f + (float)(int32_t)xs32(&seed) * 0x1p-40f, b = (float)(int32_t)xs32(&seed) * 0x1p-10f;
+        if ((i & 14) == 4) a = 1.0f + (float)(int32_t)tu_xs32(&seed) * 0x1p-40f, b = (float)(int32_t)tu_xs32(&seed) * 0x1p-10f;
       } else {
         int64_t j = i - total;
         a = SPECIALS[j / NSPECIALS], b = SPECIALS[j % NSPECIALS];
@@ -464,7 +460,7 @@ END_TEST
  * (fbx_vm_lgammaf, each element alone) gives it, bit for bit, in the
  * clone and in the baseline. */
 static float lgamma_draw(uint32_t *s, int neg, float lo, float hi) {
-  uint32_t r = xs32(s);
+  uint32_t r = tu_xs32(s);
   if (neg && (r & 1u)) { /* [-2, -FLT_MIN] */
     uint32_t a = f2u(FLT_MIN), b = f2u(2.0f);
     return -u2f(a + (r >> 1) % (b - a + 1u));

@@ -58,3 +58,11 @@ int tu_run(const char *cmd, char **out) {
   if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
   return -1;
 }
+
+uint32_t tu_xs32(uint32_t *s) {
+  uint32_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return *s = x;
+}
