@@ -110,6 +110,14 @@ void fbx_fuser_unhold(fbx_fuser *f); /* a kernel died; may unload */
 /* Drop every cached kernel (called with f->lock held, when refs reach 0). */
 void fbx_kcache_flush_locked(fbx_fuser *f);
 
+/* ---- elfcheck.c ------------------------------------------------------------------ */
+
+/* Check a plugin file before dlopen (regular file, ELF of this process's
+ * class, byte order and machine, a shared object, size covering its header
+ * tables and every PT_LOAD segment): NULL when dlopen cannot fault on it,
+ * else an FBX_ERR_PLUGIN status saying why. */
+fbx_status *fbx_plugin_file_check(const char *path);
+
 /* ---- validate.c ------------------------------------------------------------------- */
 
 /* fbx_group_validate for nodes already known to belong to g (partition

@@ -281,6 +281,12 @@ fbx_status *fbx_fuser_from_entry(fbx_fuser **out, fbx_fuser_entry_fn entry, cons
 }
 
 fbx_status *fbx_fuser_load_path_as(fbx_fuser **out, const char *path, uint32_t host_major, uint32_t host_minor) {
+  /* A truncated or foreign file would fault inside dlopen: check it first. */
+  fbx_status *bad = fbx_plugin_file_check(path);
+  if (bad) {
+    TRACE("rejected before dlopen: %s", fbx_status_message(bad));
+    return bad;
+  }
   TRACE("dlopen %s", path);
   void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!dl) {

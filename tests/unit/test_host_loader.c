@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fusebox/fuser_abi.h>
 
@@ -499,6 +500,114 @@ START_TEST(plugins_export_only_the_entry) {
 }
 END_TEST
 
+
+/* ---- candidates checked before dlopen (issue 12 item 2) ------------------------------- */
+
+static void copy_prefix(const char *from, const char *to, long n) {
+  size_t len = 0;
+  char *data = tu_read_file(from, &len);
+  ck_assert_ptr_nonnull(data);
+  if (n < 0 || (size_t)n > len) n = (long)len;
+  FILE *f = fopen(to, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(data, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  free(data);
+}
+
+static void patch_u16(const char *path, long off, unsigned v) {
+  FILE *f = fopen(path, "r+b");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, off, SEEK_SET);
+  unsigned char b[2] = {(unsigned char)(v & 0xff), (unsigned char)(v >> 8)}; /* little-endian hosts */
+  fwrite(b, 1, 2, f);
+  fclose(f);
+}
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+START_TEST(bad_candidates_never_reach_dlopen) {
+  char dir[] = "/tmp/fbx-cand-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char p[8][600];
+  const char *names[8] = {"libtrunc.so", "libtrunc2.so", "junk.so", "empty.so", "libmachine.so", "loop.so",
+                          "fifo.so", "libokcopy.so"};
+  for (int i = 0; i < 8; i++) snprintf(p[i], sizeof p[i], "%s/%s", dir, names[i]);
+  size_t full = 0;
+  char *whole = tu_read_file(plug("good"), &full);
+  ck_assert_ptr_nonnull(whole);
+  free(whole);
+  copy_prefix(plug("good"), p[0], (long)full / 2);   /* headers intact, segments cut off */
+  copy_prefix(plug("good"), p[1], 200);              /* ELF header, part of the program headers */
+  write_text(p[2], "this is not a shared object, only some text long enough to hold an ELF header\n");
+  write_text(p[3], "");
+  copy_prefix(plug("good"), p[4], -1);
+  patch_u16(p[4], 18, 0xb7 + 1);                      /* e_machine: some other machine */
+  ck_assert_int_eq(symlink(p[5], p[5]), 0);           /* a symlink loop */
+  ck_assert_int_eq(mkfifo(p[6], 0600), 0);
+  copy_prefix(plug("good"), p[7], -1);                /* an intact copy still loads */
+
+  const char *why[7] = {"truncated", "truncated", "no ELF magic", "shorter than an ELF header",
+                        "built for ELF machine", "symlink loop", "not a regular file"};
+  for (int i = 0; i < 7; i++) expect_load_error(p[i], (const char *[]){p[i], why[i]}, 2);
+  fbx_fuser *f = NULL;
+  ck_assert_ptr_null(fbx_fuser_load(&f, p[7]));
+  ck_assert_str_eq(fbx_fuser_name(f), "good");
+  fbx_fuser_release(f);
+
+  /* discovery lists the bad ones as rejected, with the reason */
+  setenv("FUSEBOX_PLUGIN_PATH", dir, 1);
+  fbx_fuser_candidate *c = NULL;
+  int n = 0;
+  ck_assert_ptr_null(fbx_fuser_discover(&c, &n));
+  int rejected = 0, found_ok = 0;
+  for (int i = 0; i < n; i++) {
+    if (strncmp(c[i].path, dir, strlen(dir))) continue;
+    if (c[i].rejected) rejected++;
+    else found_ok += !strcmp(c[i].name, "good");
+  }
+  ck_assert_int_eq(rejected, 5); /* the loop and the FIFO are not regular files: not candidates */
+  ck_assert_int_eq(found_ok, 1);
+  fbx_fuser_candidates_free(c, n);
+  /* by name: a clean error, not a fault */
+  fbx_status *st = fbx_fuser_load(&f, "trunc");
+  ck_assert_ptr_nonnull(st);
+  ASSERT_HAS(fbx_status_message(st), "truncated");
+  fbx_status_free(st);
+
+  /* the CLI: plugins, run --fuser NAME, plugin-check without --isolate */
+  char cmd[2048], *out = NULL;
+  snprintf(cmd, sizeof cmd, "FUSEBOX_PLUGIN_PATH=%s %s plugins", dir, FBX_CLI);
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "rc %d:\n%s", rc, out);
+  ASSERT_HAS(out, "REJECTED");
+  ASSERT_HAS(out, "truncated");
+  free(out);
+  char ir[700];
+  snprintf(ir, sizeof ir, "%s/g.ir", dir);
+  write_text(ir, "graph(%x : Tensor):\n  %y : Tensor = aten::relu(%x)\n  return (%y)\n");
+  snprintf(cmd, sizeof cmd, "FUSEBOX_PLUGIN_PATH=%s %s run %s --fuser trunc --input 1.5", dir, FBX_CLI, ir);
+  rc = tu_run(cmd, &out);
+  ck_assert_msg(rc > 0 && rc < 128, "rc %d:\n%s", rc, out);
+  ASSERT_HAS(out, "truncated");
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s plugin-check %s", FBX_CLI, p[0]);
+  rc = tu_run(cmd, &out);
+  ck_assert_msg(rc > 0 && rc < 128, "rc %d:\n%s", rc, out);
+  ASSERT_HAS(out, "truncated");
+  free(out);
+
+  for (int i = 0; i < 8; i++) unlink(p[i]);
+  unlink(ir);
+  rmdir(dir);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("host_loader");
   TCase *tc = tcase_create("loader");
@@ -517,6 +626,7 @@ int main(void) {
   tcase_add_test(tc, discovery);
   tcase_add_test(tc, cli_plugins);
   tcase_add_test(tc, plugins_export_only_the_entry);
+  tcase_add_test(tc, bad_candidates_never_reach_dlopen);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
