@@ -56,6 +56,7 @@ struct fbx_fkernel {
   fbxp_arg_spec *in_specs;  /* nin */
   fbxp_arg_spec *out_specs; /* nout (from compile; dynamic kernels ask per run) */
   bool dynamic_outputs;
+  int32_t *out_dtypes;      /* dynamic kernels: profiled output dtypes (-1 unknown) checked per run; or NULL */
   int nkernels;
   struct fbx_fkernel *next; /* cache chain */
 };

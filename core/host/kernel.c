@@ -77,7 +77,8 @@ static void spec_print(fbx_strbuf *b, const fbxp_arg_spec *s) {
     fbx_strbuf_puts(b, "float");
     return;
   }
-  fbx_strbuf_printf(b, "%s[", fbx_dtype_name((fbx_dtype)s->dtype));
+  if (fbx_dtype_valid(s->dtype)) fbx_strbuf_printf(b, "%s[", fbx_dtype_name((fbx_dtype)s->dtype));
+  else fbx_strbuf_printf(b, "dtype(%d)[", s->dtype);
   for (int d = 0; d < s->ndim && d < FBXP_MAX_DIMS; d++) fbx_strbuf_printf(b, "%s%lld", d ? ", " : "", (long long)s->sizes[d]);
   fbx_strbuf_puts(b, "]");
 }
@@ -123,6 +124,85 @@ static fbx_status *check_out_specs(const fbx_fkernel *k, const fbxp_arg_spec *sp
   return NULL;
 }
 
+/* ---- specs against the profiled types ------------------------------------------------- */
+
+/* The profiled type of a group's input or output as a spec, for messages:
+ * "float32[32, 4]" with "?" for unknown parts. */
+static void type_print(fbx_strbuf *b, const fbx_type *t) {
+  if (!t || t->kind != FBX_TYPE_TENSOR) {
+    fbx_strbuf_puts(b, t && t->kind == FBX_TYPE_INT ? "int" : t && t->kind == FBX_TYPE_FLOAT ? "float" : "?");
+    return;
+  }
+  fbx_strbuf_puts(b, t->dtype == FBX_DTYPE_UNDEFINED ? "?" : fbx_dtype_name(t->dtype));
+  if (t->rank < 0) {
+    fbx_strbuf_puts(b, "[?]");
+    return;
+  }
+  fbx_strbuf_putc(b, '[');
+  for (int d = 0; d < t->rank; d++) {
+    if (d) fbx_strbuf_puts(b, ", ");
+    if (t->sizes && t->sizes[d] >= 0) fbx_strbuf_printf(b, "%lld", (long long)t->sizes[d]);
+    else fbx_strbuf_putc(b, '?');
+  }
+  fbx_strbuf_putc(b, ']');
+}
+
+/* Do the kernel's input specs agree with the group's profiled input types?
+ * Only then do the profiled output types say what the outputs must be:
+ * `dtypes` when every known input dtype agrees, `shapes` when every known
+ * rank and size agrees too (always so for host-guarded plugins, whose
+ * kernels only ever see the guarded types; a self-fallback plugin may be
+ * compiled for other shapes). */
+static void inputs_match_profile(const fbx_fkernel *k, const fbx_graph *sub, bool *dtypes, bool *shapes) {
+  *dtypes = *shapes = true;
+  for (int i = 0; i < k->nin && i < fbx_graph_ninputs(sub); i++) {
+    const fbx_type *t = fbx_graph_input(sub, i)->type;
+    const fbxp_arg_spec *s = &k->in_specs[i];
+    if (!t || t->kind != FBX_TYPE_TENSOR || s->kind != FBXP_ARG_TENSOR) continue;
+    if (t->dtype != FBX_DTYPE_UNDEFINED && (int32_t)t->dtype != s->dtype) *dtypes = false;
+    if (t->rank >= 0 && t->rank != s->ndim) *shapes = false;
+    for (int d = 0; t->rank == s->ndim && t->sizes && d < t->rank; d++)
+      if (t->sizes[d] >= 0 && t->sizes[d] != s->sizes[d]) *shapes = false;
+  }
+  if (!*dtypes) *shapes = false;
+}
+
+/* A promised output spec against the profiled output type: the plugin must
+ * not promise another dtype, rank or (known) size than what the reference
+ * interpreter produced, or the host would hand on garbage or allocate a
+ * buffer the kernel overruns. */
+static fbx_status *check_out_against_profile(const fbx_fkernel *k, const fbx_graph *sub, const fbxp_arg_spec *specs,
+                                             bool dtypes, bool shapes) {
+  for (int i = 0; i < k->nout && i < fbx_graph_noutputs(sub); i++) {
+    const fbx_type *t = fbx_graph_output(sub, i)->type;
+    const fbxp_arg_spec *s = &specs[i];
+    const char *what = NULL;
+    if (!t) continue;
+    if (t->kind == FBX_TYPE_TENSOR) {
+      if (s->kind != FBXP_ARG_TENSOR) what = "kind";
+      else if (dtypes && t->dtype != FBX_DTYPE_UNDEFINED && (int32_t)t->dtype != s->dtype) what = "dtype";
+      else if (shapes && t->rank >= 0 && t->rank != s->ndim) what = "rank";
+      for (int d = 0; !what && shapes && t->rank == s->ndim && t->sizes && d < t->rank; d++)
+        if (t->sizes[d] >= 0 && t->sizes[d] != s->sizes[d]) what = "sizes";
+    } else if ((t->kind == FBX_TYPE_INT || t->kind == FBX_TYPE_BOOL) && s->kind != FBXP_ARG_INT) {
+      what = "kind";
+    } else if (t->kind == FBX_TYPE_FLOAT && s->kind != FBXP_ARG_FLOAT) {
+      what = "kind";
+    }
+    if (!what) continue;
+    fbx_strbuf b = {0};
+    spec_print(&b, s);
+    fbx_strbuf_puts(&b, ", but the profiled type is ");
+    type_print(&b, t);
+    fbx_status *st = fbx_status_new(FBX_ERR_PLUGIN,
+                                    "fuser '%s' promised a wrong %s for output %d of %s: spec %s", k->fuser->name,
+                                    what, i, k->desc, b.data ? b.data : "?");
+    fbx_strbuf_free(&b);
+    return st;
+  }
+  return NULL;
+}
+
 /* ---- kernels ------------------------------------------------------------------------ */
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
@@ -155,6 +235,7 @@ static void kernel_free(fbx_fkernel *k) {
   fbx_free(k->desc);
   fbx_free(k->in_specs);
   fbx_free(k->out_specs);
+  fbx_free(k->out_dtypes);
   fbx_free(k);
 }
 
@@ -238,7 +319,19 @@ static fbx_status *plugin_compile(fbx_fuser *f, fbx_fkernel *k, const fbx_graph 
   k->nkernels = res.nkernels > 0 ? res.nkernels : 1;
   /* Plugins fill kind/dtype/ndim/sizes; restore what only the host sets. */
   for (int i = 0; i < k->nout; i++) k->out_specs[i].struct_size = FBXP_ARG_SPEC_SIZE_V1_0;
+  bool dtypes, shapes;
+  inputs_match_profile(k, sub, &dtypes, &shapes);
+  if (k->dynamic_outputs && dtypes && k->out_dtypes)
+    for (int i = 0; i < k->nout && i < fbx_graph_noutputs(sub); i++) {
+      const fbx_type *t = fbx_graph_output(sub, i)->type;
+      k->out_dtypes[i] = t && t->kind == FBX_TYPE_TENSOR && t->dtype != FBX_DTYPE_UNDEFINED ? (int32_t)t->dtype : -1;
+    }
+  else {
+    fbx_free(k->out_dtypes);
+    k->out_dtypes = NULL;
+  }
   fbx_status *st = k->dynamic_outputs ? NULL : check_out_specs(k, k->out_specs);
+  if (!st && !k->dynamic_outputs) st = check_out_against_profile(k, sub, k->out_specs, dtypes, shapes);
   if (!st && k->dynamic_outputs && !FBX_PLUGIN_FN(f, output_specs))
     st = fbx_status_new(FBX_ERR_PLUGIN, "fuser '%s' compiled %s with dynamic outputs but has no output_specs",
                         f->name, k->desc);
@@ -269,9 +362,10 @@ fbx_status *fbx_fuser_compile(fbx_fuser *f, const fbx_node *group, const fbx_iva
   k->nout = fbx_graph_noutputs(sub);
   k->in_specs = fbx_calloc(nin ? (size_t)nin : 1, sizeof *k->in_specs);
   k->out_specs = fbx_calloc(k->nout ? (size_t)k->nout : 1, sizeof *k->out_specs);
+  k->out_dtypes = fbx_calloc(k->nout ? (size_t)k->nout : 1, sizeof *k->out_dtypes);
   k->text = fbx_graph_print(sub);
   k->desc = group_desc(group, sub);
-  if (!k->in_specs || !k->out_specs || !k->text || !k->desc) {
+  if (!k->in_specs || !k->out_specs || !k->out_dtypes || !k->text || !k->desc) {
     kernel_free(k);
     return fbx_status_nomem();
   }
@@ -416,6 +510,14 @@ fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, f
     }
     if (ps) st = fbx_host_take_status(ps, FBX_ERR_PLUGIN, "fuser '%s' failed to give output specs for %s", f->name, k->desc);
     if (!st) st = check_out_specs(k, dyn);
+    for (int i = 0; i < nout && !st && k->out_dtypes; i++)
+      if (dyn[i].kind == FBXP_ARG_TENSOR && k->out_dtypes[i] >= 0 && dyn[i].dtype != k->out_dtypes[i]) {
+        fbx_strbuf b = {0};
+        spec_print(&b, &dyn[i]);
+        st = fbx_status_new(FBX_ERR_PLUGIN, "fuser '%s' promised a wrong dtype for output %d of %s: spec %s, but the profiled type is %s",
+                            f->name, i, k->desc, b.data ? b.data : "?", fbx_dtype_name((fbx_dtype)k->out_dtypes[i]));
+        fbx_strbuf_free(&b);
+      }
     if (st) atomic_fetch_add(&f->run_failures, 1);
     specs = dyn;
   }

@@ -342,6 +342,65 @@ START_TEST(bad_specs) {
 }
 END_TEST
 
+
+/* Plugins whose output specs disagree with the profiled types (issue 17.1):
+ * each group compiles to a refusal naming the plugin, the group and both
+ * specs, runs in the interpreter, and the answer is the unfused one. */
+START_TEST(lying_specs_run_interpreted) {
+  char dir[] = "/tmp/fbx-lying-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char ir[600], x[600], cmd[4096], ref[600];
+  snprintf(ir, sizeof ir, "%s/g.ir", dir);
+  snprintf(x, sizeof x, "%s/x.npy", dir);
+  FILE *fp = fopen(ir, "w");
+  ck_assert_ptr_nonnull(fp);
+  fputs("graph(%x : Tensor):\n  %a : Tensor = aten::relu(%x)\n  %b : Tensor = aten::neg(%a)\n"
+        "  %c : Tensor = aten::mul(%b, %x)\n  return (%c)\n", fp);
+  fclose(fp);
+  fbx_tensor *t = randn(FBX_DTYPE_FLOAT32, 4, 32);
+  ck_assert_ptr_null(fbx_npy_write_file(x, t));
+  fbx_tensor_release(t);
+  snprintf(ref, sizeof ref, "%s/ref", dir);
+  snprintf(cmd, sizeof cmd, "%s run %s --input %s --fuser none --out %s", FBX_CLI, ir, x, ref);
+  char *out = NULL;
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "rc %d:\n%s", rc, out);
+  free(out);
+  const char *names[3] = {"wrong_dtype_spec", "short_shape_spec", "zeroed_spec"};
+  const char *specs[3] = {"spec float64[4, 32], but the profiled type is float32[4, 32]",
+                          "spec float32[4, 3], but the profiled type is float32[4, 32]",
+                          "spec uint8[], but the profiled type is float32[4, 32]"};
+  const char *what[3] = {"dtype", "sizes", "dtype"};
+  for (int i = 0; i < 3; i++) {
+    char od[700];
+    snprintf(od, sizeof od, "%s/%s", dir, names[i]);
+    snprintf(cmd, sizeof cmd, "%s run %s --input %s --fuser %s --out %s --stats --iters 3", FBX_CLI, ir,
+             x, plug(names[i]), od);
+    rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == 0, "%s: rc %d:\n%s", names[i], rc, out);
+    char want[256];
+    snprintf(want, sizeof want, "fuser '%s' promised a wrong %s for output 0 of group %%", names[i], what[i]);
+    ASSERT_HAS(out, want);
+    ASSERT_HAS(out, specs[i]);
+    ASSERT_HAS(out, "runs in the interpreter");
+    free(out);
+    /* the same bytes as the interpreter's answer */
+    char a[800], b[800];
+    snprintf(a, sizeof a, "%s/out0.npy", ref);
+    snprintf(b, sizeof b, "%s/out0.npy", od);
+    size_t na = 0, nb = 0;
+    char *da = tu_read_file(a, &na), *db = tu_read_file(b, &nb);
+    ck_assert_ptr_nonnull(da);
+    ck_assert_ptr_nonnull(db);
+    ck_assert_msg(na == nb && !memcmp(da, db, na), "%s: output differs from the interpreter's", names[i]);
+    free(da);
+    free(db);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(tu_run(cmd, NULL), 0);
+}
+END_TEST
+
 START_TEST(declines) {
   fbx_fuser *f = load("declines");
   ck_assert_uint_eq(fbx_fuser_flags(f), FBXP_SELF_FALLBACK);
@@ -657,6 +716,7 @@ int main(void) {
   tcase_add_test(tc, compile_fails);
   tcase_add_test(tc, run_fails);
   tcase_add_test(tc, bad_specs);
+  tcase_add_test(tc, lying_specs_run_interpreted);
   tcase_add_test(tc, declines);
   tcase_add_test(tc, runs_from_four_threads);
   tcase_add_test(tc, serialized_plugin_from_four_threads);
