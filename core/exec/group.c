@@ -121,7 +121,8 @@ static fbx_status *compile(fbx_xgroup *g, const fbx_ivalue *inputs, fbx_fkernel 
   atomic_fetch_add(&ex->mem_hits, after.memory_cache_hits - before.memory_cache_hits);
   atomic_fetch_add(&ex->disk_hits, after.disk_cache_hits - before.disk_cache_hits);
   atomic_fetch_add(&ex->compile_ns, (long long)((after.compile_seconds - before.compile_seconds) * 1e9));
-  if (st) atomic_fetch_add(&ex->compile_failures, 1);
+  if (st && after.compile_unsupported > before.compile_unsupported) atomic_fetch_add(&ex->compile_unsupported, 1);
+  else if (st) atomic_fetch_add(&ex->compile_failures, 1);
   else if (after.compiles > before.compiles) atomic_fetch_add(&ex->kernels_compiled, 1);
   return st;
 }
@@ -149,7 +150,13 @@ static fbx_status *get_kernel(fbx_xgroup *g, const fbx_ivalue *inputs, const fbx
       if (cst && fbx_status_code(cst) == FBX_ERR_NOMEM) {
         st = cst;
       } else {
-        if (cst) {
+        if (cst && fbx_status_code(cst) == FBX_ERR_UNSUPPORTED) {
+          /* The plugin's (or the host's) normal "not this group": no warning. */
+          fbx_executor_event(ex, "%s: not supported by the fuser, it runs in the interpreter: %s", g->desc,
+                             fbx_status_message(cst));
+          fbx_log(FBX_LOG_FUSION, "%s runs in the interpreter: %s", g->desc, fbx_status_message(cst));
+          fbx_status_free(cst);
+        } else if (cst) {
           bool first = !atomic_exchange(&g->warned_compile, true);
           fbx_executor_event(ex, "%s: compile failed, it runs in the interpreter: %s", g->desc,
                              fbx_status_message(cst));

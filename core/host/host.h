@@ -115,6 +115,7 @@ void fbx_fkernel_release(fbx_fkernel *k);
 typedef struct fbx_fuser_stats {
   int64_t compiles;           /* compile calls that reached the plugin */
   int64_t compile_failures;   /* ... that failed (the group then runs interpreted) */
+  int64_t compile_unsupported; /* ... that the plugin answered FBXP_ERR_UNSUPPORTED (not failures) */
   int64_t memory_cache_hits;  /* compile requests answered from the in-memory cache */
   int64_t disk_cache_hits;    /* cc_compile requests answered from the disk cache */
   int64_t runs, run_failures, declines;

@@ -74,7 +74,7 @@ struct fbx_fuser {
   pthread_mutex_t run_lock; /* runs of plugins without FBXP_RUN_THREAD_SAFE */
   fbx_fkernel *cache[FBX_KCACHE_BUCKETS];
   /* stats */
-  atomic_llong compiles, compile_failures, memory_cache_hits, disk_cache_hits;
+  atomic_llong compiles, compile_failures, compile_unsupported, memory_cache_hits, disk_cache_hits;
   atomic_llong runs, run_failures, declines, kernel_launches;
   atomic_llong compile_ns;
 };

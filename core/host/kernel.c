@@ -312,6 +312,12 @@ static fbx_status *plugin_compile(fbx_fuser *f, fbx_fkernel *k, const fbx_graph 
   atomic_fetch_add(&f->compiles, 1);
   atomic_fetch_add(&f->compile_ns, (long long)(t1 - t0));
   if (ps) {
+    /* FBXP_ERR_UNSUPPORTED is the plugin's normal "not this group": counted
+     * apart and reported as FBX_ERR_UNSUPPORTED, which callers keep quiet. */
+    if (ps->code == FBXP_ERR_UNSUPPORTED) {
+      atomic_fetch_add(&f->compile_unsupported, 1);
+      return fbx_host_take_status(ps, FBX_ERR_UNSUPPORTED, "fuser '%s' does not support %s", f->name, k->desc);
+    }
     atomic_fetch_add(&f->compile_failures, 1);
     return fbx_host_take_status(ps, FBX_ERR_PLUGIN, "fuser '%s' failed to compile %s", f->name, k->desc);
   }
@@ -470,6 +476,17 @@ static fbx_status *alloc_output(fbx_tensor **t, const fbxp_arg_spec *s) {
   return fbx_tensor_empty(t, (fbx_dtype)s->dtype, s->ndim, s->sizes);
 }
 
+/* FBXP_DECLINE is for self-fallback plugins only. A guards-outside plugin
+ * was compiled for exactly these specs and the host's guard let them
+ * through: declining breaks the contract, so it is a run failure (warned,
+ * counted in run_failures; the group runs in the interpreter). */
+static fbx_status *guarded_decline(const fbx_fuser *f, const fbx_fkernel *k, fbxp_status *ps) {
+  return fbx_host_take_status(ps, FBX_ERR_PLUGIN,
+                              "fuser '%s' declined to run %s, but only FBXP_SELF_FALLBACK plugins may decline "
+                              "(its guards are outside: the kernel must run what it was compiled for)",
+                              f->name, k->desc);
+}
+
 fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, fbx_ivalue *outputs, int nout,
                             bool *declined) {
   if (declined) *declined = false;
@@ -500,7 +517,10 @@ fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, f
     fbx_fuser *prev = fbx_host_set_current(f);
     fbxp_status *ps = f->api->output_specs(f->state, k->pk, args, nin, dyn, nout);
     fbx_host_set_current(prev);
-    if (ps && ps->code == FBXP_DECLINE) {
+    if (ps && ps->code == FBXP_DECLINE && !(f->flags & FBXP_SELF_FALLBACK)) {
+      st = guarded_decline(f, k, ps);
+      ps = NULL;
+    } else if (ps && ps->code == FBXP_DECLINE) {
       fbx_host_drop_status(ps);
       atomic_fetch_add(&f->declines, 1);
       if (declined) *declined = true;
@@ -544,6 +564,9 @@ fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, f
           outs[i] = NULL;
         }
       }
+    } else if (ps->code == FBXP_DECLINE && !(f->flags & FBXP_SELF_FALLBACK)) {
+      atomic_fetch_add(&f->run_failures, 1);
+      st = guarded_decline(f, k, ps);
     } else if (ps->code == FBXP_DECLINE) {
       fbx_host_drop_status(ps);
       atomic_fetch_add(&f->declines, 1);
@@ -566,6 +589,7 @@ void fbx_fuser_get_stats(const fbx_fuser *f, fbx_fuser_stats *out) {
   fbx_fuser *m = (fbx_fuser *)f; /* atomics are read-only here */
   out->compiles = atomic_load(&m->compiles);
   out->compile_failures = atomic_load(&m->compile_failures);
+  out->compile_unsupported = atomic_load(&m->compile_unsupported);
   out->memory_cache_hits = atomic_load(&m->memory_cache_hits);
   out->disk_cache_hits = atomic_load(&m->disk_cache_hits);
   out->runs = atomic_load(&m->runs);

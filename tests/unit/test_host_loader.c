@@ -404,12 +404,13 @@ START_TEST(discovery) {
   int n = 0;
   ck_assert_ptr_null(fbx_fuser_discover(&c, &n));
   const char *ok[] = {"good", "old_minor", "new_minor", "bad_proposals", "compile_fails", "run_fails",
-                      "bad_specs", "declines", "crash", "wrong_dtype_spec", "short_shape_spec", "zeroed_spec"};
+                      "bad_specs", "declines", "crash", "wrong_dtype_spec", "short_shape_spec", "zeroed_spec",
+                      "declines_guarded"};
   const char *bad[] = {"wrong_major", "no_entry", "null_table", "undersized"};
   int total = 0;
   for (int i = 0; i < n; i++) total += !strncmp(c[i].path, FBX_TEST_PLUGIN_DIR "/", strlen(FBX_TEST_PLUGIN_DIR) + 1);
-  ck_assert_int_eq(total, 16); /* listed twice in the path, found once */
-  for (int i = 0; i < 12; i++) {
+  ck_assert_int_eq(total, 17); /* listed twice in the path, found once */
+  for (int i = 0; i < 13; i++) {
     const fbx_fuser_candidate *x = find_cand(c, n, ok[i]);
     ck_assert_msg(x && !x->rejected, "%s: %s", ok[i], x && x->rejected ? x->rejected : "missing");
     ck_assert_str_eq(x->name, ok[i]);
@@ -439,8 +440,8 @@ START_TEST(cli_plugins) {
   ck_assert_msg(rc == 0, "rc %d:\n%s", rc, out);
   ASSERT_HAS(out, "search dirs:\n  " FBX_TEST_PLUGIN_DIR "\n");
   ASSERT_HAS(out, FBX_BINARY_DIR "/plugins");
-  /* the 16 test plugins (4 refused) and the built-in legacy fuser */
-  ASSERT_HAS(out, "17 found, 13 loadable, 4 rejected");
+  /* the 17 test plugins (4 refused) and the built-in legacy fuser */
+  ASSERT_HAS(out, "18 found, 14 loadable, 4 rejected");
   ASSERT_HAS(out, "self-fallback,thread-safe-run");
   ASSERT_HAS(out, FBX_BINARY_DIR "/plugins/libfbx_legacy.so");
   ASSERT_HAS(out, "good ");
@@ -479,8 +480,8 @@ END_TEST
 START_TEST(plugins_export_only_the_entry) {
   const char *all[] = {"good", "old_minor", "new_minor", "bad_proposals", "compile_fails", "run_fails", "bad_specs",
                        "declines", "crash", "wrong_major", "null_table", "undersized", "no_entry",
-                       "wrong_dtype_spec", "short_shape_spec", "zeroed_spec"};
-  for (int i = 0; i < 16; i++) {
+                       "wrong_dtype_spec", "short_shape_spec", "zeroed_spec", "declines_guarded"};
+  for (int i = 0; i < 17; i++) {
     char cmd[1024], *out = NULL;
     snprintf(cmd, sizeof cmd, "nm -D --defined-only %s", plug(all[i]));
     int rc = tu_run(cmd, &out);

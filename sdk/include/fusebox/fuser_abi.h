@@ -100,7 +100,11 @@ typedef struct fbxp_status fbxp_status; /* made by host->status_new, owned by wh
 typedef enum fbxp_code {
   FBXP_OK = 0,
   FBXP_ERR_INVALID = 1,     /* bad input from the host or graph */
-  FBXP_ERR_UNSUPPORTED = 2, /* the plugin cannot handle this group or spec */
+  /* The plugin cannot handle this group or spec. From compile it is the
+   * normal "not this one": the group runs in the host's interpreter with no
+   * warning (logged under FUSEBOX_LOG=fusion, counted as unsupported, not as
+   * a compile failure). Every other error code is a failure and is warned. */
+  FBXP_ERR_UNSUPPORTED = 2,
   FBXP_ERR_COMPILE = 3,     /* code generation or compilation failed */
   FBXP_ERR_RUN = 4,         /* a kernel failed at run time */
   FBXP_ERR_NOMEM = 5,
@@ -108,7 +112,9 @@ typedef enum fbxp_code {
   /* Not an error: run() declines this call (e.g. shapes it cannot handle)
    * and the host runs the group through its interpreter instead. Only for
    * plugins with FBXP_SELF_FALLBACK; counted in stats, not logged as a
-   * failure. */
+   * failure. From a FBXP_GUARDS_OUTSIDE plugin (whose kernel only ever sees
+   * the specs it was compiled for) it is a run failure: warned once,
+   * counted in run failures, and the group runs in the interpreter. */
   FBXP_DECLINE = 7,
 } fbxp_code;
 
