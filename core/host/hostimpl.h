@@ -101,6 +101,16 @@ const char *fbxp_code_name(fbxp_code c);
 fbx_fuser *fbx_host_set_current(fbx_fuser *f);
 fbx_fuser *fbx_host_current(void);
 
+/* The table as a host of ABI 1.`minor` would hand it out (minor 0: only
+ * the 1.0 part, struct_size FBXP_HOST_API_SIZE_V1_0; for loading tests). */
+const fbxp_host_api *fbx_host_api_table_for(uint32_t minor);
+
+/* ---- hostquery.c (the 1.1 queries) --------------------------------------------- */
+
+int32_t fbx_host_num_threads(void);
+const char *fbx_host_cpu_features(void);
+int32_t fbx_host_cache_dir(char *buf, int32_t cap);
+
 /* ---- loader.c ------------------------------------------------------------------- */
 
 void fbx_fuser_hold(fbx_fuser *f);   /* a new live kernel */

@@ -219,7 +219,7 @@ static fbx_status *make_fuser(fbx_fuser **out, fbx_fuser_entry_fn entry, void *d
                               uint32_t host_major, uint32_t host_minor) {
   const char *reason = NULL;
   TRACE("%s: calling %s(host ABI %u.%u)", origin, FBXP_ENTRY_SYMBOL, host_major, host_minor);
-  const fbxp_plugin_api *api = entry(fbx_host_api_table(), host_major, host_minor, &reason);
+  const fbxp_plugin_api *api = entry(fbx_host_api_table_for(host_minor), host_major, host_minor, &reason);
   if (!api)
     return fbx_status_new(FBX_ERR_PLUGIN, "%s: the plugin refused to load: %s", origin,
                           reason && *reason ? reason : "(no reason given)");

@@ -148,7 +148,7 @@ START_TEST(rejections_name_their_reason) {
   expect_load_error(plug("null_table"),
                     (const char *[]){plug("null_table"), "refused to load: null_table refuses every host (test plugin)"}, 2);
   expect_load_error(plug("wrong_major"),
-                    (const char *[]){plug("wrong_major"), "plugin built for fusebox ABI 2.0, this host speaks 1.0"}, 2);
+                    (const char *[]){plug("wrong_major"), "plugin built for fusebox ABI 2.0, this host speaks 1.1"}, 2);
   snprintf(buf, sizeof buf, "undersized: struct_size %zu, this host needs at least %zu",
            (size_t)FBXP_SIZE_UPTO(fbxp_plugin_api, flags), (size_t)FBXP_SIZE_UPTO(fbxp_plugin_api, release));
   expect_load_error(plug("undersized"), (const char *[]){plug("undersized"), buf}, 2);
@@ -233,7 +233,7 @@ START_TEST(table_checks) {
   ck_assert_int_eq(init_calls, 1);
   ck_assert_uint_eq(seen_major, FBXP_ABI_MAJOR);
   ck_assert_uint_eq(seen_minor, FBXP_ABI_MINOR);
-  ck_assert_uint_eq(seen_host->struct_size, FBXP_HOST_API_SIZE_V1_0);
+  ck_assert_uint_eq(seen_host->struct_size, FBXP_HOST_API_SIZE_V1_1);
   ck_assert_uint_eq(seen_host->abi_major, FBXP_ABI_MAJOR);
   fbx_fuser_release(f);
   ck_assert_int_eq(shutdown_calls, 1);
@@ -264,7 +264,7 @@ START_TEST(table_checks) {
   reset_table();
   table.abi_major = 0;
   table.abi_minor = 9;
-  expect_entry_error("plugin built for fusebox ABI 0.9, this host speaks 1.0");
+  expect_entry_error("plugin built for fusebox ABI 0.9, this host speaks 1.1");
   reset_table();
   table.struct_size = 8;
   expect_entry_error("undersized: struct_size 8");
@@ -405,12 +405,12 @@ START_TEST(discovery) {
   ck_assert_ptr_null(fbx_fuser_discover(&c, &n));
   const char *ok[] = {"good", "old_minor", "new_minor", "bad_proposals", "compile_fails", "run_fails",
                       "bad_specs", "declines", "crash", "wrong_dtype_spec", "short_shape_spec", "zeroed_spec",
-                      "declines_guarded"};
+                      "declines_guarded", "abi10", "abi11"};
   const char *bad[] = {"wrong_major", "no_entry", "null_table", "undersized"};
   int total = 0;
   for (int i = 0; i < n; i++) total += !strncmp(c[i].path, FBX_TEST_PLUGIN_DIR "/", strlen(FBX_TEST_PLUGIN_DIR) + 1);
-  ck_assert_int_eq(total, 17); /* listed twice in the path, found once */
-  for (int i = 0; i < 13; i++) {
+  ck_assert_int_eq(total, 19); /* listed twice in the path, found once */
+  for (int i = 0; i < 15; i++) {
     const fbx_fuser_candidate *x = find_cand(c, n, ok[i]);
     ck_assert_msg(x && !x->rejected, "%s: %s", ok[i], x && x->rejected ? x->rejected : "missing");
     ck_assert_str_eq(x->name, ok[i]);
@@ -429,7 +429,7 @@ START_TEST(discovery) {
     snprintf(stem, sizeof stem, "fbxtest_%s", bad[i]);
     ck_assert_str_eq(x->name, stem);
   }
-  ASSERT_HAS(find_cand(c, n, "wrong_major")->rejected, "plugin built for fusebox ABI 2.0, this host speaks 1.0");
+  ASSERT_HAS(find_cand(c, n, "wrong_major")->rejected, "plugin built for fusebox ABI 2.0, this host speaks 1.1");
   fbx_fuser_candidates_free(c, n);
 }
 END_TEST
@@ -440,21 +440,21 @@ START_TEST(cli_plugins) {
   ck_assert_msg(rc == 0, "rc %d:\n%s", rc, out);
   ASSERT_HAS(out, "search dirs:\n  " FBX_TEST_PLUGIN_DIR "\n");
   ASSERT_HAS(out, FBX_BINARY_DIR "/plugins");
-  /* the 17 test plugins (4 refused) and the built-in legacy fuser */
-  ASSERT_HAS(out, "18 found, 14 loadable, 4 rejected");
+  /* the 19 test plugins (4 refused) and the built-in legacy fuser */
+  ASSERT_HAS(out, "20 found, 16 loadable, 4 rejected");
   ASSERT_HAS(out, "self-fallback,thread-safe-run");
   ASSERT_HAS(out, FBX_BINARY_DIR "/plugins/libfbx_legacy.so");
   ASSERT_HAS(out, "good ");
   ASSERT_HAS(out, "1.0.0");
   ASSERT_HAS(out, "ABI 1.0");
-  ASSERT_HAS(out, "ABI 1.3");
+  ASSERT_HAS(out, "ABI 1.4"); /* new_minor: this header's minor + 3 */
   ASSERT_HAS(out, "guards-outside,thread-safe-run");
   ASSERT_HAS(out, "self-fallback");
   ASSERT_HAS(out, "cpu");
   ASSERT_HAS(out, plug("good"));
   ASSERT_HAS(out, "fbxtest_wrong_major");
   ASSERT_HAS(out, "REJECTED " FBX_TEST_PLUGIN_DIR "/libfbxtest_wrong_major.so");
-  ASSERT_HAS(out, "reason: plugin built for fusebox ABI 2.0, this host speaks 1.0");
+  ASSERT_HAS(out, "reason: plugin built for fusebox ABI 2.0, this host speaks 1.1");
   ASSERT_HAS(out, "reason: not a fuser plugin: it does not export the entry symbol 'fbxp_plugin_entry'");
   ASSERT_HAS(out, "reason: the plugin refused to load: null_table refuses every host");
   ASSERT_HAS(out, "reason: plugin table is undersized");
@@ -480,8 +480,9 @@ END_TEST
 START_TEST(plugins_export_only_the_entry) {
   const char *all[] = {"good", "old_minor", "new_minor", "bad_proposals", "compile_fails", "run_fails", "bad_specs",
                        "declines", "crash", "wrong_major", "null_table", "undersized", "no_entry",
-                       "wrong_dtype_spec", "short_shape_spec", "zeroed_spec", "declines_guarded"};
-  for (int i = 0; i < 17; i++) {
+                       "wrong_dtype_spec", "short_shape_spec", "zeroed_spec", "declines_guarded",
+                       "abi10", "abi11"};
+  for (int i = 0; i < 19; i++) {
     char cmd[1024], *out = NULL;
     snprintf(cmd, sizeof cmd, "nm -D --defined-only %s", plug(all[i]));
     int rc = tu_run(cmd, &out);
@@ -610,6 +611,69 @@ START_TEST(bad_candidates_never_reach_dlopen) {
 }
 END_TEST
 
+/* ---- ABI 1.1 against 1.0, both ways ------------------------------------------------- */
+
+static void run_chain_with(const char *plugin, const char *want_launches) {
+  char dir[] = "/tmp/fbx-abi-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char ir[600], cmd[2048], *out = NULL;
+  snprintf(ir, sizeof ir, "%s/g.ir", dir);
+  FILE *f = fopen(ir, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("graph(%x : Tensor, %y : Tensor):\n  %a : Tensor = aten::mul(%x, %y)\n  %b : Tensor = aten::relu(%a)\n"
+        "  %c : Tensor = aten::neg(%b)\n  return (%c)\n", f);
+  fclose(f);
+  char x[600];
+  snprintf(x, sizeof x, "%s/x.npy", dir);
+  int64_t sizes[2] = {3, 7};
+  fbx_tensor *t = NULL;
+  ck_assert_ptr_null(fbx_tensor_empty(&t, FBX_DTYPE_FLOAT32, 2, sizes));
+  for (int64_t i = 0; i < t->numel; i++) fbx_tensor_set_f64(t, i, (double)(i % 5) - 2.0);
+  ck_assert_ptr_null(fbx_npy_write_file(x, t));
+  fbx_tensor_release(t);
+  snprintf(cmd, sizeof cmd, "%s run %s --input %s --input %s --fuser %s --iters 3 --stats", FBX_CLI, ir, x, x, plugin);
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "rc %d:\n%s", rc, out);
+  ASSERT_HAS(out, want_launches);
+  free(out);
+  unlink(ir);
+  unlink(x);
+  rmdir(dir);
+}
+
+START_TEST(abi_1_0_plugin_on_1_1_host) {
+  fbx_fuser *f = NULL;
+  ck_assert_ptr_null(fbx_fuser_load(&f, plug("abi10")));
+  ck_assert_str_eq(fbx_fuser_name(f), "abi10");
+  ck_assert_uint_eq(fbx_fuser_api(f)->abi_minor, 0);
+  ck_assert_uint_eq(fbx_fuser_api(f)->struct_size, FBXP_PLUGIN_API_SIZE_V1_0);
+  fbx_fuser_release(f);
+  run_chain_with(plug("abi10"), "kernels compiled    1 (0 failed");
+}
+END_TEST
+
+START_TEST(abi_1_1_plugin_on_both_hosts) {
+  setenv("FUSEBOX_CACHE_DIR", "/tmp/fbx-abi11-cache-dir", 1);
+  fbx_fuser *f = NULL;
+  ck_assert_ptr_null(fbx_fuser_load(&f, plug("abi11")));
+  const char *d = fbx_fuser_api(f)->description;
+  char want[128];
+  snprintf(want, sizeof want, "1.1 host: threads %d; status 3 'probe'; cache /tmp/fbx-abi11-cache-dir; cpu ",
+           fbx_host_num_threads());
+  ASSERT_HAS(d, want);
+  ASSERT_HAS(d, fbx_host_cpu_features());
+  fbx_fuser_release(f);
+  /* a host that speaks 1.0 hands out the 1.0 table: the plugin does without */
+  f = NULL;
+  ck_assert_ptr_null(fbx_fuser_load_path_as(&f, plug("abi11"), 1, 0));
+  snprintf(want, sizeof want, "1.0 host (table of %zu bytes): no queries", (size_t)FBXP_HOST_API_SIZE_V1_0);
+  ASSERT_HAS(fbx_fuser_api(f)->description, want);
+  fbx_fuser_release(f);
+  unsetenv("FUSEBOX_CACHE_DIR");
+  run_chain_with(plug("abi11"), "kernels compiled    1 (0 failed");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("host_loader");
   TCase *tc = tcase_create("loader");
@@ -629,6 +693,8 @@ int main(void) {
   tcase_add_test(tc, cli_plugins);
   tcase_add_test(tc, plugins_export_only_the_entry);
   tcase_add_test(tc, bad_candidates_never_reach_dlopen);
+  tcase_add_test(tc, abi_1_0_plugin_on_1_1_host);
+  tcase_add_test(tc, abi_1_1_plugin_on_both_hosts);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

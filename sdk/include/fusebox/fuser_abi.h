@@ -43,7 +43,9 @@
  *   - Versioning. FBXP_ABI_MAJOR must match exactly; minors only append.
  *     The host passes its version to the entry point; the plugin's table
  *     says what it was built against. Each side only calls what the other's
- *     minor version has.
+ *     minor version has: a 1.1 plugin on a 1.0 host finds
+ *     host->struct_size == FBXP_HOST_API_SIZE_V1_0 and must either refuse
+ *     (return NULL with a reason) or do without the 1.1 functions.
  *   - Every struct crossing the boundary starts with `size_t struct_size`:
  *     the offset of its last field plus that field's size for the version
  *     the writer was built with (use the FBXP_*_SIZE_V* macros). Readers only
@@ -81,7 +83,7 @@ extern "C" {
 #endif
 
 #define FBXP_ABI_MAJOR 1u
-#define FBXP_ABI_MINOR 0u
+#define FBXP_ABI_MINOR 1u
 #define FBXP_ENTRY_SYMBOL "fbxp_plugin_entry"
 
 #if defined(__GNUC__)
@@ -302,8 +304,40 @@ typedef struct fbxp_host_api {
    * FBXP_ERR_UNSUPPORTED when no OpenCL platform is present. */
   fbxp_status *(*opencl_build)(const char *source, const char *options, void **program, void **context,
                                void **device, void **queue, char **log);
+
+  /* ---- appended in ABI 1.1: check host->struct_size >= FBXP_HOST_API_SIZE_V1_1
+   * (or the host minor passed to the entry >= 1) before calling these. ---- */
+
+  /* Statuses both ways: read the code and message of any status (one a
+   * host service returned, or one the plugin made), and free one the plugin
+   * keeps instead of returning it (e.g. to add context and retry). NULL
+   * reads as FBXP_OK and ""; the message is valid until the status is freed
+   * or handed back to the host. */
+  fbxp_code (*status_code)(const fbxp_status *s);
+  const char *(*status_message)(const fbxp_status *s);
+  void (*status_free)(fbxp_status *s);
+
+  /* Host queries. The number of threads the host's pool (parallel_for) uses
+   * (FUSEBOX_NUM_THREADS, else the online CPUs): size your own thread teams
+   * with it. */
+  int32_t (*num_threads)(void);
+  /* The CPU this process runs on, as one line that differs between CPUs
+   * that generated code can tell apart: the architecture, then for x86 the
+   * vendor and signature, then the ISA features the CPU and OS support
+   * ("x86_64 GenuineIntel sig 000806f8: sse2 sse3 ssse3 sse4.1 sse4.2 popcnt
+   * avx f16c fma avx2 bmi2 avx512f ..."). Host-owned, valid for the
+   * process. Put it in generated code compiled with -march=native so that a
+   * shared disk cache never serves one CPU's code to another. */
+  const char *(*cpu_features)(void);
+  /* The host's on-disk cache directory (FUSEBOX_CACHE_DIR, else
+   * $XDG_CACHE_HOME/fusebox, else ~/.cache/fusebox), written to buf like
+   * snprintf: returns the full length (write again with a larger buffer if
+   * it is >= cap), or -1 when there is none. Keep your own files in a
+   * subdirectory named after your plugin. */
+  int32_t (*cache_dir)(char *buf, int32_t cap);
 } fbxp_host_api;
 #define FBXP_HOST_API_SIZE_V1_0 FBXP_SIZE_UPTO(fbxp_host_api, opencl_build)
+#define FBXP_HOST_API_SIZE_V1_1 FBXP_SIZE_UPTO(fbxp_host_api, cache_dir)
 
 /* ---- the plugin's table ------------------------------------------------------------ */
 
@@ -366,6 +400,9 @@ typedef struct fbxp_plugin_api {
   const char *(*kernel_source)(void *state, fbxp_kernel *k);
 } fbxp_plugin_api;
 #define FBXP_PLUGIN_API_SIZE_V1_0 FBXP_SIZE_UPTO(fbxp_plugin_api, kernel_source)
+/* 1.1 appends nothing to the plugin table: a 1.1 plugin's table is as large
+ * as a 1.0 one. */
+#define FBXP_PLUGIN_API_SIZE_V1_1 FBXP_PLUGIN_API_SIZE_V1_0
 
 /* The entry point every plugin exports (the only exported symbol). */
 typedef const fbxp_plugin_api *(*fbxp_entry_fn)(const fbxp_host_api *host, uint32_t host_abi_major,
