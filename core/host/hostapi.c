@@ -89,11 +89,30 @@ fbx_status *fbx_host_take_status(fbxp_status *ps, fbx_code code, const char *fmt
 /* ---- the current fuser of this thread ---------------------------------------------- */
 
 static _Thread_local fbx_fuser *tl_current;
+/* What the current fuser is doing, for the crash note (crashnote.c): both
+ * static or owned by the kernel/fuser for the duration of the call. */
+static _Thread_local const char *tl_stage, *tl_what;
 
 fbx_fuser *fbx_host_set_current(fbx_fuser *f) {
   fbx_fuser *old = tl_current;
   tl_current = f;
+  tl_stage = tl_what = NULL;
   return old;
+}
+
+void fbx_host_set_stage(const char *stage, const char *what) {
+  tl_stage = stage;
+  tl_what = what;
+}
+
+bool fbx_host_current_call(const char **name, const char **path, const char **stage, const char **what) {
+  const fbx_fuser *f = tl_current;
+  if (!f || !tl_stage) return false;
+  *name = f->name ? f->name : "?";
+  *path = f->path ? f->path : "?";
+  *stage = tl_stage;
+  *what = tl_what ? tl_what : "?";
+  return true;
 }
 
 fbx_fuser *fbx_host_current(void) { return tl_current; }

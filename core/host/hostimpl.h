@@ -100,6 +100,22 @@ const char *fbxp_code_name(fbxp_code c);
  * prefixes and disk-hit counting). Returns the previous one. */
 fbx_fuser *fbx_host_set_current(fbx_fuser *f);
 fbx_fuser *fbx_host_current(void);
+/* Name the plugin call about to be made on this thread (after
+ * fbx_host_set_current(f), which clears it): stage "partition", "compile",
+ * "run", ...; `what` the group ("group %5 (aten::mul, ...)") or "the graph".
+ * Both must outlive the call. A fatal signal during the call prints them
+ * (crashnote.c). */
+void fbx_host_set_stage(const char *stage, const char *what);
+/* The current plugin call of this thread, if any (async-signal-safe). */
+bool fbx_host_current_call(const char **name, const char **path, const char **stage, const char **what);
+
+/* ---- crashnote.c ----------------------------------------------------------------- */
+
+/* Install (once per process) handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and
+ * SIGABRT that, when the signal arrives inside a plugin call, write which
+ * plugin, stage and group to stderr, then re-raise with the previous action
+ * (the default: the process still dies with 134/139). */
+void fbx_host_crash_note_install(void);
 
 /* The table as a host of ABI 1.`minor` would hand it out (minor 0: only
  * the 1.0 part, struct_size FBXP_HOST_API_SIZE_V1_0; for loading tests). */

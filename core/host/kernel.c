@@ -244,6 +244,7 @@ static void kernel_free(fbx_fkernel *k) {
 static void kernel_destroy_locked(fbx_fkernel *k) {
   fbx_fuser *f = k->fuser;
   fbx_fuser *prev = fbx_host_set_current(f);
+  fbx_host_set_stage("release", k->desc);
   f->api->release(f->state, k->pk);
   fbx_host_set_current(prev);
   kernel_free(k);
@@ -305,6 +306,7 @@ static fbx_status *plugin_compile(fbx_fuser *f, fbx_fkernel *k, const fbx_graph 
   res.noutputs = k->nout;
   res.outputs = k->out_specs;
   fbx_fuser *prev = fbx_host_set_current(f);
+  fbx_host_set_stage("compile", k->desc);
   double t0 = now_ns();
   fbxp_status *ps = f->api->compile(f->state, (const fbxp_graph *)sub, k->in_specs, k->nin, &res, &k->pk);
   double t1 = now_ns();
@@ -344,6 +346,7 @@ static fbx_status *plugin_compile(fbx_fuser *f, fbx_fkernel *k, const fbx_graph 
   if (st) {
     atomic_fetch_add(&f->compile_failures, 1);
     prev = fbx_host_set_current(f);
+    fbx_host_set_stage("release", k->desc);
     f->api->release(f->state, k->pk);
     fbx_host_set_current(prev);
     k->pk = NULL;
@@ -515,6 +518,7 @@ fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, f
   if (!st && k->dynamic_outputs) {
     for (int i = 0; i < nout; i++) dyn[i].struct_size = FBXP_ARG_SPEC_SIZE_V1_0;
     fbx_fuser *prev = fbx_host_set_current(f);
+    fbx_host_set_stage("output_specs", k->desc);
     fbxp_status *ps = f->api->output_specs(f->state, k->pk, args, nin, dyn, nout);
     fbx_host_set_current(prev);
     if (ps && ps->code == FBXP_DECLINE && !(f->flags & FBXP_SELF_FALLBACK)) {
@@ -550,6 +554,7 @@ fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, f
     bool serial = !(f->flags & FBXP_RUN_THREAD_SAFE);
     if (serial) pthread_mutex_lock(&f->run_lock);
     fbx_fuser *prev = fbx_host_set_current(f);
+    fbx_host_set_stage("run", k->desc);
     fbxp_status *ps = f->api->run(f->state, k->pk, args, nin, (DLTensor *const *)out_ptrs, nout);
     fbx_host_set_current(prev);
     if (serial) pthread_mutex_unlock(&f->run_lock);

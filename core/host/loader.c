@@ -138,6 +138,7 @@ static void fuser_destroy(fbx_fuser *f) {
   TRACE("unloading %s (%s)", f->name, f->path);
   if (shutdown) {
     fbx_fuser *prev = fbx_host_set_current(f);
+    fbx_host_set_stage("shutdown", "the plugin");
     shutdown(f->state);
     fbx_host_set_current(prev);
   }
@@ -227,6 +228,7 @@ static fbx_status *make_fuser(fbx_fuser **out, fbx_fuser_entry_fn entry, void *d
         (size_t)FBXP_PLUGIN_API_SIZE_V1_0, api->abi_major, api->abi_minor);
   FBX_TRY(check_table(api, origin));
 
+  fbx_host_crash_note_install(); /* a plugin from here on: name it if it crashes */
   fbx_fuser *f = fbx_calloc(1, sizeof *f);
   if (!f) return fbx_status_nomem();
   if (pthread_mutex_init(&f->lock, NULL)) {
@@ -261,6 +263,7 @@ static fbx_status *make_fuser(fbx_fuser **out, fbx_fuser_entry_fn entry, void *d
   fbxp_status *(*init)(void **) = FBX_PLUGIN_FN(f, init);
   if (init) {
     fbx_fuser *prev = fbx_host_set_current(f);
+    fbx_host_set_stage("init", "the plugin");
     fbxp_status *ps = init(&f->state);
     fbx_host_set_current(prev);
     if (ps) {

@@ -117,6 +117,7 @@ fbx_status *fbx_fuser_partition(fbx_fuser *f, fbx_graph *g, fbx_partition_report
   p.max_count = total;
 
   fbx_fuser *prev = fbx_host_set_current(f);
+  fbx_host_set_stage("partition", "the graph");
   fbxp_status *ps = f->api->partition(f->state, (const fbxp_graph *)g, &p);
   fbx_host_set_current(prev);
   if (ps) {

@@ -674,6 +674,48 @@ START_TEST(abi_1_1_plugin_on_both_hosts) {
 }
 END_TEST
 
+/* Issue 17.8: a crash inside a plugin call names the plugin, the stage and
+ * the group, and the process still dies of the signal. */
+START_TEST(crash_names_plugin_stage_group) {
+  char dir[] = "/tmp/fbx-crash-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char ir[600], x[600], cmd[2048], *out = NULL;
+  snprintf(ir, sizeof ir, "%s/g.ir", dir);
+  snprintf(x, sizeof x, "%s/x.npy", dir);
+  FILE *f = fopen(ir, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("graph(%x : Tensor):\n  %a : Tensor = aten::relu(%x)\n  %b : Tensor = aten::neg(%a)\n  return (%b)\n", f);
+  fclose(f);
+  int64_t sizes[1] = {10};
+  fbx_tensor *t = NULL;
+  ck_assert_ptr_null(fbx_tensor_empty(&t, FBX_DTYPE_FLOAT32, 1, sizes));
+  for (int64_t i = 0; i < 10; i++) fbx_tensor_set_f64(t, i, (double)i - 4.5);
+  ck_assert_ptr_null(fbx_npy_write_file(x, t));
+  fbx_tensor_release(t);
+  const struct {
+    const char *env, *sig, *stage;
+    int rc;
+  } cases[] = {{"", "SIGSEGV", "run", 139},
+               {"FBXTEST_CRASH_STAGE=compile", "SIGSEGV", "compile", 139},
+               {"FBXTEST_CRASH_HOW=abort", "SIGABRT", "run", 134}};
+  for (int i = 0; i < 3; i++) {
+    snprintf(cmd, sizeof cmd, "ulimit -c 0; %s %s run %s --input %s --fuser %s --iters 3", cases[i].env, FBX_CLI, ir, x,
+             plug("crash"));
+    int rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == cases[i].rc, "%s: rc %d:\n%s", cases[i].env, rc, out);
+    char want[1024];
+    snprintf(want, sizeof want, "fusebox: fuser plugin 'crash' (%s) crashed with %s in %s of group %%", plug("crash"),
+             cases[i].sig, cases[i].stage);
+    ASSERT_HAS(out, want);
+    ASSERT_HAS(strstr(out, want), " (aten::relu, aten::neg)\n");
+    free(out);
+  }
+  unlink(ir);
+  unlink(x);
+  rmdir(dir);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("host_loader");
   TCase *tc = tcase_create("loader");
@@ -695,6 +737,7 @@ int main(void) {
   tcase_add_test(tc, bad_candidates_never_reach_dlopen);
   tcase_add_test(tc, abi_1_0_plugin_on_1_1_host);
   tcase_add_test(tc, abi_1_1_plugin_on_both_hosts);
+  tcase_add_test(tc, crash_names_plugin_stage_group);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
