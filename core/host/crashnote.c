@@ -49,8 +49,19 @@ static void put(const char *s) {
   }
 }
 
+/* What the process is doing, set by tools (plugin-check names its test). */
+static const char *volatile crash_context;
+
 static void on_fatal(int sig) {
   const char *name, *path, *stage, *what;
+  const char *ctx = crash_context;
+  if (ctx) {
+    put("fusebox: crashed with ");
+    put(sig_name(sig));
+    put(" during ");
+    put(ctx);
+    put("\n");
+  }
   if (fbx_host_current_call(&name, &path, &stage, &what)) {
     put("fusebox: fuser plugin '");
     put(name);
@@ -88,3 +99,8 @@ static void install(void) {
 }
 
 void fbx_host_crash_note_install(void) { pthread_once(&once, install); }
+
+void fbx_host_set_crash_context(const char *what) {
+  fbx_host_crash_note_install();
+  crash_context = what;
+}

@@ -75,6 +75,11 @@ void fbx_fuser_candidates_free(fbx_fuser_candidate *c, int count);
 /* The directories searched, in order (for messages and `fusebox plugins`). */
 int fbx_fuser_search_dirs(const char **dirs, int cap);
 
+/* Name what the process is doing (e.g. "plugin-check test lifecycle/x"),
+ * or NULL: a fatal signal then prints it before the plugin/stage/group line
+ * (the string must stay valid until replaced). */
+void fbx_host_set_crash_context(const char *what);
+
 /* ---- partition ------------------------------------------------------------------- */
 
 typedef struct fbx_partition_report {
