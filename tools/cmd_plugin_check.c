@@ -76,8 +76,9 @@ static void help(void) {
          "  --isolate     run every test in a forked child: a crash or hang fails that test\n"
          "                and the checker goes on\n"
          "  --corpus DIR  the conformance cases (default: $FUSEBOX_CORPUS, else\n"
-         "                tests/corpus/cases under the current directory or next to the\n"
-         "                fusebox binary's build tree)\n"
+         "                tests/corpus/cases under the current directory, else the corpus\n"
+         "                installed with fusebox (share/fusebox/corpus), else the source\n"
+         "                tree above the fusebox binary's build tree)\n"
          "  --case NAME   only this case (repeatable)\n"
          "  --timeout S   with --isolate, a test running longer fails (default 120)\n\n"
          "Prints `PASS name` or `FAIL name: reason` per test (SKIP for cases the reference\n"
@@ -1107,12 +1108,16 @@ static bool is_dir(const char *p) {
   return !stat(p, &sb) && S_ISDIR(sb.st_mode);
 }
 
-/* Default corpus: $FUSEBOX_CORPUS, ./tests/corpus/cases, or the source tree
- * above the binary's build directory. */
+/* Default corpus: $FUSEBOX_CORPUS, ./tests/corpus/cases, the corpus
+ * installed with the command (<bin>/../share/fusebox/corpus), or the source
+ * tree above the binary's build directory. */
 static char *find_corpus(void) {
   const char *env = getenv("FUSEBOX_CORPUS");
   if (env && *env) return fbx_strdup(env);
   if (is_dir("tests/corpus/cases")) return fbx_strdup("tests/corpus/cases");
+  /* An installed fusebox: <bin>/../share/fusebox/corpus. */
+  char inst[PATH_MAX];
+  if (fbx_exe_relative(inst, sizeof inst, fbx_corpus_from_bin(), NULL) == 0 && is_dir(inst)) return fbx_strdup(inst);
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return NULL;

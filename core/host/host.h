@@ -29,6 +29,7 @@
 #ifndef FBX_HOST_HOST_H
 #define FBX_HOST_HOST_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/status.h"
@@ -72,8 +73,19 @@ typedef struct fbx_fuser_candidate {
 } fbx_fuser_candidate;
 fbx_status *fbx_fuser_discover(fbx_fuser_candidate **out, int *count);
 void fbx_fuser_candidates_free(fbx_fuser_candidate *c, int count);
-/* The directories searched, in order (for messages and `fusebox plugins`). */
+/* The directories searched, in order (for messages and `fusebox plugins`):
+ * FUSEBOX_PLUGIN_PATH; then, for a program inside the build tree, the
+ * build's plugins/, else <dir of the executable>/../lib/fusebox/plugins
+ * (an installed fusebox finds its own plugins wherever the prefix is);
+ * then the configured install directory. */
 int fbx_fuser_search_dirs(const char **dirs, int cap);
+/* <dir of this executable>/rel into out (0, or -1 when it cannot be told);
+ * *in_build_tree (may be NULL): the executable lies under the build tree
+ * this library was configured in. */
+int fbx_exe_relative(char *out, size_t cap, const char *rel, bool *in_build_tree);
+/* `rel` from the executable's directory to the installed conformance corpus. */
+#define FBX_CORPUS_FROM_BIN_DEFAULT "../share/fusebox/corpus"
+const char *fbx_corpus_from_bin(void);
 
 /* Name what the process is doing (e.g. "plugin-check test lifecycle/x"),
  * or NULL: a fatal signal then prints it before the plugin/stage/group line

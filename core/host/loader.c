@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,12 @@
 
 #ifndef FBX_PLUGIN_DIR
 #define FBX_PLUGIN_DIR "plugins"
+#endif
+#ifndef FBX_BUILD_DIR
+#define FBX_BUILD_DIR "."
+#endif
+#ifndef FBX_BIN_TO_PLUGINS
+#define FBX_BIN_TO_PLUGINS "../lib/fusebox/plugins"
 #endif
 #ifndef FBX_PLUGIN_INSTALL_DIR
 #define FBX_PLUGIN_INSTALL_DIR "/usr/local/lib/fusebox/plugins"
@@ -66,6 +73,31 @@ static int add_dir(const char **dirs, int n, int cap, const char *s, size_t len)
   return n + 1;
 }
 
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int fbx_exe_relative(char *out, size_t cap, const char *rel, bool *in_build_tree) {
+  char exe[PATH_MAX];
+  if (in_build_tree) *in_build_tree = false;
+  if (!realpath("/proc/self/exe", exe)) return -1;
+  char build[PATH_MAX];
+  const char *bd = realpath(FBX_BUILD_DIR, build) ? build : FBX_BUILD_DIR;
+  size_t b = strlen(bd);
+  if (in_build_tree) *in_build_tree = !strncmp(exe, bd, b) && exe[b] == '/';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return -1;
+  *slash = 0;
+  int k = snprintf(out, cap, "%s/%s", exe, rel);
+  return k < 0 || (size_t)k >= cap ? -1 : 0;
+}
+
+#ifndef FBX_BIN_TO_CORPUS
+#define FBX_BIN_TO_CORPUS FBX_CORPUS_FROM_BIN_DEFAULT
+#endif
+const char *fbx_corpus_from_bin(void) { return FBX_BIN_TO_CORPUS; }
+
 int fbx_fuser_search_dirs(const char **dirs, int cap) {
   if (!dirs || cap <= 0) return 0;
   int n = 0;
@@ -77,7 +109,19 @@ int fbx_fuser_search_dirs(const char **dirs, int cap) {
     p += len;
     if (*p == ':') p++;
   }
-  n = add_dir(dirs, n, cap, FBX_PLUGIN_DIR, strlen(FBX_PLUGIN_DIR));
+  /* The built-in plugins: a program in the build tree uses the build's
+   * plugins; anywhere else (an installed fusebox, with or without the build
+   * tree around) the plugins installed next to the executable, like $ORIGIN:
+   * <bin>/../lib/fusebox/plugins. Then the configured install prefix. */
+  bool in_build = false;
+  char rel[PATH_MAX];
+  int have_rel = fbx_exe_relative(rel, sizeof rel, FBX_BIN_TO_PLUGINS, &in_build);
+  if (in_build || have_rel != 0) n = add_dir(dirs, n, cap, FBX_PLUGIN_DIR, strlen(FBX_PLUGIN_DIR));
+  if (!in_build && have_rel == 0 && is_dir(rel)) {
+    char real[PATH_MAX];
+    const char *d = realpath(rel, real) ? real : rel;
+    n = add_dir(dirs, n, cap, d, strlen(d));
+  }
   n = add_dir(dirs, n, cap, FBX_PLUGIN_INSTALL_DIR, strlen(FBX_PLUGIN_INSTALL_DIR));
   pthread_mutex_unlock(&dirs_lock);
   return n;
