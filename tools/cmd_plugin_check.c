@@ -534,7 +534,7 @@ static verdict t_metadata(const checker *c, const char *arg, fbx_strbuf *why) {
   if (load_fuser(c, &f, why) != V_PASS) return V_FAIL;
   const fbxp_plugin_api *api = fbx_fuser_api(f);
   uint32_t flags = fbx_fuser_flags(f), dev = fbx_fuser_devices(f);
-  const uint32_t known_flags = FBXP_GUARDS_OUTSIDE | FBXP_SELF_FALLBACK | FBXP_RUN_THREAD_SAFE;
+  const uint32_t known_flags = FBXP_GUARDS_OUTSIDE | FBXP_SELF_FALLBACK | FBXP_RUN_THREAD_SAFE | FBXP_ACCEPTS_SYMBOLIC;
   const uint32_t known_dev = FBXP_DEVICE_CPU | FBXP_DEVICE_CUDA | FBXP_DEVICE_OPENCL;
   const char *name = fbx_fuser_name(f), *version = fbx_fuser_version(f);
   if (!sane_name(name)) fbx_strbuf_printf(why, "name '%s' is empty, long or has odd characters; ", name ? name : "");

@@ -256,6 +256,12 @@ void fbx_executor_stats_print(const fbx_executor *cex, fbx_strbuf *b) {
   fbx_strbuf_printf(b, "  cache hits          %lld memory, %lld disk\n", (long long)s.memory_cache_hits,
                     (long long)s.disk_cache_hits);
   fbx_strbuf_printf(b, "  compile time        %.3f ms\n", s.compile_seconds * 1e3);
+  if (ex->fuser) {
+    fbx_fuser_stats fs;
+    fbx_fuser_get_stats(ex->fuser, &fs);
+    fbx_strbuf_printf(b, "  kernel cache        %lld kernels, %lld evicted (the fuser's, all executors)\n",
+                      (long long)fs.cached_kernels, (long long)fs.cache_evictions);
+  }
   int64_t nrun = s.runs + s.forward_runs;
   fbx_strbuf_printf(b, "  kernel launches     %lld (%.2f per run)\n", (long long)s.kernel_launches,
                     nrun ? (double)s.kernel_launches / (double)nrun : 0.0);

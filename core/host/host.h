@@ -123,6 +123,27 @@ fbx_status *fbx_group_validate(const fbx_graph *g, fbx_node *const *nodes, int c
  * returns the cached kernel with a new reference. */
 fbx_status *fbx_fuser_compile(fbx_fuser *f, const fbx_node *group, const fbx_ivalue *inputs, int nin,
                               fbx_fkernel **out);
+/* The same, with symbolic sizes when `symbolic` and the plugin sets
+ * FBXP_ACCEPTS_SYMBOLIC (a dynamic strategy level): every size other than 1
+ * of a contiguous tensor input becomes a symbol (equal sizes, equal symbols;
+ * fbx_symtab_apply), so one kernel serves every shape with the same ranks,
+ * dtypes, size-1 dims and equalities. Runs bind the symbols to the actual
+ * sizes (and refuse inputs that break the equalities). */
+fbx_status *fbx_fuser_compile_sym(fbx_fuser *f, const fbx_node *group, const fbx_ivalue *inputs, int nin,
+                                  bool symbolic, fbx_fkernel **out);
+/* Symbol numbering shared by the executor's kernel slots and the host:
+ * the first distinct size seen is symbol 0, and so on. */
+#define FBX_SYMTAB_MAX 128
+typedef struct fbx_symtab {
+  int n;
+  int64_t vals[FBX_SYMTAB_MAX];
+} fbx_symtab;
+/* Replace each size other than 1 by FBXP_SYMBOL(its id); false (sizes
+ * untouched) when the table would overflow. */
+bool fbx_symtab_apply(fbx_symtab *t, int64_t *sizes, int ndim);
+/* Whether this fuser takes symbolic specs (FBXP_ACCEPTS_SYMBOLIC). */
+bool fbx_fuser_accepts_symbolic(const fbx_fuser *f);
+
 /* Run; outputs are new references. *declined is set (and nothing is output)
  * when a self-fallback plugin declined these inputs. */
 fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, fbx_ivalue *outputs, int nout,
@@ -138,6 +159,8 @@ typedef struct fbx_fuser_stats {
   int64_t runs, run_failures, declines;
   int64_t kernel_launches;    /* sum over runs of the kernels each launched */
   double compile_seconds;     /* wall time inside plugin compile calls */
+  int64_t cached_kernels;     /* kernels in the in-memory cache now (bounded: FUSEBOX_KERNEL_CACHE_MAX) */
+  int64_t cache_evictions;    /* kernels dropped from it, least recently used first */
 } fbx_fuser_stats;
 void fbx_fuser_get_stats(const fbx_fuser *f, fbx_fuser_stats *out);
 

@@ -56,6 +56,8 @@ struct fbx_fkernel {
   fbxp_arg_spec *in_specs;  /* nin */
   fbxp_arg_spec *out_specs; /* nout (from compile; dynamic kernels ask per run) */
   bool dynamic_outputs;
+  int nsyms;                /* symbols in in_specs (0: concrete) */
+  struct fbx_fkernel *lru_prev, *lru_next; /* the cache's use order (most recent first) */
   int32_t *out_dtypes;      /* dynamic kernels: profiled output dtypes (-1 unknown) checked per run; or NULL */
   int nkernels;
   struct fbx_fkernel *next; /* cache chain */
@@ -73,6 +75,10 @@ struct fbx_fuser {
   pthread_mutex_t lock;     /* partition, compile, the cache, kernel release */
   pthread_mutex_t run_lock; /* runs of plugins without FBXP_RUN_THREAD_SAFE */
   fbx_fkernel *cache[FBX_KCACHE_BUCKETS];
+  fbx_fkernel *lru_head, *lru_tail; /* cached kernels, most recently used first */
+  atomic_llong cached;              /* count (changed under lock, read by stats without) */
+  int64_t cache_max;                /* bound (FUSEBOX_KERNEL_CACHE_MAX, default 1024) */
+  atomic_llong evictions;
   /* stats */
   atomic_llong compiles, compile_failures, compile_unsupported, memory_cache_hits, disk_cache_hits;
   atomic_llong runs, run_failures, declines, kernel_launches;

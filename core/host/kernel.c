@@ -79,12 +79,17 @@ static void spec_print(fbx_strbuf *b, const fbxp_arg_spec *s) {
   }
   if (fbx_dtype_valid(s->dtype)) fbx_strbuf_printf(b, "%s[", fbx_dtype_name((fbx_dtype)s->dtype));
   else fbx_strbuf_printf(b, "dtype(%d)[", s->dtype);
-  for (int d = 0; d < s->ndim && d < FBXP_MAX_DIMS; d++) fbx_strbuf_printf(b, "%s%lld", d ? ", " : "", (long long)s->sizes[d]);
+  for (int d = 0; d < s->ndim && d < FBXP_MAX_DIMS; d++) {
+    if (FBXP_IS_SYMBOL(s->sizes[d])) fbx_strbuf_printf(b, "%ss%d", d ? ", " : "", (int)FBXP_SYMBOL_ID(s->sizes[d]));
+    else fbx_strbuf_printf(b, "%s%lld", d ? ", " : "", (long long)s->sizes[d]);
+  }
   fbx_strbuf_puts(b, "]");
 }
 
-/* Is a plugin's output spec something the host can allocate? */
-static bool out_spec_ok(const fbxp_arg_spec *s, char *why, size_t cap) {
+/* Is a plugin's output spec something the host can allocate? Symbols
+ * (sizes <= -2) are allowed when they are among the kernel's nsyms input
+ * symbols: they are resolved per run. */
+static bool out_spec_ok(const fbxp_arg_spec *s, int nsyms, char *why, size_t cap) {
   if (s->kind == FBXP_ARG_INT || s->kind == FBXP_ARG_FLOAT) return true;
   if (s->kind != FBXP_ARG_TENSOR) {
     snprintf(why, cap, "unknown kind %d", s->kind);
@@ -101,6 +106,7 @@ static bool out_spec_ok(const fbxp_arg_spec *s, char *why, size_t cap) {
   int64_t numel = 1;
   const int64_t limit = INT64_C(1) << 48;
   for (int d = 0; d < s->ndim; d++) {
+    if (FBXP_IS_SYMBOL(s->sizes[d]) && FBXP_SYMBOL_ID(s->sizes[d]) < nsyms) continue;
     if (s->sizes[d] < 0) {
       snprintf(why, cap, "negative size %lld in dim %d", (long long)s->sizes[d], d);
       return false;
@@ -114,10 +120,10 @@ static bool out_spec_ok(const fbxp_arg_spec *s, char *why, size_t cap) {
   return true;
 }
 
-static fbx_status *check_out_specs(const fbx_fkernel *k, const fbxp_arg_spec *specs) {
+static fbx_status *check_out_specs(const fbx_fkernel *k, const fbxp_arg_spec *specs, int nsyms) {
   for (int i = 0; i < k->nout; i++) {
     char why[96];
-    if (!out_spec_ok(&specs[i], why, sizeof why))
+    if (!out_spec_ok(&specs[i], nsyms, why, sizeof why))
       return fbx_status_new(FBX_ERR_PLUGIN, "fuser '%s' gave an invalid spec for output %d of %s: %s",
                             k->fuser->name, i, k->desc, why);
   }
@@ -183,7 +189,7 @@ static fbx_status *check_out_against_profile(const fbx_fkernel *k, const fbx_gra
       else if (dtypes && t->dtype != FBX_DTYPE_UNDEFINED && (int32_t)t->dtype != s->dtype) what = "dtype";
       else if (shapes && t->rank >= 0 && t->rank != s->ndim) what = "rank";
       for (int d = 0; !what && shapes && t->rank == s->ndim && t->sizes && d < t->rank; d++)
-        if (t->sizes[d] >= 0 && t->sizes[d] != s->sizes[d]) what = "sizes";
+        if (t->sizes[d] >= 0 && !FBXP_IS_SYMBOL(s->sizes[d]) && t->sizes[d] != s->sizes[d]) what = "sizes";
     } else if ((t->kind == FBX_TYPE_INT || t->kind == FBX_TYPE_BOOL) && s->kind != FBXP_ARG_INT) {
       what = "kind";
     } else if (t->kind == FBX_TYPE_FLOAT && s->kind != FBXP_ARG_FLOAT) {
@@ -250,7 +256,46 @@ static void kernel_destroy_locked(fbx_fkernel *k) {
   kernel_free(k);
 }
 
+/* ---- the cache's use order (f->lock held) ------------------------------------------ */
+
+static void lru_unlink(fbx_fuser *f, fbx_fkernel *k) {
+  if (k->lru_prev) k->lru_prev->lru_next = k->lru_next;
+  else f->lru_head = k->lru_next;
+  if (k->lru_next) k->lru_next->lru_prev = k->lru_prev;
+  else f->lru_tail = k->lru_prev;
+  k->lru_prev = k->lru_next = NULL;
+}
+
+static void lru_push_front(fbx_fuser *f, fbx_fkernel *k) {
+  k->lru_prev = NULL;
+  k->lru_next = f->lru_head;
+  if (f->lru_head) f->lru_head->lru_prev = k;
+  f->lru_head = k;
+  if (!f->lru_tail) f->lru_tail = k;
+}
+
+/* Drop the least recently used kernels until the cache is within bounds.
+ * Kernels still held by their users live on outside the cache. */
+static void lru_evict_locked(fbx_fuser *f) {
+  while (f->cached > f->cache_max && f->lru_tail) {
+    fbx_fkernel *k = f->lru_tail;
+    lru_unlink(f, k);
+    fbx_fkernel **pp = &f->cache[k->hash % FBX_KCACHE_BUCKETS];
+    while (*pp && *pp != k) pp = &(*pp)->next;
+    if (*pp) *pp = k->next;
+    k->next = NULL;
+    f->cached--;
+    atomic_fetch_add(&f->evictions, 1);
+    if (atomic_fetch_sub(&k->refs, 1) == 1) {
+      kernel_destroy_locked(k);
+      fbx_fuser_unhold(f); /* never the last hold: the compiling caller holds the fuser */
+    }
+  }
+}
+
 void fbx_kcache_flush_locked(fbx_fuser *f) {
+  f->lru_head = f->lru_tail = NULL;
+  atomic_store(&f->cached, 0);
   for (int b = 0; b < FBX_KCACHE_BUCKETS; b++) {
     fbx_fkernel *k = f->cache[b];
     f->cache[b] = NULL;
@@ -338,7 +383,7 @@ static fbx_status *plugin_compile(fbx_fuser *f, fbx_fkernel *k, const fbx_graph 
     fbx_free(k->out_dtypes);
     k->out_dtypes = NULL;
   }
-  fbx_status *st = k->dynamic_outputs ? NULL : check_out_specs(k, k->out_specs);
+  fbx_status *st = k->dynamic_outputs ? NULL : check_out_specs(k, k->out_specs, k->nsyms);
   if (!st && !k->dynamic_outputs) st = check_out_against_profile(k, sub, k->out_specs, dtypes, shapes);
   if (!st && k->dynamic_outputs && !FBX_PLUGIN_FN(f, output_specs))
     st = fbx_status_new(FBX_ERR_PLUGIN, "fuser '%s' compiled %s with dynamic outputs but has no output_specs",
@@ -354,8 +399,57 @@ static fbx_status *plugin_compile(fbx_fuser *f, fbx_fkernel *k, const fbx_graph 
   return st;
 }
 
+bool fbx_symtab_apply(fbx_symtab *t, int64_t *sizes, int ndim) {
+  int64_t ids[FBXP_MAX_DIMS];
+  int n = t->n;
+  for (int d = 0; d < ndim && d < FBXP_MAX_DIMS; d++) {
+    ids[d] = -1;
+    if (sizes[d] == 1) continue;
+    for (int j = 0; j < n; j++)
+      if (t->vals[j] == sizes[d]) ids[d] = j;
+    if (ids[d] < 0) {
+      if (n == FBX_SYMTAB_MAX) return false; /* t->n unchanged: nothing applied */
+      t->vals[n] = sizes[d];
+      ids[d] = n++;
+    }
+  }
+  t->n = n;
+  for (int d = 0; d < ndim && d < FBXP_MAX_DIMS; d++)
+    if (ids[d] >= 0) sizes[d] = FBXP_SYMBOL(ids[d]);
+  return true;
+}
+
+bool fbx_fuser_accepts_symbolic(const fbx_fuser *f) { return f && (f->flags & FBXP_ACCEPTS_SYMBOLIC); }
+
+static bool spec_contiguous(const fbxp_arg_spec *s) {
+  int64_t expect = 1;
+  for (int d = s->ndim - 1; d >= 0; d--) {
+    if (s->sizes[d] != 1 && s->strides[d] != expect) return false;
+    expect *= s->sizes[d];
+  }
+  return true;
+}
+
+/* Symbolic sizes for the contiguous tensor inputs (their strides become
+ * FBXP_DIM_UNKNOWN); returns the number of symbols. */
+static int symbolize(fbxp_arg_spec *specs, int nin) {
+  fbx_symtab t = {0};
+  for (int i = 0; i < nin; i++) {
+    fbxp_arg_spec *s = &specs[i];
+    if (s->kind != FBXP_ARG_TENSOR || !spec_contiguous(s)) continue;
+    if (!fbx_symtab_apply(&t, s->sizes, s->ndim)) break;
+    for (int d = 0; d < s->ndim; d++) s->strides[d] = FBXP_DIM_UNKNOWN;
+  }
+  return t.n;
+}
+
 fbx_status *fbx_fuser_compile(fbx_fuser *f, const fbx_node *group, const fbx_ivalue *inputs, int nin,
                               fbx_fkernel **out) {
+  return fbx_fuser_compile_sym(f, group, inputs, nin, false, out);
+}
+
+fbx_status *fbx_fuser_compile_sym(fbx_fuser *f, const fbx_node *group, const fbx_ivalue *inputs, int nin,
+                                  bool symbolic, fbx_fkernel **out) {
   if (!f || !group || !out || (nin > 0 && !inputs))
     return fbx_status_new(FBX_ERR_INVALID_ARG, "fbx_fuser_compile: NULL argument");
   const fbx_graph *sub = fbx_node_subgraph(group);
@@ -385,6 +479,10 @@ fbx_status *fbx_fuser_compile(fbx_fuser *f, const fbx_node *group, const fbx_iva
       return st;
     }
   }
+  /* Symbols only for host-guarded plugins: their inputs are checked against
+   * the specs (and bind the symbols) before every run. */
+  if (symbolic && fbx_fuser_accepts_symbolic(f) && !(f->flags & FBXP_SELF_FALLBACK))
+    k->nsyms = symbolize(k->in_specs, nin);
   for (int i = 0; i < k->nout; i++) k->out_specs[i].struct_size = FBXP_ARG_SPEC_SIZE_V1_0;
   uint64_t h = fnv(0xcbf29ce484222325ULL, k->text, strlen(k->text));
   h = fnv(h, k->in_specs, (size_t)nin * sizeof *k->in_specs);
@@ -394,6 +492,8 @@ fbx_status *fbx_fuser_compile(fbx_fuser *f, const fbx_node *group, const fbx_iva
   fbx_fkernel *hit = cache_find(f, h, k->text, k->in_specs, nin);
   if (hit) {
     atomic_fetch_add(&hit->refs, 1);
+    lru_unlink(f, hit);
+    lru_push_front(f, hit);
     pthread_mutex_unlock(&f->lock);
     atomic_fetch_add(&f->memory_cache_hits, 1);
     fbx_log(FBX_LOG_FUSION, "%s: %s: kernel cache hit", f->name, k->desc);
@@ -412,6 +512,9 @@ fbx_status *fbx_fuser_compile(fbx_fuser *f, const fbx_node *group, const fbx_iva
   fbx_fuser_hold(f);
   k->next = f->cache[h % FBX_KCACHE_BUCKETS];
   f->cache[h % FBX_KCACHE_BUCKETS] = k;
+  lru_push_front(f, k);
+  f->cached++;
+  lru_evict_locked(f);
   pthread_mutex_unlock(&f->lock);
   if (fbx_log_on(FBX_LOG_FUSION)) {
     fbx_strbuf b = {0};
@@ -443,8 +546,10 @@ static fbx_status *mismatch(const fbx_fkernel *k, int i, const fbxp_arg_spec *wa
 /* Fill a[i] (and dl[i] for tensors) from inputs, checking them against the
  * compiled specs: with host-side guards the plugin relies on the exact
  * specs; a self-fallback plugin checks shapes itself. */
-static fbx_status *bind_inputs(const fbx_fkernel *k, const fbx_ivalue *inputs, fbxp_arg *a, DLTensor *dl) {
+static fbx_status *bind_inputs(const fbx_fkernel *k, const fbx_ivalue *inputs, fbxp_arg *a, DLTensor *dl,
+                               int64_t *bound) {
   bool exact = !(k->fuser->flags & FBXP_SELF_FALLBACK);
+  for (int j = 0; j < k->nsyms; j++) bound[j] = -1;
   for (int i = 0; i < k->nin; i++) {
     const fbxp_arg_spec *s = &k->in_specs[i];
     const fbx_ivalue *v = &inputs[i];
@@ -454,7 +559,19 @@ static fbx_status *bind_inputs(const fbx_fkernel *k, const fbx_ivalue *inputs, f
       if (!t || (int32_t)t->dtype != s->dtype) return mismatch(k, i, s, v);
       if (exact) {
         bool same = t->ndim == s->ndim;
-        for (int d = 0; same && d < t->ndim; d++) same = t->sizes[d] == s->sizes[d] && t->strides[d] == s->strides[d];
+        bool sym = false;
+        for (int d = 0; same && d < t->ndim; d++) {
+          if (FBXP_IS_SYMBOL(s->sizes[d])) {
+            /* a symbol: never 1, the same size wherever it appears */
+            int id = FBXP_SYMBOL_ID(s->sizes[d]);
+            sym = true;
+            same = t->sizes[d] != 1 && id < k->nsyms && (bound[id] < 0 || bound[id] == t->sizes[d]);
+            if (same) bound[id] = t->sizes[d];
+          } else {
+            same = t->sizes[d] == s->sizes[d] && (s->strides[d] == FBXP_DIM_UNKNOWN || t->strides[d] == s->strides[d]);
+          }
+        }
+        if (same && sym) same = fbx_tensor_is_contiguous(t);
         if (!same) return mismatch(k, i, s, v);
       }
       FBX_TRY(fbx_tensor_to_dltensor(&dl[i], t));
@@ -513,8 +630,18 @@ fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, f
   DLTensor **out_ptrs = (DLTensor **)(args + nin);
   fbx_tensor **outs = (fbx_tensor **)(out_ptrs + nout);
 
-  st = bind_inputs(k, inputs, args, in_dl);
+  int64_t bound[FBX_SYMTAB_MAX];
+  st = bind_inputs(k, inputs, args, in_dl, bound);
   const fbxp_arg_spec *specs = k->out_specs;
+  if (!st && k->nsyms && !k->dynamic_outputs) {
+    /* outputs in terms of the inputs' symbols: this run's sizes */
+    for (int i = 0; i < nout; i++) {
+      dyn[i] = k->out_specs[i];
+      for (int d = 0; d < dyn[i].ndim && d < FBXP_MAX_DIMS; d++)
+        if (FBXP_IS_SYMBOL(dyn[i].sizes[d])) dyn[i].sizes[d] = bound[FBXP_SYMBOL_ID(dyn[i].sizes[d])];
+    }
+    specs = dyn;
+  }
   if (!st && k->dynamic_outputs) {
     for (int i = 0; i < nout; i++) dyn[i].struct_size = FBXP_ARG_SPEC_SIZE_V1_0;
     fbx_fuser *prev = fbx_host_set_current(f);
@@ -533,7 +660,7 @@ fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, f
       return st;
     }
     if (ps) st = fbx_host_take_status(ps, FBX_ERR_PLUGIN, "fuser '%s' failed to give output specs for %s", f->name, k->desc);
-    if (!st) st = check_out_specs(k, dyn);
+    if (!st) st = check_out_specs(k, dyn, 0);
     for (int i = 0; i < nout && !st && k->out_dtypes; i++)
       if (dyn[i].kind == FBXP_ARG_TENSOR && k->out_dtypes[i] >= 0 && dyn[i].dtype != k->out_dtypes[i]) {
         fbx_strbuf b = {0};
@@ -602,4 +729,6 @@ void fbx_fuser_get_stats(const fbx_fuser *f, fbx_fuser_stats *out) {
   out->declines = atomic_load(&m->declines);
   out->kernel_launches = atomic_load(&m->kernel_launches);
   out->compile_seconds = (double)atomic_load(&m->compile_ns) * 1e-9;
+  out->cached_kernels = atomic_load(&m->cached);
+  out->cache_evictions = atomic_load(&m->evictions);
 }

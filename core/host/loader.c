@@ -258,6 +258,22 @@ static fbx_status *check_table(const fbxp_plugin_api *api, const char *origin) {
   return NULL;
 }
 
+/* FUSEBOX_KERNEL_CACHE_MAX: kernels a fuser keeps in its in-memory cache
+ * (least recently used ones go first); default 1024. */
+static int64_t kernel_cache_max(void) {
+  const char *e = getenv("FUSEBOX_KERNEL_CACHE_MAX");
+  if (!e || !*e) return 1024;
+  char *end;
+  long long v = strtoll(e, &end, 10);
+  if (*end || v < 1) {
+    static atomic_bool warned;
+    if (!atomic_exchange(&warned, true))
+      fprintf(stderr, "[fusebox:loader] warning: FUSEBOX_KERNEL_CACHE_MAX='%s' is not a positive integer; using 1024\n", e);
+    return 1024;
+  }
+  return v;
+}
+
 /* Call the entry, check its table, make the fuser. `dl` (may be NULL) is
  * owned by the fuser on success and closed by the caller on failure. */
 static fbx_status *make_fuser(fbx_fuser **out, fbx_fuser_entry_fn entry, void *dl, const char *origin,
@@ -286,6 +302,8 @@ static fbx_status *make_fuser(fbx_fuser **out, fbx_fuser_entry_fn entry, void *d
   }
   atomic_init(&f->refs, 1);
   atomic_init(&f->holds, 1);
+  atomic_init(&f->cached, 0);
+  f->cache_max = kernel_cache_max();
   f->api = api;
   /* A newer plugin's appended fields are simply not read. */
   f->api_size = api->struct_size < FBXP_PLUGIN_API_SIZE_V1_0 ? api->struct_size : FBXP_PLUGIN_API_SIZE_V1_0;

@@ -144,6 +144,15 @@ typedef enum fbxp_type_kind {
 
 #define FBXP_MAX_DIMS 16
 #define FBXP_DIM_UNKNOWN (-1)
+/* ABI 1.1, symbolic sizes: in an fbxp_arg_spec given to a plugin that sets
+ * FBXP_ACCEPTS_SYMBOLIC, a size <= -2 is symbol FBXP_SYMBOL_ID(size): a
+ * size not known at compile time, equal to every other size with the same
+ * symbol (in any input) and never 1 (size-1 dims stay concrete). Such a
+ * tensor input is contiguous, and its strides are FBXP_DIM_UNKNOWN. Output
+ * specs may use the inputs' symbols; the host resolves them per run. */
+#define FBXP_SYMBOL(id) (-2 - (int64_t)(id))
+#define FBXP_SYMBOL_ID(size) ((int32_t)(-2 - (size)))
+#define FBXP_IS_SYMBOL(size) ((size) <= -2)
 
 /* What is known statically about a tensor value (from its IR type). */
 typedef struct fbxp_tensor_type {
@@ -350,6 +359,11 @@ enum {
   FBXP_SELF_FALLBACK = 1u << 1,
   /* run() may be called concurrently (on the same or different kernels). */
   FBXP_RUN_THREAD_SAFE = 1u << 2,
+  /* ABI 1.1: compile accepts specs with symbolic sizes (FBXP_SYMBOL). The
+   * host then passes them at the `dynamic` levels of FUSEBOX_FUSION_STRATEGY
+   * (for contiguous tensor inputs), so one kernel serves every shape with the
+   * same ranks, dtypes, size-1 dims and equalities; a 1.0 host never does. */
+  FBXP_ACCEPTS_SYMBOLIC = 1u << 3,
 };
 
 enum { FBXP_DEVICE_CPU = 1u << 0, FBXP_DEVICE_CUDA = 1u << 1, FBXP_DEVICE_OPENCL = 1u << 2 };
