@@ -10,8 +10,9 @@
  *   fusebox: fuser plugin 'crash' (/path/libcrash.so) crashed with SIGSEGV in run of group %c (aten::relu)
  *
  * and then restores the action that was there before (the default, or a
- * sanitizer's) and raises the signal again, so the process dies as it would
- * have (exit status 134/139, core dump, sanitizer report). Only
+ * sanitizer's) and lets the signal happen again (a fault by returning to the
+ * faulting instruction, a sent signal by raising it), so the process dies as
+ * it would have (exit status 134/139, core dump, sanitizer report). Only
  * async-signal-safe calls: write(2) of strings that exist already,
  * sigaction, raise.
  */
@@ -52,7 +53,8 @@ static void put(const char *s) {
 /* What the process is doing, set by tools (plugin-check names its test). */
 static const char *volatile crash_context;
 
-static void on_fatal(int sig) {
+static void on_fatal(int sig, siginfo_t *info, void *uctx) {
+  (void)uctx;
   const char *name, *path, *stage, *what;
   const char *ctx = crash_context;
   if (ctx) {
@@ -77,7 +79,11 @@ static void on_fatal(int sig) {
   }
   for (int i = 0; i < NSIGS; i++)
     if (sigs[i] == sig) sigaction(sig, &old_actions[i], NULL);
-  raise(sig);
+  /* A fault (a bad load, a division by zero) happens again when the
+   * handler returns, now under the previous action, which then sees the
+   * real fault (a sanitizer reports it properly); a signal that was sent
+   * (abort, kill) is sent again. */
+  if (!info || info->si_code <= 0) raise(sig);
 }
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -85,9 +91,9 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void install(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_fatal;
+  sa.sa_sigaction = on_fatal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_NODEFER; /* the re-raise inside the handler must be delivered */
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER; /* the re-raise inside the handler must be delivered */
   for (int i = 0; i < NSIGS; i++) {
     struct sigaction cur;
     if (sigaction(sigs[i], NULL, &cur) != 0) continue;

@@ -699,6 +699,10 @@ START_TEST(crash_names_plugin_stage_group) {
                {"FBXTEST_CRASH_STAGE=compile", "SIGSEGV", "compile", 139},
                {"FBXTEST_CRASH_HOW=abort", "SIGABRT", "run", 134}};
   for (int i = 0; i < 3; i++) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+    /* the sanitizers catch the plugin's null store before it faults */
+    if (strcmp(cases[i].sig, "SIGABRT")) continue;
+#endif
     snprintf(cmd, sizeof cmd, "ulimit -c 0; %s %s run %s --input %s --fuser %s --iters 3", cases[i].env, FBX_CLI, ir, x,
              plug("crash"));
     int rc = tu_run(cmd, &out);

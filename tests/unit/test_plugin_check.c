@@ -152,16 +152,25 @@ END_TEST
  * plugin, the stage and the group first. */
 START_TEST(crash_not_isolated_names_the_test) {
   char cmd[4096], *out = NULL;
-  snprintf(cmd, sizeof cmd, "ulimit -c 0; %s plugin-check %s --corpus %s --case ratio_iou 2>&1", FBX_CLI,
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+  /* the sanitizers catch the plugin's null store before it faults: abort instead */
+  const char *how = "FBXTEST_CRASH_HOW=abort", *sig = "SIGABRT";
+  int want_rc = 134;
+#else
+  const char *how = "", *sig = "SIGSEGV";
+  int want_rc = 139;
+#endif
+  snprintf(cmd, sizeof cmd, "ulimit -c 0; %s %s plugin-check %s --corpus %s --case ratio_iou 2>&1", how, FBX_CLI,
            PLUGIN("crash"), CORPUS);
   int rc = tu_run(cmd, &out);
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_UNDEFINED__)
-  ck_assert_msg(rc == 139, "exit %d:\n%.3000s", rc, out);
-#endif
-  ck_assert_msg(strstr(out, "fusebox: crashed with SIGSEGV during plugin-check test lifecycle/ratio_iou of " PLUGIN("crash")),
-                "%.3000s", out);
-  ck_assert_msg(strstr(out, "fusebox: fuser plugin 'crash' (" PLUGIN("crash") ") crashed with SIGSEGV in run of group %"),
-                "%.3000s", out);
+  ck_assert_msg(rc == want_rc, "exit %d:\n%.3000s", rc, out);
+  char want[1024];
+  snprintf(want, sizeof want, "fusebox: crashed with %s during plugin-check test lifecycle/ratio_iou of %s", sig,
+           PLUGIN("crash"));
+  ck_assert_msg(strstr(out, want), "no '%s' in:\n%.3000s", want, out);
+  snprintf(want, sizeof want, "fusebox: fuser plugin 'crash' (%s) crashed with %s in run of group %%", PLUGIN("crash"),
+           sig);
+  ck_assert_msg(strstr(out, want), "no '%s' in:\n%.3000s", want, out);
   free(out);
 }
 END_TEST
