@@ -554,6 +554,15 @@ START_TEST(bad_candidates_never_reach_dlopen) {
   ck_assert_int_eq(symlink(p[5], p[5]), 0);           /* a symlink loop */
   ck_assert_int_eq(mkfifo(p[6], 0600), 0);
   copy_prefix(plug("good"), p[7], -1);                /* an intact copy still loads */
+  /* a tenth of the legacy fuser: dlopen of this one dies of SIGBUS unchecked */
+  char legacy_cut[600];
+  snprintf(legacy_cut, sizeof legacy_cut, "%s/liblegacycut.so", dir);
+  size_t legacy_size = 0;
+  char *legacy = tu_read_file(FBX_BINARY_DIR "/plugins/libfbx_legacy.so", &legacy_size);
+  ck_assert_ptr_nonnull(legacy);
+  free(legacy);
+  copy_prefix(FBX_BINARY_DIR "/plugins/libfbx_legacy.so", legacy_cut, (long)legacy_size / 10);
+  expect_load_error(legacy_cut, (const char *[]){legacy_cut, "truncated"}, 2);
 
   const char *why[7] = {"truncated", "truncated", "no ELF magic", "shorter than an ELF header",
                         "built for ELF machine", "symlink loop", "not a regular file"};
@@ -574,7 +583,7 @@ START_TEST(bad_candidates_never_reach_dlopen) {
     if (c[i].rejected) rejected++;
     else found_ok += !strcmp(c[i].name, "good");
   }
-  ck_assert_int_eq(rejected, 5); /* the loop and the FIFO are not regular files: not candidates */
+  ck_assert_int_eq(rejected, 6); /* the loop and the FIFO are not regular files: not candidates */
   ck_assert_int_eq(found_ok, 1);
   fbx_fuser_candidates_free(c, n);
   /* by name: a clean error, not a fault */
@@ -606,6 +615,7 @@ START_TEST(bad_candidates_never_reach_dlopen) {
   free(out);
 
   for (int i = 0; i < 8; i++) unlink(p[i]);
+  unlink(legacy_cut);
   unlink(ir);
   rmdir(dir);
 }
