@@ -15,6 +15,10 @@
  *                          inputs it sees, compared with the interpreter
  *                          running the group's subgraph (the case's tolerance),
  *                          and released; the whole graph's outputs must match
+ *   coverage               groups proposed, accepted, compiled, run and declined
+ *                          over the corpus (printed as a `# coverage:` line); a
+ *                          plugin that runs no kernel fails when the reference
+ *                          legacy fuser runs kernels on the same corpus
  *   thread-safety          (plugins claiming FBXP_RUN_THREAD_SAFE) 4 threads run
  *                          each compiled kernel of the corpus at once, every
  *                          answer checked
@@ -30,7 +34,8 @@
  * A case the reference interpreter itself cannot run or match is skipped
  * (SKIP lines are not counted). With --isolate every test runs in a forked
  * child, so a plugin that crashes or hangs fails that test ("crashed:
- * SIGSEGV") and the checker goes on. Output: one line per test, `PASS name`
+ * SIGSEGV") and the checker goes on; without it a crash ends the checker
+ * after a line naming the test, the plugin, the stage and the group. Output: one line per test, `PASS name`
  * or `FAIL name: reason`, then exactly `N passed, M failed`; exit 0 iff no
  * test failed. */
 #include <dirent.h>
@@ -64,13 +69,16 @@ static void help(void) {
          "Checks a fuser plugin (a name as for --fuser, or a path to its .so) against the\n"
          "reference interpreter over the conformance corpus: load, metadata, lifecycle of every\n"
          "case (partition, validation, compile/run/release of every group on real inputs),\n"
-         "thread safety (when the plugin claims it), faults (wrong shapes, unsupported dtypes),\n"
+         "coverage (groups proposed, compiled, run, declined; a plugin that fuses nothing\n"
+         "fails where the reference legacy fuser fuses), thread safety (when the plugin\n"
+         "claims it), faults (wrong shapes, unsupported dtypes),\n"
          "numerics of every case through the executor against PyTorch's outputs, unload.\n\n"
          "  --isolate     run every test in a forked child: a crash or hang fails that test\n"
          "                and the checker goes on\n"
          "  --corpus DIR  the conformance cases (default: $FUSEBOX_CORPUS, else\n"
-         "                tests/corpus/cases under the current directory or next to the\n"
-         "                fusebox binary's build tree)\n"
+         "                tests/corpus/cases under the current directory, else the corpus\n"
+         "                installed with fusebox (share/fusebox/corpus), else the source\n"
+         "                tree above the fusebox binary's build tree)\n"
          "  --case NAME   only this case (repeatable)\n"
          "  --timeout S   with --isolate, a test running longer fails (default 120)\n\n"
          "Prints `PASS name` or `FAIL name: reason` per test (SKIP for cases the reference\n"
@@ -526,7 +534,7 @@ static verdict t_metadata(const checker *c, const char *arg, fbx_strbuf *why) {
   if (load_fuser(c, &f, why) != V_PASS) return V_FAIL;
   const fbxp_plugin_api *api = fbx_fuser_api(f);
   uint32_t flags = fbx_fuser_flags(f), dev = fbx_fuser_devices(f);
-  const uint32_t known_flags = FBXP_GUARDS_OUTSIDE | FBXP_SELF_FALLBACK | FBXP_RUN_THREAD_SAFE;
+  const uint32_t known_flags = FBXP_GUARDS_OUTSIDE | FBXP_SELF_FALLBACK | FBXP_RUN_THREAD_SAFE | FBXP_ACCEPTS_SYMBOLIC;
   const uint32_t known_dev = FBXP_DEVICE_CPU | FBXP_DEVICE_CUDA | FBXP_DEVICE_OPENCL;
   const char *name = fbx_fuser_name(f), *version = fbx_fuser_version(f);
   if (!sane_name(name)) fbx_strbuf_printf(why, "name '%s' is empty, long or has odd characters; ", name ? name : "");
@@ -577,6 +585,95 @@ static verdict t_lifecycle(const checker *c, const char *name, fbx_strbuf *why) 
   prepared_free(&p);
   fbx_fuser_release(f);
   return v;
+}
+
+/* ---- coverage ---------------------------------------------------------------------------------- */
+
+/* What a fuser does with the corpus: groups proposed and accepted, compiled
+ * (and answered FBXP_ERR_UNSUPPORTED or failed), kernel runs that produced
+ * outputs, runs declined. */
+typedef struct coverage {
+  int cases, proposed, accepted, compiled, unsupported, failed, runs, declined;
+} coverage;
+
+static fbx_status *coverage_group(walk *w, const fbx_node *node, const fbx_ivalue *in, int nin, const fbx_ivalue *ref,
+                                  int nout) {
+  (void)ref;
+  coverage *cv = w->ctx;
+  fbx_fkernel *k = NULL;
+  fbx_status *st = fbx_fuser_compile(w->f, node, in, nin, &k);
+  if (st) {
+    if (fbx_status_code(st) == FBX_ERR_NOMEM) return st;
+    if (fbx_status_code(st) == FBX_ERR_UNSUPPORTED) cv->unsupported++;
+    else cv->failed++;
+    fbx_status_free(st);
+    return NULL;
+  }
+  cv->compiled++;
+  fbx_ivalue got[MAX_OUTS] = {{0}};
+  bool declined = false;
+  st = fbx_fkernel_run(k, in, nin, got, nout, &declined);
+  if (!st && declined) cv->declined++;
+  else if (!st) cv->runs++;
+  fbx_status_free(st);
+  release_all(got, nout);
+  fbx_fkernel_release(k);
+  return NULL;
+}
+
+static void cover(const checker *c, fbx_fuser *f, coverage *cv) {
+  memset(cv, 0, sizeof *cv);
+  for (int i = 0; i < c->ncases; i++) {
+    fbx_strbuf why = {0};
+    prepared p;
+    if (prepare_case(c, c->cases[i], f, &p, &why) != V_SKIP) {
+      cv->cases++;
+      cv->proposed += p.rep.proposed;
+      cv->accepted += p.rep.accepted;
+      fbx_strbuf w2 = {0};
+      walk w = {.f = f, .fn = coverage_group, .ctx = cv};
+      if (p.work) walk_case(&p, &w, &w2);
+      fbx_strbuf_free(&w2);
+    }
+    prepared_free(&p);
+    fbx_strbuf_free(&why);
+  }
+}
+
+/* A plugin that fuses nothing passes every lifecycle test (nothing it does
+ * can be wrong); so it fails here when a reference fuser shipped with
+ * fusebox (legacy) runs kernels on the same corpus. */
+static verdict t_coverage(const checker *c, const char *arg, fbx_strbuf *why) {
+  (void)arg;
+  fbx_fuser *f = NULL;
+  if (load_fuser(c, &f, why) != V_PASS) return V_FAIL;
+  coverage cv, ref = {0};
+  cover(c, f, &cv);
+  fbx_fuser_release(f);
+  printf("# coverage: %d cases: %d groups proposed, %d accepted, %d compiled (%d unsupported, %d failed), "
+         "%d kernel runs, %d declined\n",
+         cv.cases, cv.proposed, cv.accepted, cv.compiled, cv.unsupported, cv.failed, cv.runs, cv.declined);
+  fflush(stdout);
+  if (cv.runs > 0) return V_PASS;
+  fbx_fuser *r = NULL;
+  fbx_status *st = fbx_fuser_load(&r, "legacy");
+  if (st || !r) {
+    fbx_strbuf_printf(why, "the plugin ran no kernel on the corpus, and no reference fuser (legacy) to compare: %s",
+                      st ? fbx_status_message(st) : "none");
+    fbx_status_free(st);
+    return V_SKIP;
+  }
+  cover(c, r, &ref);
+  fbx_fuser_release(r);
+  if (!ref.runs) {
+    fbx_strbuf_puts(why, "neither the plugin nor the reference fuser (legacy) runs a kernel on this corpus");
+    return V_SKIP;
+  }
+  fbx_strbuf_printf(why,
+                    "the plugin fuses nothing: %d groups proposed, %d compiled (%d unsupported), %d kernel runs "
+                    "(%d declined), where the reference fuser legacy ran %d kernels on the same %d cases",
+                    cv.proposed, cv.compiled, cv.unsupported, cv.runs, cv.declined, ref.runs, ref.cases);
+  return V_FAIL;
 }
 
 /* ---- thread safety -------------------------------------------------------------------------------- */
@@ -923,8 +1020,13 @@ static void report(tally *t, const char *name, verdict v, const char *why) {
 static void run_test(const checker *c, tally *t, bool isolate, int timeout, const char *name, test_fn fn,
                      const char *arg) {
   if (!isolate) {
+    /* A crash takes the checker down: at least say which test it was. */
+    char ctx[600];
+    snprintf(ctx, sizeof ctx, "plugin-check test %s of %s", name, c->plugin);
+    fbx_host_set_crash_context(ctx);
     fbx_strbuf why = {0};
     verdict v = fn(c, arg, &why);
+    fbx_host_set_crash_context(NULL);
     report(t, name, v, why.data);
     fbx_strbuf_free(&why);
     return;
@@ -1006,12 +1108,16 @@ static bool is_dir(const char *p) {
   return !stat(p, &sb) && S_ISDIR(sb.st_mode);
 }
 
-/* Default corpus: $FUSEBOX_CORPUS, ./tests/corpus/cases, or the source tree
- * above the binary's build directory. */
+/* Default corpus: $FUSEBOX_CORPUS, ./tests/corpus/cases, the corpus
+ * installed with the command (<bin>/../share/fusebox/corpus), or the source
+ * tree above the binary's build directory. */
 static char *find_corpus(void) {
   const char *env = getenv("FUSEBOX_CORPUS");
   if (env && *env) return fbx_strdup(env);
   if (is_dir("tests/corpus/cases")) return fbx_strdup("tests/corpus/cases");
+  /* An installed fusebox: <bin>/../share/fusebox/corpus. */
+  char inst[PATH_MAX];
+  if (fbx_exe_relative(inst, sizeof inst, fbx_corpus_from_bin(), NULL) == 0 && is_dir(inst)) return fbx_strdup(inst);
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return NULL;
@@ -1132,6 +1238,7 @@ int fbx_cmd_plugin_check(int argc, char **argv) {
     snprintf(name, sizeof name, "lifecycle/%s", c.cases[i]);
     run_test(&c, &t, isolate, to, name, t_lifecycle, c.cases[i]);
   }
+  run_test(&c, &t, isolate, to, "coverage", t_coverage, NULL);
   run_test(&c, &t, isolate, to, "thread-safety", t_threads, NULL);
   run_test(&c, &t, isolate, to, "fault/wrong-shape", t_fault, "shape");
   run_test(&c, &t, isolate, to, "fault/unsupported-dtype", t_fault, "dtype");

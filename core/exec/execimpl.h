@@ -143,7 +143,7 @@ struct fbx_executor {
   /* counters */
   atomic_llong runs, profiling_runs_done, specs_static, specs_dynamic, guard_failures;
   atomic_llong fb_unfused, fb_compile, fb_run, fb_declined, optimize_failures, groups;
-  atomic_llong kernels_compiled, compile_failures, mem_hits, disk_hits, compile_ns;
+  atomic_llong kernels_compiled, compile_failures, compile_unsupported, mem_hits, disk_hits, compile_ns;
   atomic_llong kernel_runs, kernel_launches, interp_ops;
   /* gradient mode (grad.c) */
   fbx_xgplan *gplans;     /* under lock */

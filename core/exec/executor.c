@@ -215,6 +215,7 @@ void fbx_executor_stats_get(const fbx_executor *cex, fbx_executor_stats *out) {
     s.groups = atomic_load(&ex->groups);
     s.kernels_compiled = atomic_load(&ex->kernels_compiled);
     s.compile_failures = atomic_load(&ex->compile_failures);
+    s.compile_unsupported = atomic_load(&ex->compile_unsupported);
     s.memory_cache_hits = atomic_load(&ex->mem_hits);
     s.disk_cache_hits = atomic_load(&ex->disk_hits);
     s.compile_seconds = (double)atomic_load(&ex->compile_ns) * 1e-9;
@@ -250,11 +251,17 @@ void fbx_executor_stats_print(const fbx_executor *cex, fbx_strbuf *b) {
                     (long long)s.fallbacks_run, (long long)s.fallbacks_declined);
   if (s.optimize_failures) fbx_strbuf_printf(b, "  optimize failures   %lld\n", (long long)s.optimize_failures);
   fbx_strbuf_printf(b, "  groups              %lld\n", (long long)s.groups);
-  fbx_strbuf_printf(b, "  kernels compiled    %lld (%lld failed)\n", (long long)s.kernels_compiled,
-                    (long long)s.compile_failures);
+  fbx_strbuf_printf(b, "  kernels compiled    %lld (%lld failed, %lld unsupported)\n", (long long)s.kernels_compiled,
+                    (long long)s.compile_failures, (long long)s.compile_unsupported);
   fbx_strbuf_printf(b, "  cache hits          %lld memory, %lld disk\n", (long long)s.memory_cache_hits,
                     (long long)s.disk_cache_hits);
   fbx_strbuf_printf(b, "  compile time        %.3f ms\n", s.compile_seconds * 1e3);
+  if (ex->fuser) {
+    fbx_fuser_stats fs;
+    fbx_fuser_get_stats(ex->fuser, &fs);
+    fbx_strbuf_printf(b, "  kernel cache        %lld kernels, %lld evicted (the fuser's, all executors)\n",
+                      (long long)fs.cached_kernels, (long long)fs.cache_evictions);
+  }
   int64_t nrun = s.runs + s.forward_runs;
   fbx_strbuf_printf(b, "  kernel launches     %lld (%.2f per run)\n", (long long)s.kernel_launches,
                     nrun ? (double)s.kernel_launches / (double)nrun : 0.0);

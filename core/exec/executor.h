@@ -40,10 +40,13 @@
  * Kernels: compiled by the fuser (fbx_fuser_compile, cached by the host by
  * plugin, canonical subgraph and input specs) on the first run that reaches a
  * group with inputs of new specs, and kept per group (a few specs each), so
- * a warm run does no compiling and takes no lock. Kernels are always
- * compiled for exact specs (the ABI has no symbolic sizes): a dynamic level
- * guards less and so compiles one kernel per new shape instead of
- * respecializing. A compile that fails, a run that fails and a run a
+ * a warm run does no compiling and takes no lock. Kernels are compiled for
+ * exact specs, except at a dynamic level with a plugin that sets
+ * FBXP_ACCEPTS_SYMBOLIC (ABI 1.1): there contiguous inputs' sizes other than
+ * 1 are symbolic, equal sizes sharing a symbol, and one kernel (and one slot)
+ * serves every shape of that pattern. Other plugins compile one kernel per
+ * new shape at a dynamic level; the host's kernel cache stays bounded
+ * (FUSEBOX_KERNEL_CACHE_MAX, least recently used out first). A compile that fails, a run that fails and a run a
  * self-fallback plugin declines make the group run in the interpreter (on
  * its subgraph) for that call; failures are logged once per group, all are
  * counted.

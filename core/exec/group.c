@@ -12,6 +12,7 @@
 #include "base/alloc.h"
 #include "base/log.h"
 #include "exec/execimpl.h"
+#include "host/host.h"
 #include "ir/text.h"
 
 fbx_graph *fbx_xfn_erased_clone(const fbx_graph *sub); /* function.c */
@@ -110,18 +111,47 @@ static fbx_kentry *find_kernel(fbx_xgroup *g, const fbx_kspec *specs, int *free_
   return NULL;
 }
 
+/* At a dynamic level, a plugin that takes symbolic sizes gets them (and the
+ * kernel slots are keyed by the same symbolic specs, so one kernel serves
+ * every shape of a pattern). */
+static bool symbolic_level(const fbx_xgroup *g) {
+  const fbx_executor *ex = g->fn->ex;
+  return g->fn->kind == FBX_SPEC_DYNAMIC && fbx_fuser_accepts_symbolic(ex->fuser) &&
+         !(fbx_fuser_flags(ex->fuser) & FBXP_SELF_FALLBACK);
+}
+
+/* The host's symbolization (kernel.c) of the same inputs, on the slot keys:
+ * contiguous tensors' sizes other than 1 become symbols, strides dropped. */
+static void symbolize_keys(fbx_kspec *specs, int n) {
+  fbx_symtab t = {0};
+  for (int i = 0; i < n; i++) {
+    fbx_kspec *s = &specs[i];
+    if (s->kind != FBX_IV_TENSOR) continue;
+    int64_t expect = 1;
+    bool contiguous = true;
+    for (int d = s->ndim - 1; d >= 0; d--) {
+      if (s->sizes[d] != 1 && s->strides[d] != expect) contiguous = false;
+      expect *= s->sizes[d];
+    }
+    if (!contiguous) continue;
+    if (!fbx_symtab_apply(&t, s->sizes, s->ndim)) break;
+    memset(s->strides, 0, sizeof s->strides);
+  }
+}
+
 static fbx_status *compile(fbx_xgroup *g, const fbx_ivalue *inputs, fbx_fkernel **out) {
   fbx_executor *ex = g->fn->ex;
   fbx_fuser_stats before, after;
   fbx_fuser_get_stats(ex->fuser, &before);
-  fbx_status *st = fbx_fuser_compile(ex->fuser, g->node, inputs, g->nin, out);
+  fbx_status *st = fbx_fuser_compile_sym(ex->fuser, g->node, inputs, g->nin, symbolic_level(g), out);
   fbx_fuser_get_stats(ex->fuser, &after);
   /* Deltas of the fuser's counters: exact unless another executor shares
    * the fuser and compiles at the same moment. */
   atomic_fetch_add(&ex->mem_hits, after.memory_cache_hits - before.memory_cache_hits);
   atomic_fetch_add(&ex->disk_hits, after.disk_cache_hits - before.disk_cache_hits);
   atomic_fetch_add(&ex->compile_ns, (long long)((after.compile_seconds - before.compile_seconds) * 1e9));
-  if (st) atomic_fetch_add(&ex->compile_failures, 1);
+  if (st && after.compile_unsupported > before.compile_unsupported) atomic_fetch_add(&ex->compile_unsupported, 1);
+  else if (st) atomic_fetch_add(&ex->compile_failures, 1);
   else if (after.compiles > before.compiles) atomic_fetch_add(&ex->kernels_compiled, 1);
   return st;
 }
@@ -137,6 +167,7 @@ static fbx_status *get_kernel(fbx_xgroup *g, const fbx_ivalue *inputs, const fbx
   fbx_kspec *specs = g->nin <= 8 ? local : fbx_malloc(sizeof *specs * (size_t)g->nin);
   if (!specs) return fbx_status_nomem();
   for (int i = 0; i < g->nin; i++) spec_of(&specs[i], &inputs[i]);
+  if (symbolic_level(g)) symbolize_keys(specs, g->nin);
   int slot;
   fbx_kentry *e = find_kernel(g, specs, &slot);
   fbx_status *st = NULL;
@@ -149,7 +180,13 @@ static fbx_status *get_kernel(fbx_xgroup *g, const fbx_ivalue *inputs, const fbx
       if (cst && fbx_status_code(cst) == FBX_ERR_NOMEM) {
         st = cst;
       } else {
-        if (cst) {
+        if (cst && fbx_status_code(cst) == FBX_ERR_UNSUPPORTED) {
+          /* The plugin's (or the host's) normal "not this group": no warning. */
+          fbx_executor_event(ex, "%s: not supported by the fuser, it runs in the interpreter: %s", g->desc,
+                             fbx_status_message(cst));
+          fbx_log(FBX_LOG_FUSION, "%s runs in the interpreter: %s", g->desc, fbx_status_message(cst));
+          fbx_status_free(cst);
+        } else if (cst) {
           bool first = !atomic_exchange(&g->warned_compile, true);
           fbx_executor_event(ex, "%s: compile failed, it runs in the interpreter: %s", g->desc,
                              fbx_status_message(cst));

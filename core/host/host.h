@@ -29,6 +29,7 @@
 #ifndef FBX_HOST_HOST_H
 #define FBX_HOST_HOST_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/status.h"
@@ -72,8 +73,24 @@ typedef struct fbx_fuser_candidate {
 } fbx_fuser_candidate;
 fbx_status *fbx_fuser_discover(fbx_fuser_candidate **out, int *count);
 void fbx_fuser_candidates_free(fbx_fuser_candidate *c, int count);
-/* The directories searched, in order (for messages and `fusebox plugins`). */
+/* The directories searched, in order (for messages and `fusebox plugins`):
+ * FUSEBOX_PLUGIN_PATH; then, for a program inside the build tree, the
+ * build's plugins/, else <dir of the executable>/../lib/fusebox/plugins
+ * (an installed fusebox finds its own plugins wherever the prefix is);
+ * then the configured install directory. */
 int fbx_fuser_search_dirs(const char **dirs, int cap);
+/* <dir of this executable>/rel into out (0, or -1 when it cannot be told);
+ * *in_build_tree (may be NULL): the executable lies under the build tree
+ * this library was configured in. */
+int fbx_exe_relative(char *out, size_t cap, const char *rel, bool *in_build_tree);
+/* `rel` from the executable's directory to the installed conformance corpus. */
+#define FBX_CORPUS_FROM_BIN_DEFAULT "../share/fusebox/corpus"
+const char *fbx_corpus_from_bin(void);
+
+/* Name what the process is doing (e.g. "plugin-check test lifecycle/x"),
+ * or NULL: a fatal signal then prints it before the plugin/stage/group line
+ * (the string must stay valid until replaced). */
+void fbx_host_set_crash_context(const char *what);
 
 /* ---- partition ------------------------------------------------------------------- */
 
@@ -106,6 +123,27 @@ fbx_status *fbx_group_validate(const fbx_graph *g, fbx_node *const *nodes, int c
  * returns the cached kernel with a new reference. */
 fbx_status *fbx_fuser_compile(fbx_fuser *f, const fbx_node *group, const fbx_ivalue *inputs, int nin,
                               fbx_fkernel **out);
+/* The same, with symbolic sizes when `symbolic` and the plugin sets
+ * FBXP_ACCEPTS_SYMBOLIC (a dynamic strategy level): every size other than 1
+ * of a contiguous tensor input becomes a symbol (equal sizes, equal symbols;
+ * fbx_symtab_apply), so one kernel serves every shape with the same ranks,
+ * dtypes, size-1 dims and equalities. Runs bind the symbols to the actual
+ * sizes (and refuse inputs that break the equalities). */
+fbx_status *fbx_fuser_compile_sym(fbx_fuser *f, const fbx_node *group, const fbx_ivalue *inputs, int nin,
+                                  bool symbolic, fbx_fkernel **out);
+/* Symbol numbering shared by the executor's kernel slots and the host:
+ * the first distinct size seen is symbol 0, and so on. */
+#define FBX_SYMTAB_MAX 128
+typedef struct fbx_symtab {
+  int n;
+  int64_t vals[FBX_SYMTAB_MAX];
+} fbx_symtab;
+/* Replace each size other than 1 by FBXP_SYMBOL(its id); false (sizes
+ * untouched) when the table would overflow. */
+bool fbx_symtab_apply(fbx_symtab *t, int64_t *sizes, int ndim);
+/* Whether this fuser takes symbolic specs (FBXP_ACCEPTS_SYMBOLIC). */
+bool fbx_fuser_accepts_symbolic(const fbx_fuser *f);
+
 /* Run; outputs are new references. *declined is set (and nothing is output)
  * when a self-fallback plugin declined these inputs. */
 fbx_status *fbx_fkernel_run(fbx_fkernel *k, const fbx_ivalue *inputs, int nin, fbx_ivalue *outputs, int nout,
@@ -115,11 +153,14 @@ void fbx_fkernel_release(fbx_fkernel *k);
 typedef struct fbx_fuser_stats {
   int64_t compiles;           /* compile calls that reached the plugin */
   int64_t compile_failures;   /* ... that failed (the group then runs interpreted) */
+  int64_t compile_unsupported; /* ... that the plugin answered FBXP_ERR_UNSUPPORTED (not failures) */
   int64_t memory_cache_hits;  /* compile requests answered from the in-memory cache */
   int64_t disk_cache_hits;    /* cc_compile requests answered from the disk cache */
   int64_t runs, run_failures, declines;
   int64_t kernel_launches;    /* sum over runs of the kernels each launched */
   double compile_seconds;     /* wall time inside plugin compile calls */
+  int64_t cached_kernels;     /* kernels in the in-memory cache now (bounded: FUSEBOX_KERNEL_CACHE_MAX) */
+  int64_t cache_evictions;    /* kernels dropped from it, least recently used first */
 } fbx_fuser_stats;
 void fbx_fuser_get_stats(const fbx_fuser *f, fbx_fuser_stats *out);
 

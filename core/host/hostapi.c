@@ -89,11 +89,30 @@ fbx_status *fbx_host_take_status(fbxp_status *ps, fbx_code code, const char *fmt
 /* ---- the current fuser of this thread ---------------------------------------------- */
 
 static _Thread_local fbx_fuser *tl_current;
+/* What the current fuser is doing, for the crash note (crashnote.c): both
+ * static or owned by the kernel/fuser for the duration of the call. */
+static _Thread_local const char *tl_stage, *tl_what;
 
 fbx_fuser *fbx_host_set_current(fbx_fuser *f) {
   fbx_fuser *old = tl_current;
   tl_current = f;
+  tl_stage = tl_what = NULL;
   return old;
+}
+
+void fbx_host_set_stage(const char *stage, const char *what) {
+  tl_stage = stage;
+  tl_what = what;
+}
+
+bool fbx_host_current_call(const char **name, const char **path, const char **stage, const char **what) {
+  const fbx_fuser *f = tl_current;
+  if (!f || !tl_stage) return false;
+  *name = f->name ? f->name : "?";
+  *path = f->path ? f->path : "?";
+  *stage = tl_stage;
+  *what = tl_what ? tl_what : "?";
+  return true;
 }
 
 fbx_fuser *fbx_host_current(void) { return tl_current; }
@@ -364,10 +383,16 @@ static fbxp_status *api_opencl_build(const char *source, const char *options, vo
   return fbx_svc_opencl_build(source, options, program, context, device, queue, log);
 }
 
+/* ---- statuses both ways (1.1) ------------------------------------------------------- */
+
+static fbxp_code api_status_code(const fbxp_status *s) { return s ? s->code : FBXP_OK; }
+static const char *api_status_message(const fbxp_status *s) { return s && s->msg ? s->msg : ""; }
+static void api_status_free(fbxp_status *s) { status_free(s); }
+
 /* ---- the table ------------------------------------------------------------------------- */
 
 static const fbxp_host_api host_api = {
-    .struct_size = FBXP_HOST_API_SIZE_V1_0,
+    .struct_size = FBXP_HOST_API_SIZE_V1_1,
     .abi_major = FBXP_ABI_MAJOR,
     .abi_minor = FBXP_ABI_MINOR,
     .status_new = api_status_new,
@@ -409,6 +434,28 @@ static const fbxp_host_api host_api = {
     .shlib_release = api_shlib_release,
     .nvrtc_compile = api_nvrtc_compile,
     .opencl_build = api_opencl_build,
+    .status_code = api_status_code,
+    .status_message = api_status_message,
+    .status_free = api_status_free,
+    .num_threads = fbx_host_num_threads,
+    .cpu_features = fbx_host_cpu_features,
+    .cache_dir = fbx_host_cache_dir,
 };
 
 const fbxp_host_api *fbx_host_api_table(void) { return &host_api; }
+
+/* A 1.0 host's table: the 1.0 part only, nothing beyond its struct_size. */
+static fbxp_host_api host_api_1_0;
+static pthread_once_t host_api_1_0_once = PTHREAD_ONCE_INIT;
+static void host_api_1_0_init(void) {
+  memset(&host_api_1_0, 0, sizeof host_api_1_0);
+  memcpy(&host_api_1_0, &host_api, FBXP_HOST_API_SIZE_V1_0);
+  host_api_1_0.struct_size = FBXP_HOST_API_SIZE_V1_0;
+  host_api_1_0.abi_minor = 0;
+}
+
+const fbxp_host_api *fbx_host_api_table_for(uint32_t minor) {
+  if (minor >= FBXP_ABI_MINOR) return &host_api;
+  pthread_once(&host_api_1_0_once, host_api_1_0_init);
+  return &host_api_1_0;
+}

@@ -56,6 +56,9 @@ struct fbx_fkernel {
   fbxp_arg_spec *in_specs;  /* nin */
   fbxp_arg_spec *out_specs; /* nout (from compile; dynamic kernels ask per run) */
   bool dynamic_outputs;
+  int nsyms;                /* symbols in in_specs (0: concrete) */
+  struct fbx_fkernel *lru_prev, *lru_next; /* the cache's use order (most recent first) */
+  int32_t *out_dtypes;      /* dynamic kernels: profiled output dtypes (-1 unknown) checked per run; or NULL */
   int nkernels;
   struct fbx_fkernel *next; /* cache chain */
 };
@@ -72,8 +75,12 @@ struct fbx_fuser {
   pthread_mutex_t lock;     /* partition, compile, the cache, kernel release */
   pthread_mutex_t run_lock; /* runs of plugins without FBXP_RUN_THREAD_SAFE */
   fbx_fkernel *cache[FBX_KCACHE_BUCKETS];
+  fbx_fkernel *lru_head, *lru_tail; /* cached kernels, most recently used first */
+  atomic_llong cached;              /* count (changed under lock, read by stats without) */
+  int64_t cache_max;                /* bound (FUSEBOX_KERNEL_CACHE_MAX, default 1024) */
+  atomic_llong evictions;
   /* stats */
-  atomic_llong compiles, compile_failures, memory_cache_hits, disk_cache_hits;
+  atomic_llong compiles, compile_failures, compile_unsupported, memory_cache_hits, disk_cache_hits;
   atomic_llong runs, run_failures, declines, kernel_launches;
   atomic_llong compile_ns;
 };
@@ -99,6 +106,32 @@ const char *fbxp_code_name(fbxp_code c);
  * prefixes and disk-hit counting). Returns the previous one. */
 fbx_fuser *fbx_host_set_current(fbx_fuser *f);
 fbx_fuser *fbx_host_current(void);
+/* Name the plugin call about to be made on this thread (after
+ * fbx_host_set_current(f), which clears it): stage "partition", "compile",
+ * "run", ...; `what` the group ("group %5 (aten::mul, ...)") or "the graph".
+ * Both must outlive the call. A fatal signal during the call prints them
+ * (crashnote.c). */
+void fbx_host_set_stage(const char *stage, const char *what);
+/* The current plugin call of this thread, if any (async-signal-safe). */
+bool fbx_host_current_call(const char **name, const char **path, const char **stage, const char **what);
+
+/* ---- crashnote.c ----------------------------------------------------------------- */
+
+/* Install (once per process) handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and
+ * SIGABRT that, when the signal arrives inside a plugin call, write which
+ * plugin, stage and group to stderr, then re-raise with the previous action
+ * (the default: the process still dies with 134/139). */
+void fbx_host_crash_note_install(void);
+
+/* The table as a host of ABI 1.`minor` would hand it out (minor 0: only
+ * the 1.0 part, struct_size FBXP_HOST_API_SIZE_V1_0; for loading tests). */
+const fbxp_host_api *fbx_host_api_table_for(uint32_t minor);
+
+/* ---- hostquery.c (the 1.1 queries) --------------------------------------------- */
+
+int32_t fbx_host_num_threads(void);
+const char *fbx_host_cpu_features(void);
+int32_t fbx_host_cache_dir(char *buf, int32_t cap);
 
 /* ---- loader.c ------------------------------------------------------------------- */
 
@@ -109,6 +142,14 @@ void fbx_fuser_unhold(fbx_fuser *f); /* a kernel died; may unload */
 
 /* Drop every cached kernel (called with f->lock held, when refs reach 0). */
 void fbx_kcache_flush_locked(fbx_fuser *f);
+
+/* ---- elfcheck.c ------------------------------------------------------------------ */
+
+/* Check a plugin file before dlopen (regular file, ELF of this process's
+ * class, byte order and machine, a shared object, size covering its header
+ * tables and every PT_LOAD segment): NULL when dlopen cannot fault on it,
+ * else an FBX_ERR_PLUGIN status saying why. */
+fbx_status *fbx_plugin_file_check(const char *path);
 
 /* ---- validate.c ------------------------------------------------------------------- */
 

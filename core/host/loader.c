@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,12 @@
 
 #ifndef FBX_PLUGIN_DIR
 #define FBX_PLUGIN_DIR "plugins"
+#endif
+#ifndef FBX_BUILD_DIR
+#define FBX_BUILD_DIR "."
+#endif
+#ifndef FBX_BIN_TO_PLUGINS
+#define FBX_BIN_TO_PLUGINS "../lib/fusebox/plugins"
 #endif
 #ifndef FBX_PLUGIN_INSTALL_DIR
 #define FBX_PLUGIN_INSTALL_DIR "/usr/local/lib/fusebox/plugins"
@@ -66,6 +73,31 @@ static int add_dir(const char **dirs, int n, int cap, const char *s, size_t len)
   return n + 1;
 }
 
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int fbx_exe_relative(char *out, size_t cap, const char *rel, bool *in_build_tree) {
+  char exe[PATH_MAX];
+  if (in_build_tree) *in_build_tree = false;
+  if (!realpath("/proc/self/exe", exe)) return -1;
+  char build[PATH_MAX];
+  const char *bd = realpath(FBX_BUILD_DIR, build) ? build : FBX_BUILD_DIR;
+  size_t b = strlen(bd);
+  if (in_build_tree) *in_build_tree = !strncmp(exe, bd, b) && exe[b] == '/';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return -1;
+  *slash = 0;
+  int k = snprintf(out, cap, "%s/%s", exe, rel);
+  return k < 0 || (size_t)k >= cap ? -1 : 0;
+}
+
+#ifndef FBX_BIN_TO_CORPUS
+#define FBX_BIN_TO_CORPUS FBX_CORPUS_FROM_BIN_DEFAULT
+#endif
+const char *fbx_corpus_from_bin(void) { return FBX_BIN_TO_CORPUS; }
+
 int fbx_fuser_search_dirs(const char **dirs, int cap) {
   if (!dirs || cap <= 0) return 0;
   int n = 0;
@@ -77,7 +109,19 @@ int fbx_fuser_search_dirs(const char **dirs, int cap) {
     p += len;
     if (*p == ':') p++;
   }
-  n = add_dir(dirs, n, cap, FBX_PLUGIN_DIR, strlen(FBX_PLUGIN_DIR));
+  /* The built-in plugins: a program in the build tree uses the build's
+   * plugins; anywhere else (an installed fusebox, with or without the build
+   * tree around) the plugins installed next to the executable, like $ORIGIN:
+   * <bin>/../lib/fusebox/plugins. Then the configured install prefix. */
+  bool in_build = false;
+  char rel[PATH_MAX];
+  int have_rel = fbx_exe_relative(rel, sizeof rel, FBX_BIN_TO_PLUGINS, &in_build);
+  if (in_build || have_rel != 0) n = add_dir(dirs, n, cap, FBX_PLUGIN_DIR, strlen(FBX_PLUGIN_DIR));
+  if (!in_build && have_rel == 0 && is_dir(rel)) {
+    char real[PATH_MAX];
+    const char *d = realpath(rel, real) ? real : rel;
+    n = add_dir(dirs, n, cap, d, strlen(d));
+  }
   n = add_dir(dirs, n, cap, FBX_PLUGIN_INSTALL_DIR, strlen(FBX_PLUGIN_INSTALL_DIR));
   pthread_mutex_unlock(&dirs_lock);
   return n;
@@ -138,6 +182,7 @@ static void fuser_destroy(fbx_fuser *f) {
   TRACE("unloading %s (%s)", f->name, f->path);
   if (shutdown) {
     fbx_fuser *prev = fbx_host_set_current(f);
+    fbx_host_set_stage("shutdown", "the plugin");
     shutdown(f->state);
     fbx_host_set_current(prev);
   }
@@ -213,13 +258,29 @@ static fbx_status *check_table(const fbxp_plugin_api *api, const char *origin) {
   return NULL;
 }
 
+/* FUSEBOX_KERNEL_CACHE_MAX: kernels a fuser keeps in its in-memory cache
+ * (least recently used ones go first); default 1024. */
+static int64_t kernel_cache_max(void) {
+  const char *e = getenv("FUSEBOX_KERNEL_CACHE_MAX");
+  if (!e || !*e) return 1024;
+  char *end;
+  long long v = strtoll(e, &end, 10);
+  if (*end || v < 1) {
+    static atomic_bool warned;
+    if (!atomic_exchange(&warned, true))
+      fprintf(stderr, "[fusebox:loader] warning: FUSEBOX_KERNEL_CACHE_MAX='%s' is not a positive integer; using 1024\n", e);
+    return 1024;
+  }
+  return v;
+}
+
 /* Call the entry, check its table, make the fuser. `dl` (may be NULL) is
  * owned by the fuser on success and closed by the caller on failure. */
 static fbx_status *make_fuser(fbx_fuser **out, fbx_fuser_entry_fn entry, void *dl, const char *origin,
                               uint32_t host_major, uint32_t host_minor) {
   const char *reason = NULL;
   TRACE("%s: calling %s(host ABI %u.%u)", origin, FBXP_ENTRY_SYMBOL, host_major, host_minor);
-  const fbxp_plugin_api *api = entry(fbx_host_api_table(), host_major, host_minor, &reason);
+  const fbxp_plugin_api *api = entry(fbx_host_api_table_for(host_minor), host_major, host_minor, &reason);
   if (!api)
     return fbx_status_new(FBX_ERR_PLUGIN, "%s: the plugin refused to load: %s", origin,
                           reason && *reason ? reason : "(no reason given)");
@@ -227,6 +288,7 @@ static fbx_status *make_fuser(fbx_fuser **out, fbx_fuser_entry_fn entry, void *d
         (size_t)FBXP_PLUGIN_API_SIZE_V1_0, api->abi_major, api->abi_minor);
   FBX_TRY(check_table(api, origin));
 
+  fbx_host_crash_note_install(); /* a plugin from here on: name it if it crashes */
   fbx_fuser *f = fbx_calloc(1, sizeof *f);
   if (!f) return fbx_status_nomem();
   if (pthread_mutex_init(&f->lock, NULL)) {
@@ -240,6 +302,8 @@ static fbx_status *make_fuser(fbx_fuser **out, fbx_fuser_entry_fn entry, void *d
   }
   atomic_init(&f->refs, 1);
   atomic_init(&f->holds, 1);
+  atomic_init(&f->cached, 0);
+  f->cache_max = kernel_cache_max();
   f->api = api;
   /* A newer plugin's appended fields are simply not read. */
   f->api_size = api->struct_size < FBXP_PLUGIN_API_SIZE_V1_0 ? api->struct_size : FBXP_PLUGIN_API_SIZE_V1_0;
@@ -261,6 +325,7 @@ static fbx_status *make_fuser(fbx_fuser **out, fbx_fuser_entry_fn entry, void *d
   fbxp_status *(*init)(void **) = FBX_PLUGIN_FN(f, init);
   if (init) {
     fbx_fuser *prev = fbx_host_set_current(f);
+    fbx_host_set_stage("init", "the plugin");
     fbxp_status *ps = init(&f->state);
     fbx_host_set_current(prev);
     if (ps) {
@@ -281,6 +346,12 @@ fbx_status *fbx_fuser_from_entry(fbx_fuser **out, fbx_fuser_entry_fn entry, cons
 }
 
 fbx_status *fbx_fuser_load_path_as(fbx_fuser **out, const char *path, uint32_t host_major, uint32_t host_minor) {
+  /* A truncated or foreign file would fault inside dlopen: check it first. */
+  fbx_status *bad = fbx_plugin_file_check(path);
+  if (bad) {
+    TRACE("rejected before dlopen: %s", fbx_status_message(bad));
+    return bad;
+  }
   TRACE("dlopen %s", path);
   void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!dl) {

@@ -59,10 +59,70 @@ static bool pullable_const(const fbx_value *v) {
   }
 }
 
+/* A constant non-tensor list: prim::ListConstruct of pullable constants
+ * (`int[]` dims of a reduction, after CSE often shared by several groups).
+ * Cloned into every group that uses it, with its constants. */
+static bool const_list(const fbx_value *v) {
+  const fbx_node *n = v->node;
+  if (n->kind != FBX_SYM_prim_ListConstruct || n->noutputs != 1 || n->nblocks) return false;
+  if (v->type->kind != FBX_TYPE_LIST || v->type->nelems != 1 || v->type->elems[0]->kind == FBX_TYPE_TENSOR)
+    return false;
+  for (int i = 0; i < n->ninputs; i++)
+    if (!pullable_const(n->inputs[i])) return false;
+  return true;
+}
+
+/* A node a proposal may name but that the host clones into each group
+ * instead (so that sharing it never gives a group a list or scalar output). */
+static bool clone_not_move(const fbx_node *n) {
+  return n->noutputs == 1 && (pullable_const(n->outputs[0]) || const_list(n->outputs[0]));
+}
+
 static fbx_value *no_inputs(void *ctx, fbx_value *v) {
   (void)ctx;
   (void)v;
   return NULL;
+}
+
+/* Inputs of a list's clone: the clones of its constants, in order. */
+typedef struct list_map {
+  const fbx_node *list;
+  fbx_value **clones;
+} list_map;
+static fbx_value *list_inputs(void *ctx, fbx_value *v) {
+  const list_map *m = ctx;
+  for (int i = 0; i < m->list->ninputs; i++)
+    if (m->list->inputs[i] == v) return m->clones[i];
+  return NULL;
+}
+
+/* Clone constant node `n` (a prim::Constant, or a constant list with its
+ * constants) at the top of `b`; its output, or NULL when out of memory. */
+static fbx_value *clone_const(fbx_block *b, const fbx_node *n, fbx_ptrmap *pulled) {
+  fbx_node *first = fbx_block_first(b);
+  if (n->kind != FBX_SYM_prim_ListConstruct) {
+    fbx_node *c = fbx_node_clone_into(b, n, no_inputs, NULL);
+    if (!c) return NULL;
+    if (first && first != c) fbx_node_move_before(c, first);
+    return c->outputs[0];
+  }
+  fbx_value *local[16];
+  fbx_value **clones = n->ninputs <= 16 ? local : fbx_malloc(sizeof *clones * (size_t)n->ninputs);
+  if (!clones) return NULL;
+  fbx_value *out = NULL;
+  int i = 0;
+  for (; i < n->ninputs; i++) {
+    if (fbx_ptrmap_put(pulled, n->inputs[i]->node, n->inputs[i]->node)) break;
+    if (!(clones[i] = clone_const(b, n->inputs[i]->node, pulled))) break;
+  }
+  if (i == n->ninputs) {
+    list_map m = {n, clones};
+    fbx_node *c = fbx_node_clone_into(b, n, list_inputs, &m);
+    if (c) out = c->outputs[0]; /* cloned at the end of the block: after its constants, before nothing yet */
+    if (c && first && first != c) fbx_node_move_before(c, first);
+  }
+  if (clones != local) fbx_free(clones);
+  return out;
 }
 
 /* Move constant inputs of a new group into its subgraph; the outer
@@ -71,16 +131,14 @@ static int pull_constants(fbx_node *group, fbx_ptrmap *pulled) {
   fbx_graph *sub = fbx_node_subgraph(group);
   for (int i = group->ninputs - 1; i >= 0; i--) {
     fbx_value *v = group->inputs[i];
-    if (!pullable_const(v)) continue;
+    if (!pullable_const(v) && !const_list(v)) continue;
     /* Failures below leave a valid graph: an unused clone, or a parameter
      * and a clone sharing the uses. */
     if (fbx_ptrmap_put(pulled, v->node, v->node)) return -1;
-    fbx_node *c = fbx_node_clone_into(sub->block, v->node, no_inputs, NULL);
+    fbx_value *c = clone_const(sub->block, v->node, pulled);
     if (!c) return -1;
-    fbx_node *first = fbx_block_first(sub->block);
-    if (first != c) fbx_node_move_before(c, first);
     fbx_value *param = fbx_block_param(sub->block, i);
-    if (fbx_value_replace_all_uses(param, c->outputs[0])) return -1;
+    if (fbx_value_replace_all_uses(param, c)) return -1;
     fbx_block_erase_param(sub->block, i);
     fbx_node_remove_input(group, i);
   }
@@ -117,6 +175,7 @@ fbx_status *fbx_fuser_partition(fbx_fuser *f, fbx_graph *g, fbx_partition_report
   p.max_count = total;
 
   fbx_fuser *prev = fbx_host_set_current(f);
+  fbx_host_set_stage("partition", "the graph");
   fbxp_status *ps = f->api->partition(f->state, (const fbxp_graph *)g, &p);
   fbx_host_set_current(prev);
   if (ps) {
@@ -138,6 +197,18 @@ fbx_status *fbx_fuser_partition(fbx_fuser *f, fbx_graph *g, fbx_partition_report
       continue;
     }
     char why[128] = "";
+    /* Constants and constant lists named in a proposal are not moved into
+     * the group (another group or node may use them too): they become
+     * inputs and are cloned in, like every constant. Only pointers known
+     * to be this graph's nodes are looked at. */
+    int kept = 0;
+    for (int i = 0; i < pr->count; i++) {
+      fbx_node *n = pr->nodes[i];
+      if (n && fbx_ptrmap_has(&alive, n) && !fbx_ptrmap_has(&consumed, n) && clone_not_move(n)) continue;
+      pr->nodes[kept++] = n;
+    }
+    if (!kept && pr->count) snprintf(why, sizeof why, "only constants: nothing to fuse");
+    pr->count = kept;
     for (int i = 0; i < pr->count && !*why; i++) {
       const fbx_node *n = pr->nodes[i];
       if (!n) snprintf(why, sizeof why, "node %d is NULL", i);
@@ -186,14 +257,19 @@ fbx_status *fbx_fuser_partition(fbx_fuser *f, fbx_graph *g, fbx_partition_report
     fbx_log(FBX_LOG_FUSION, "%s: accepted proposal %d: %d nodes -> fusebox::FusionGroup with %d inputs, %d outputs",
             f->name, k, pr->count, group->ninputs, group->noutputs);
   }
-  /* Constants that only fed groups are dead now. */
-  for (size_t i = 0; i < pulled.cap; i++) {
-    fbx_node *c = pulled.keys && pulled.keys[i] ? (fbx_node *)pulled.vals[i] : NULL;
-    if (!c || fbx_ptrmap_has(&consumed, c)) continue;
-    bool used = false;
-    for (int o = 0; o < c->noutputs; o++) used |= c->outputs[o]->nuses > 0;
-    if (!used) fbx_node_destroy(c);
-  }
+  /* Constants that only fed groups are dead now: the lists first, then
+   * the constants the lists used. */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < pulled.cap; i++) {
+      fbx_node *c = pulled.keys && pulled.keys[i] ? (fbx_node *)pulled.vals[i] : NULL;
+      if (!c || fbx_ptrmap_has(&consumed, c) || (c->kind == FBX_SYM_prim_ListConstruct) != (pass == 0)) continue;
+      bool used = false;
+      for (int o = 0; o < c->noutputs; o++) used |= c->outputs[o]->nuses > 0;
+      if (!used) {
+        pulled.vals[i] = NULL;
+        fbx_node_destroy(c);
+      }
+    }
   if (!st)
     fbx_log(FBX_LOG_FUSION, "%s: partition: %d proposed, %d accepted, %d rejected", f->name, rep->proposed,
             rep->accepted, rep->rejected);

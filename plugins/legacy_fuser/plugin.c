@@ -39,9 +39,9 @@
 const fbxp_host_api *lf_host;
 static int64_t par_min = 32768;
 static lf_parallel par_mode = LF_PAR_OMP;
-/* OpenMP team size: the host's thread count. The ABI has no query for it,
- * so this is the host pool's own rule (core/base/parallel.c):
- * FUSEBOX_NUM_THREADS when positive, else the online CPUs, at most 64. */
+/* OpenMP team size: the host's thread count (host->num_threads, ABI 1.1;
+ * on a 1.0 host the pool's own rule, repeated here: FUSEBOX_NUM_THREADS
+ * when positive, else the online CPUs), at most 64. */
 static int32_t omp_threads = 1;
 static atomic_int told_serial;
 
@@ -130,7 +130,8 @@ void lf_buf_free(lf_buf *b) {
  * in the on-disk cache (FUSEBOX_CACHE_DIR, keyed by source, compiler and
  * flags) wrong for another CPU reading the same directory. So the first line
  * of the C names the target: the -march value and, for native, the CPU's
- * vendor, family/model/stepping and feature words from cpuid; the cache
+ * identity and ISA features (host->cpu_features, ABI 1.1; on a 1.0 host
+ * the vendor, family/model/stepping and feature words from cpuid); the cache
  * hashes the source, so two CPUs never share an entry.
  *
  * FUSEBOX_LEGACY_MARCH: the -march value (default native; "none" for the
@@ -139,7 +140,7 @@ void lf_buf_free(lf_buf *b) {
  * cpuid cannot tell two targets apart; tests use it to stand for another
  * CPU). */
 static char cc_flags[192] = "-march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -lm";
-static char target_line[256];
+static char target_line[512];
 
 static void cpu_identity(char *out, size_t cap) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -170,10 +171,11 @@ static void set_target(void) {
       break;
     }
   if (strlen(m) > 40) m = "native";
-  char cpu[160] = "";
+  char cpu[400] = "";
   const char *id = getenv("FUSEBOX_LEGACY_CPU_ID");
   if (!strcmp(m, "native")) {
     if (id && *id) snprintf(cpu, sizeof cpu, "%s", id);
+    else if (lf_host->struct_size >= FBXP_HOST_API_SIZE_V1_1) snprintf(cpu, sizeof cpu, "%s", lf_host->cpu_features());
     else cpu_identity(cpu, sizeof cpu);
   }
   int none = !strcmp(m, "none");
@@ -494,7 +496,6 @@ static const fbxp_plugin_api api = {
 
 FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, uint32_t major, uint32_t minor,
                                                      const char **reason) {
-  (void)minor;
   if (major != FBXP_ABI_MAJOR) {
     *reason = "legacy was built for fusebox ABI 1.x";
     return NULL;
@@ -512,9 +513,14 @@ FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, 
     snprintf(msg, sizeof msg, "legacy: FUSEBOX_LEGACY_PARALLEL='%.64s' is neither 'omp' nor 'pool'; using omp", p);
     host->log(FBXP_LOG_WARN, msg);
   }
-  long nt = sysconf(_SC_NPROCESSORS_ONLN);
-  const char *t = getenv("FUSEBOX_NUM_THREADS");
-  if (t && atoi(t) > 0) nt = atoi(t);
+  long nt;
+  if (minor >= 1 && host->struct_size >= FBXP_HOST_API_SIZE_V1_1) {
+    nt = host->num_threads();
+  } else {
+    nt = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *t = getenv("FUSEBOX_NUM_THREADS");
+    if (t && atoi(t) > 0) nt = atoi(t);
+  }
   omp_threads = (int32_t)(nt < 1 ? 1 : nt > 64 ? 64 : nt);
   set_target();
   const char *e = getenv("FUSEBOX_LEGACY_OMP_MIN");

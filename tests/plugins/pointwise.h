@@ -151,7 +151,7 @@ PW_FN fbxp_status *pw_compile(void *state, const fbxp_graph *g, const fbxp_arg_s
     }
     int64_t expect = 1;
     for (int d = in[i].ndim - 1; d >= 0; d--) {
-      if (in[i].sizes[d] != 1 && in[i].strides[d] != expect) {
+      if (in[i].sizes[d] != 1 && in[i].strides[d] != expect && in[i].strides[d] != FBXP_DIM_UNKNOWN) {
         H->free(k);
         return pw_error(FBXP_ERR_UNSUPPORTED, "only contiguous tensors");
       }
@@ -170,7 +170,9 @@ PW_FN fbxp_status *pw_compile(void *state, const fbxp_graph *g, const fbxp_arg_s
     return pw_error(FBXP_ERR_UNSUPPORTED, "no tensor input");
   }
   k->numel = 1;
-  for (int d = 0; d < k->ndim; d++) k->numel *= k->sizes[d];
+  for (int d = 0; d < k->ndim; d++) k->numel *= k->sizes[d] < 0 ? 0 : k->sizes[d];
+  for (int d = 0; d < k->ndim; d++)
+    if (k->sizes[d] < 0) k->numel = -1; /* symbolic: pw_run takes the run's shape */
 
   const fbxp_node *done[PW_MAX_NODES];
   for (const fbxp_node *n = H->block_first(H->graph_block(g)); n; n = H->node_next(n)) {
@@ -293,7 +295,12 @@ PW_FN fbxp_status *pw_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in, 
     if (!outs[o] || outs[o]->dtype.code != kDLFloat) return pw_error(FBXP_ERR_INVALID, "output dtype");
     c.out[o] = (float *)((char *)outs[o]->data + outs[o]->byte_offset);
   }
-  H->parallel_for(k->numel, 16384, pw_body, &c);
+  int64_t numel = k->numel;
+  if (numel < 0) { /* symbolic sizes: the run's own shape (all tensors have it) */
+    numel = 1;
+    for (int d = 0; d < outs[0]->ndim; d++) numel *= outs[0]->shape[d];
+  }
+  H->parallel_for(numel, 16384, pw_body, &c);
   return NULL;
 }
 

@@ -665,6 +665,58 @@ END_TEST
 
 /* ---- suite -------------------------------------------------------------------------------------- */
 
+/* Issue 17.5: under a dynamic strategy level a plugin that accepts symbolic
+ * sizes compiles once for 100 shapes; one that does not compiles per shape,
+ * but the host's kernel cache stays bounded (LRU, evictions counted). */
+START_TEST(symbolic_sizes_serve_100_shapes_with_one_compile) {
+  fbx_graph *g = parse(CHAIN);
+  fbx_fuser *f = load_plugin("symbolic");
+  fbx_executor *ex = make_ex(g, f, "dynamic:1", 1);
+  for (int r = 0; r < 101; r++) {
+    int64_t sizes[2] = {3 + r % 7, 5 + r};
+    run_chain(ex, g, 2, sizes, (float)r);
+  }
+  fbx_fuser_stats fs;
+  fbx_fuser_get_stats(f, &fs);
+  fbx_executor_stats s = stats_of(ex);
+  char *text = report(ex);
+  ck_assert_msg(fs.compiles == 1 && s.kernels_compiled == 1, "%lld compiles:\n%s", (long long)fs.compiles, text);
+  ck_assert_msg(s.kernel_runs == 100 && s.fallbacks == 0 && s.guard_failures == 0, "%s", text);
+  fbx_free(text);
+  /* a size-1 dim is concrete: [1, n] is another kernel, and so is a
+   * pattern of equal sizes */
+  int64_t one[2] = {1, 9}, eq[2] = {6, 6};
+  run_chain(ex, g, 2, one, 1.0f);
+  run_chain(ex, g, 2, eq, 2.0f);
+  fbx_fuser_get_stats(f, &fs);
+  ck_assert_int_eq(fs.compiles, 3);
+  fbx_executor_destroy(ex);
+  fbx_fuser_release(f);
+
+  /* the same plugin without FBXP_ACCEPTS_SYMBOLIC, cache bounded at 16 */
+  setenv("FUSEBOX_KERNEL_CACHE_MAX", "16", 1);
+  f = load_plugin("good");
+  unsetenv("FUSEBOX_KERNEL_CACHE_MAX");
+  ex = make_ex(g, f, "dynamic:1", 1);
+  for (int r = 0; r < 101; r++) {
+    int64_t sizes[2] = {3 + r % 7, 5 + r};
+    run_chain(ex, g, 2, sizes, (float)r);
+  }
+  fbx_fuser_get_stats(f, &fs);
+  s = stats_of(ex);
+  ck_assert_int_eq(fs.compiles, 100); /* one per shape */
+  ck_assert_int_le(fs.cached_kernels, 16);
+  ck_assert_int_eq(fs.cache_evictions, 100 - fs.cached_kernels);
+  ck_assert_int_eq(s.kernel_runs, 100);
+  text = report(ex);
+  ck_assert_msg(strstr(text, "kernel cache        16 kernels, 84 evicted"), "%s", text);
+  fbx_free(text);
+  fbx_executor_destroy(ex);
+  fbx_fuser_release(f);
+  fbx_graph_destroy(g);
+}
+END_TEST
+
 static Suite *executor_suite(void) {
   Suite *s = suite_create("executor");
   TCase *tc = tcase_create("executor");
@@ -684,6 +736,7 @@ static Suite *executor_suite(void) {
   tcase_add_test(tc, stats_struct_size);
   tcase_add_test(tc, concurrent_runs);
   tcase_add_test(tc, corpus_with_good_plugin);
+  tcase_add_test(tc, symbolic_sizes_serve_100_shapes_with_one_compile);
   suite_add_tcase(s, tc);
   return s;
 }

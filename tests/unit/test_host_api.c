@@ -6,11 +6,13 @@
 #include <check.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <fusebox/fuser_abi.h>
 
 #include "host/host.h"
+#include "base/parallel.h"
 #include "host/hostimpl.h"
 #include "host/services.h"
 #include "ir/text.h"
@@ -356,14 +358,15 @@ START_TEST(disk_hits_count_for_the_compiling_fuser) {
   fbx_fkernel *k = NULL;
   for (int i = 0; i < 2; i++) {
     fbx_status *st = fbx_fuser_compile(f, grp, &in, 1, &k);
-    ck_assert_int_eq(fbx_status_code(st), FBX_ERR_PLUGIN);
+    ck_assert_int_eq(fbx_status_code(st), FBX_ERR_UNSUPPORTED); /* the plugin answers FBXP_ERR_UNSUPPORTED */
     fbx_status_free(st);
   }
   fbx_fuser_stats s;
   fbx_fuser_get_stats(f, &s);
   ck_assert_int_eq(s.disk_cache_hits, 2);
   ck_assert_int_eq(s.compiles, 2);
-  ck_assert_int_eq(s.compile_failures, 2);
+  ck_assert_int_eq(s.compile_failures, 0);
+  ck_assert_int_eq(s.compile_unsupported, 2);
   fbx_fuser_get_stats(other, &s);
   ck_assert_int_eq(s.disk_cache_hits, 0);
   fbx_fuser_release(other);
@@ -415,16 +418,60 @@ END_TEST
 
 START_TEST(host_table_header) {
   const fbxp_host_api *h = fbx_host_api_table();
-  ck_assert_uint_eq(h->struct_size, FBXP_HOST_API_SIZE_V1_0);
+  ck_assert_uint_eq(h->struct_size, FBXP_HOST_API_SIZE_V1_1);
   ck_assert_uint_eq(h->abi_major, FBXP_ABI_MAJOR);
-  ck_assert_uint_eq(h->abi_minor, FBXP_ABI_MINOR);
-  /* every v1.0 entry is filled */
-  const char *p = (const char *)&h->status_new, *end = (const char *)h + FBXP_HOST_API_SIZE_V1_0;
+  ck_assert_uint_eq(h->abi_minor, 1);
+  /* a 1.0 host's table: the 1.0 prefix only */
+  const fbxp_host_api *h0 = fbx_host_api_table_for(0);
+  ck_assert_uint_eq(h0->struct_size, FBXP_HOST_API_SIZE_V1_0);
+  ck_assert_uint_eq(h0->abi_minor, 0);
+  ck_assert_ptr_eq(h0->opencl_build, h->opencl_build);
+  ck_assert_ptr_eq(fbx_host_api_table_for(1), h);
+  /* every v1.1 entry is filled */
+  const char *p = (const char *)&h->status_new, *end = (const char *)h + FBXP_HOST_API_SIZE_V1_1;
   for (; p < end; p += sizeof(void (*)(void))) {
     void (*fn)(void);
     memcpy(&fn, p, sizeof fn);
     ck_assert_ptr_nonnull((void *)(uintptr_t)fn);
   }
+}
+END_TEST
+
+/* ABI 1.1: statuses both ways, and the host queries (issue 17.6, 17.7). */
+START_TEST(statuses_and_queries) {
+  const fbxp_host_api *h = fbx_host_api_table();
+  fbxp_status *s = h->status_new(FBXP_ERR_COMPILE, "cc: error: x.c:1: oops");
+  ck_assert_int_eq(h->status_code(s), FBXP_ERR_COMPILE);
+  ck_assert_str_eq(h->status_message(s), "cc: error: x.c:1: oops");
+  h->status_free(s); /* ASan: nothing leaks */
+  ck_assert_int_eq(h->status_code(NULL), FBXP_OK);
+  ck_assert_str_eq(h->status_message(NULL), "");
+  h->status_free(NULL);
+  /* a status from a host service, read and freed by the plugin */
+  fbxp_shlib *lib = NULL;
+  s = h->cc_compile(NULL, NULL, &lib);
+  ck_assert_int_eq(h->status_code(s), FBXP_ERR_INVALID);
+  ck_assert(strstr(h->status_message(s), "cc_compile") != NULL);
+  h->status_free(s);
+  /* queries */
+  ck_assert_int_eq(h->num_threads(), fbx_parallel_threads());
+  const char *cpu = h->cpu_features();
+  ck_assert_ptr_nonnull(cpu);
+  ck_assert_ptr_eq(h->cpu_features(), cpu); /* process-lifetime */
+#if defined(__x86_64__)
+  ck_assert_msg(!strncmp(cpu, "x86_64 ", 7), "%s", cpu);
+  ck_assert_msg(strstr(cpu, " sse2") != NULL, "%s", cpu); /* every x86-64 has it */
+  ck_assert_int_eq(strstr(cpu, " avx2") != NULL, __builtin_cpu_supports("avx2") != 0);
+#endif
+  setenv("FUSEBOX_CACHE_DIR", "/some/cache/dir", 1);
+  char buf[64];
+  ck_assert_int_eq(h->cache_dir(buf, sizeof buf), 15);
+  ck_assert_str_eq(buf, "/some/cache/dir");
+  char small[5];
+  ck_assert_int_eq(h->cache_dir(small, sizeof small), 15); /* truncated, full length returned */
+  ck_assert_str_eq(small, "/som");
+  ck_assert_int_eq(h->cache_dir(NULL, 0), 15);
+  unsetenv("FUSEBOX_CACHE_DIR");
 }
 END_TEST
 
@@ -437,6 +484,7 @@ int main(void) {
   tcase_add_test(tc, services);
   tcase_add_test(tc, disk_hits_count_for_the_compiling_fuser);
   tcase_add_test(tc, host_table_header);
+  tcase_add_test(tc, statuses_and_queries);
   tcase_add_test(tc, scalar_typed_values_resolve);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fusebox/fuser_abi.h>
 
@@ -147,7 +148,7 @@ START_TEST(rejections_name_their_reason) {
   expect_load_error(plug("null_table"),
                     (const char *[]){plug("null_table"), "refused to load: null_table refuses every host (test plugin)"}, 2);
   expect_load_error(plug("wrong_major"),
-                    (const char *[]){plug("wrong_major"), "plugin built for fusebox ABI 2.0, this host speaks 1.0"}, 2);
+                    (const char *[]){plug("wrong_major"), "plugin built for fusebox ABI 2.0, this host speaks 1.1"}, 2);
   snprintf(buf, sizeof buf, "undersized: struct_size %zu, this host needs at least %zu",
            (size_t)FBXP_SIZE_UPTO(fbxp_plugin_api, flags), (size_t)FBXP_SIZE_UPTO(fbxp_plugin_api, release));
   expect_load_error(plug("undersized"), (const char *[]){plug("undersized"), buf}, 2);
@@ -232,7 +233,7 @@ START_TEST(table_checks) {
   ck_assert_int_eq(init_calls, 1);
   ck_assert_uint_eq(seen_major, FBXP_ABI_MAJOR);
   ck_assert_uint_eq(seen_minor, FBXP_ABI_MINOR);
-  ck_assert_uint_eq(seen_host->struct_size, FBXP_HOST_API_SIZE_V1_0);
+  ck_assert_uint_eq(seen_host->struct_size, FBXP_HOST_API_SIZE_V1_1);
   ck_assert_uint_eq(seen_host->abi_major, FBXP_ABI_MAJOR);
   fbx_fuser_release(f);
   ck_assert_int_eq(shutdown_calls, 1);
@@ -263,7 +264,7 @@ START_TEST(table_checks) {
   reset_table();
   table.abi_major = 0;
   table.abi_minor = 9;
-  expect_entry_error("plugin built for fusebox ABI 0.9, this host speaks 1.0");
+  expect_entry_error("plugin built for fusebox ABI 0.9, this host speaks 1.1");
   reset_table();
   table.struct_size = 8;
   expect_entry_error("undersized: struct_size 8");
@@ -403,12 +404,13 @@ START_TEST(discovery) {
   int n = 0;
   ck_assert_ptr_null(fbx_fuser_discover(&c, &n));
   const char *ok[] = {"good", "old_minor", "new_minor", "bad_proposals", "compile_fails", "run_fails",
-                      "bad_specs", "declines", "crash"};
+                      "bad_specs", "declines", "crash", "wrong_dtype_spec", "short_shape_spec", "zeroed_spec",
+                      "declines_guarded", "abi10", "abi11", "compiles_nothing", "symbolic"};
   const char *bad[] = {"wrong_major", "no_entry", "null_table", "undersized"};
   int total = 0;
   for (int i = 0; i < n; i++) total += !strncmp(c[i].path, FBX_TEST_PLUGIN_DIR "/", strlen(FBX_TEST_PLUGIN_DIR) + 1);
-  ck_assert_int_eq(total, 13); /* listed twice in the path, found once */
-  for (int i = 0; i < 9; i++) {
+  ck_assert_int_eq(total, 21); /* listed twice in the path, found once */
+  for (int i = 0; i < 17; i++) {
     const fbx_fuser_candidate *x = find_cand(c, n, ok[i]);
     ck_assert_msg(x && !x->rejected, "%s: %s", ok[i], x && x->rejected ? x->rejected : "missing");
     ck_assert_str_eq(x->name, ok[i]);
@@ -427,7 +429,7 @@ START_TEST(discovery) {
     snprintf(stem, sizeof stem, "fbxtest_%s", bad[i]);
     ck_assert_str_eq(x->name, stem);
   }
-  ASSERT_HAS(find_cand(c, n, "wrong_major")->rejected, "plugin built for fusebox ABI 2.0, this host speaks 1.0");
+  ASSERT_HAS(find_cand(c, n, "wrong_major")->rejected, "plugin built for fusebox ABI 2.0, this host speaks 1.1");
   fbx_fuser_candidates_free(c, n);
 }
 END_TEST
@@ -438,21 +440,21 @@ START_TEST(cli_plugins) {
   ck_assert_msg(rc == 0, "rc %d:\n%s", rc, out);
   ASSERT_HAS(out, "search dirs:\n  " FBX_TEST_PLUGIN_DIR "\n");
   ASSERT_HAS(out, FBX_BINARY_DIR "/plugins");
-  /* the 13 test plugins (4 refused) and the built-in legacy fuser */
-  ASSERT_HAS(out, "14 found, 10 loadable, 4 rejected");
+  /* the 21 test plugins (4 refused) and the built-in legacy fuser */
+  ASSERT_HAS(out, "22 found, 18 loadable, 4 rejected");
   ASSERT_HAS(out, "self-fallback,thread-safe-run");
   ASSERT_HAS(out, FBX_BINARY_DIR "/plugins/libfbx_legacy.so");
   ASSERT_HAS(out, "good ");
   ASSERT_HAS(out, "1.0.0");
   ASSERT_HAS(out, "ABI 1.0");
-  ASSERT_HAS(out, "ABI 1.3");
+  ASSERT_HAS(out, "ABI 1.4"); /* new_minor: this header's minor + 3 */
   ASSERT_HAS(out, "guards-outside,thread-safe-run");
   ASSERT_HAS(out, "self-fallback");
   ASSERT_HAS(out, "cpu");
   ASSERT_HAS(out, plug("good"));
   ASSERT_HAS(out, "fbxtest_wrong_major");
   ASSERT_HAS(out, "REJECTED " FBX_TEST_PLUGIN_DIR "/libfbxtest_wrong_major.so");
-  ASSERT_HAS(out, "reason: plugin built for fusebox ABI 2.0, this host speaks 1.0");
+  ASSERT_HAS(out, "reason: plugin built for fusebox ABI 2.0, this host speaks 1.1");
   ASSERT_HAS(out, "reason: not a fuser plugin: it does not export the entry symbol 'fbxp_plugin_entry'");
   ASSERT_HAS(out, "reason: the plugin refused to load: null_table refuses every host");
   ASSERT_HAS(out, "reason: plugin table is undersized");
@@ -477,8 +479,10 @@ END_TEST
 
 START_TEST(plugins_export_only_the_entry) {
   const char *all[] = {"good", "old_minor", "new_minor", "bad_proposals", "compile_fails", "run_fails", "bad_specs",
-                       "declines", "crash", "wrong_major", "null_table", "undersized", "no_entry"};
-  for (int i = 0; i < 13; i++) {
+                       "declines", "crash", "wrong_major", "null_table", "undersized", "no_entry",
+                       "wrong_dtype_spec", "short_shape_spec", "zeroed_spec", "declines_guarded",
+                       "abi10", "abi11", "compiles_nothing", "symbolic"};
+  for (int i = 0; i < 21; i++) {
     char cmd[1024], *out = NULL;
     snprintf(cmd, sizeof cmd, "nm -D --defined-only %s", plug(all[i]));
     int rc = tu_run(cmd, &out);
@@ -496,6 +500,233 @@ START_TEST(plugins_export_only_the_entry) {
     ck_assert_int_eq(symbols, strcmp(all[i], "no_entry") ? 1 : 0);
     free(out);
   }
+}
+END_TEST
+
+
+/* ---- candidates checked before dlopen (issue 12 item 2) ------------------------------- */
+
+static void copy_prefix(const char *from, const char *to, long n) {
+  size_t len = 0;
+  char *data = tu_read_file(from, &len);
+  ck_assert_ptr_nonnull(data);
+  if (n < 0 || (size_t)n > len) n = (long)len;
+  FILE *f = fopen(to, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(data, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  free(data);
+}
+
+static void patch_u16(const char *path, long off, unsigned v) {
+  FILE *f = fopen(path, "r+b");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, off, SEEK_SET);
+  unsigned char b[2] = {(unsigned char)(v & 0xff), (unsigned char)(v >> 8)}; /* little-endian hosts */
+  fwrite(b, 1, 2, f);
+  fclose(f);
+}
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+START_TEST(bad_candidates_never_reach_dlopen) {
+  char dir[] = "/tmp/fbx-cand-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char p[8][600];
+  const char *names[8] = {"libtrunc.so", "libtrunc2.so", "junk.so", "empty.so", "libmachine.so", "loop.so",
+                          "fifo.so", "libokcopy.so"};
+  for (int i = 0; i < 8; i++) snprintf(p[i], sizeof p[i], "%s/%s", dir, names[i]);
+  size_t full = 0;
+  char *whole = tu_read_file(plug("good"), &full);
+  ck_assert_ptr_nonnull(whole);
+  free(whole);
+  copy_prefix(plug("good"), p[0], (long)full / 2);   /* headers intact, segments cut off */
+  copy_prefix(plug("good"), p[1], 200);              /* ELF header, part of the program headers */
+  write_text(p[2], "this is not a shared object, only some text long enough to hold an ELF header\n");
+  write_text(p[3], "");
+  copy_prefix(plug("good"), p[4], -1);
+  patch_u16(p[4], 18, 0xb7 + 1);                      /* e_machine: some other machine */
+  ck_assert_int_eq(symlink(p[5], p[5]), 0);           /* a symlink loop */
+  ck_assert_int_eq(mkfifo(p[6], 0600), 0);
+  copy_prefix(plug("good"), p[7], -1);                /* an intact copy still loads */
+  /* a tenth of the legacy fuser: dlopen of this one dies of SIGBUS unchecked */
+  char legacy_cut[600];
+  snprintf(legacy_cut, sizeof legacy_cut, "%s/liblegacycut.so", dir);
+  size_t legacy_size = 0;
+  char *legacy = tu_read_file(FBX_BINARY_DIR "/plugins/libfbx_legacy.so", &legacy_size);
+  ck_assert_ptr_nonnull(legacy);
+  free(legacy);
+  copy_prefix(FBX_BINARY_DIR "/plugins/libfbx_legacy.so", legacy_cut, (long)legacy_size / 10);
+  expect_load_error(legacy_cut, (const char *[]){legacy_cut, "truncated"}, 2);
+
+  const char *why[7] = {"truncated", "truncated", "no ELF magic", "shorter than an ELF header",
+                        "built for ELF machine", "symlink loop", "not a regular file"};
+  for (int i = 0; i < 7; i++) expect_load_error(p[i], (const char *[]){p[i], why[i]}, 2);
+  fbx_fuser *f = NULL;
+  ck_assert_ptr_null(fbx_fuser_load(&f, p[7]));
+  ck_assert_str_eq(fbx_fuser_name(f), "good");
+  fbx_fuser_release(f);
+
+  /* discovery lists the bad ones as rejected, with the reason */
+  setenv("FUSEBOX_PLUGIN_PATH", dir, 1);
+  fbx_fuser_candidate *c = NULL;
+  int n = 0;
+  ck_assert_ptr_null(fbx_fuser_discover(&c, &n));
+  int rejected = 0, found_ok = 0;
+  for (int i = 0; i < n; i++) {
+    if (strncmp(c[i].path, dir, strlen(dir))) continue;
+    if (c[i].rejected) rejected++;
+    else found_ok += !strcmp(c[i].name, "good");
+  }
+  ck_assert_int_eq(rejected, 6); /* the loop and the FIFO are not regular files: not candidates */
+  ck_assert_int_eq(found_ok, 1);
+  fbx_fuser_candidates_free(c, n);
+  /* by name: a clean error, not a fault */
+  fbx_status *st = fbx_fuser_load(&f, "trunc");
+  ck_assert_ptr_nonnull(st);
+  ASSERT_HAS(fbx_status_message(st), "truncated");
+  fbx_status_free(st);
+
+  /* the CLI: plugins, run --fuser NAME, plugin-check without --isolate */
+  char cmd[2048], *out = NULL;
+  snprintf(cmd, sizeof cmd, "FUSEBOX_PLUGIN_PATH=%s %s plugins", dir, FBX_CLI);
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "rc %d:\n%s", rc, out);
+  ASSERT_HAS(out, "REJECTED");
+  ASSERT_HAS(out, "truncated");
+  free(out);
+  char ir[700];
+  snprintf(ir, sizeof ir, "%s/g.ir", dir);
+  write_text(ir, "graph(%x : Tensor):\n  %y : Tensor = aten::relu(%x)\n  return (%y)\n");
+  snprintf(cmd, sizeof cmd, "FUSEBOX_PLUGIN_PATH=%s %s run %s --fuser trunc --input 1.5", dir, FBX_CLI, ir);
+  rc = tu_run(cmd, &out);
+  ck_assert_msg(rc > 0 && rc < 128, "rc %d:\n%s", rc, out);
+  ASSERT_HAS(out, "truncated");
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s plugin-check %s", FBX_CLI, p[0]);
+  rc = tu_run(cmd, &out);
+  ck_assert_msg(rc > 0 && rc < 128, "rc %d:\n%s", rc, out);
+  ASSERT_HAS(out, "truncated");
+  free(out);
+
+  for (int i = 0; i < 8; i++) unlink(p[i]);
+  unlink(legacy_cut);
+  unlink(ir);
+  rmdir(dir);
+}
+END_TEST
+
+/* ---- ABI 1.1 against 1.0, both ways ------------------------------------------------- */
+
+static void run_chain_with(const char *plugin, const char *want_launches) {
+  char dir[] = "/tmp/fbx-abi-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char ir[600], cmd[2048], *out = NULL;
+  snprintf(ir, sizeof ir, "%s/g.ir", dir);
+  FILE *f = fopen(ir, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("graph(%x : Tensor, %y : Tensor):\n  %a : Tensor = aten::mul(%x, %y)\n  %b : Tensor = aten::relu(%a)\n"
+        "  %c : Tensor = aten::neg(%b)\n  return (%c)\n", f);
+  fclose(f);
+  char x[600];
+  snprintf(x, sizeof x, "%s/x.npy", dir);
+  int64_t sizes[2] = {3, 7};
+  fbx_tensor *t = NULL;
+  ck_assert_ptr_null(fbx_tensor_empty(&t, FBX_DTYPE_FLOAT32, 2, sizes));
+  for (int64_t i = 0; i < t->numel; i++) fbx_tensor_set_f64(t, i, (double)(i % 5) - 2.0);
+  ck_assert_ptr_null(fbx_npy_write_file(x, t));
+  fbx_tensor_release(t);
+  snprintf(cmd, sizeof cmd, "%s run %s --input %s --input %s --fuser %s --iters 3 --stats", FBX_CLI, ir, x, x, plugin);
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "rc %d:\n%s", rc, out);
+  ASSERT_HAS(out, want_launches);
+  free(out);
+  unlink(ir);
+  unlink(x);
+  rmdir(dir);
+}
+
+START_TEST(abi_1_0_plugin_on_1_1_host) {
+  fbx_fuser *f = NULL;
+  ck_assert_ptr_null(fbx_fuser_load(&f, plug("abi10")));
+  ck_assert_str_eq(fbx_fuser_name(f), "abi10");
+  ck_assert_uint_eq(fbx_fuser_api(f)->abi_minor, 0);
+  ck_assert_uint_eq(fbx_fuser_api(f)->struct_size, FBXP_PLUGIN_API_SIZE_V1_0);
+  fbx_fuser_release(f);
+  run_chain_with(plug("abi10"), "kernels compiled    1 (0 failed");
+}
+END_TEST
+
+START_TEST(abi_1_1_plugin_on_both_hosts) {
+  setenv("FUSEBOX_CACHE_DIR", "/tmp/fbx-abi11-cache-dir", 1);
+  fbx_fuser *f = NULL;
+  ck_assert_ptr_null(fbx_fuser_load(&f, plug("abi11")));
+  const char *d = fbx_fuser_api(f)->description;
+  char want[128];
+  snprintf(want, sizeof want, "1.1 host: threads %d; status 3 'probe'; cache /tmp/fbx-abi11-cache-dir; cpu ",
+           fbx_host_num_threads());
+  ASSERT_HAS(d, want);
+  ASSERT_HAS(d, fbx_host_cpu_features());
+  fbx_fuser_release(f);
+  /* a host that speaks 1.0 hands out the 1.0 table: the plugin does without */
+  f = NULL;
+  ck_assert_ptr_null(fbx_fuser_load_path_as(&f, plug("abi11"), 1, 0));
+  snprintf(want, sizeof want, "1.0 host (table of %zu bytes): no queries", (size_t)FBXP_HOST_API_SIZE_V1_0);
+  ASSERT_HAS(fbx_fuser_api(f)->description, want);
+  fbx_fuser_release(f);
+  unsetenv("FUSEBOX_CACHE_DIR");
+  run_chain_with(plug("abi11"), "kernels compiled    1 (0 failed");
+}
+END_TEST
+
+/* Issue 17.8: a crash inside a plugin call names the plugin, the stage and
+ * the group, and the process still dies of the signal. */
+START_TEST(crash_names_plugin_stage_group) {
+  char dir[] = "/tmp/fbx-crash-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char ir[600], x[600], cmd[2048], *out = NULL;
+  snprintf(ir, sizeof ir, "%s/g.ir", dir);
+  snprintf(x, sizeof x, "%s/x.npy", dir);
+  FILE *f = fopen(ir, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("graph(%x : Tensor):\n  %a : Tensor = aten::relu(%x)\n  %b : Tensor = aten::neg(%a)\n  return (%b)\n", f);
+  fclose(f);
+  int64_t sizes[1] = {10};
+  fbx_tensor *t = NULL;
+  ck_assert_ptr_null(fbx_tensor_empty(&t, FBX_DTYPE_FLOAT32, 1, sizes));
+  for (int64_t i = 0; i < 10; i++) fbx_tensor_set_f64(t, i, (double)i - 4.5);
+  ck_assert_ptr_null(fbx_npy_write_file(x, t));
+  fbx_tensor_release(t);
+  const struct {
+    const char *env, *sig, *stage;
+    int rc;
+  } cases[] = {{"", "SIGSEGV", "run", 139},
+               {"FBXTEST_CRASH_STAGE=compile", "SIGSEGV", "compile", 139},
+               {"FBXTEST_CRASH_HOW=abort", "SIGABRT", "run", 134}};
+  for (int i = 0; i < 3; i++) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+    /* the sanitizers catch the plugin's null store before it faults */
+    if (strcmp(cases[i].sig, "SIGABRT")) continue;
+#endif
+    snprintf(cmd, sizeof cmd, "ulimit -c 0; %s %s run %s --input %s --fuser %s --iters 3", cases[i].env, FBX_CLI, ir, x,
+             plug("crash"));
+    int rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == cases[i].rc, "%s: rc %d:\n%s", cases[i].env, rc, out);
+    char want[1024];
+    snprintf(want, sizeof want, "fusebox: fuser plugin 'crash' (%s) crashed with %s in %s of group %%", plug("crash"),
+             cases[i].sig, cases[i].stage);
+    ASSERT_HAS(out, want);
+    ASSERT_HAS(strstr(out, want), " (aten::relu, aten::neg)\n");
+    free(out);
+  }
+  unlink(ir);
+  unlink(x);
+  rmdir(dir);
 }
 END_TEST
 
@@ -517,6 +748,10 @@ int main(void) {
   tcase_add_test(tc, discovery);
   tcase_add_test(tc, cli_plugins);
   tcase_add_test(tc, plugins_export_only_the_entry);
+  tcase_add_test(tc, bad_candidates_never_reach_dlopen);
+  tcase_add_test(tc, abi_1_0_plugin_on_1_1_host);
+  tcase_add_test(tc, abi_1_1_plugin_on_both_hosts);
+  tcase_add_test(tc, crash_names_plugin_stage_group);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -516,6 +516,68 @@ START_TEST(partition_survives_allocation_failures) {
 }
 END_TEST
 
+/* Issue 17.4: a constant int[] shared (after CSE) by two means in two
+ * groups is cloned into both, with its constants, whether a proposal names
+ * the list or not; no group gets a list input or output. */
+START_TEST(constant_lists_are_cloned_into_every_group) {
+  const char *text =
+      "graph(%x : Tensor, %y : Tensor):\n"
+      "  %d0 : int = prim::Constant[value=-1]()\n"
+      "  %dims : int[] = prim::ListConstruct(%d0)\n"
+      "  %keep : bool = prim::Constant[value=0]()\n"
+      "  %none : NoneType = prim::Constant()\n"
+      "  %a : Tensor = aten::relu(%x)\n"
+      "  %m1 : Tensor = aten::mean(%a, %dims, %keep, %none)\n"
+      "  %b : Tensor = aten::neg(%y)\n"
+      "  %m2 : Tensor = aten::mean(%b, %dims, %keep, %none)\n"
+      "  return (%m1, %m2, %dims)\n";
+  for (int named = 0; named < 2; named++) {
+    fbx_graph *g = parse(text);
+    fbx_partition_report rep = partition_names(
+        g, named ? (const char *[]){"dims", "a", "m1", NULL, "b", "m2", "d0", NULL, NULL}
+                 : (const char *[]){"a", "m1", NULL, "b", "m2", NULL, NULL});
+    ck_assert_int_eq(rep.proposed, 2);
+    ck_assert_int_eq(rep.accepted, 2);
+    verify(g);
+    int groups = 0;
+    for (fbx_node *n = fbx_block_first(g->block); n; n = n->next) {
+      if (n->kind != FBX_SYM_fusebox_FusionGroup) continue;
+      groups++;
+      ck_assert_int_eq(n->ninputs, 1); /* the tensor only */
+      ck_assert_int_eq(n->noutputs, 1);
+      ck_assert_int_eq(n->inputs[0]->type->kind, FBX_TYPE_TENSOR);
+      const fbx_graph *sub = fbx_node_subgraph(n);
+      ck_assert_int_eq(count_kind(sub->block, FBX_SYM_prim_ListConstruct), 1);
+      char *st = fbx_graph_print(sub);
+      ASSERT_HAS(st, "prim::Constant[value=-1]()");
+      ASSERT_HAS(st, "aten::mean(");
+      fbx_free(st);
+    }
+    ck_assert_int_eq(groups, 2);
+    /* the graph still returns the list itself: one copy stays outside */
+    ck_assert_int_eq(count_kind(g->block, FBX_SYM_prim_ListConstruct), 1);
+    fbx_graph_destroy(g);
+  }
+  /* a list only the groups used is gone from the outer graph */
+  const char *text2 =
+      "graph(%x : Tensor):\n"
+      "  %d0 : int = prim::Constant[value=1]()\n"
+      "  %dims : int[] = prim::ListConstruct(%d0)\n"
+      "  %keep : bool = prim::Constant[value=1]()\n"
+      "  %none : NoneType = prim::Constant()\n"
+      "  %a : Tensor = aten::relu(%x)\n"
+      "  %m1 : Tensor = aten::sum(%a, %dims, %keep, %none)\n"
+      "  return (%m1)\n";
+  fbx_graph *g = parse(text2);
+  fbx_partition_report rep = partition_names(g, (const char *[]){"a", "m1", NULL, NULL});
+  ck_assert_int_eq(rep.accepted, 1);
+  verify(g);
+  ck_assert_int_eq(count_kind(g->block, FBX_SYM_prim_ListConstruct), 0);
+  ck_assert_int_eq(count_kind(g->block, FBX_SYM_prim_Constant), 0);
+  fbx_graph_destroy(g);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("host_partition");
   TCase *tc = tcase_create("partition");
@@ -526,6 +588,7 @@ int main(void) {
   tcase_add_test(tc, validate_rules);
   tcase_add_test(tc, validate_nested_use_and_groups);
   tcase_add_test(tc, users_between_members_move_after_the_group);
+  tcase_add_test(tc, constant_lists_are_cloned_into_every_group);
   tcase_add_test(tc, partition_survives_allocation_failures);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -49,8 +49,9 @@ START_TEST(good_passes) {
   ck_assert_msg(strstr(out, "PASS load\n") && strstr(out, "PASS metadata\n") && strstr(out, "PASS thread-safety\n") &&
                     strstr(out, "PASS fault/wrong-shape\n") && strstr(out, "PASS fault/unsupported-dtype\n") &&
                     strstr(out, "PASS lifecycle/ratio_iou\n") && strstr(out, "PASS numeric/ratio_iou\n") &&
-                    strstr(out, "PASS unload\n"),
+                    strstr(out, "PASS unload\n") && strstr(out, "PASS coverage\n"),
                 "%.3000s", out);
+  ck_assert_msg(strstr(out, "# coverage: ") && strstr(out, " groups proposed, "), "%.3000s", out);
   ck_assert_msg(p > 100, "only %d tests:\n%.3000s", p, out);
   free(out);
 }
@@ -127,6 +128,53 @@ START_TEST(load_failure_and_usage) {
 }
 END_TEST
 
+/* Issue 17.11: plugins that fuse nothing fail coverage (the reference legacy
+ * fuser runs kernels on the same corpus); every other test still passes. */
+START_TEST(useless_plugins_fail_coverage) {
+  const char *names[2] = {PLUGIN("declines"), PLUGIN("compiles_nothing")};
+  for (int i = 0; i < 2; i++) {
+    char args[600], *out = NULL;
+    snprintf(args, sizeof args, "%s --case ratio_iou --case lstm_cell", names[i]);
+    int rc = check(args, &out);
+    int p, f;
+    closing(out, &p, &f);
+    ck_assert_msg(rc == 1 && f == 1, "%s: exit %d:\n%.3000s", names[i], rc, out);
+    ck_assert_msg(strstr(out, "FAIL coverage: the plugin fuses nothing: "), "%.3000s", out);
+    ck_assert_msg(strstr(out, "0 kernel runs"), "%.3000s", out);
+    ck_assert_msg(strstr(out, "where the reference fuser legacy ran "), "%.3000s", out);
+    ck_assert_msg(strstr(out, "PASS lifecycle/ratio_iou\n"), "%.3000s", out);
+    free(out);
+  }
+}
+END_TEST
+
+/* Without --isolate a crash ends the checker, but names the test, the
+ * plugin, the stage and the group first. */
+START_TEST(crash_not_isolated_names_the_test) {
+  char cmd[4096], *out = NULL;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+  /* the sanitizers catch the plugin's null store before it faults: abort instead */
+  const char *how = "FBXTEST_CRASH_HOW=abort", *sig = "SIGABRT";
+  int want_rc = 134;
+#else
+  const char *how = "", *sig = "SIGSEGV";
+  int want_rc = 139;
+#endif
+  snprintf(cmd, sizeof cmd, "ulimit -c 0; %s %s plugin-check %s --corpus %s --case ratio_iou 2>&1", how, FBX_CLI,
+           PLUGIN("crash"), CORPUS);
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == want_rc, "exit %d:\n%.3000s", rc, out);
+  char want[1024];
+  snprintf(want, sizeof want, "fusebox: crashed with %s during plugin-check test lifecycle/ratio_iou of %s", sig,
+           PLUGIN("crash"));
+  ck_assert_msg(strstr(out, want), "no '%s' in:\n%.3000s", want, out);
+  snprintf(want, sizeof want, "fusebox: fuser plugin 'crash' (%s) crashed with %s in run of group %%", PLUGIN("crash"),
+           sig);
+  ck_assert_msg(strstr(out, want), "no '%s' in:\n%.3000s", want, out);
+  free(out);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("plugin_check");
   TCase *tc = tcase_create("plugin_check");
@@ -136,6 +184,8 @@ int main(void) {
   tcase_add_test(tc, crash_isolated);
   tcase_add_test(tc, run_and_compile_failures);
   tcase_add_test(tc, load_failure_and_usage);
+  tcase_add_test(tc, useless_plugins_fail_coverage);
+  tcase_add_test(tc, crash_not_isolated_names_the_test);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -407,6 +407,84 @@ START_TEST(plugin_check_passes_hello) {
 }
 END_TEST
 
+/* ---- the installed prefix on its own (issue 17.2, 17.3, 17.12) ------------------------------ */
+
+/* A copy of the install moved elsewhere (so neither the configured prefix
+ * nor the build tree can be what it finds): its fusebox lists and runs the
+ * built-in fusers installed next to it, and plugin-check finds the corpus
+ * installed with it. */
+START_TEST(relocated_prefix_finds_its_plugins_and_corpus) {
+  require_install();
+  char cmd[8192], *out = NULL;
+  snprintf(cmd, sizeof cmd, "rm -rf '%s/moved' && cp -a '%s' '%s/moved'", tmp, prefix, tmp);
+  ck_assert_int_eq(tu_run(cmd, NULL), 0);
+  const char *env = "env -u FUSEBOX_PLUGIN_PATH -u FUSEBOX_CORPUS -u FUSEBOX_FUSER";
+  snprintf(cmd, sizeof cmd, "cd '%s' && %s FUSEBOX_CACHE_DIR='%s/cache' ./moved/bin/fusebox plugins", tmp, env, tmp);
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "%s\nfailed (%d):\n%s", cmd, rc, out);
+  char want[1024];
+  snprintf(want, sizeof want, "%s/moved/lib/fusebox/plugins/libfbx_legacy.so", tmp);
+  ASSERT_HAS(out, want);
+  ck_assert_msg(!strstr(out, FBX_BINARY_DIR), "the installed fusebox looks into the build tree:\n%s", out);
+  free(out);
+  /* every built-in fuser installed there runs, and gives PyTorch's answer */
+  const char *builtins[] = {"legacy", "tensorexpr", "nvfuser_like"};
+  int ran = 0;
+  const char *cases = tu_src_path("tests/corpus/cases/gelu_tanh");
+  for (int i = 0; i < 3; i++) {
+    char so[1024];
+    snprintf(so, sizeof so, "%s/moved/lib/fusebox/plugins/libfbx_%s.so", tmp, builtins[i]);
+    if (!exists(so)) continue;
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && %s FUSEBOX_CACHE_DIR='%s/cache' ./moved/bin/fusebox run '%s/graph.ir' --input '%s/in0.npy' "
+             "--fuser %s --iters 3 --stats --out '%s/inst_%s'",
+             tmp, env, tmp, cases, cases, builtins[i], tmp, builtins[i]);
+    rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == 0, "%s\nfailed (%d):\n%s", cmd, rc, out);
+    ck_assert_msg(strstr(out, "kernel launches     0 ") == NULL, "%s fused nothing:\n%s", builtins[i], out);
+    free(out);
+    char o[1024];
+    snprintf(o, sizeof o, "%s/inst_%s/out0.npy", tmp, builtins[i]);
+    fbx_tensor *got = NULL, *expect = NULL;
+    fbx_status *st = fbx_npy_read_file(&got, o);
+    ck_assert_msg(!st, "%s", fbx_status_message(st));
+    ck_assert_ptr_null(fbx_npy_read_file(&expect, tu_src_path("tests/corpus/cases/gelu_tanh/out0.npy")));
+    assert_close(got, expect, 1e-5, 1e-6, builtins[i]);
+    fbx_tensor_release(got);
+    fbx_tensor_release(expect);
+    ran++;
+  }
+  ck_assert_int_ge(ran, 1); /* legacy at least */
+  /* plugin-check with no --corpus: the installed one */
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && %s FUSEBOX_CACHE_DIR='%s/cache' ./moved/bin/fusebox plugin-check legacy --case gelu_tanh "
+           "--case ratio_iou",
+           tmp, env, tmp);
+  rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "%s\nfailed (%d):\n%s", cmd, rc, out);
+  snprintf(want, sizeof want, "2 corpus cases from %s/moved/bin/../share/fusebox/corpus", tmp);
+  ASSERT_HAS(out, want);
+  ASSERT_HAS(out, " passed, 0 failed\n");
+  free(out);
+}
+END_TEST
+
+/* fusebox.pc links an embedding program without --static (libm, libdl,
+ * pthreads are in Libs: the library is static). */
+START_TEST(pkg_config_embedding_links) {
+  require_install();
+  char cmd[4096], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "export PKG_CONFIG_PATH='%s/lib/pkgconfig' && cc -std=c11 -O1 '%s/examples/embed.c' "
+           "$(pkg-config --cflags --libs fusebox) -o '%s/embed'",
+           prefix, FBX_SOURCE_DIR, tmp);
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "%s\nfailed (%d):\n%s", cmd, rc, out);
+  free(out);
+  ck_assert(exists(at("embed")));
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sdk_install");
   TCase *tc = tcase_create("sdk");
@@ -420,6 +498,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, cli_plugins_lists_hello);
   tcase_add_test(tc, cli_run_with_hello);
   tcase_add_test(tc, plugin_check_passes_hello);
+  tcase_add_test(tc, relocated_prefix_finds_its_plugins_and_corpus);
+  tcase_add_test(tc, pkg_config_embedding_links);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -206,6 +206,11 @@ typedef struct fbx_executor_stats {
    * included). With the kernel launches above, what a run costs in kernels. */
   int64_t interpreted_ops;          /* graph and forward graphs */
   int64_t backward_interpreted_ops; /* backward graphs */
+  /* Appended with ABI 1.1: compiles the fuser answered FBXP_ERR_UNSUPPORTED
+   * (its normal "not this group": logged under FUSEBOX_LOG=fusion, no
+   * warning, not in compile_failures; the group runs in the interpreter).
+   * Forward graphs only. */
+  int64_t compile_unsupported;
 } fbx_executor_stats;
 
 /* Fill *out (only the fields out->struct_size covers). */

@@ -43,7 +43,9 @@
  *   - Versioning. FBXP_ABI_MAJOR must match exactly; minors only append.
  *     The host passes its version to the entry point; the plugin's table
  *     says what it was built against. Each side only calls what the other's
- *     minor version has.
+ *     minor version has: a 1.1 plugin on a 1.0 host finds
+ *     host->struct_size == FBXP_HOST_API_SIZE_V1_0 and must either refuse
+ *     (return NULL with a reason) or do without the 1.1 functions.
  *   - Every struct crossing the boundary starts with `size_t struct_size`:
  *     the offset of its last field plus that field's size for the version
  *     the writer was built with (use the FBXP_*_SIZE_V* macros). Readers only
@@ -81,7 +83,7 @@ extern "C" {
 #endif
 
 #define FBXP_ABI_MAJOR 1u
-#define FBXP_ABI_MINOR 0u
+#define FBXP_ABI_MINOR 1u
 #define FBXP_ENTRY_SYMBOL "fbxp_plugin_entry"
 
 #if defined(__GNUC__)
@@ -100,7 +102,11 @@ typedef struct fbxp_status fbxp_status; /* made by host->status_new, owned by wh
 typedef enum fbxp_code {
   FBXP_OK = 0,
   FBXP_ERR_INVALID = 1,     /* bad input from the host or graph */
-  FBXP_ERR_UNSUPPORTED = 2, /* the plugin cannot handle this group or spec */
+  /* The plugin cannot handle this group or spec. From compile it is the
+   * normal "not this one": the group runs in the host's interpreter with no
+   * warning (logged under FUSEBOX_LOG=fusion, counted as unsupported, not as
+   * a compile failure). Every other error code is a failure and is warned. */
+  FBXP_ERR_UNSUPPORTED = 2,
   FBXP_ERR_COMPILE = 3,     /* code generation or compilation failed */
   FBXP_ERR_RUN = 4,         /* a kernel failed at run time */
   FBXP_ERR_NOMEM = 5,
@@ -108,7 +114,9 @@ typedef enum fbxp_code {
   /* Not an error: run() declines this call (e.g. shapes it cannot handle)
    * and the host runs the group through its interpreter instead. Only for
    * plugins with FBXP_SELF_FALLBACK; counted in stats, not logged as a
-   * failure. */
+   * failure. From a FBXP_GUARDS_OUTSIDE plugin (whose kernel only ever sees
+   * the specs it was compiled for) it is a run failure: warned once,
+   * counted in run failures, and the group runs in the interpreter. */
   FBXP_DECLINE = 7,
 } fbxp_code;
 
@@ -136,6 +144,15 @@ typedef enum fbxp_type_kind {
 
 #define FBXP_MAX_DIMS 16
 #define FBXP_DIM_UNKNOWN (-1)
+/* ABI 1.1, symbolic sizes: in an fbxp_arg_spec given to a plugin that sets
+ * FBXP_ACCEPTS_SYMBOLIC, a size <= -2 is symbol FBXP_SYMBOL_ID(size): a
+ * size not known at compile time, equal to every other size with the same
+ * symbol (in any input) and never 1 (size-1 dims stay concrete). Such a
+ * tensor input is contiguous, and its strides are FBXP_DIM_UNKNOWN. Output
+ * specs may use the inputs' symbols; the host resolves them per run. */
+#define FBXP_SYMBOL(id) (-2 - (int64_t)(id))
+#define FBXP_SYMBOL_ID(size) ((int32_t)(-2 - (size)))
+#define FBXP_IS_SYMBOL(size) ((size) <= -2)
 
 /* What is known statically about a tensor value (from its IR type). */
 typedef struct fbxp_tensor_type {
@@ -296,8 +313,40 @@ typedef struct fbxp_host_api {
    * FBXP_ERR_UNSUPPORTED when no OpenCL platform is present. */
   fbxp_status *(*opencl_build)(const char *source, const char *options, void **program, void **context,
                                void **device, void **queue, char **log);
+
+  /* ---- appended in ABI 1.1: check host->struct_size >= FBXP_HOST_API_SIZE_V1_1
+   * (or the host minor passed to the entry >= 1) before calling these. ---- */
+
+  /* Statuses both ways: read the code and message of any status (one a
+   * host service returned, or one the plugin made), and free one the plugin
+   * keeps instead of returning it (e.g. to add context and retry). NULL
+   * reads as FBXP_OK and ""; the message is valid until the status is freed
+   * or handed back to the host. */
+  fbxp_code (*status_code)(const fbxp_status *s);
+  const char *(*status_message)(const fbxp_status *s);
+  void (*status_free)(fbxp_status *s);
+
+  /* Host queries. The number of threads the host's pool (parallel_for) uses
+   * (FUSEBOX_NUM_THREADS, else the online CPUs): size your own thread teams
+   * with it. */
+  int32_t (*num_threads)(void);
+  /* The CPU this process runs on, as one line that differs between CPUs
+   * that generated code can tell apart: the architecture, then for x86 the
+   * vendor and signature, then the ISA features the CPU and OS support
+   * ("x86_64 GenuineIntel sig 000806f8: sse2 sse3 ssse3 sse4.1 sse4.2 popcnt
+   * avx f16c fma avx2 bmi2 avx512f ..."). Host-owned, valid for the
+   * process. Put it in generated code compiled with -march=native so that a
+   * shared disk cache never serves one CPU's code to another. */
+  const char *(*cpu_features)(void);
+  /* The host's on-disk cache directory (FUSEBOX_CACHE_DIR, else
+   * $XDG_CACHE_HOME/fusebox, else ~/.cache/fusebox), written to buf like
+   * snprintf: returns the full length (write again with a larger buffer if
+   * it is >= cap), or -1 when there is none. Keep your own files in a
+   * subdirectory named after your plugin. */
+  int32_t (*cache_dir)(char *buf, int32_t cap);
 } fbxp_host_api;
 #define FBXP_HOST_API_SIZE_V1_0 FBXP_SIZE_UPTO(fbxp_host_api, opencl_build)
+#define FBXP_HOST_API_SIZE_V1_1 FBXP_SIZE_UPTO(fbxp_host_api, cache_dir)
 
 /* ---- the plugin's table ------------------------------------------------------------ */
 
@@ -310,6 +359,11 @@ enum {
   FBXP_SELF_FALLBACK = 1u << 1,
   /* run() may be called concurrently (on the same or different kernels). */
   FBXP_RUN_THREAD_SAFE = 1u << 2,
+  /* ABI 1.1: compile accepts specs with symbolic sizes (FBXP_SYMBOL). The
+   * host then passes them at the `dynamic` levels of FUSEBOX_FUSION_STRATEGY
+   * (for contiguous tensor inputs), so one kernel serves every shape with the
+   * same ranks, dtypes, size-1 dims and equalities; a 1.0 host never does. */
+  FBXP_ACCEPTS_SYMBOLIC = 1u << 3,
 };
 
 enum { FBXP_DEVICE_CPU = 1u << 0, FBXP_DEVICE_CUDA = 1u << 1, FBXP_DEVICE_OPENCL = 1u << 2 };
@@ -360,6 +414,9 @@ typedef struct fbxp_plugin_api {
   const char *(*kernel_source)(void *state, fbxp_kernel *k);
 } fbxp_plugin_api;
 #define FBXP_PLUGIN_API_SIZE_V1_0 FBXP_SIZE_UPTO(fbxp_plugin_api, kernel_source)
+/* 1.1 appends nothing to the plugin table: a 1.1 plugin's table is as large
+ * as a 1.0 one. */
+#define FBXP_PLUGIN_API_SIZE_V1_1 FBXP_PLUGIN_API_SIZE_V1_0
 
 /* The entry point every plugin exports (the only exported symbol). */
 typedef const fbxp_plugin_api *(*fbxp_entry_fn)(const fbxp_host_api *host, uint32_t host_abi_major,
