@@ -51,6 +51,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "kit_gen: cannot read %s\n", argv[1]);
     return 1;
   }
+  /* the file's leading comment documents the source; kernels do not need it */
+  const char *body = prelude;
+  if (!strncmp(body, "/*", 2) && strstr(body, "*/\n")) body = strstr(body, "*/\n") + 3;
   FILE *o = fopen(argv[2], "w");
   if (!o) {
     fprintf(stderr, "kit_gen: cannot write %s\n", argv[2]);
@@ -63,7 +66,7 @@ int main(int argc, char **argv) {
     fprintf(o, "  /* %s */\n", fbxk_dialect_get((fbxk_dialect)d)->name);
     cstring(o, fbxk_dialect_get((fbxk_dialect)d)->head);
     fputs("\n", o);
-    cstring(o, prelude);
+    cstring(o, body);
     fputs(",\n", o);
   }
   fputs("};\n", o);
