@@ -106,7 +106,7 @@ static void print_kernel(fbxk_printer *p, int op, int cd) {
     fbxk_p_open(p, "if (e < n)");
   }
   int nargs = fbxk_op_noperands(op) + fbxk_op_nparams(op), sel = fbxk_op_selector(op);
-  char names[NA][8];
+  char names[NA][16];
   const char *args[NA];
   for (int j = 0; j < nargs; j++) {
     snprintf(names[j], sizeof names[j], "a%d", j);
