@@ -56,6 +56,12 @@ FBXK_API void fbxk_buf_free(fbxk_buf *b);
 
 /* ---- dialects ------------------------------------------------------------------ */
 
+/* Floating-point contraction: the templates assume a * b + c is rounded
+ * twice, as the unfused ops round it. C: compile with -ffp-contract=off;
+ * OpenCL: the head says `#pragma OPENCL FP_CONTRACT OFF`; CUDA C has no
+ * pragma for it: NVRTC needs --fmad=false (the host's nvrtc_compile service
+ * does not pass it today, so CUDA kernels may fuse into FMAs). */
+
 typedef struct fbxk_dialect_info {
   const char *name;          /* "c", "cuda", "opencl" */
   const char *head;          /* includes, typedefs, macros before the prelude */
