@@ -95,11 +95,11 @@ static int emit_input(builder *b, int i, int space) {
     int id = new_value(b, LF_SCALAR);
     if (id < 0) return id;
     k->values[id].slot = i;
-    k->values[id].dtype = s->kind == FBXP_ARG_FLOAT ? LF_F64 : s->dtype == LF_BOOL ? LF_BOOL : LF_I64;
-    k->values[id].prio = LF_PRIO_SCALAR;
+    k->values[id].dtype = s->kind == FBXP_ARG_FLOAT ? FBXK_F64 : s->dtype == FBXK_BOOL ? FBXK_BOOL : FBXK_I64;
+    k->values[id].prio = FBXK_PRIO_SCALAR;
     return id;
   }
-  if (!lf_valid_dtype(s->dtype)) return fail(b, "legacy: input dtype not supported%s", "");
+  if (!fbxk_valid_dtype(s->dtype)) return fail(b, "legacy: input dtype not supported%s", "");
   if (k->noperands == LF_MAX_ARGS) return fail(b, "legacy: more than %s tensor operands", "64");
   int id = new_value(b, LF_LOAD);
   if (id < 0) return id;
@@ -116,7 +116,7 @@ static int emit_input(builder *b, int i, int space) {
   }
   k->values[id].slot = k->noperands++;
   k->values[id].dtype = s->dtype;
-  k->values[id].prio = s->ndim == 0 ? LF_PRIO_ZERODIM : LF_PRIO_TENSOR;
+  k->values[id].prio = s->ndim == 0 ? FBXK_PRIO_ZERODIM : FBXK_PRIO_TENSOR;
   if (s->ndim > k->rank) k->rank = s->ndim;
   return id;
 }
@@ -128,16 +128,16 @@ static int emit_const(builder *b, const fbxp_value *v) {
   fbxp_type_kind kind = lf_host->value_kind(v);
   if (kind == FBXP_TYPE_FLOAT && lf_host->value_const_float(v, &f)) {
     if ((id = new_value(b, LF_CONST)) < 0) return id;
-    b->k->values[id].dtype = LF_F64;
+    b->k->values[id].dtype = FBXK_F64;
     b->k->values[id].cf = f;
   } else if ((kind == FBXP_TYPE_INT || kind == FBXP_TYPE_BOOL) && lf_host->value_const_int(v, &i)) {
     if ((id = new_value(b, LF_CONST)) < 0) return id;
-    b->k->values[id].dtype = kind == FBXP_TYPE_BOOL ? LF_BOOL : LF_I64;
+    b->k->values[id].dtype = kind == FBXP_TYPE_BOOL ? FBXK_BOOL : FBXK_I64;
     b->k->values[id].ci = i;
   } else {
     return fail(b, "legacy: constant %%%s is not a number", lf_host->value_name(v));
   }
-  b->k->values[id].prio = LF_PRIO_SCALAR;
+  b->k->values[id].prio = FBXK_PRIO_SCALAR;
   return id;
 }
 
@@ -172,10 +172,10 @@ static int emit_piece(builder *b, const fbxp_node *unpack, int piece, int space,
 }
 
 static int emit_op(builder *b, const fbxp_node *p, int space, int depth) {
-  lf_opmatch m;
-  if (lf_op_match(p, &m) < 0) return fail(b, "legacy: %s is not a fusable pointwise op", lf_host->node_kind(p));
+  fbxk_match m;
+  if (fbxk_op_match(lf_host, p, &m) < 0) return fail(b, "legacy: %s is not a fusable pointwise op", lf_host->node_kind(p));
   int args[4];
-  const lf_value *ops[4];
+  fbxk_typed ops[FBXK_MAX_OP_ARGS];
   int nargs = m.noperands + m.nparams;
   for (int i = 0; i < nargs; i++) {
     int input = i < m.noperands ? m.operand_input[i] : m.param_input[i - m.noperands];
@@ -183,21 +183,22 @@ static int emit_op(builder *b, const fbxp_node *p, int space, int depth) {
     if (args[i] < 0) return -1;
   }
   lf_kir *k = b->k;
-  int prio = LF_PRIO_ZERODIM;
+  int prio = FBXK_PRIO_ZERODIM;
   for (int i = 0; i < m.noperands; i++) {
-    ops[i] = &k->values[args[i]];
-    if (ops[i]->prio == LF_PRIO_TENSOR) prio = LF_PRIO_TENSOR;
+    ops[i].dtype = k->values[args[i]].dtype;
+    ops[i].prio = k->values[args[i]].prio;
+    if (ops[i].prio == FBXK_PRIO_TENSOR) prio = FBXK_PRIO_TENSOR;
   }
   int cd, rd;
-  if (lf_op_is_to(m.op)) {
+  if (fbxk_op_rule(m.op) == FBXK_R_TO) {
     int64_t dt = 0;
     lf_host->value_const_int(lf_host->node_input(p, 1), &dt);
     cd = rd = (int)dt;
-  } else if (lf_op_dtypes(m.op, ops, m.noperands, &cd, &rd)) {
+  } else if (fbxk_op_dtypes(m.op, ops, m.noperands, &cd, &rd)) {
     return fail(b, "legacy: no tensor operand for %s", lf_host->node_kind(p));
   }
-  if (!lf_op_template(m.op, cd)) {
-    snprintf(b->why, sizeof b->why, "legacy: %s is not fused for dtype %d", lf_op_name(m.op), cd);
+  if (!fbxk_op_template(m.op, cd)) {
+    snprintf(b->why, sizeof b->why, "legacy: %s is not fused for dtype %d", fbxk_op_name(m.op), cd);
     return -1;
   }
   int id = new_value(b, LF_OP);

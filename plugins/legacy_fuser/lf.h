@@ -2,9 +2,11 @@
  * crosses the ABI).
  *
  *   partition.c  fusion groups: greedy producer-into-consumer merging
+ *   ops.c        which nodes are fusable at partition time (the op table,
+ *                dtype rules and templates are the kit's: <fusebox/kit/kit.h>)
  *   kir.c        a group's subgraph -> kernel IR (values, operands, stores),
  *                with dtypes inferred from the input specs
- *   codegen.c    kernel IR -> C (CPU) or CUDA C (NVRTC) through one printer
+ *   codegen.c    kernel IR -> C (CPU) or CUDA C (NVRTC) with the kit's printer pieces
  *   plugin.c     the ABI table: compile, output_specs, run, release
  *
  * The kernel IR is what a kernel is keyed by: dtypes and ranks, never sizes.
@@ -16,14 +18,9 @@
 #include <stdint.h>
 
 #include <fusebox/fuser_abi.h>
+#include <fusebox/kit/kit.h>
 
 extern const fbxp_host_api *lf_host;
-
-/* ScalarType codes (fuser_abi.h). */
-enum {
-  LF_U8 = 0, LF_I8 = 1, LF_I16 = 2, LF_I32 = 3, LF_I64 = 4, LF_F16 = 5, LF_F32 = 6, LF_F64 = 7,
-  LF_BOOL = 11, LF_BF16 = 15,
-};
 
 /* The argument limit: tensor operands plus stores of one kernel (PyTorch's
  * fuser had one too: kernels with too many arguments do not compile or
@@ -31,14 +28,6 @@ enum {
 #define LF_MAX_ARGS 64
 #define LF_MAX_VALUES 512
 #define LF_MAX_CHUNKS 16
-
-/* ---- dtypes (kir.c) -------------------------------------------------------- */
-
-int lf_is_float(int dt);
-int lf_is_int(int dt); /* integral, bool excluded */
-int lf_valid_dtype(int dt);
-int lf_promote(int a, int b);
-int lf_dtype_size(int dt);
 
 /* ---- kernel IR ------------------------------------------------------------------ */
 
@@ -49,14 +38,11 @@ typedef enum lf_vkind {
   LF_OP,      /* op `op` over args */
 } lf_vkind;
 
-/* A wrapped number's priority in type promotion: scalars < 0-d tensors < tensors. */
-enum { LF_PRIO_SCALAR = 0, LF_PRIO_ZERODIM = 1, LF_PRIO_TENSOR = 2 };
-
 typedef struct lf_value {
   lf_vkind kind;
-  int dtype;    /* the value's dtype (scalars: int64, float64 or bool) */
-  int prio;     /* LF_PRIO_* */
-  int op;       /* lf_op id (ops.c) */
+  int dtype;    /* the value's dtype (FBXK_*; scalars: int64, float64 or bool) */
+  int prio;     /* FBXK_PRIO_* */
+  int op;       /* FBXK_OP_* (the kit's op table) */
   int cdtype;   /* the dtype the op computes in */
   int nargs;
   int args[4];  /* value ids */
@@ -122,57 +108,20 @@ typedef struct lf_kir {
  * NULL or an FBXP_ERR_UNSUPPORTED status saying what is not supported. */
 fbxp_status *lf_kir_build(lf_kir *k, const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin);
 
-/* ---- ops (ops.c) ---------------------------------------------------------------------- */
-
-/* Resolve a node to an op of the table: its id, and which node inputs are
- * value operands. -1 when the node is not a fusable pointwise op. */
-typedef struct lf_opmatch {
-  int op;
-  int noperands;
-  int operand_input[4]; /* node input index of each operand (or -1: param below) */
-  int nparams;
-  int param_input[4];   /* node inputs that are scalar parameters (alpha, bounds, ...) */
-} lf_opmatch;
-int lf_op_match(const fbxp_node *n, lf_opmatch *m);
-const char *lf_op_name(int op);
-/* Dtype rules: the compute dtype and the result dtype from the operands'. */
-int lf_op_dtypes(int op, const lf_value *const *operands, int n, int *cdtype, int *rdtype);
-/* The expression template for compute dtype class (float or int/bool):
- * $0..$3 operands/params in the compute type, $T the compute C type, $f
- * the float function suffix ("f" or ""). NULL when unsupported. */
-const char *lf_op_template(int op, int cdtype);
-int lf_op_is_bool_valued(int op); /* the template's value is a truth value (comparisons) */
-int lf_op_selector(int op);       /* the argument used as a bool selector as it is, or -1 */
-int lf_op_is_to(int op);          /* aten::to.dtype: the dtype comes from its constant */
-
 /* ---- codegen (codegen.c) ----------------------------------------------------------------- */
-
-typedef enum lf_dialect_id { LF_DIALECT_C = 0, LF_DIALECT_CUDA = 1 } lf_dialect_id;
 
 /* How the C kernel's range is run in parallel (FUSEBOX_LEGACY_PARALLEL):
  * an OpenMP pragma on its loop, or ranges on the host's pool. */
 typedef enum lf_parallel { LF_PAR_OMP = 0, LF_PAR_POOL = 1 } lf_parallel;
 
-/* The generated source (host->alloc'd) of the kernel `name`; `par` matters
- * for the C dialect only. */
-char *lf_codegen(const lf_kir *k, lf_dialect_id d, lf_parallel par, const char *name, const char *first_line);
+/* The generated source (host->alloc'd) of the kernel `name` in dialect d
+ * (FBXK_C or FBXK_CUDA); `par` matters for the C dialect only. */
+char *lf_codegen(const lf_kir *k, fbxk_dialect d, lf_parallel par, const char *name, const char *first_line);
 
 /* ---- partition (partition.c) ---------------------------------------------------------------- */
 
 fbxp_status *lf_partition(void *state, const fbxp_graph *g, fbxp_proposals *p);
-/* Is this node a pointwise op the fuser takes (given its profiled types)? */
+/* Is this node a pointwise op the fuser takes (given its profiled types)? (ops.c) */
 int lf_node_fusable(const fbxp_node *n);
-
-/* ---- strings ------------------------------------------------------------------------------- */
-
-typedef struct lf_buf {
-  char *data;
-  size_t len, cap;
-  int oom;
-} lf_buf;
-void lf_puts(lf_buf *b, const char *s);
-void lf_printf(lf_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-char *lf_take(lf_buf *b); /* NULL after an allocation failure */
-void lf_buf_free(lf_buf *b);
 
 #endif

@@ -59,68 +59,6 @@ typedef struct lf_kernel {
   char *source; /* C, then the CUDA C after CUDA_MARK */
 } lf_kernel;
 
-/* ---- strings ---------------------------------------------------------------------- */
-
-static void grow(lf_buf *b, size_t need) {
-  if (b->oom || b->len + need + 1 <= b->cap) return;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap < b->len + need + 1) cap *= 2;
-  char *d = lf_host->alloc(cap);
-  if (!d) {
-    b->oom = 1;
-    return;
-  }
-  if (b->data) memcpy(d, b->data, b->len + 1);
-  lf_host->free(b->data);
-  b->data = d;
-  b->cap = cap;
-}
-
-void lf_puts(lf_buf *b, const char *s) {
-  size_t n = strlen(s);
-  grow(b, n);
-  if (b->oom) return;
-  memcpy(b->data + b->len, s, n + 1);
-  b->len += n;
-}
-
-void lf_printf(lf_buf *b, const char *fmt, ...) {
-  char small[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n < sizeof small) {
-    lf_puts(b, small);
-    return;
-  }
-  grow(b, (size_t)n);
-  if (b->oom) return;
-  va_start(ap, fmt);
-  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-}
-
-char *lf_take(lf_buf *b) {
-  if (b->oom) {
-    lf_buf_free(b);
-    return NULL;
-  }
-  if (!b->data) grow(b, 0);
-  if (b->oom) return NULL;
-  b->data[b->len] = 0;
-  char *d = b->data;
-  *b = (lf_buf){0};
-  return d;
-}
-
-void lf_buf_free(lf_buf *b) {
-  lf_host->free(b->data);
-  *b = (lf_buf){0};
-}
-
 /* ---- compile ------------------------------------------------------------------------- */
 
 /* ---- the compile target ---------------------------------------------------------------
@@ -209,16 +147,16 @@ static fbxp_status *lf_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     kernel_free(k);
     return lf_host->status_new(FBXP_ERR_INVALID, "legacy: output count differs from the host's");
   }
-  char *c = lf_codegen(&k->kir, LF_DIALECT_C, par_mode, "lf_kernel", target_line);
-  char *cuda = lf_codegen(&k->kir, LF_DIALECT_CUDA, par_mode, "lf_kernel", NULL);
-  lf_buf b = {0};
+  char *c = lf_codegen(&k->kir, FBXK_C, par_mode, "lf_kernel", target_line);
+  char *cuda = lf_codegen(&k->kir, FBXK_CUDA, par_mode, "lf_kernel", NULL);
+  fbxk_buf b = {0};
   if (c && cuda) {
-    lf_puts(&b, c);
-    lf_puts(&b, CUDA_MARK);
-    lf_puts(&b, cuda);
+    fbxk_puts(&b, c);
+    fbxk_puts(&b, CUDA_MARK);
+    fbxk_puts(&b, cuda);
   }
-  k->source = c && cuda ? lf_take(&b) : NULL;
-  lf_buf_free(&b);
+  k->source = c && cuda ? fbxk_take(&b) : NULL;
+  fbxk_buf_free(&b);
   if (!k->source) {
     lf_host->free(c);
     lf_host->free(cuda);
@@ -399,7 +337,7 @@ static fbxp_status *lf_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
   int64_t sizes[FBXP_MAX_DIMS], strides[LF_MAX_ARGS][FBXP_MAX_DIMS];
   for (int j = 0; j < k->noperands; j++) {
     const DLTensor *t = in[k->operands[j].input].u.tensor;
-    base[j] = (char *)t->data + t->byte_offset + L.ooffset[j] * lf_dtype_size(k->operands[j].dtype);
+    base[j] = (char *)t->data + t->byte_offset + L.ooffset[j] * fbxk_dtype_size(k->operands[j].dtype);
     memcpy(strides[j], L.ostrides[j], sizeof strides[j]);
   }
   for (int s = 0; s < k->nstores; s++) {
@@ -407,7 +345,7 @@ static fbxp_status *lf_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
     const DLTensor *t = outs[sto->output];
     fbxp_arg_spec spec;
     out_spec(k, &L, sto->output, &spec);
-    if (!t || t->ndim != R || t->dtype.bits != 8 * lf_dtype_size(sto->dtype))
+    if (!t || t->ndim != R || t->dtype.bits != 8 * fbxk_dtype_size(sto->dtype))
       return lf_host->status_new(FBXP_ERR_INVALID, "legacy: output tensor differs from its spec");
     int64_t cs[FBXP_MAX_DIMS], acc = 1;
     for (int d = R - 1; d >= 0; d--) {
@@ -416,7 +354,7 @@ static fbxp_status *lf_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
       acc *= spec.sizes[d];
     }
     int64_t off = sto->npieces ? sto->piece * L.sizes[sto->cat_dim] * cs[sto->cat_dim] : 0;
-    base[k->noperands + s] = (char *)t->data + t->byte_offset + off * lf_dtype_size(sto->dtype);
+    base[k->noperands + s] = (char *)t->data + t->byte_offset + off * fbxk_dtype_size(sto->dtype);
     for (int d = 0; d < R; d++) strides[k->noperands + s][d] = L.sizes[d] == 1 ? 0 : cs[d];
   }
   /* collapse: drop size-1 dims, merge dims contiguous for every argument */
@@ -505,6 +443,7 @@ FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, 
     return NULL;
   }
   lf_host = host;
+  fbxk_set_allocator(host->alloc, host->free); /* kit strings are host->alloc'd */
   const char *p = getenv("FUSEBOX_LEGACY_PARALLEL");
   par_mode = LF_PAR_OMP;
   if (p && !strcmp(p, "pool")) par_mode = LF_PAR_POOL;

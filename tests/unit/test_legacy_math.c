@@ -1,5 +1,6 @@
-/* The legacy fuser's vectorizable float math (codegen.c: lf_vexpf,
- * lf_vexpm1f, lf_vtanhf, lf_vlogf, lf_vlog1pf, lf_verff) against the
+/* The legacy fuser's vectorizable float math (the kit's prelude,
+ * sdk/kit/kit_prelude.inc: fbxk_vexpf, fbxk_vexpm1f, fbxk_vtanhf, fbxk_vlogf,
+ * fbxk_vlog1pf, fbxk_verff) against the
  * reference interpreter, through the ops that use them: exp, expm1, tanh,
  * log, erf, sigmoid, silu, elu, log1p, mish, softplus, and gelu in both forms. Each op is followed by a neg
  * (exact) so that it forms a group. Inputs: float32 bit patterns spread

@@ -102,6 +102,8 @@ START_TEST(install_layout) {
                          "bin/fusebox",                 "lib/fusebox/plugins",
                          "lib/cmake/fusebox/fuseboxConfig.cmake", "lib/cmake/fusebox/fuseboxConfigVersion.cmake",
                          "lib/pkgconfig/fusebox-sdk.pc", "lib/pkgconfig/fusebox.pc",
+                         "lib/pkgconfig/fusebox-kit.pc", "lib/libfusebox_kit.a",
+                         "include/fusebox/kit/kit.h",    "include/fusebox/kit/kit_oplist.h",
                          "share/doc/fusebox/ABI_CHANGELOG.md", "share/doc/fusebox/writing-a-fuser.md",
                          "share/doc/fusebox/examples/hello_fuser/hello_fuser.c"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -119,7 +121,7 @@ START_TEST(install_layout) {
 }
 END_TEST
 
-/* pkg-config finds the SDK, and its flags are enough to compile against the header. */
+/* pkg-config finds the SDK, and its flags (with the kit's) are enough to build hello. */
 START_TEST(pkg_config_sdk) {
   require_install();
   char cmd[4096], *out = NULL;
@@ -138,8 +140,9 @@ START_TEST(pkg_config_sdk) {
   snprintf(cmd, sizeof cmd,
            "export PKG_CONFIG_PATH='%s/lib/pkgconfig' && mkdir -p '%s/pc' && "
            "cc -std=c11 -O2 -fPIC -shared -fvisibility=hidden -Wall -Wextra -Werror "
-           "$(pkg-config --cflags fusebox-sdk) '%s/sdk/examples/hello_fuser/hello_fuser.c' "
-           "-Wl,--version-script='%s/sdk/examples/hello_fuser/hello_fuser.map' -lm -o '%s/pc/libhello_fuser.so'",
+           "$(pkg-config --cflags fusebox-kit) '%s/sdk/examples/hello_fuser/hello_fuser.c' "
+           "-Wl,--version-script='%s/sdk/examples/hello_fuser/hello_fuser.map' $(pkg-config --libs fusebox-kit) "
+           "-o '%s/pc/libhello_fuser.so'",
            prefix, tmp, FBX_SOURCE_DIR, FBX_SOURCE_DIR, tmp);
   rc = tu_run(cmd, &out);
   ck_assert_msg(rc == 0, "building hello_fuser with pkg-config flags failed (%d):\n%s\n%s", rc, cmd, out);

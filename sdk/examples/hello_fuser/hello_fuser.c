@@ -1,8 +1,12 @@
 /* hello_fuser: a complete, small fusebox fuser plugin.
  *
- * It fuses chains of float32 pointwise ops (add, sub, mul, div, neg, relu,
- * sigmoid, tanh, exp) into one loop, generated as C source and compiled
- * through the host's cc_compile service. It is the code that
+ * It fuses chains of float32 pointwise ops into one loop, generated as C
+ * source and compiled through the host's cc_compile service. Which ops, what
+ * each one computes (PyTorch's semantics: NaN propagation, type promotion of
+ * wrapped numbers, ...) and the C that prints them come from the SDK's
+ * kernel kit (<fusebox/kit/kit.h>, libfusebox_kit.a): the op table matches a
+ * node to a row, the row's template prints the expression, the kit's printer
+ * and math prelude make the kernel. It is the code that
  * sdk/docs/writing-a-fuser.md walks through, and it is built out of tree
  * against the installed SDK, as any third-party plugin would be:
  *
@@ -10,46 +14,34 @@
  *   cmake --build hb
  *   FUSEBOX_FUSER=$PWD/hb/libhello_fuser.so fusebox run graph.ir --input x.npy
  *
- * It includes only the SDK header, DLPack and the C standard library; all it
- * needs from fusebox comes through the host table handed to the entry point.
+ * It includes only the SDK headers, DLPack and the C standard library; all it
+ * needs from fusebox at run time comes through the host table handed to the
+ * entry point.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <dlpack/dlpack.h>
 #include <fusebox/fuser_abi.h>
+#include <fusebox/kit/kit.h>
 
 /* The host's function table: the plugin's only global, set once by the entry. */
 static const fbxp_host_api *host;
 
 #define HELLO_MAX_NODES 64 /* longest chain proposed */
 #define HELLO_MAX_ARGS 32  /* kernel inputs and outputs, each */
-#define HELLO_DTYPE_FLOAT32 6
 
 /* ---- the ops it fuses ------------------------------------------------------------ */
 
-/* How each op is printed in C; operands are names or literals (%s). */
-typedef struct hello_op {
-  const char *kind;
-  int arity;       /* tensor operand first, then an optional second operand */
-  int has_alpha;   /* aten::add/sub take a third input, alpha: only 1 is fused */
-  const char *fmt; /* the C expression */
-} hello_op;
-
-static const hello_op OPS[] = {
-    {"aten::add", 2, 1, "%s + %s"},      {"aten::sub", 2, 1, "%s - %s"},
-    {"aten::mul", 2, 0, "%s * %s"},      {"aten::div", 2, 0, "%s / %s"},
-    {"aten::neg", 1, 0, "-%s"},          {"aten::relu", 1, 0, "hello_relu(%s)"},
-    {"aten::sigmoid", 1, 0, "hello_sigmoid(%s)"}, {"aten::tanh", 1, 0, "tanhf(%s)"},
-    {"aten::exp", 1, 0, "expf(%s)"},
-};
-
-static const hello_op *find_op(const char *kind) {
-  for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
-    if (!strcmp(OPS[i].kind, kind)) return &OPS[i];
-  return NULL;
+/* The kit's row for node n, if it is one hello compiles: an op computed in
+ * float32 for float32 operands whose value is a float (not a comparison,
+ * not a selector, not a conversion), and that has a float template. */
+static int hello_op(const fbxp_node *n, fbxk_match *m) {
+  if (fbxk_op_match(host, n, m) < 0) return 0;
+  int r = fbxk_op_rule(m->op);
+  if (r != FBXK_R_SAME && r != FBXK_R_UFLOAT && r != FBXK_R_PROMOTE && r != FBXK_R_FLOAT) return 0;
+  return fbxk_op_template(m->op, FBXK_F32) != NULL;
 }
 
 /* ---- partition --------------------------------------------------------------------- */
@@ -59,7 +51,7 @@ static int float_or_unknown(const fbxp_value *v) {
   if (host->value_kind(v) != FBXP_TYPE_TENSOR) return 0;
   fbxp_tensor_type t = {.struct_size = FBXP_TENSOR_TYPE_SIZE_V1_0};
   if (host->value_tensor_type(v, &t) != 0) return 0;
-  return t.dtype == -1 || t.dtype == HELLO_DTYPE_FLOAT32;
+  return t.dtype == -1 || t.dtype == FBXK_F32;
 }
 
 static int is_number_constant(const fbxp_value *v, double *out) {
@@ -78,19 +70,21 @@ static int is_number(const fbxp_value *v) {
   return k == FBXP_TYPE_INT || k == FBXP_TYPE_FLOAT;
 }
 
-/* Can node n be part of a group? */
+/* Can node n be part of a group? A kit row hello compiles, every operand a
+ * float32 tensor (or not profiled yet) or a number, a float32 result. The
+ * kit's match already checked that parameters (alpha, bounds) are numbers
+ * and string arguments (gelu's approximate) constants. */
 static int fusable(const fbxp_node *n) {
-  const hello_op *op = find_op(host->node_kind(n));
-  double c;
-  if (!op || host->node_num_blocks(n) != 0 || host->node_num_outputs(n) != 1) return 0;
-  if (host->node_num_inputs(n) != op->arity + op->has_alpha) return 0; /* e.g. div with rounding_mode */
-  if (!float_or_unknown(host->node_output(n, 0)) || !float_or_unknown(host->node_input(n, 0))) return 0;
-  if (op->arity == 2) {
-    const fbxp_value *b = host->node_input(n, 1);
-    if (!float_or_unknown(b) && !is_number(b)) return 0;
+  fbxk_match m;
+  if (host->node_num_blocks(n) != 0 || !hello_op(n, &m)) return 0;
+  if (!float_or_unknown(host->node_output(n, 0))) return 0;
+  int tensors = 0;
+  for (int i = 0; i < m.noperands; i++) {
+    const fbxp_value *v = host->node_input(n, m.operand_input[i]);
+    if (float_or_unknown(v)) tensors++;
+    else if (!is_number(v)) return 0;
   }
-  if (op->has_alpha && !(is_number_constant(host->node_input(n, 2), &c) && c == 1.0)) return 0;
-  return 1;
+  return tensors > 0;
 }
 
 /* Is n connected to the chain: does it read a tensor the chain reads or writes? */
@@ -136,41 +130,6 @@ static fbxp_status *hello_partition(void *state, const fbxp_graph *g, fbxp_propo
 
 /* ---- code generation ---------------------------------------------------------------- */
 
-/* A growing string in host memory; on allocation failure `failed` is set. */
-typedef struct strbuf {
-  char *data;
-  size_t len, cap;
-  int failed;
-} strbuf;
-
-static void sb_printf(strbuf *sb, const char *fmt, ...) {
-  va_list ap;
-  for (;;) {
-    size_t room = sb->cap - sb->len;
-    va_start(ap, fmt);
-    int n = sb->failed ? 0 : vsnprintf(sb->data ? sb->data + sb->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (sb->failed || n < 0) {
-      sb->failed = 1;
-      return;
-    }
-    if ((size_t)n < room) {
-      sb->len += (size_t)n;
-      return;
-    }
-    size_t cap = (sb->cap ? sb->cap * 2 : 1024) + (size_t)n;
-    char *data = host->alloc(cap);
-    if (!data) {
-      sb->failed = 1;
-      return;
-    }
-    if (sb->data) memcpy(data, sb->data, sb->len + 1);
-    host->free(sb->data);
-    sb->data = data;
-    sb->cap = cap;
-  }
-}
-
 /* The C spelling of an operand: v<i> for a value computed or loaded in the
  * loop, a float literal for a constant. Values are numbered in `names`. */
 static int operand(const fbxp_value *v, const fbxp_value *const *names, int nnames, char *out, size_t cap) {
@@ -181,10 +140,12 @@ static int operand(const fbxp_value *v, const fbxp_value *const *names, int nnam
       return 0;
     }
   if (!is_number_constant(v, &c)) return -1;
-  if (isnan(c)) snprintf(out, cap, "NAN");
-  else if (isinf(c)) snprintf(out, cap, c > 0 ? "INFINITY" : "(-INFINITY)");
-  else snprintf(out, cap, "((float)%a)", c); /* hex: exact */
-  return 0;
+  fbxk_buf b = {0};
+  fbxk_print_float(&b, c, FBXK_F32, FBXK_C); /* hex float literal, or FBXK_NAN/FBXK_INF */
+  char *lit = fbxk_take(&b);
+  snprintf(out, cap, "%s", lit ? lit : "0");
+  fbxk_free(lit);
+  return lit ? 0 : -1;
 }
 
 /* The kernel every group compiles to, with this signature:
@@ -194,46 +155,61 @@ static int operand(const fbxp_value *v, const fbxp_value *const *names, int nnam
 typedef void (*hello_kernel_fn)(const float *const *in, const double *scalars, float *const *out, int64_t begin,
                                 int64_t end);
 
-static fbxp_status *generate(const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin, strbuf *sb) {
+/* The kernel's C, printed with the kit's printer: the C dialect's head and
+ * math prelude, then one statement per node, its expression from the kit's
+ * template for float32 (rounded to float32 as PyTorch rounds each op). */
+static fbxp_status *generate(const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin, fbxk_printer *p) {
   const fbxp_value *names[HELLO_MAX_ARGS + HELLO_MAX_NODES];
   int nnames = 0;
-  char a[64], b[64] = "";
-  sb_printf(sb, "#include <math.h>\n#include <stdint.h>\n\n"
-                "static inline float hello_relu(float x) { return x > 0.0f || x != x ? x : 0.0f; }\n"
-                "static inline float hello_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }\n\n"
-                "void hello_kernel(const float *const *in, const double *scalars, float *const *out,\n"
-                "                  int64_t begin, int64_t end) {\n");
+  fbxk_p_init(p, FBXK_C);
+  fbxk_p_puts(p, fbxk_prelude(FBXK_C));
+  fbxk_p_open(p, "\nvoid hello_kernel(const float *const *in, const double *scalars, float *const *out,\n"
+                 "                  int64_t begin, int64_t end)");
   for (int i = 0; i < nin; i++) {
     names[nnames++] = host->graph_input(g, i);
-    if (in[i].kind == FBXP_ARG_TENSOR) sb_printf(sb, "  const float *restrict in%d = in[%d];\n", i, i);
-    else sb_printf(sb, "  const float v%d = (float)scalars[%d];\n", i, i);
+    if (in[i].kind == FBXP_ARG_TENSOR) fbxk_p_line(p, "const float *restrict in%d = in[%d];", i, i);
+    else fbxk_p_line(p, "const float v%d = (float)scalars[%d];", i, i);
   }
-  for (int o = 0; o < host->graph_num_outputs(g); o++) sb_printf(sb, "  float *restrict out%d = out[%d];\n", o, o);
-  sb_printf(sb, "  for (int64_t i = begin; i < end; i++) {\n");
+  for (int o = 0; o < host->graph_num_outputs(g); o++) fbxk_p_line(p, "float *restrict out%d = out[%d];", o, o);
+  fbxk_p_for(p, NULL, "i", "begin", "end", "1");
   for (int i = 0; i < nin; i++)
-    if (in[i].kind == FBXP_ARG_TENSOR) sb_printf(sb, "    const float v%d = in%d[i];\n", i, i);
+    if (in[i].kind == FBXP_ARG_TENSOR) fbxk_p_line(p, "const float v%d = in%d[i];", i, i);
   for (const fbxp_node *n = host->block_first(host->graph_block(g)); n; n = host->node_next(n)) {
     const char *kind = host->node_kind(n);
     if (!strcmp(kind, "prim::Constant")) continue; /* used as literals */
-    const hello_op *op = find_op(kind);
-    if (!op || nnames == HELLO_MAX_ARGS + HELLO_MAX_NODES)
+    fbxk_match m;
+    if (!hello_op(n, &m) || nnames == HELLO_MAX_ARGS + HELLO_MAX_NODES)
       return host->status_new(FBXP_ERR_UNSUPPORTED, "hello: group holds an op it cannot compile");
-    if (host->node_num_inputs(n) < op->arity || operand(host->node_input(n, 0), names, nnames, a, sizeof a) ||
-        (op->arity == 2 && operand(host->node_input(n, 1), names, nnames, b, sizeof b)))
-      return host->status_new(FBXP_ERR_UNSUPPORTED, "hello: an operand is neither a tensor nor a number constant");
-    sb_printf(sb, "    const float v%d = ", nnames);
-    sb_printf(sb, op->fmt, a, b);
-    sb_printf(sb, "; /* %s */\n", kind);
+    /* the template's $0.. are the operands, then the parameters */
+    char arg[FBXK_MAX_OP_ARGS * 2][64];
+    const char *args[FBXK_MAX_OP_ARGS * 2];
+    int nargs = m.noperands + m.nparams;
+    for (int a = 0; a < nargs; a++) {
+      int input = a < m.noperands ? m.operand_input[a] : m.param_input[a - m.noperands];
+      if (operand(host->node_input(n, input), names, nnames, arg[a], sizeof arg[a]))
+        return host->status_new(FBXP_ERR_UNSUPPORTED, "hello: an operand is neither a tensor nor a number constant");
+      args[a] = arg[a];
+    }
+    fbxk_buf e = {0}, r = {0};
+    fbxk_op_print(&e, m.op, FBXK_F32, FBXK_C, args);
+    char *expr = fbxk_take(&e);
+    fbxk_print_cast(&r, FBXK_F32, expr ? expr : "0", FBXK_C);
+    char *rounded = fbxk_take(&r);
+    fbxk_p_line(p, "const float v%d = %s; /* %s */", nnames, rounded ? rounded : "0", kind);
+    fbxk_free(expr);
+    fbxk_free(rounded);
     names[nnames++] = host->node_output(n, 0);
   }
   for (int o = 0; o < host->graph_num_outputs(g); o++) {
     const fbxp_value *v = host->graph_output(g, o);
+    char a[64];
     if (host->value_kind(v) != FBXP_TYPE_TENSOR || operand(v, names, nnames, a, sizeof a))
       return host->status_new(FBXP_ERR_UNSUPPORTED, "hello: a group output is not a tensor");
-    sb_printf(sb, "    out%d[i] = %s;\n", o, a);
+    fbxk_p_line(p, "out%d[i] = %s;", o, a);
   }
-  sb_printf(sb, "  }\n}\n");
-  return sb->failed ? host->status_new(FBXP_ERR_NOMEM, "hello: out of memory generating C") : NULL;
+  fbxk_p_close(p); /* the loop */
+  fbxk_p_close(p); /* the function */
+  return p->buf.oom ? host->status_new(FBXP_ERR_NOMEM, "hello: out of memory generating C") : NULL;
 }
 
 /* ---- compile, run, release ------------------------------------------------------------ */
@@ -253,7 +229,7 @@ static fbxp_status *check_specs(const fbxp_arg_spec *in, int32_t nin, const fbxp
   *shape = NULL;
   for (int i = 0; i < nin; i++) {
     if (in[i].kind != FBXP_ARG_TENSOR) continue;
-    if (in[i].dtype != HELLO_DTYPE_FLOAT32 || in[i].device_type != kDLCPU)
+    if (in[i].dtype != FBXK_F32 || in[i].device_type != kDLCPU)
       return host->status_new(FBXP_ERR_UNSUPPORTED, "hello: only float32 CPU tensors");
     int64_t expect = 1;
     for (int d = in[i].ndim - 1; d >= 0; d--) {
@@ -298,10 +274,13 @@ static fbxp_status *hello_compile(void *state, const fbxp_graph *g, const fbxp_a
   k->numel = 1;
   for (int d = 0; d < shape->ndim; d++) k->numel *= shape->sizes[d];
 
-  strbuf sb = {0};
-  st = generate(g, in, nin, &sb);
-  k->source = sb.data;
-  if (!st) st = host->cc_compile(k->source, "-lm", &k->lib); /* status carries the compiler's errors */
+  fbxk_printer p;
+  st = generate(g, in, nin, &p);
+  k->source = fbxk_p_take(&p); /* host->alloc'd: the kit allocates with the host's allocator */
+  if (!st && !k->source) st = host->status_new(FBXP_ERR_NOMEM, "hello: out of memory generating C");
+  /* the flags the kit's templates assume: no FMA contraction (results as
+   * the unfused ops), no errno (lets the loop vectorize) */
+  if (!st) st = host->cc_compile(k->source, "-ffp-contract=off -fno-math-errno -fno-trapping-math -lm", &k->lib);
   if (!st) {
     /* POSIX: a data pointer from dlsym converts to a function pointer. */
     void *sym = host->shlib_symbol(k->lib, "hello_kernel");
@@ -316,7 +295,7 @@ static fbxp_status *hello_compile(void *state, const fbxp_graph *g, const fbxp_a
   for (int o = 0; o < res->noutputs; o++) {
     fbxp_arg_spec *s = &res->outputs[o];
     s->kind = FBXP_ARG_TENSOR;
-    s->dtype = HELLO_DTYPE_FLOAT32;
+    s->dtype = FBXK_F32;
     s->ndim = shape->ndim;
     memcpy(s->sizes, shape->sizes, sizeof s->sizes);
     s->device_type = kDLCPU;
@@ -382,10 +361,10 @@ static const fbxp_plugin_api API = {
     .name = "hello",
     .version = "1.0.0",
     .vendor = "fusebox SDK",
-    .description = "float32 pointwise chains as generated C (the SDK tutorial's plugin)",
+    .description = "float32 pointwise chains as generated C with the SDK's kernel kit (the tutorial's plugin)",
     .flags = FBXP_GUARDS_OUTSIDE | FBXP_RUN_THREAD_SAFE,
     .devices = FBXP_DEVICE_CPU,
-    .compat_key = "hello-1", /* bump when the generated code changes meaning */
+    .compat_key = "hello-2", /* bump when the generated code changes meaning */
     .partition = hello_partition,
     .compile = hello_compile,
     .run = hello_run,
@@ -407,5 +386,6 @@ FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *h, uin
     return NULL;
   }
   host = h;
+  fbxk_set_allocator(h->alloc, h->free); /* kit strings become host memory (kernel_source) */
   return &API;
 }

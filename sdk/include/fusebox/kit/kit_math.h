@@ -1,0 +1,35 @@
+/* fusebox kit: the math prelude of generated kernels.
+ *
+ * The vectorizable float32 functions, half/bfloat16 rounding and PyTorch's
+ * floor division and remainder, written once (sdk/kit/kit_prelude.inc) and
+ * used two ways: as source text printed into kernels (fbxk_prelude) and
+ * compiled into the kit (the functions below, the same code), so a scalar
+ * evaluator or a test computes exactly what a kernel computes. */
+#ifndef FUSEBOX_KIT_MATH_H
+#define FUSEBOX_KIT_MATH_H
+#include <fusebox/kit/kit_dtype.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What every kernel of dialect d starts with: the dialect's head (includes,
+ * typedefs, qualifier macros, bit casts, FBXK_INF/FBXK_NAN) and then the
+ * prelude. A static string, generated at build time from kit_prelude.inc. */
+FBXK_API const char *fbxk_prelude(fbxk_dialect d);
+
+FBXK_API float fbxk_vexpf(float x);
+FBXK_API float fbxk_vexpm1f(float x);
+FBXK_API float fbxk_vtanhf(float x);
+FBXK_API float fbxk_vlogf(float x);
+FBXK_API float fbxk_vlog1pf(float x);
+FBXK_API float fbxk_verff(float x);
+FBXK_API float fbxk_floordivf(float a, float b);
+FBXK_API double fbxk_floordiv(double a, double b);
+FBXK_API float fbxk_remf(float a, float b);
+FBXK_API double fbxk_rem(double a, double b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,130 @@
+/* The kit's math prelude (sdk/kit/kit_prelude.inc), compiled into the kit:
+ * fbxk_vexpf, fbxk_vexpm1f, fbxk_vtanhf, fbxk_vlogf, fbxk_vlog1pf, fbxk_verff
+ * swept against libm in long double (the exact result rounded once), over
+ * float bit patterns spread over every float (NaNs, infinities, subnormals,
+ * both zeros) and a dense grid where the functions do their work. The
+ * bounds are the measured maxima (printed) rounded up: a change to the
+ * prelude that loses accuracy fails here. Special values (NaN, infinities,
+ * signed zeros) must match C99 Annex F exactly. Also fbxk_floordiv(f) and
+ * fbxk_rem(f) against PyTorch's definitions on edge values. */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fusebox/kit/kit.h>
+
+#define N_BITS (1 << 19)
+#define N_GRID (1 << 19)
+
+static int64_t ord(float f) {
+  int32_t i;
+  memcpy(&i, &f, 4);
+  return i < 0 ? (int64_t)INT32_MIN - i : i;
+}
+
+typedef struct fn {
+  const char *name;
+  float (*kit)(float);
+  long double (*ref)(long double);
+  float lo, hi; /* the grid */
+  int64_t bound; /* ulps */
+} fn;
+
+static long double erf_l(long double x) { return erfl(x); }
+static long double exp_l(long double x) { return expl(x); }
+static long double expm1_l(long double x) { return expm1l(x); }
+static long double tanh_l(long double x) { return tanhl(x); }
+static long double log_l(long double x) { return logl(x); }
+static long double log1p_l(long double x) { return log1pl(x); }
+
+static const fn fns[] = {
+    {"exp", fbxk_vexpf, exp_l, -104, 89, 2},      {"expm1", fbxk_vexpm1f, expm1_l, -30, 89, 3},
+    {"tanh", fbxk_vtanhf, tanh_l, -12, 12, 4},    {"log", fbxk_vlogf, log_l, 0, 1000, 2},
+    {"log1p", fbxk_vlog1pf, log1p_l, -1, 1000, 4}, {"erf", fbxk_verff, erf_l, -5, 5, 3},
+};
+
+START_TEST(vector_math_ulps) {
+  const fn *f = &fns[_i];
+  int64_t worst = 0;
+  float at = 0;
+  for (int64_t i = 0; i < N_BITS + N_GRID + 6; i++) {
+    float x;
+    if (i < N_BITS) {
+      uint32_t b = (uint32_t)(i * (0x100000000LL / N_BITS)) + (uint32_t)(i * 2654435761u % 4093u);
+      memcpy(&x, &b, 4);
+    } else if (i < N_BITS + N_GRID) {
+      x = f->lo + (f->hi - f->lo) * (float)(i - N_BITS) / N_GRID;
+    } else {
+      x = (float[]){0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f}[i - N_BITS - N_GRID];
+    }
+    float got = f->kit(x);
+    long double e = f->ref((long double)x);
+    float want = (float)e;
+    if (isnan(want)) {
+      ck_assert_msg(isnan(got), "%s(%a) = %a, want NaN", f->name, x, got);
+      continue;
+    }
+    ck_assert_msg(!isnan(got), "%s(%a) = NaN, want %a", f->name, x, want);
+    if (isinf(want) || want == 0) {
+      /* overflow/underflow thresholds may differ by an ulp: then within range */
+      if (got == want && signbit(got) == signbit(want)) continue;
+      ck_assert_msg(fabsl((long double)got - e) <= FLT_MIN || (isinf(want) && fabsf(got) >= FLT_MAX * 0.99999f),
+                    "%s(%a) = %a, want %a", f->name, x, got, want);
+      continue;
+    }
+    if (fabsl((long double)got - e) < FLT_MIN) continue; /* subnormal results: absolute */
+    int64_t d = llabs(ord(got) - ord(want));
+    if (d > worst) worst = d, at = x;
+  }
+  printf("kit math: %-6s max %lld ulps (at %a), bound %lld\n", f->name, (long long)worst, at, (long long)f->bound);
+  ck_assert_msg(worst <= f->bound, "%s: %lld ulps at %a", f->name, (long long)worst, at);
+}
+END_TEST
+
+/* PyTorch: floor_divide rounds the true quotient down (c10 div_floor),
+ * remainder takes the divisor's sign; division by zero gives a / b */
+START_TEST(floordiv_and_remainder) {
+  const double v[] = {7, -7, 2, -2, 0.5, -0.0, 0.0, 1e300, 3.5, INFINITY, -INFINITY, NAN, 1e-310};
+  const int n = (int)(sizeof v / sizeof v[0]);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double a = v[i], b = v[j];
+      double q = fbxk_floordiv(a, b), r = fbxk_rem(a, b);
+      if (b == 0) {
+        double w = a / b;
+        ck_assert_msg(isnan(w) ? isnan(q) : q == w && signbit(q) == signbit(w), "floordiv(%g, %g) = %g", a, b, q);
+      } else if (!isnan(a) && !isnan(b) && isfinite(a) && isfinite(b)) {
+        double w = floor(a / b);
+        /* fmod-based: exact where the quotient is exact */
+        if (fabs(a / b) < 1e15) ck_assert_msg(q == w || (q == 0 && w == 0), "floordiv(%g, %g) = %g, want %g", a, b, q, w);
+        ck_assert_msg(r == 0 || signbit(r) == signbit(b), "rem(%g, %g) = %g: not the divisor's sign", a, b, r);
+        ck_assert_msg(fabs(r) <= fabs(b), "rem(%g, %g) = %g", a, b, r);
+      }
+      if (isnan(a) || isnan(b)) ck_assert(isnan(q) && isnan(r));
+      float qf = fbxk_floordivf((float)a, (float)b), rf = fbxk_remf((float)a, (float)b);
+      double qd = fbxk_floordiv((float)a, (float)b), rd = fbxk_rem((float)a, (float)b);
+      ck_assert_msg((isnan(qf) && isnan(qd)) || qf == (float)qd, "floordivf(%g, %g)", a, b);
+      ck_assert_msg((isnan(rf) && isnan(rd)) || rf == (float)rd, "remf(%g, %g)", a, b);
+    }
+  ck_assert(fbxk_floordiv(-7, 2) == -4 && fbxk_rem(-7, 2) == 1 && fbxk_rem(7, -2) == -1);
+  ck_assert(signbit(fbxk_floordiv(-0.0, 3)) && signbit(fbxk_floordiv(1, -INFINITY)));
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("kit_math");
+  TCase *tc = tcase_create("kit_math");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, vector_math_ulps, 0, (int)(sizeof fns / sizeof fns[0]));
+  tcase_add_test(tc, floordiv_and_remainder);
+  suite_add_tcase(s, tc);
+  SRunner *r = srunner_create(s);
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
