@@ -102,27 +102,10 @@ static int set_ok(blk *b) {
 
 static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth);
 
-static void partition_nodes(blk *b, fbxp_proposals *p) {
-  int seg = 0;
-  for (int i = 0; i < b->n; i++) {
-    te_ninfo info;
-    b->cls[i] = te_classify(b->nodes[i], te_typeof_profiled, NULL, &info);
-    /* reduction dims from a list: the list must come into the group with
-     * its user (the host passes no list to a kernel), so only a list
-     * constructed for this node alone will do */
-    if (b->cls[i] == TE_N_RED) {
-      const fbxp_value *l = te_host->node_input(b->nodes[i], 1);
-      const fbxp_node *lp = te_host->value_producer(l);
-      if (lp && !strcmp(te_host->node_kind(lp), "prim::ListConstruct") && te_host->value_num_uses(l) != 1)
-        b->cls[i] = TE_N_NO;
-    }
-    b->weight[i] = b->cls[i] == TE_N_SOFTMAX ? 2 : b->cls[i] >= TE_N_PW ? 1 : 0;
-    if (is_barrier(b->nodes[i])) seg++;
-    b->seg[i] = seg;
-    if (is_barrier(b->nodes[i])) seg++;
-    b->group[i] = -1;
-    b->mark[i] = 0;
-  }
+/* One grouping of the block; returns 1 when a reduction had to be taken
+ * out (its dims list is shared with nodes outside its group). */
+static int group_nodes(blk *b) {
+  for (int i = 0; i < b->n; i++) b->group[i] = -1;
   for (int i = 0; i < b->n; i++) {
     if (b->cls[i] < TE_N_PW) continue;
     b->group[i] = i; /* a group is named by its first member */
@@ -140,15 +123,54 @@ static void partition_nodes(blk *b, fbxp_proposals *p) {
         if (b->group[m] == from) b->group[m] = into;
     }
   }
-  /* a list of constants joins its only user's group */
+  /* a list of constants joins its users' group when they share one */
+  int changed = 0;
   for (int i = 0; i < b->n; i++) {
     if (b->cls[i] != TE_N_LIST) continue;
     const fbxp_value *v = te_host->node_output(b->nodes[i], 0);
-    int32_t idx;
-    if (te_host->value_num_uses(v) != 1) continue;
-    int j = index_of(b, te_host->value_use(v, 0, &idx));
-    if (j >= 0 && b->group[j] >= 0 && b->cls[j] >= TE_N_PW) b->group[i] = b->group[j];
+    int g = -2, split = 0;
+    for (int u = 0; u < te_host->value_num_uses(v); u++) {
+      int32_t idx;
+      int j = index_of(b, te_host->value_use(v, u, &idx));
+      int gj = j >= 0 && b->cls[j] >= TE_N_PW ? b->group[j] : -1;
+      if (g == -2) g = gj;
+      else if (gj != g) split = 1;
+    }
+    if (!split && g >= 0) {
+      b->group[i] = g;
+      continue;
+    }
+    for (int u = 0; u < te_host->value_num_uses(v); u++) {
+      int32_t idx;
+      int j = index_of(b, te_host->value_use(v, u, &idx));
+      if (j >= 0 && b->cls[j] == TE_N_RED && b->group[j] >= 0) {
+        b->cls[j] = TE_N_NO;
+        b->weight[j] = 0;
+        changed = 1;
+      }
+    }
   }
+  return changed;
+}
+
+static void partition_nodes(blk *b, fbxp_proposals *p) {
+  int seg = 0;
+  for (int i = 0; i < b->n; i++) {
+    te_ninfo info;
+    b->cls[i] = te_classify(b->nodes[i], te_typeof_profiled, NULL, &info);
+    b->weight[i] = b->cls[i] == TE_N_SOFTMAX ? 2 : b->cls[i] >= TE_N_PW ? 1 : 0;
+    if (is_barrier(b->nodes[i])) seg++;
+    b->seg[i] = seg;
+    if (is_barrier(b->nodes[i])) seg++;
+    b->group[i] = -1;
+    b->mark[i] = 0;
+  }
+  /* A list of reduction dims must come into its users' group (the host
+   * passes no list to a kernel): when its users end up in different groups
+   * (or some outside any), those reductions are not fused and the grouping
+   * is done again, at most once per reduction. */
+  for (int round = 0; round <= b->n; round++)
+    if (!group_nodes(b)) break;
   for (int g = 0; g < b->n; g++) {
     int weight = 0, count = 0;
     for (int m = 0; m < b->n; m++)
