@@ -167,6 +167,32 @@ static void stmts(cg *c, const te_stmt *s) {
         }
         fbxk_p_line(p, "%s l%d = %s;", fbxk_compute_type(s->dtype, FBXK_C), s->local, init);
         fbxk_free(init);
+        /* a vectorized float max/min: the plain max/min as an OpenMP
+         * reduction and a NaN flag beside it; the same value as the row's
+         * NaN-propagating combiner (a NaN anywhere makes the result NaN) */
+        int minmax = s->vectorize && fbxk_is_float(s->dtype) &&
+                     (s->combiner == FBXK_OP_MAX_OTHER || s->combiner == FBXK_OP_MIN_OTHER);
+        if (minmax) {
+          int mx = s->combiner == FBXK_OP_MAX_OTHER;
+          fbxk_p_line(p, "int64_t l%d_nan = 0;", s->local);
+          for (int i = 0; i < s->nloops; i++) {
+            char pr[96];
+            snprintf(pr, sizeof pr, "#pragma omp simd reduction(%s:l%d) reduction(|:l%d_nan)", mx ? "max" : "min",
+                     s->local, s->local);
+            snprintf(v, sizeof v, "v%d", s->rvar[i]);
+            snprintf(ext, sizeof ext, "%" PRId64, s->rextent[i]);
+            fbxk_p_for(p, i == s->nloops - 1 ? pr : NULL, v, "0", ext, "1");
+          }
+          char *val = expr_str(c, s->value);
+          if (!val) break;
+          fbxk_p_line(p, "const %s x = %s;", fbxk_compute_type(s->dtype, FBXK_C), val);
+          fbxk_free(val);
+          fbxk_p_line(p, "l%d_nan |= x != x;", s->local);
+          fbxk_p_line(p, "l%d = x %s l%d ? x : l%d;", s->local, mx ? ">" : "<", s->local, s->local);
+          for (int i = 0; i < s->nloops; i++) fbxk_p_close(p);
+          fbxk_p_line(p, "if (l%d_nan) l%d = FBXK_NAN;", s->local, s->local);
+          break;
+        }
         for (int i = 0; i < s->nloops; i++) {
           char pr[64];
           snprintf(pr, sizeof pr, "#pragma omp simd reduction(+:l%d)", s->local);

@@ -15,8 +15,8 @@
  * FUSEBOX_TE_BACKEND = c (default) | eval: generated C, or the IR
  *   interpreter. When the C compiler fails, a kernel runs on the
  *   interpreter (logged once).
- * FUSEBOX_TE_DISABLE = comma list of inline, rowblock, flatten, parallel,
- *   vectorize: transformations left out of the schedule.
+ * FUSEBOX_TE_DISABLE = comma list of inline, rowblock, registers, flatten,
+ *   parallel, vectorize (or all): transformations left out of the schedule.
  * FUSEBOX_TE_PARALLEL_MIN = elements (default 32768): a nest moving fewer
  *   runs on the calling thread.
  * FUSEBOX_TE_MARCH = the -march of compiled kernels (default native; none:
@@ -67,7 +67,7 @@ static void kernel_free(te_kernel *k) {
 
 static void transforms_text(char *out, size_t cap) {
   out[0] = 0;
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 6; i++)
     if (transforms & (1u << i)) {
       size_t l = strlen(out);
       snprintf(out + l, cap - l, "%s%s", l ? "," : "", te_transform_names[i]);
@@ -278,10 +278,10 @@ static void read_disable(void) {
       memcpy(word, p, n);
       word[n] = 0;
       int found = -1;
-      for (int i = 0; i < 5; i++)
+      for (int i = 0; i < 6; i++)
         if (!strcmp(word, te_transform_names[i])) found = i;
       if (!strcmp(word, "all")) transforms = 0;
-      else if (found < 0) warn_env("FUSEBOX_TE_DISABLE", e, "names an unknown transformation (inline, rowblock, flatten, parallel, vectorize, all); ignored");
+      else if (found < 0) warn_env("FUSEBOX_TE_DISABLE", e, "names an unknown transformation (inline, rowblock, flatten, parallel, vectorize, registers, all); ignored");
       else transforms &= ~(1u << found);
     } else if (n) {
       warn_env("FUSEBOX_TE_DISABLE", e, "has an unknown transformation; ignored");

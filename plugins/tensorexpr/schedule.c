@@ -18,8 +18,9 @@
  *              all of them): long inner loops for the vectorizer.
  *   parallel   the outer loop of a nest moving at least par_min elements
  *              is marked parallel (OpenMP in C; the evaluator runs serially).
- *   vectorize  innermost loops without a Reduce, and sum Reduces, are
- *              marked for SIMD.
+ *   vectorize  innermost loops without a Reduce, sum Reduces and float
+ *              max/min Reduces are marked for SIMD (C: a max/min reduction
+ *              with a NaN flag beside it).
  * The default schedule is the list above, so a pointwise group becomes one
  * flat parallel SIMD loop, a row reduction one parallel loop over rows with
  * a vectorized reduction inside, a softmax one parallel loop over rows with
@@ -29,7 +30,7 @@
 
 #include "te.h"
 
-const char *const te_transform_names[5] = {"inline", "rowblock", "flatten", "parallel", "vectorize"};
+const char *const te_transform_names[6] = {"inline", "rowblock", "flatten", "parallel", "vectorize", "registers"};
 
 /* ---- walking ------------------------------------------------------------------------- */
 
@@ -146,12 +147,24 @@ void te_inline(te_kernel_ir *k) {
   (void)subst_leaf;
 }
 
-/* ---- unit loops ------------------------------------------------------------------------ */
+/* ---- unit loops and nested blocks ------------------------------------------------------------------------ */
 
 static void drop_units_in(te_kernel_ir *k, te_stmt *block) {
   te_stmt **pp = &block->first;
   while (*pp) {
     te_stmt *s = *pp;
+    if (s->kind == TE_S_BLOCK) {
+      /* a nested block: its statements in its place (blocks only group) */
+      te_stmt *first = s->first, *last = first;
+      if (!first) {
+        *pp = s->next;
+        continue;
+      }
+      while (last->next) last = last->next;
+      last->next = s->next;
+      *pp = first;
+      continue;
+    }
     if (s->kind == TE_S_FOR) {
       drop_units_in(k, s->body);
       if (s->extent == 1) {
@@ -380,6 +393,85 @@ static void flatten_in(te_stmt *block) {
 
 void te_flatten(te_kernel_ir *k) { flatten_in(k->root); }
 
+/* ---- registers ---------------------------------------------------------------------------
+ *
+ * After rowblock, a row statistic is stored and read back in the same row
+ * iteration (softmax's max and sum). `Store t[i] = v` followed, in the same
+ * block, by loads of t at the same linear index becomes `Let l = v`, the
+ * loads read l, and the store goes when nothing else reads t: the
+ * statistic lives in a register and the loops after it vectorize (a load
+ * from a just-written buffer keeps GCC from it). */
+
+static int same_access(const te_access *a, const te_access *b) {
+  if (a->buf != b->buf || !a->linear || !b->linear || a->offset != b->offset || a->nterms != b->nterms) return 0;
+  for (int t = 0; t < a->nterms; t++)
+    if (coef_of(b, a->var[t]) != a->coef[t]) return 0;
+  return 1;
+}
+
+typedef struct reg_ud {
+  const te_access *acc;
+  int local, dtype;
+  int other_reads; /* loads of the buffer at another index */
+} reg_ud;
+
+static te_expr *reg_load(te_kernel_ir *k, te_expr *e, void *ud) {
+  reg_ud *u = ud;
+  if (e->acc.buf != u->acc->buf) return e;
+  if (!same_access(&e->acc, u->acc)) {
+    u->other_reads++;
+    return e;
+  }
+  te_expr *l = te_local(k, u->local, u->dtype);
+  return l ? l : e;
+}
+
+static te_expr *count_load(te_kernel_ir *k, te_expr *e, void *ud) {
+  (void)k;
+  reg_ud *u = ud;
+  if (e->acc.buf == u->acc->buf) u->other_reads++;
+  return e;
+}
+
+static void registers_in(te_kernel_ir *k, te_stmt *block) {
+  for (te_stmt **pp = &block->first; *pp; pp = &(*pp)->next) {
+    te_stmt *s = *pp;
+    if (s->kind == TE_S_FOR) {
+      registers_in(k, s->body);
+      continue;
+    }
+    if (s->kind != TE_S_STORE || k->bufs[s->acc.buf].kind != TE_BUF_TEMP || !s->acc.linear || !s->next) continue;
+    int dt = k->bufs[s->acc.buf].dtype;
+    int local = te_new_local(k, dt);
+    if (local < 0) return;
+    reg_ud u = {&s->acc, local, dt, 0};
+    for (te_stmt *t = s->next; t; t = t->next) {
+      te_stmt *save = t->next;
+      t->next = NULL; /* this statement only */
+      rewrite_stmt(k, t, reg_load, &u);
+      t->next = save;
+    }
+    /* Let l = value; Store t[i] = l */
+    te_stmt *let = te_let(k, local, s->value);
+    te_expr *lv = te_local(k, local, dt);
+    if (!let || !lv) return;
+    s->value = lv;
+    let->next = s;
+    *pp = let;
+    pp = &let->next;
+    /* the store goes when nothing else reads the buffer */
+    reg_ud any = {&s->acc, -1, dt, 0};
+    rewrite_stmt(k, k->root, count_load, &any);
+    if (!any.other_reads) {
+      s->kind = TE_S_BLOCK; /* an empty block */
+      s->first = NULL;
+      k->bufs[s->acc.buf].numel = 0;
+    }
+  }
+}
+
+void te_registers(te_kernel_ir *k) { registers_in(k, k->root); }
+
 /* ---- parallel, vectorize ------------------------------------------------------------------ */
 
 static int64_t work(const te_stmt *s) {
@@ -415,7 +507,7 @@ static void vec_in(te_stmt *s) {
     else if (s->kind == TE_S_FOR) {
       if (!has_loop(s->body->first)) s->vectorize = 1;
       else vec_in(s->body);
-    } else if (s->kind == TE_S_REDUCE && s->combiner == FBXK_OP_ADD_T) {
+    } else if (s->kind == TE_S_REDUCE && (s->combiner == FBXK_OP_ADD_T || fbxk_is_float(s->dtype))) {
       s->vectorize = 1;
     }
   }
@@ -429,6 +521,7 @@ fbxp_status *te_schedule(te_kernel_ir *k, unsigned on, int64_t par_min) {
   if (on & TE_T_ROWBLOCK) te_rowblock(k);
   te_linearize(k);
   if (lin_bad) return te_host->status_new(FBXP_ERR_INTERNAL, "tensorexpr: an index is not linear in the loop vars");
+  if (on & TE_T_REGISTERS) te_registers(k);
   if (on & TE_T_FLATTEN) te_flatten(k);
   if (on & TE_T_PARALLEL) te_parallelize(k, par_min);
   if (on & TE_T_VECTORIZE) te_vectorize(k);

@@ -27,10 +27,11 @@ enum {
   TE_T_FLATTEN = 1 << 2,   /* merge loops that are contiguous for every access */
   TE_T_PARALLEL = 1 << 3,  /* outer loop of each nest in parallel */
   TE_T_VECTORIZE = 1 << 4, /* inner loop marked for SIMD */
-  TE_T_ALL = 31,
+  TE_T_REGISTERS = 1 << 5, /* a stored row statistic read back in its row: a local */
+  TE_T_ALL = 63,
 };
 /* Names of the switches for FUSEBOX_TE_DISABLE, in bit order. */
-extern const char *const te_transform_names[5];
+extern const char *const te_transform_names[6];
 /* Apply the default schedule with the transformations in `enabled`;
  * parallel marks only loops whose nest moves at least par_min elements. */
 fbxp_status *te_schedule(te_kernel_ir *k, unsigned enabled, int64_t par_min);
@@ -40,6 +41,7 @@ void te_drop_unit_loops(te_kernel_ir *k);
 void te_rowblock(te_kernel_ir *k);
 void te_linearize(te_kernel_ir *k);
 void te_flatten(te_kernel_ir *k);
+void te_registers(te_kernel_ir *k);
 void te_parallelize(te_kernel_ir *k, int64_t par_min);
 void te_vectorize(te_kernel_ir *k);
 

@@ -66,7 +66,7 @@ START_TEST(softmax_is_one_group_each) {
   ck_assert_int_eq(count(out, "(aten::log_softmax) (function 1) for (float32[4, 5]): 1 launch per run"), 1);
   /* --source: the IR before and after the schedule, then the C */
   ck_assert_int_eq(count(out, "/* ==== tensorexpr: loop IR as lowered ==== */"), 3);
-  ck_assert_int_eq(count(out, "/* ==== loop IR after the schedule (inline,rowblock,flatten,parallel,vectorize) ==== */"), 3);
+  ck_assert_int_eq(count(out, "/* ==== loop IR after the schedule (inline,rowblock,flatten,parallel,vectorize,registers) ==== */"), 3);
   ck_assert_int_eq(count(out, "/* ==== C (backend c) ==== */"), 3);
   ck_assert_ptr_nonnull(strstr(out, "reduce l0 float32 = -inf MAX_OTHER over"));
   ck_assert_ptr_nonnull(strstr(out, "void te_kernel(char *const *bufs"));
@@ -93,7 +93,7 @@ START_TEST(bad_env_is_named) {
   ck_assert_msg(strstr(out, "FUSEBOX_TE_DISABLE='inline,fuse' names an unknown transformation") != NULL, "%s", out);
   ck_assert_msg(strstr(out, "FUSEBOX_TE_PARALLEL_MIN='x' is not a non-negative integer") != NULL, "%s", out);
   /* the valid part still applies */
-  ck_assert_ptr_nonnull(strstr(out, "loop IR after the schedule (rowblock,flatten,parallel,vectorize)"));
+  ck_assert_ptr_nonnull(strstr(out, "loop IR after the schedule (rowblock,flatten,parallel,vectorize,registers)"));
   free(out);
   out = explain("FUSEBOX_TE_BACKEND=eval", "tests/corpus/cases/softmax/graph.ir", in, "--source");
   ck_assert_ptr_nonnull(strstr(out, "/* ==== C (backend eval: not compiled) ==== */"));
