@@ -17,8 +17,10 @@
  * nests). Guards are outside (FBXP_GUARDS_OUTSIDE): kernels are compiled
  * for the profiled specs.
  *
- * Cost: each merge checks convexity by walking the nodes between the
- * union's first and last member, so a block of n nodes costs O(n * span). */
+ * Cost: node lookups are hashed; each merge checks convexity by walking the
+ * nodes between the union's first and last member, so a block of n nodes
+ * costs O(n * span) where span is a group's extent in the block. */
+#include <stdint.h>
 #include <string.h>
 
 #include "te.h"
@@ -27,12 +29,30 @@ typedef struct blk {
   int n;
   const fbxp_node **nodes;
   int *cls, *seg, *group, *mark, *weight;
+  int hcap;   /* a power of two above 2n */
+  int *hash;  /* open addressing: node index + 1, 0 empty */
 } blk;
+
+static unsigned slot_of(const blk *b, const fbxp_node *n) {
+  uintptr_t h = (uintptr_t)n;
+  h ^= h >> 17;
+  h *= (uintptr_t)0x9E3779B97F4A7C15u;
+  return (unsigned)(h >> 7) & (unsigned)(b->hcap - 1);
+}
+
+static void index_build(blk *b) {
+  for (int i = 0; i < b->hcap; i++) b->hash[i] = 0;
+  for (int i = 0; i < b->n; i++) {
+    unsigned h = slot_of(b, b->nodes[i]);
+    while (b->hash[h]) h = (h + 1) & (unsigned)(b->hcap - 1);
+    b->hash[h] = i + 1;
+  }
+}
 
 static int index_of(const blk *b, const fbxp_node *n) {
   if (!n) return -1;
-  for (int i = 0; i < b->n; i++)
-    if (b->nodes[i] == n) return i;
+  for (unsigned h = slot_of(b, n); b->hash[h]; h = (h + 1) & (unsigned)(b->hcap - 1))
+    if (b->nodes[b->hash[h] - 1] == n) return b->hash[h] - 1;
   return -1;
 }
 
@@ -193,10 +213,12 @@ static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth) 
   int n = 0;
   for (const fbxp_node *x = te_host->block_first(bl); x; x = te_host->node_next(x)) n++;
   if (n == 0) return;
-  blk b = {n, NULL, NULL, NULL, NULL, NULL, NULL};
+  blk b = {n, NULL, NULL, NULL, NULL, NULL, NULL, 4, NULL};
+  while (b.hcap < 2 * n) b.hcap *= 2;
   b.nodes = te_host->alloc(sizeof *b.nodes * (size_t)n);
-  int *ints = te_host->alloc(sizeof(int) * 5 * (size_t)n);
+  int *ints = te_host->alloc(sizeof(int) * (5 * (size_t)n + (size_t)b.hcap));
   if (b.nodes && ints) {
+    b.hash = ints + 5 * n;
     b.cls = ints;
     b.seg = ints + n;
     b.group = ints + 2 * n;
@@ -204,6 +226,7 @@ static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth) 
     b.weight = ints + 4 * n;
     int i = 0;
     for (const fbxp_node *x = te_host->block_first(bl); x; x = te_host->node_next(x)) b.nodes[i++] = x;
+    index_build(&b);
     partition_nodes(&b, p);
     for (i = 0; i < n && depth < 32; i++)
       for (int k = 0; k < te_host->node_num_blocks(b.nodes[i]); k++)
