@@ -9,7 +9,8 @@
  * OpenMP team size of parallel loops. Loops marked parallel get
  * `#pragma omp parallel for`, vectorized ones `#pragma omp simd` (a sum
  * Reduce: `simd reduction(+:local)`). Sizes and strides are literals: the
- * kernel is specialized on its input specs. */
+ * kernel is specialized on its input specs. Each op's value is a named
+ * constant (e0, e1, ...) printed before the statement that uses it. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,7 @@ typedef struct cg {
   const te_kernel_ir *k;
   fbxk_printer p;
   int oom;
+  int ntemps; /* e0, e1, ...: one per op of the statement being printed */
 } cg;
 
 static void expr(cg *c, fbxk_buf *b, const te_expr *e);
@@ -99,9 +101,22 @@ static void expr(cg *c, fbxk_buf *b, const te_expr *e) {
         c->oom = 1;
         return;
       }
-      if (rawdt == e->dtype) fbxk_puts(b, o);
-      else fbxk_print_cast(b, e->dtype, o, FBXK_C);
+      /* one named value per op: the text stays linear in the IR's size
+       * (templates repeat their arguments: a NaN-propagating max names
+       * each one three times) */
+      fbxk_buf full = {0};
+      if (rawdt == e->dtype) fbxk_puts(&full, o);
+      else fbxk_print_cast(&full, e->dtype, o, FBXK_C);
       fbxk_free(o);
+      char *f = fbxk_take(&full);
+      if (!f) {
+        c->oom = 1;
+        return;
+      }
+      int t = c->ntemps++;
+      fbxk_p_line(&c->p, "const %s e%d = %s;", fbxk_compute_type(e->dtype, FBXK_C), t, f);
+      fbxk_free(f);
+      fbxk_printf(b, "e%d", t);
       break;
     }
     case TE_E_ADD: case TE_E_MUL: {
