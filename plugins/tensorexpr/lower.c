@@ -12,8 +12,10 @@
  *     MIN_OTHER; sums accumulate in float64 for floating inputs, int64
  *     otherwise), then the Store (mean divides by the count with DIV_T);
  *   - softmax/log_softmax over a constant dim: the row max (a Reduce into a
- *     temporary), the sum of exp(x - max) (another), and the pointwise
- *     result exp(x - max) / sum or (x - max) - log(sum).
+ *     temporary); softmax in float32/float64 then writes exp(x - max) into
+ *     its output, sums the output and divides it in place; log_softmax (and
+ *     softmax into half/bfloat16) sums exp(x - max) and computes (x - max) -
+ *     log(sum) or exp(x - max) / sum.
  */
 #include <stdio.h>
 #include <string.h>
@@ -423,6 +425,32 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
   int r = x->t.ndim, dim = in->dims[0];
   s.m = reduce(c, NULL, x, &dim, 1, 1, TE_RED_AMAX, cd, cd, to_cd, &s);
   if (!s.m) return nomem();
+  if (!in->log && in->rdtype == cd) {
+    /* softmax in float32/float64: exp(x - max) once, into the output,
+     * then the sum of the output and the output divided by it in place
+     * (after rowblock the row stays in cache for those two passes) */
+    vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
+    if (!out) return nomem();
+    int va[TE_MAX_DIMS], vb[TE_MAX_DIMS];
+    for (int d = 0; d < r; d++) va[d] = te_new_var(k);
+    te_expr *ia[TE_MAX_DIMS];
+    for (int d = 0; d < r; d++) ia[d] = x->sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, va[d]);
+    te_expr *e = exp_shifted(c, te_load(k, x->buf, r, ia), va, &s);
+    te_stmt *sa = nest(k, r, va, x->sizes, store_all(k, out->buf, r, va, te_cast(k, e, in->rdtype)));
+    if (!sa) return nomem();
+    te_append(k->root, sa);
+    vinfo *sum = reduce(c, NULL, out, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, NULL, NULL);
+    if (!sum) return nomem();
+    for (int d = 0; d < r; d++) vb[d] = te_new_var(k);
+    te_expr *ib[TE_MAX_DIMS];
+    for (int d = 0; d < r; d++) ib[d] = x->sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, vb[d]);
+    te_expr *a[2] = {te_load(k, out->buf, r, ib), load_row_stat(c, sum, vb, r)};
+    te_expr *q = te_op(k, FBXK_OP_DIV_T, cd, cd, 2, a);
+    te_stmt *sb = nest(k, r, vb, x->sizes, store_all(k, out->buf, r, vb, q));
+    if (!sb) return nomem();
+    te_append(k->root, sb);
+    return NULL;
+  }
   vinfo *sum = reduce(c, NULL, x, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, exp_shifted, &s);
   if (!sum) return nomem();
   vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);

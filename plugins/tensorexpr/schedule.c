@@ -2,7 +2,8 @@
  * (FUSEBOX_TE_DISABLE) so that a wrong answer can be bisected.
  *
  *   inline     a temporary computed by a pointwise nest (one Store of its
- *              loop vars) is substituted into every Load of it, NNC's
+ *              loop vars, the buffer's only store) is substituted into
+ *              every Load of it, NNC's
  *              computeInline: intermediates live in registers. Reduction
  *              results stay buffers: they are reused across a reduction
  *              (softmax's max and sum are read by every element of a row).
@@ -123,13 +124,25 @@ static te_expr *inline_load(te_kernel_ir *k, te_expr *e, void *ud) {
   return v ? v : e;
 }
 
+static int count_stores(const te_stmt *s, int buf) {
+  int n = 0;
+  for (; s; s = s->next) {
+    if (s->kind == TE_S_BLOCK) n += count_stores(s->first, buf);
+    else if (s->kind == TE_S_FOR) n += count_stores(s->body, buf);
+    else if (s->kind == TE_S_STORE) n += s->acc.buf == buf;
+  }
+  return n;
+}
+
 void te_inline(te_kernel_ir *k) {
   te_stmt **pp = &k->root->first;
   while (*pp) {
     te_stmt *s = *pp;
     int vars[TE_MAX_DIMS], nv;
     te_stmt *st = s->kind == TE_S_FOR || s->kind == TE_S_STORE ? pointwise_store(s, vars, &nv) : NULL;
-    int ok = st && k->bufs[st->acc.buf].kind == TE_BUF_TEMP;
+    /* only a buffer written once: its loads all mean this value (a
+     * softmax rewrites its output in place) */
+    int ok = st && k->bufs[st->acc.buf].kind == TE_BUF_TEMP && count_stores(k->root->first, st->acc.buf) == 1;
     /* every var of the nest is a store index (the value uses no other) */
     for (int d = 0; ok && d < st->acc.nidx; d++) {
       te_expr *ix = st->acc.idx[d];

@@ -7,7 +7,7 @@
  *     against libm;
  *   - the verifier rejects each kind of broken IR with its message;
  *   - a softmax lowered from a graph: three nests as lowered, one row loop
- *     after rowblock (three with rowblock off), and both schedules' results
+ *     after rowblock (four with rowblock off), and both schedules' results
  *     equal a softmax computed here in double;
  *   - FUSEBOX_TE_DISABLE names are the schedule's bits. */
 #include <check.h>
@@ -71,6 +71,12 @@ static te_stmt *unary_nest(te_kernel_ir *k, int dst, int src, int op, const int6
   te_stmt *outer = te_block(k);
   te_append(outer, te_for(k, v1, sizes[1], inner));
   return te_for(k, v0, sizes[0], outer);
+}
+
+static int count_top_loops(const char *s) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, "\nfor ")); p++) n++;
+  return n + !strncmp(s, "for ", 4);
 }
 
 static char *print(te_kernel_ir *k) {
@@ -141,6 +147,33 @@ START_TEST(inline_and_flatten) {
 }
 END_TEST
 
+/* a buffer written twice (a softmax rewrites its output in place) is not
+ * inlined: its loads after the second store mean the second value */
+START_TEST(inline_keeps_rewritten_buffers) {
+  te_kernel_ir *k = new_ir();
+  const int64_t sz[2] = {2, 4};
+  int in = add_buf(k, "in0", TE_BUF_INPUT, 0, FBXK_F32, 2, sz);
+  int out = add_buf(k, "out0", TE_BUF_OUTPUT, 0, FBXK_F32, 2, sz);
+  int t = add_buf(k, "t0", TE_BUF_TEMP, 0, FBXK_F32, 2, sz);
+  te_append(k->root, unary_nest(k, t, in, FBXK_OP_NEG, sz)); /* t = -x */
+  te_append(k->root, unary_nest(k, t, t, FBXK_OP_EXP, sz));  /* t = exp(t) */
+  te_append(k->root, unary_nest(k, out, t, FBXK_OP_NEG, sz)); /* out = -t */
+  te_inline(k);
+  char *s = print(k);
+  ck_assert_int_eq(count_top_loops(s), 3);
+  fbxk_free(s);
+  te_linearize(k);
+  char msg[128];
+  ck_assert_int_eq(te_ir_verify(k, msg, sizeof msg), 0);
+  float x[8], y[8], tmp[8];
+  for (int i = 0; i < 8; i++) x[i] = (float)i * 0.25f - 1.0f;
+  char *bufs[3] = {(char *)x, (char *)y, (char *)tmp};
+  ck_assert_int_eq(te_eval(k, bufs, NULL, NULL), 0);
+  for (int i = 0; i < 8; i++) ck_assert_float_eq_tol(y[i], -exp(-(double)x[i]), 2e-6 * exp(-(double)x[i]));
+  free_ir(k);
+}
+END_TEST
+
 /* the verifier: each broken IR names its problem */
 static void expect_bad(te_kernel_ir *k, const char *what) {
   char msg[128] = "";
@@ -207,12 +240,6 @@ static const char *softmax_ir = "graph(%x : Float(8, 16, strides=[16, 1], requir
                                 "  %y : Float(8, 16, strides=[16, 1], requires_grad=0, device=cpu) = aten::softmax(%x, %d, %n)\n"
                                 "  return (%y)\n";
 
-static int count_top_loops(const char *s) {
-  int n = 0;
-  for (const char *p = s; (p = strstr(p, "\nfor ")); p++) n++;
-  return n + !strncmp(s, "for ", 4);
-}
-
 static int count(const char *s, const char *w) {
   int n = 0;
   for (const char *p = s; (p = strstr(p, w)); p++) n++;
@@ -260,8 +287,8 @@ START_TEST(softmax_rowblock) {
   char msg[128];
   ck_assert_int_eq(te_ir_verify(k, msg, sizeof msg), 0);
   char *before = print(k);
-  /* max, sum of exp, the result: three nests, two reductions */
-  ck_assert_int_eq(count_top_loops(before), 3);
+  /* max, exp(x - max) into the output, its sum, the division: four nests, two reductions */
+  ck_assert_int_eq(count_top_loops(before), 4);
   ck_assert_int_eq(count(before, "reduce "), 2);
   ck_assert_ptr_nonnull(strstr(before, "MAX_OTHER"));
   fbxk_free(before);
@@ -271,18 +298,19 @@ START_TEST(softmax_rowblock) {
   ck_assert_int_eq(count_top_loops(after), 1);
   ck_assert_ptr_nonnull(strstr(after, "for v0 in 0..8 parallel {\n"));
   ck_assert_int_eq(count(after, "reduce "), 2);
-  ck_assert_int_eq(count(after, "vectorize"), 3); /* the max, the sum and the result loop */
+  ck_assert_int_eq(count(after, "vectorize"), 4); /* the max, the exp loop, the sum, the division */
+  ck_assert_int_eq(count(after, "EXP<"), 1);       /* exp once per element */
   ck_assert_ptr_nonnull(strstr(after, "let "));      /* the row statistics in registers */
   ck_assert_ptr_null(strstr(after, "buf t"));        /* and no temporaries left */
   check_softmax_values(k);
   fbxk_free(after);
   free_ir(k);
   fbx_graph_destroy(g);
-  /* rowblock off: three loops over the rows again */
+  /* rowblock off: four loops over the rows again */
   k = lower_softmax(&g);
   ck_assert_ptr_null(te_schedule(k, TE_T_ALL & ~TE_T_ROWBLOCK, 1 << 30));
   after = print(k);
-  ck_assert_int_eq(count_top_loops(after), 3);
+  ck_assert_int_eq(count_top_loops(after), 4);
   ck_assert_ptr_null(strstr(after, "parallel")); /* below FUSEBOX_TE_PARALLEL_MIN */
   check_softmax_values(k);
   fbxk_free(after);
@@ -311,7 +339,7 @@ START_TEST(c_source_of_softmax) {
     ck_assert_ptr_nonnull(sym);
     void (*fn)(char *const *, const double *, const int64_t *, int);
     memcpy(&fn, &sym, sizeof sym);
-    float x[128], y1[128], y2[128], t[2][8];
+    float x[128], y1[128], y2[128], t[2][8] = {{0}};
     for (int i = 0; i < 128; i++) x[i] = cosf((float)i) * 5.0f;
     char *bufs[TE_MAX_BUFS] = {0};
     int nt = 0;
@@ -345,6 +373,7 @@ int main(void) {
   TCase *tc = tcase_create("ir");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, inline_and_flatten);
+  tcase_add_test(tc, inline_keeps_rewritten_buffers);
   tcase_add_test(tc, verifier_rejects);
   tcase_add_test(tc, softmax_rowblock);
   tcase_add_test(tc, c_source_of_softmax);
