@@ -48,6 +48,7 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     return o->cls = len >= 0 && len <= TE_MAX_DIMS ? TE_N_LIST : TE_N_NO;
   }
   if (te_host->node_num_outputs(n) != 1) return TE_N_NO;
+  /* the result's own type (-1 when not profiled: then only computed) */
   te_vtype out = tf(ctx, te_host->node_output(n, 0));
   if (!out.known || !out.tensor) return TE_N_NO;
   int nin = te_host->node_num_inputs(n);
@@ -61,12 +62,18 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
   if (is_red) {
     if (nin < 3) return TE_N_NO;
     te_vtype x = tf(ctx, te_host->node_input(n, 0));
-    if (!x.known || !x.tensor || !dtype_ok(x.dtype) || x.ndim < 1) return TE_N_NO;
+    int unknown = x.known && x.tensor && x.dtype < 0;
+    if (!x.known || !x.tensor || (!unknown && (!dtype_ok(x.dtype) || x.ndim < 1))) return TE_N_NO;
     int64_t dims[TE_MAX_DIMS], keep;
     int nd = te_host->value_const_int_list(te_host->node_input(n, 1), dims, TE_MAX_DIMS);
-    if (nd < 1 || nd > x.ndim || const_int(te_host->node_input(n, 2), &keep)) return TE_N_NO;
+    if (nd < 1 || const_int(te_host->node_input(n, 2), &keep)) return TE_N_NO;
     if ((red == TE_RED_SUM || red == TE_RED_MEAN) && (nin < 4 || !te_host->value_is_none(te_host->node_input(n, 3))))
       return TE_N_NO;
+    o->keepdim = keep != 0;
+    o->red = red;
+    if (unknown) /* not profiled: the dims are checked when compile sees the rank */
+      return o->cls = TE_N_RED;
+    if (nd > x.ndim) return TE_N_NO;
     int seen[TE_MAX_DIMS] = {0};
     for (int i = 0; i < nd; i++) {
       int64_t d = dims[i] < 0 ? dims[i] + x.ndim : dims[i];
@@ -76,8 +83,6 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     o->ndims = 0;
     for (int d = 0; d < x.ndim; d++)
       if (seen[d]) o->dims[o->ndims++] = d;
-    o->keepdim = keep != 0;
-    o->red = red;
     int fl = fbxk_is_float(x.dtype);
     if (red == TE_RED_MEAN && !fl) return TE_N_NO;
     if (red == TE_RED_SUM || red == TE_RED_MEAN) {
@@ -87,7 +92,7 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
       o->rdtype = x.dtype;
       o->cdtype = x.dtype;
     }
-    if (o->rdtype != out.dtype) return TE_N_NO;
+    if (out.dtype >= 0 && o->rdtype != out.dtype) return TE_N_NO;
     return o->cls = TE_N_RED;
   }
   int sm = schema_is(n, "aten::softmax.int("), lsm = schema_is(n, "aten::log_softmax.int(");
@@ -95,10 +100,14 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     if (nin < 3) return TE_N_NO;
     te_vtype x = tf(ctx, te_host->node_input(n, 0));
     int64_t dim, dt = -1;
-    if (!x.known || !x.tensor || !fbxk_is_float(x.dtype) || x.ndim < 1 || const_int(te_host->node_input(n, 1), &dim))
+    int unknown = x.known && x.tensor && x.dtype < 0;
+    if (!x.known || !x.tensor || (!unknown && (!fbxk_is_float(x.dtype) || x.ndim < 1)) ||
+        const_int(te_host->node_input(n, 1), &dim))
       return TE_N_NO;
     const fbxp_value *dv = te_host->node_input(n, 2);
     if (!te_host->value_is_none(dv) && (const_int(dv, &dt) || !fbxk_is_float((int)dt))) return TE_N_NO;
+    o->log = lsm;
+    if (unknown) return o->cls = TE_N_SOFTMAX; /* not profiled: compile checks the rest */
     if (dim < 0) dim += x.ndim;
     if (dim < 0 || dim >= x.ndim) return TE_N_NO;
     o->ndims = 1;
@@ -106,32 +115,48 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     o->log = lsm;
     o->rdtype = dt >= 0 ? (int)dt : x.dtype;
     o->cdtype = o->rdtype; /* float compute type (half/bfloat16: float) */
-    if (o->rdtype != out.dtype) return TE_N_NO;
+    if (out.dtype >= 0 && o->rdtype != out.dtype) return TE_N_NO;
     return o->cls = TE_N_SOFTMAX;
   }
   /* pointwise rows */
   if (fbxk_op_match(te_host, n, &o->m) < 0) return TE_N_NO;
   fbxk_typed ty[FBXK_MAX_OP_ARGS];
+  int unknown[FBXK_MAX_OP_ARGS] = {0}, nunknown = 0;
+  int sel = fbxk_op_selector(o->m.op);
   for (int i = 0; i < o->m.noperands; i++) {
     te_vtype t = tf(ctx, te_host->node_input(n, o->m.operand_input[i]));
-    if (!t.known || !dtype_ok(t.dtype)) return TE_N_NO;
+    if (!t.known) return TE_N_NO;
+    if (t.tensor && t.dtype < 0) nunknown += unknown[i] = 1;
+    else if (!dtype_ok(t.dtype)) return TE_N_NO;
     ty[i] = (fbxk_typed){t.dtype, t.prio};
   }
   for (int i = 0; i < o->m.nparams; i++) {
     te_vtype t = tf(ctx, te_host->node_input(n, o->m.param_input[i]));
     if (!t.known || t.tensor) return TE_N_NO;
   }
-  if (fbxk_op_rule(o->m.op) == FBXK_R_TO) {
-    int64_t dt;
-    if (const_int(te_host->node_input(n, 1), &dt) || !dtype_ok((int)dt)) return TE_N_NO;
-    o->cdtype = ty[0].dtype;
-    o->rdtype = (int)dt;
-  } else if (fbxk_op_dtypes(o->m.op, ty, o->m.noperands, &o->cdtype, &o->rdtype)) {
+  int64_t to = -1;
+  if (fbxk_op_rule(o->m.op) == FBXK_R_TO && (const_int(te_host->node_input(n, 1), &to) || !dtype_ok((int)to)))
     return TE_N_NO;
+  /* Unprofiled operands (FUSEBOX_PROFILING_RUNS=0): the op is taken only
+   * if it has a template whatever dtype they turn out to have (the real
+   * dtypes are checked again when compile sees the specs). */
+  static const int cands[] = {FBXK_F32, FBXK_F64, FBXK_F16, FBXK_BF16, FBXK_I64, FBXK_I32,
+                              FBXK_I16, FBXK_I8, FBXK_U8, FBXK_BOOL};
+  int ncand = nunknown ? (int)(sizeof cands / sizeof cands[0]) : 1;
+  for (int c = 0; c < ncand; c++) {
+    for (int i = 0; i < o->m.noperands; i++)
+      if (unknown[i]) ty[i].dtype = i == sel ? FBXK_BOOL : cands[c];
+    if (to >= 0) {
+      o->cdtype = ty[0].dtype;
+      o->rdtype = (int)to;
+    } else if (fbxk_op_dtypes(o->m.op, ty, o->m.noperands, &o->cdtype, &o->rdtype)) {
+      return TE_N_NO;
+    }
+    if (sel >= 0 && ty[sel].dtype != FBXK_BOOL) return TE_N_NO;
+    if (!fbxk_op_template(o->m.op, o->cdtype) || !dtype_ok(o->rdtype)) return TE_N_NO;
+    if (!nunknown && out.dtype >= 0 && o->rdtype != out.dtype) return TE_N_NO;
   }
-  int sel = fbxk_op_selector(o->m.op);
-  if (sel >= 0 && ty[sel].dtype != FBXK_BOOL) return TE_N_NO;
-  if (!fbxk_op_template(o->m.op, o->cdtype) || o->rdtype != out.dtype || !dtype_ok(o->rdtype)) return TE_N_NO;
+  if (nunknown) o->cdtype = o->rdtype = -1;
   return o->cls = TE_N_PW;
 }
 
@@ -141,10 +166,11 @@ te_vtype te_typeof_profiled(void *ctx, const fbxp_value *v) {
   switch (te_host->value_kind(v)) {
     case FBXP_TYPE_TENSOR: {
       fbxp_tensor_type tt = {.struct_size = FBXP_TENSOR_TYPE_SIZE_V1_0};
-      if (te_host->value_tensor_type(v, &tt) || tt.dtype < 0 || tt.ndim < 0) return t;
+      if (te_host->value_tensor_type(v, &tt)) return t;
       if (tt.device_type != 0 && tt.device_type != kDLCPU) return t;
-      for (int d = 0; d < tt.ndim; d++)
-        if (tt.sizes[d] == FBXP_DIM_UNKNOWN) return t;
+      /* an unprofiled tensor (FUSEBOX_PROFILING_RUNS=0): dtype and rank -1;
+       * te_classify is then optimistic and compile sees the real specs */
+      if (tt.dtype < 0 || tt.ndim < 0) return (te_vtype){1, 1, -1, -1, FBXK_PRIO_TENSOR};
       return (te_vtype){1, 1, tt.dtype, tt.ndim, tt.ndim ? FBXK_PRIO_TENSOR : FBXK_PRIO_ZERODIM};
     }
     case FBXP_TYPE_INT: return (te_vtype){1, 0, FBXK_I64, 0, FBXK_PRIO_SCALAR};

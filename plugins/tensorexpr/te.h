@@ -60,9 +60,10 @@ int te_eval(const te_kernel_ir *k, char *const *bufs, const double *fs, const in
 typedef enum te_nclass { TE_N_NO = -1, TE_N_CONST, TE_N_LIST, TE_N_PW, TE_N_RED, TE_N_SOFTMAX } te_nclass;
 typedef enum te_red { TE_RED_SUM, TE_RED_MEAN, TE_RED_AMAX, TE_RED_AMIN } te_red;
 
-/* A value's type as the classifier sees it: a tensor (dtype, ndim, prio)
- * or a scalar (dtype F64/I64/BOOL, FBXK_PRIO_SCALAR); known = 0 when the
- * type is not known (the node is then not fused). */
+/* A value's type as the classifier sees it: a tensor (dtype, ndim, prio;
+ * dtype and ndim -1 for an unprofiled tensor, taken optimistically) or a
+ * scalar (dtype F64/I64/BOOL, FBXK_PRIO_SCALAR); known = 0 when the value
+ * cannot be a kernel operand (the node is then not fused). */
 typedef struct te_vtype {
   int known, tensor, dtype, ndim, prio;
 } te_vtype;
@@ -79,7 +80,7 @@ typedef struct te_ninfo {
   int log;               /* SOFTMAX: log_softmax */
 } te_ninfo;
 
-/* A value's type from its IR type (profiled tensors: dtype, rank, concrete
- * sizes, on the CPU) or its scalar kind. */
+/* A value's type from its IR type (tensors: dtype and rank, -1 both when
+ * not profiled; not on the CPU: unknown) or its scalar kind. */
 te_vtype te_typeof_profiled(void *ctx, const fbxp_value *v);
 te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *out);

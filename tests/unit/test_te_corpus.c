@@ -39,6 +39,10 @@ static char *forward_case(const char *name, int profiling_runs, int64_t *kernel_
   int nin = cc_load_inputs(name, in, MAX_ARGS, &why), nout = 0;
   fbx_status *st = nin < 0 ? fbx_status_new(FBX_ERR_INVALID_ARG, "cannot read the inputs")
                            : fbx_graph_parse_file(&g, cc_path(name, "graph.ir"));
+  /* opts.profiling_runs 0 means "FUSEBOX_PROFILING_RUNS, else 1": the
+   * variable says 0 */
+  if (profiling_runs == 0) ck_assert(!setenv("FUSEBOX_PROFILING_RUNS", "0", 1));
+  else ck_assert(!unsetenv("FUSEBOX_PROFILING_RUNS"));
   fbx_executor_opts o = {.struct_size = sizeof o, .fuser = "tensorexpr", .profiling_runs = profiling_runs};
   if (!st) st = fbx_executor_create(&ex, g, &o);
   if (!st) nout = fbx_graph_noutputs(g);
@@ -65,11 +69,16 @@ static char *forward_case(const char *name, int profiling_runs, int64_t *kernel_
   if (st) fbx_strbuf_printf(&why, "%s", fbx_status_message(st));
   *kernel_runs += s.kernel_runs;
   *groups += s.groups;
+  if (ok && profiling_runs == 0 && s.profiling_runs != 0) {
+    fbx_strbuf_printf(&why, "%lld profiling runs with FUSEBOX_PROFILING_RUNS=0", (long long)s.profiling_runs);
+    ok = false;
+  }
   fbx_status_free(st);
   for (int i = 0; i < nout; i++) fbx_iv_release(&out[i]);
   for (int i = 0; i < MAX_ARGS; i++) fbx_iv_release(&in[i]);
   fbx_executor_destroy(ex);
   fbx_graph_destroy(g);
+  unsetenv("FUSEBOX_PROFILING_RUNS");
   if (ok) {
     fbx_strbuf_free(&why);
     return NULL;
@@ -154,7 +163,7 @@ static void run_corpus(const char *backend) {
   char **names = NULL;
   int n = cc_list(&names);
   ck_assert_int_ge(n, 50);
-  int failed = 0, fused = 0, bw_cases = 0;
+  int failed = 0, fused = 0, fused0 = 0, bw_cases = 0;
   int64_t groups = 0, bw_runs = 0;
   for (int c = 0; c < n; c++) {
     for (int prof = 1; prof >= 0; prof--) {
@@ -163,6 +172,7 @@ static void run_corpus(const char *backend) {
       if (why) printf("  [%s] %-28s profiling_runs=%d FAIL: %s\n", backend, names[c], prof, why);
       failed += why != NULL;
       fused += prof == 1 && runs > 0;
+      fused0 += prof == 0 && runs > 0;
       fbx_free(why);
     }
     if (cc_has_input_grads(names[c])) {
@@ -174,13 +184,14 @@ static void run_corpus(const char *backend) {
     }
   }
   printf("[%s] tensorexpr corpus: %d cases x 2 profiling settings + %d backward: %d failures; %d cases ran fused "
-         "kernels (%lld groups), %lld backward kernel runs\n",
-         backend, n, bw_cases, failed, fused, (long long)groups, (long long)bw_runs);
+         "kernels after profiling, %d with FUSEBOX_PROFILING_RUNS=0 (%lld groups), %lld backward kernel runs\n",
+         backend, n, bw_cases, failed, fused, fused0, (long long)groups, (long long)bw_runs);
   fflush(stdout);
   cc_free_names(names, n);
   ck_assert_int_eq(failed, 0);
   /* a fuser that fuses little is broken */
   ck_assert_int_ge(fused, n / 5);
+  ck_assert_int_ge(fused0, n / 5);
   ck_assert_int_gt(bw_runs, 0);
 }
 
