@@ -3,7 +3,8 @@
  * tensorexpr` shows ratio-IoU as one group, a softmax as one group per
  * softmax, the hand-written layer norm (its shared list of dims included)
  * as one group; --source shows the loop IR before and after the schedule
- * and the generated C; a bad FUSEBOX_TE_* value is reported by name. */
+ * and the generated C; a bad FUSEBOX_TE_* value is reported by name;
+ * without a working C compiler the kernels run on the IR interpreter. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,22 @@ START_TEST(bad_env_is_named) {
 }
 END_TEST
 
+/* no working C compiler: the kernels run on the loop-IR interpreter */
+START_TEST(no_compiler_runs_the_interpreter) {
+  char cmd[4096], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "FUSEBOX_CC=/nonexistent/cc FUSEBOX_CC_CACHE=0 %s run %s --fuser tensorexpr --input %s/softmax/in0.npy "
+           "--iters 3 --stats 2>&1",
+           FBX_CLI, tu_src_path("bench/graphs/softmax.ir"), tu_src_path("tests/corpus/cases"));
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "run failed (%d):\n%s", rc, out ? out : "");
+  ck_assert_msg(strstr(out, "C compilation failed; kernels run on the loop-IR interpreter") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "kernels compiled    1 (0 failed)") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "kernel launches     2 (") != NULL, "%s", out); /* 3 runs, 1 profiling */
+  free(out);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("te_cli");
   TCase *tc = tcase_create("cli");
@@ -111,6 +128,7 @@ int main(void) {
   tcase_add_test(tc, softmax_is_one_group_each);
   tcase_add_test(tc, layer_norm_by_hand_is_one_group);
   tcase_add_test(tc, bad_env_is_named);
+  tcase_add_test(tc, no_compiler_runs_the_interpreter);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
