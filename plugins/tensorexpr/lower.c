@@ -1,0 +1,616 @@
+/* Lowering: a group's subgraph and its input specs -> the loop-nest IR.
+ *
+ * Every tensor value gets a buffer (an input, a temporary, or an output) and
+ * every node a loop nest that computes its buffer: NNC's "one Tensor per
+ * op", the schedule then inlines what need not be stored.
+ *   - pointwise rows of the kit: one loop per output dim; operands read with
+ *     broadcasting explicit (index 0 on a broadcast dim), cast to the row's
+ *     compute dtype (PyTorch's promotion through fbxk_op_dtypes), the row's
+ *     template applied, the result in its result dtype;
+ *   - sum/mean/amax/amin over constant dims: loops over the kept dims, a
+ *     Reduce over the reduced ones (combiner: the kit's ADD_T / MAX_OTHER /
+ *     MIN_OTHER; sums accumulate in float64 for floating inputs, int64
+ *     otherwise), then the Store (mean divides by the count with DIV_T);
+ *   - softmax/log_softmax over a constant dim: the row max (a Reduce into a
+ *     temporary); softmax in float32/float64 then writes exp(x - max) into
+ *     its output, sums the output and divides it in place; log_softmax (and
+ *     softmax into half/bfloat16) sums exp(x - max) and computes (x - max) -
+ *     log(sum) or exp(x - max) / sum.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "te.h"
+
+/* ---- classification ------------------------------------------------------------------ */
+
+static int schema_is(const fbxp_node *n, const char *prefix) {
+  const char *s = te_host->node_schema(n);
+  return s && !strncmp(s, prefix, strlen(prefix));
+}
+
+static int dtype_ok(int dt) {
+  return dt == FBXK_F32 || dt == FBXK_F64 || dt == FBXK_F16 || dt == FBXK_BF16 || dt == FBXK_I64 ||
+         dt == FBXK_I32 || dt == FBXK_I16 || dt == FBXK_I8 || dt == FBXK_U8 || dt == FBXK_BOOL;
+}
+
+/* a constant int, or -1 when not one */
+static int const_int(const fbxp_value *v, int64_t *out) { return te_host->value_const_int(v, out) ? 0 : -1; }
+
+te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *o) {
+  memset(o, 0, sizeof *o);
+  o->cls = TE_N_NO;
+  const char *k = te_host->node_kind(n);
+  if (!strcmp(k, "prim::Constant")) return o->cls = TE_N_CONST;
+  if (!strcmp(k, "prim::ListConstruct")) {
+    int64_t tmp[TE_MAX_DIMS];
+    int len = te_host->value_const_int_list(te_host->node_output(n, 0), tmp, TE_MAX_DIMS);
+    return o->cls = len >= 0 && len <= TE_MAX_DIMS ? TE_N_LIST : TE_N_NO;
+  }
+  if (te_host->node_num_outputs(n) != 1) return TE_N_NO;
+  /* the result's own type (-1 when not profiled: then only computed) */
+  te_vtype out = tf(ctx, te_host->node_output(n, 0));
+  if (!out.known || !out.tensor) return TE_N_NO;
+  int nin = te_host->node_num_inputs(n);
+  /* reductions */
+  te_red red = TE_RED_SUM;
+  int is_red = 0;
+  if (schema_is(n, "aten::sum.dim_IntList(")) is_red = 1, red = TE_RED_SUM;
+  else if (schema_is(n, "aten::mean.dim(")) is_red = 1, red = TE_RED_MEAN;
+  else if (schema_is(n, "aten::amax(")) is_red = 1, red = TE_RED_AMAX;
+  else if (schema_is(n, "aten::amin(")) is_red = 1, red = TE_RED_AMIN;
+  if (is_red) {
+    if (nin < 3) return TE_N_NO;
+    te_vtype x = tf(ctx, te_host->node_input(n, 0));
+    int unknown = x.known && x.tensor && x.dtype < 0;
+    if (!x.known || !x.tensor || (!unknown && (!dtype_ok(x.dtype) || x.ndim < 1))) return TE_N_NO;
+    int64_t dims[TE_MAX_DIMS], keep;
+    int nd = te_host->value_const_int_list(te_host->node_input(n, 1), dims, TE_MAX_DIMS);
+    if (nd < 1 || const_int(te_host->node_input(n, 2), &keep)) return TE_N_NO;
+    if ((red == TE_RED_SUM || red == TE_RED_MEAN) && (nin < 4 || !te_host->value_is_none(te_host->node_input(n, 3))))
+      return TE_N_NO;
+    o->keepdim = keep != 0;
+    o->red = red;
+    if (unknown) /* not profiled: the dims are checked when compile sees the rank */
+      return o->cls = TE_N_RED;
+    if (nd > x.ndim) return TE_N_NO;
+    int seen[TE_MAX_DIMS] = {0};
+    for (int i = 0; i < nd; i++) {
+      int64_t d = dims[i] < 0 ? dims[i] + x.ndim : dims[i];
+      if (d < 0 || d >= x.ndim || seen[d]) return TE_N_NO;
+      seen[d] = 1;
+    }
+    o->ndims = 0;
+    for (int d = 0; d < x.ndim; d++)
+      if (seen[d]) o->dims[o->ndims++] = d;
+    int fl = fbxk_is_float(x.dtype);
+    if (red == TE_RED_MEAN && !fl) return TE_N_NO;
+    if (red == TE_RED_SUM || red == TE_RED_MEAN) {
+      o->rdtype = fl ? x.dtype : FBXK_I64;
+      o->cdtype = fl ? FBXK_F64 : FBXK_I64;
+    } else {
+      o->rdtype = x.dtype;
+      o->cdtype = x.dtype;
+    }
+    if (out.dtype >= 0 && o->rdtype != out.dtype) return TE_N_NO;
+    return o->cls = TE_N_RED;
+  }
+  int sm = schema_is(n, "aten::softmax.int("), lsm = schema_is(n, "aten::log_softmax.int(");
+  if (sm || lsm) {
+    if (nin < 3) return TE_N_NO;
+    te_vtype x = tf(ctx, te_host->node_input(n, 0));
+    int64_t dim, dt = -1;
+    int unknown = x.known && x.tensor && x.dtype < 0;
+    if (!x.known || !x.tensor || (!unknown && (!fbxk_is_float(x.dtype) || x.ndim < 1)) ||
+        const_int(te_host->node_input(n, 1), &dim))
+      return TE_N_NO;
+    const fbxp_value *dv = te_host->node_input(n, 2);
+    if (!te_host->value_is_none(dv) && (const_int(dv, &dt) || !fbxk_is_float((int)dt))) return TE_N_NO;
+    o->log = lsm;
+    if (unknown) return o->cls = TE_N_SOFTMAX; /* not profiled: compile checks the rest */
+    if (dim < 0) dim += x.ndim;
+    if (dim < 0 || dim >= x.ndim) return TE_N_NO;
+    o->ndims = 1;
+    o->dims[0] = (int)dim;
+    o->log = lsm;
+    o->rdtype = dt >= 0 ? (int)dt : x.dtype;
+    o->cdtype = o->rdtype; /* float compute type (half/bfloat16: float) */
+    if (out.dtype >= 0 && o->rdtype != out.dtype) return TE_N_NO;
+    return o->cls = TE_N_SOFTMAX;
+  }
+  /* pointwise rows */
+  if (fbxk_op_match(te_host, n, &o->m) < 0) return TE_N_NO;
+  fbxk_typed ty[FBXK_MAX_OP_ARGS];
+  int unknown[FBXK_MAX_OP_ARGS] = {0}, nunknown = 0;
+  int sel = fbxk_op_selector(o->m.op);
+  for (int i = 0; i < o->m.noperands; i++) {
+    te_vtype t = tf(ctx, te_host->node_input(n, o->m.operand_input[i]));
+    if (!t.known) return TE_N_NO;
+    if (t.tensor && t.dtype < 0) nunknown += unknown[i] = 1;
+    else if (!dtype_ok(t.dtype)) return TE_N_NO;
+    ty[i] = (fbxk_typed){t.dtype, t.prio};
+  }
+  for (int i = 0; i < o->m.nparams; i++) {
+    te_vtype t = tf(ctx, te_host->node_input(n, o->m.param_input[i]));
+    if (!t.known || t.tensor) return TE_N_NO;
+  }
+  int64_t to = -1;
+  if (fbxk_op_rule(o->m.op) == FBXK_R_TO && (const_int(te_host->node_input(n, 1), &to) || !dtype_ok((int)to)))
+    return TE_N_NO;
+  /* Unprofiled operands (FUSEBOX_PROFILING_RUNS=0): the op is taken only
+   * if it has a template whatever dtype they turn out to have (the real
+   * dtypes are checked again when compile sees the specs). */
+  static const int cands[] = {FBXK_F32, FBXK_F64, FBXK_F16, FBXK_BF16, FBXK_I64, FBXK_I32,
+                              FBXK_I16, FBXK_I8, FBXK_U8, FBXK_BOOL};
+  int ncand = nunknown ? (int)(sizeof cands / sizeof cands[0]) : 1;
+  for (int c = 0; c < ncand; c++) {
+    for (int i = 0; i < o->m.noperands; i++)
+      if (unknown[i]) ty[i].dtype = i == sel ? FBXK_BOOL : cands[c];
+    if (to >= 0) {
+      o->cdtype = ty[0].dtype;
+      o->rdtype = (int)to;
+    } else if (fbxk_op_dtypes(o->m.op, ty, o->m.noperands, &o->cdtype, &o->rdtype)) {
+      return TE_N_NO;
+    }
+    if (sel >= 0 && ty[sel].dtype != FBXK_BOOL) return TE_N_NO;
+    if (!fbxk_op_template(o->m.op, o->cdtype) || !dtype_ok(o->rdtype)) return TE_N_NO;
+    if (!nunknown && out.dtype >= 0 && o->rdtype != out.dtype) return TE_N_NO;
+  }
+  if (nunknown) o->cdtype = o->rdtype = -1;
+  return o->cls = TE_N_PW;
+}
+
+te_vtype te_typeof_profiled(void *ctx, const fbxp_value *v) {
+  (void)ctx;
+  te_vtype t = {0};
+  switch (te_host->value_kind(v)) {
+    case FBXP_TYPE_TENSOR: {
+      fbxp_tensor_type tt = {.struct_size = FBXP_TENSOR_TYPE_SIZE_V1_0};
+      if (te_host->value_tensor_type(v, &tt)) return t;
+      if (tt.device_type != 0 && tt.device_type != kDLCPU) return t;
+      /* an unprofiled tensor (FUSEBOX_PROFILING_RUNS=0): dtype and rank -1;
+       * te_classify is then optimistic and compile sees the real specs */
+      if (tt.dtype < 0 || tt.ndim < 0) return (te_vtype){1, 1, -1, -1, FBXK_PRIO_TENSOR};
+      return (te_vtype){1, 1, tt.dtype, tt.ndim, tt.ndim ? FBXK_PRIO_TENSOR : FBXK_PRIO_ZERODIM};
+    }
+    case FBXP_TYPE_INT: return (te_vtype){1, 0, FBXK_I64, 0, FBXK_PRIO_SCALAR};
+    case FBXP_TYPE_BOOL: return (te_vtype){1, 0, FBXK_BOOL, 0, FBXK_PRIO_SCALAR};
+    case FBXP_TYPE_FLOAT: return (te_vtype){1, 0, FBXK_F64, 0, FBXK_PRIO_SCALAR};
+    default: return t;
+  }
+}
+
+/* ---- lowering ------------------------------------------------------------------------ */
+
+#define MAXV 1024
+
+typedef struct vinfo {
+  const fbxp_value *v;
+  te_vtype t;
+  int buf;            /* tensors */
+  int64_t sizes[TE_MAX_DIMS];
+  te_expr *scalar;    /* scalars */
+} vinfo;
+
+typedef struct lctx {
+  te_kernel_ir *k;
+  int nv;
+  vinfo vs[MAXV];
+} lctx;
+
+static vinfo *find(lctx *c, const fbxp_value *v) {
+  for (int i = 0; i < c->nv; i++)
+    if (c->vs[i].v == v) return &c->vs[i];
+  return NULL;
+}
+
+static te_vtype typeof_lowered(void *ctx, const fbxp_value *v) {
+  lctx *c = ctx;
+  vinfo *i = find(c, v);
+  if (i) return i->t;
+  /* constants and the node's own result (its type in the group's subgraph) */
+  return te_typeof_profiled(NULL, v);
+}
+
+static fbxp_status *unsupported(const char *fmt, const char *a) {
+  char msg[256];
+  snprintf(msg, sizeof msg, fmt, a);
+  return te_host->status_new(FBXP_ERR_UNSUPPORTED, msg);
+}
+
+static fbxp_status *nomem(void) { return te_host->status_new(FBXP_ERR_NOMEM, "tensorexpr: out of memory"); }
+
+static int add_buf(te_kernel_ir *k, te_buf_kind kind, int dtype, int ndim, const int64_t *sizes) {
+  if (k->nbufs >= TE_MAX_BUFS) return -1;
+  te_buf *b = &k->bufs[k->nbufs];
+  memset(b, 0, sizeof *b);
+  b->kind = kind;
+  b->dtype = dtype;
+  b->ndim = ndim;
+  int64_t s = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    b->sizes[d] = sizes[d];
+    b->strides[d] = s;
+    s *= sizes[d];
+  }
+  b->numel = s;
+  if (kind == TE_BUF_TEMP) b->slot = k->ntemps++;
+  return k->nbufs++;
+}
+
+static vinfo *new_tensor(lctx *c, const fbxp_value *v, int dtype, int ndim, const int64_t *sizes) {
+  if (c->nv >= MAXV) return NULL;
+  int b = add_buf(c->k, TE_BUF_TEMP, dtype, ndim, sizes);
+  if (b < 0) return NULL;
+  vinfo *i = &c->vs[c->nv++];
+  memset(i, 0, sizeof *i);
+  i->v = v;
+  i->t = (te_vtype){1, 1, dtype, ndim, ndim ? FBXK_PRIO_TENSOR : FBXK_PRIO_ZERODIM};
+  i->buf = b;
+  memcpy(i->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+  return i;
+}
+
+/* The expression of an operand at the output point `vars` (rank r):
+ * tensors are loaded with broadcasting; scalars are their expression. */
+static te_expr *operand_at(lctx *c, const fbxp_value *v, int r, const int *vars) {
+  vinfo *i = find(c, v);
+  te_kernel_ir *k = c->k;
+  if (i && i->t.tensor) {
+    te_expr *idx[TE_MAX_DIMS];
+    int nd = i->t.ndim;
+    for (int d = 0; d < nd; d++) {
+      int od = d + r - nd;
+      idx[d] = i->sizes[d] == 1 || od < 0 ? te_imm_i(k, 0) : te_var(k, vars[od]);
+    }
+    return te_load(k, i->buf, nd, idx);
+  }
+  if (i) return i->scalar;
+  double f;
+  int64_t iv;
+  if (te_host->value_const_float(v, &f)) return te_imm(k, FBXK_F64, (fbxk_scalar){f, 0});
+  if (te_host->value_const_int(v, &iv))
+    return te_imm(k, te_host->value_kind(v) == FBXP_TYPE_BOOL ? FBXK_BOOL : FBXK_I64, (fbxk_scalar){0, iv});
+  return NULL;
+}
+
+/* For v_0 < s_0 { ... For v_{r-1} { inner } } */
+static te_stmt *nest(te_kernel_ir *k, int r, const int *vars, const int64_t *sizes, te_stmt *inner) {
+  te_stmt *s = inner;
+  for (int d = r - 1; d >= 0; d--) {
+    te_stmt *b = te_block(k);
+    if (!b) return NULL;
+    te_append(b, s);
+    s = te_for(k, vars[d], sizes[d], b);
+    if (!s) return NULL;
+  }
+  return s;
+}
+
+static te_stmt *store_all(te_kernel_ir *k, int buf, int r, const int *vars, te_expr *value) {
+  te_expr *idx[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) idx[d] = k->bufs[buf].sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, vars[d]);
+  return te_store(k, buf, r, idx, value);
+}
+
+static fbxp_status *lower_pw(lctx *c, const fbxp_node *n, const te_ninfo *in) {
+  te_kernel_ir *k = c->k;
+  int64_t sizes[TE_MAX_DIMS];
+  int r = 0;
+  for (int i = 0; i < in->m.noperands; i++) {
+    vinfo *v = find(c, te_host->node_input(n, in->m.operand_input[i]));
+    if (v && v->t.tensor && v->t.ndim > r) r = v->t.ndim;
+  }
+  for (int d = 0; d < r; d++) sizes[d] = 1;
+  for (int i = 0; i < in->m.noperands; i++) {
+    vinfo *v = find(c, te_host->node_input(n, in->m.operand_input[i]));
+    if (!v || !v->t.tensor) continue;
+    for (int d = 0; d < v->t.ndim; d++) {
+      int od = d + r - v->t.ndim;
+      int64_t s = v->sizes[d];
+      if (s != 1 && sizes[od] != 1 && s != sizes[od])
+        return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: operands do not broadcast");
+      if (s != 1) sizes[od] = s;
+    }
+  }
+  vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, sizes);
+  if (!out) return nomem();
+  int vars[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
+  te_expr *args[FBXK_MAX_OP_ARGS];
+  int sel = fbxk_op_selector(in->m.op);
+  for (int i = 0; i < in->m.noperands; i++) {
+    te_expr *e = operand_at(c, te_host->node_input(n, in->m.operand_input[i]), r, vars);
+    args[i] = i == sel ? e : te_cast(k, e, in->cdtype);
+  }
+  for (int i = 0; i < in->m.nparams; i++)
+    args[in->m.noperands + i] = te_cast(k, operand_at(c, te_host->node_input(n, in->m.param_input[i]), r, vars), in->cdtype);
+  te_expr *val = te_op(k, in->m.op, in->cdtype, in->rdtype, in->m.noperands + in->m.nparams, args);
+  te_stmt *s = nest(k, r, vars, sizes, store_all(k, out->buf, r, vars, val));
+  if (!s) return nomem();
+  te_append(k->root, s);
+  return NULL;
+}
+
+static te_stmt *reduce_stmt(te_kernel_ir *k, int local, int combiner, fbxk_scalar init, int nl, const int *rv,
+                            const int64_t *re, te_expr *value) {
+  if (!value) return NULL;
+  te_stmt *s = te_arena_alloc(k->arena, sizeof *s);
+  if (!s) return NULL;
+  s->kind = TE_S_REDUCE;
+  s->local = local;
+  s->dtype = k->local_dtype[local];
+  s->combiner = combiner;
+  s->init = init;
+  s->nloops = nl;
+  for (int i = 0; i < nl; i++) {
+    s->rvar[i] = rv[i];
+    s->rextent[i] = re[i];
+  }
+  s->value = value;
+  return s;
+}
+
+static fbxk_scalar red_init(te_red red, int dt) {
+  int fl = fbxk_is_float(dt);
+  if (red == TE_RED_AMAX) return fl ? (fbxk_scalar){-__builtin_inf(), 0} : (fbxk_scalar){0, dt == FBXK_BOOL ? 0 : INT64_MIN};
+  if (red == TE_RED_AMIN) return fl ? (fbxk_scalar){__builtin_inf(), 0} : (fbxk_scalar){0, dt == FBXK_BOOL ? 1 : INT64_MAX};
+  return (fbxk_scalar){0, 0};
+}
+
+static int red_combiner(te_red red) {
+  return red == TE_RED_AMAX ? FBXK_OP_MAX_OTHER : red == TE_RED_AMIN ? FBXK_OP_MIN_OTHER : FBXK_OP_ADD_T;
+}
+
+/* One reduction of x (vinfo) over the sorted dims `dims` into a new buffer
+ * of dtype rdtype (keepdim or not), the reduced value being f(x) where f is
+ * given as a callback of the load. Returns the buffer's vinfo. */
+typedef te_expr *(*elem_fn)(lctx *c, te_expr *x, const int *xidx_vars, void *ud);
+
+static vinfo *reduce(lctx *c, const fbxp_value *result, vinfo *x, const int *dims, int nd, int keep, te_red red,
+                     int accdt, int rdtype, elem_fn f, void *ud) {
+  te_kernel_ir *k = c->k;
+  int r = x->t.ndim, isred[TE_MAX_DIMS] = {0};
+  for (int i = 0; i < nd; i++) isred[dims[i]] = 1;
+  int64_t osz[TE_MAX_DIMS] = {0};
+  int ovars[TE_MAX_DIMS], ro = 0, xv[TE_MAX_DIMS], rv[TE_MAX_DIMS], nrv = 0;
+  int64_t re[TE_MAX_DIMS], count = 1;
+  for (int d = 0; d < r; d++) {
+    if (isred[d]) {
+      xv[d] = rv[nrv] = te_new_var(k);
+      re[nrv++] = x->sizes[d];
+      count *= x->sizes[d];
+      if (keep) {
+        osz[ro] = 1;
+        ovars[ro++] = te_new_var(k);
+      }
+    } else {
+      osz[ro] = x->sizes[d];
+      xv[d] = ovars[ro++] = te_new_var(k);
+    }
+  }
+  vinfo *out = new_tensor(c, result, rdtype, ro, osz);
+  if (!out) return NULL;
+  te_expr *idx[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) idx[d] = x->sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, xv[d]);
+  te_expr *val = te_load(k, x->buf, r, idx);
+  if (f) val = f(c, val, xv, ud);
+  int local = te_new_local(k, accdt);
+  if (local < 0) return NULL;
+  te_expr *cv = te_cast(k, val, accdt);
+  te_stmt *rs = reduce_stmt(k, local, red_combiner(red), red_init(red, accdt), nrv, rv, re, cv);
+  te_expr *res = te_local(k, local, accdt);
+  if (red == TE_RED_MEAN) {
+    te_expr *a[2] = {res, te_imm(k, accdt, (fbxk_scalar){(double)count, count})};
+    res = te_op(k, FBXK_OP_DIV_T, accdt, accdt, 2, a);
+  }
+  te_stmt *body = te_block(k);
+  if (!body || !rs) return NULL;
+  te_append(body, rs);
+  te_append(body, store_all(k, out->buf, ro, ovars, te_cast(k, res, rdtype)));
+  te_stmt *s = ro ? nest(k, ro, ovars, osz, body) : body;
+  if (!s) return NULL;
+  te_append(k->root, s);
+  return out;
+}
+
+/* softmax's pieces as kit rows in compute dtype cd */
+typedef struct smctx {
+  int cd;
+  vinfo *m;       /* the row max (keepdim) */
+} smctx;
+
+static te_expr *load_row_stat(lctx *c, vinfo *st, const int *xv, int r) {
+  te_expr *idx[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) idx[d] = st->sizes[d] == 1 ? te_imm_i(c->k, 0) : te_var(c->k, xv[d]);
+  return te_load(c->k, st->buf, r, idx);
+}
+
+static te_expr *x_minus_max(lctx *c, te_expr *x, const int *xv, smctx *s) {
+  te_expr *a[2] = {te_cast(c->k, x, s->cd), load_row_stat(c, s->m, xv, s->m->t.ndim)};
+  return te_op(c->k, FBXK_OP_SUB_T, s->cd, s->cd, 2, a);
+}
+
+static te_expr *exp_shifted(lctx *c, te_expr *x, const int *xv, void *ud) {
+  smctx *s = ud;
+  te_expr *a[1] = {x_minus_max(c, x, xv, s)};
+  return te_op(c->k, FBXK_OP_EXP, s->cd, s->cd, 1, a);
+}
+
+static te_expr *to_cd(lctx *c, te_expr *x, const int *xv, void *ud) {
+  (void)xv;
+  return te_cast(c->k, x, ((smctx *)ud)->cd);
+}
+
+static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *in) {
+  te_kernel_ir *k = c->k;
+  vinfo *x = find(c, te_host->node_input(n, 0));
+  if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
+  int cd = in->rdtype == FBXK_F64 ? FBXK_F64 : FBXK_F32;
+  smctx s = {cd, NULL};
+  int r = x->t.ndim, dim = in->dims[0];
+  s.m = reduce(c, NULL, x, &dim, 1, 1, TE_RED_AMAX, cd, cd, to_cd, &s);
+  if (!s.m) return nomem();
+  if (!in->log && in->rdtype == cd) {
+    /* softmax in float32/float64: exp(x - max) once, into the output,
+     * then the sum of the output and the output divided by it in place
+     * (after rowblock the row stays in cache for those two passes) */
+    vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
+    if (!out) return nomem();
+    int va[TE_MAX_DIMS], vb[TE_MAX_DIMS];
+    for (int d = 0; d < r; d++) va[d] = te_new_var(k);
+    te_expr *ia[TE_MAX_DIMS];
+    for (int d = 0; d < r; d++) ia[d] = x->sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, va[d]);
+    te_expr *e = exp_shifted(c, te_load(k, x->buf, r, ia), va, &s);
+    te_stmt *sa = nest(k, r, va, x->sizes, store_all(k, out->buf, r, va, te_cast(k, e, in->rdtype)));
+    if (!sa) return nomem();
+    te_append(k->root, sa);
+    vinfo *sum = reduce(c, NULL, out, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, NULL, NULL);
+    if (!sum) return nomem();
+    for (int d = 0; d < r; d++) vb[d] = te_new_var(k);
+    te_expr *ib[TE_MAX_DIMS];
+    for (int d = 0; d < r; d++) ib[d] = x->sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, vb[d]);
+    te_expr *a[2] = {te_load(k, out->buf, r, ib), load_row_stat(c, sum, vb, r)};
+    te_expr *q = te_op(k, FBXK_OP_DIV_T, cd, cd, 2, a);
+    te_stmt *sb = nest(k, r, vb, x->sizes, store_all(k, out->buf, r, vb, q));
+    if (!sb) return nomem();
+    te_append(k->root, sb);
+    return NULL;
+  }
+  vinfo *sum = reduce(c, NULL, x, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, exp_shifted, &s);
+  if (!sum) return nomem();
+  vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
+  if (!out) return nomem();
+  int vars[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
+  te_expr *idx[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) idx[d] = x->sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, vars[d]);
+  te_expr *xl = te_load(k, x->buf, r, idx);
+  te_expr *val;
+  if (in->log) {
+    te_expr *l[1] = {load_row_stat(c, sum, vars, r)};
+    te_expr *a[2] = {x_minus_max(c, xl, vars, &s), te_op(k, FBXK_OP_LOG, cd, cd, 1, l)};
+    val = te_op(k, FBXK_OP_SUB_T, cd, cd, 2, a);
+  } else {
+    te_expr *a[2] = {exp_shifted(c, xl, vars, &s), load_row_stat(c, sum, vars, r)};
+    val = te_op(k, FBXK_OP_DIV_T, cd, cd, 2, a);
+  }
+  te_stmt *st = nest(k, r, vars, x->sizes, store_all(k, out->buf, r, vars, te_cast(k, val, in->rdtype)));
+  if (!st) return nomem();
+  te_append(k->root, st);
+  return NULL;
+}
+
+static int spec_dtype_ok(const fbxp_arg_spec *s) { return s->device_type == kDLCPU && dtype_ok(s->dtype); }
+
+fbxp_status *te_lower(te_kernel_ir *k, const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin) {
+  lctx *c = te_host->alloc(sizeof *c);
+  if (!c) return nomem();
+  memset(c, 0, sizeof *c);
+  c->k = k;
+  fbxp_status *st = NULL;
+  if (!(k->root = te_block(k))) {
+    st = nomem();
+    goto done;
+  }
+  if (nin != te_host->graph_num_inputs(g) || nin > TE_MAX_BUFS) {
+    st = te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: input specs do not match the group's inputs");
+    goto done;
+  }
+  k->ninputs = nin;
+  for (int i = 0; i < nin; i++) {
+    const fbxp_value *v = te_host->graph_input(g, i);
+    vinfo *vi = &c->vs[c->nv++];
+    vi->v = v;
+    k->input_kind[i] = in[i].kind;
+    k->input_buf[i] = -1;
+    if (in[i].kind == FBXP_ARG_TENSOR) {
+      if (!spec_dtype_ok(&in[i]) || in[i].ndim < 0 || in[i].ndim > TE_MAX_DIMS) {
+        st = unsupported("tensorexpr: input '%s' has a dtype or device the fuser does not take", te_host->value_name(v));
+        goto done;
+      }
+      int b = add_buf(k, TE_BUF_INPUT, in[i].dtype, in[i].ndim, in[i].sizes);
+      if (b < 0) {
+        st = unsupported("tensorexpr: too many buffers%s", "");
+        goto done;
+      }
+      for (int d = 0; d < in[i].ndim; d++) k->bufs[b].strides[d] = in[i].sizes[d] == 1 ? 0 : in[i].strides[d];
+      k->bufs[b].slot = i;
+      k->input_buf[i] = b;
+      vi->buf = b;
+      vi->t = (te_vtype){1, 1, in[i].dtype, in[i].ndim, in[i].ndim ? FBXK_PRIO_TENSOR : FBXK_PRIO_ZERODIM};
+      memcpy(vi->sizes, in[i].sizes, sizeof(int64_t) * (size_t)in[i].ndim);
+    } else {
+      int dt = in[i].kind == FBXP_ARG_FLOAT ? FBXK_F64
+               : te_host->value_kind(v) == FBXP_TYPE_BOOL ? FBXK_BOOL : FBXK_I64;
+      vi->t = (te_vtype){1, 0, dt, 0, FBXK_PRIO_SCALAR};
+      vi->scalar = te_scalar_arg(k, i, dt);
+    }
+  }
+  for (const fbxp_node *n = te_host->block_first(te_host->graph_block(g)); n && !st; n = te_host->node_next(n)) {
+    te_ninfo info;
+    switch (te_classify(n, typeof_lowered, c, &info)) {
+      case TE_N_CONST: case TE_N_LIST: break;
+      case TE_N_PW: st = lower_pw(c, n, &info); break;
+      case TE_N_RED: {
+        vinfo *x = find(c, te_host->node_input(n, 0));
+        if (!x || !x->t.tensor) st = unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
+        else if (!reduce(c, te_host->node_output(n, 0), x, info.dims, info.ndims, info.keepdim, info.red, info.cdtype,
+                         info.rdtype, NULL, NULL))
+          st = nomem();
+        break;
+      }
+      case TE_N_SOFTMAX: st = lower_softmax(c, n, &info); break;
+      default: st = unsupported("tensorexpr: cannot lower %s", te_host->node_kind(n)); break;
+    }
+  }
+  if (st) goto done;
+  k->noutputs = te_host->graph_num_outputs(g);
+  for (int o = 0; o < k->noutputs && !st; o++) {
+    vinfo *vi = find(c, te_host->graph_output(g, o));
+    if (!vi || !vi->t.tensor) {
+      st = unsupported("tensorexpr: group output %s is not a tensor the kernel computes", te_host->value_name(te_host->graph_output(g, o)));
+      break;
+    }
+    te_buf *b = &k->bufs[vi->buf];
+    if (b->kind == TE_BUF_TEMP) {
+      b->kind = TE_BUF_OUTPUT;
+      b->slot = o;
+      k->output_buf[o] = vi->buf;
+      continue;
+    }
+    /* an input or an output already: copy it into a new output buffer */
+    int nb = add_buf(k, TE_BUF_OUTPUT, vi->t.dtype, vi->t.ndim, vi->sizes);
+    if (nb < 0) {
+      st = nomem();
+      break;
+    }
+    k->bufs[nb].slot = o;
+    k->output_buf[o] = nb;
+    int vars[TE_MAX_DIMS];
+    for (int d = 0; d < vi->t.ndim; d++) vars[d] = te_new_var(k);
+    te_stmt *s = nest(k, vi->t.ndim, vars, vi->sizes,
+                      store_all(k, nb, vi->t.ndim, vars, operand_at(c, vi->v, vi->t.ndim, vars)));
+    if (!s) st = nomem();
+    else te_append(k->root, s);
+  }
+  /* temporaries are numbered densely again (outputs took some) */
+  k->ntemps = 0;
+  for (int b = 0; b < k->nbufs; b++)
+    if (k->bufs[b].kind == TE_BUF_TEMP) k->bufs[b].slot = k->ntemps++;
+  for (int b = 0; b < k->nbufs; b++) {
+    static const char *pre[] = {"in", "out", "t"};
+    char name[32];
+    snprintf(name, sizeof name, "%s%d", pre[k->bufs[b].kind], k->bufs[b].slot);
+    char *s = te_arena_alloc(k->arena, strlen(name) + 1);
+    if (!s) {
+      if (!st) st = nomem();
+      break;
+    }
+    strcpy(s, name);
+    k->bufs[b].name = s;
+  }
+done:
+  te_host->free(c);
+  return st;
+}

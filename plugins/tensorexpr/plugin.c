@@ -1,0 +1,360 @@
+/* The tensorexpr plugin: PyTorch's NNC fuser (fuser1) on the fusebox SDK.
+ *
+ * compile: the group's subgraph is lowered to the loop-nest IR for the
+ * exact input specs (lower.c), scheduled (schedule.c) and either printed as
+ * C and compiled through host->cc_compile (codegen_c.c) or kept for the IR
+ * interpreter (eval.c). Output specs are known at compile time (concrete
+ * sizes); the host guards each group with its input types and
+ * respecializes on a mismatch (FBXP_GUARDS_OUTSIDE).
+ * run: checks the inputs against the specs, allocates the temporaries the
+ * schedule kept (row statistics), calls the kernel. Runs share nothing
+ * mutable: FBXP_RUN_THREAD_SAFE.
+ *
+ * Environment, read once when the plugin is loaded (a bad value is
+ * reported with the variable's name and the default is used):
+ * FUSEBOX_TE_BACKEND = c (default) | eval: generated C, or the IR
+ *   interpreter. When the C compiler fails, a kernel runs on the
+ *   interpreter (logged once).
+ * FUSEBOX_TE_DISABLE = comma list of inline, rowblock, registers, flatten,
+ *   parallel, vectorize (or all): transformations left out of the schedule.
+ * FUSEBOX_TE_PARALLEL_MIN = elements (default 32768): a nest moving fewer
+ *   runs on the calling thread.
+ * FUSEBOX_TE_MARCH = the -march of compiled kernels (default native; none:
+ *   the compiler's default). The first line of the C names it and, for
+ *   native, the CPU (cpuid), so the disk cache never serves a kernel built
+ *   for another CPU.
+ * FUSEBOX_NUM_THREADS: OpenMP team size of parallel loops (the host pool's
+ *   rule: positive value, else the online CPUs, at most 64).
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include "te.h"
+
+const fbxp_host_api *te_host;
+
+typedef void (*te_fn)(char *const *bufs, const double *fs, const int64_t *is, int nt);
+
+static int backend_eval;
+static unsigned transforms = TE_T_ALL;
+static int64_t par_min = 32768;
+static int nthreads = 1;
+static char cc_flags[160];
+static char target_line[256];
+static atomic_int told_fallback, told_serial;
+
+typedef struct te_kernel {
+  te_kernel_ir *ir;
+  fbxp_shlib *lib;
+  te_fn fn;
+  char *text; /* explain --source: IR before/after the schedule, then the C */
+} te_kernel;
+
+static fbxp_status *nomem(void) { return te_host->status_new(FBXP_ERR_NOMEM, "tensorexpr: out of memory"); }
+
+static void kernel_free(te_kernel *k) {
+  if (!k) return;
+  if (k->lib) te_host->shlib_release(k->lib);
+  if (k->ir) te_arena_destroy(k->ir->arena);
+  te_host->free(k->ir);
+  fbxk_free(k->text);
+  te_host->free(k);
+}
+
+static void transforms_text(char *out, size_t cap) {
+  out[0] = 0;
+  for (int i = 0; i < 6; i++)
+    if (transforms & (1u << i)) {
+      size_t l = strlen(out);
+      snprintf(out + l, cap - l, "%s%s", l ? "," : "", te_transform_names[i]);
+    }
+  if (!out[0]) snprintf(out, cap, "none");
+}
+
+static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin,
+                               fbxp_compile_result *res, fbxp_kernel **out) {
+  (void)state;
+  te_kernel *k = te_host->alloc(sizeof *k);
+  if (!k) return nomem();
+  memset(k, 0, sizeof *k);
+  k->ir = te_host->alloc(sizeof *k->ir);
+  if (!k->ir) {
+    kernel_free(k);
+    return nomem();
+  }
+  memset(k->ir, 0, sizeof *k->ir);
+  if (!(k->ir->arena = te_arena_create())) {
+    kernel_free(k);
+    return nomem();
+  }
+  fbxp_status *st = te_lower(k->ir, g, in, nin);
+  char msg[200];
+  if (!st && te_ir_verify(k->ir, msg, sizeof msg)) {
+    char full[260];
+    snprintf(full, sizeof full, "tensorexpr: the lowered IR is invalid: %s", msg);
+    st = te_host->status_new(FBXP_ERR_INTERNAL, full);
+  }
+  if (!st && k->ir->noutputs != res->noutputs)
+    st = te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: output count differs from the host's");
+  char *before = st ? NULL : te_ir_print(k->ir);
+  if (!st && !before) st = nomem();
+  if (!st) st = te_schedule(k->ir, transforms, par_min);
+  char *after = st ? NULL : te_ir_print(k->ir);
+  if (!st && !after) st = nomem();
+  char *c = NULL;
+  if (!st && !(c = te_codegen_c(k->ir, "te_kernel", target_line))) st = nomem();
+  if (!st) {
+    char tl[96];
+    transforms_text(tl, sizeof tl);
+    fbxk_buf b = {0};
+    fbxk_printf(&b, "/* ==== tensorexpr: loop IR as lowered ==== */\n%s", before);
+    fbxk_printf(&b, "/* ==== loop IR after the schedule (%s) ==== */\n%s", tl, after);
+    fbxk_printf(&b, "/* ==== C (backend %s) ==== */\n%s", backend_eval ? "eval: not compiled" : "c", c);
+    if (!(k->text = fbxk_take(&b))) st = nomem();
+  }
+  fbxk_free(before);
+  fbxk_free(after);
+  if (!st && !backend_eval) {
+    fbxp_status *cs = te_host->cc_compile(c, cc_flags, &k->lib);
+    if (!cs) {
+      void *sym = te_host->shlib_symbol(k->lib, "te_kernel");
+      if (sym) memcpy(&k->fn, &sym, sizeof sym);
+      const int *omp = te_host->shlib_symbol(k->lib, "te_openmp");
+      if ((!omp || !*omp) && !atomic_exchange(&told_serial, 1))
+        te_host->log(FBXP_LOG_WARN, "tensorexpr: the C compiler has no OpenMP: parallel loops run serially");
+    }
+    if (!k->fn) {
+      /* no working compiler: the interpreter runs this kernel */
+      if (!atomic_exchange(&told_fallback, 1))
+        te_host->log(FBXP_LOG_WARN, "tensorexpr: C compilation failed; kernels run on the loop-IR interpreter");
+      if (k->lib) te_host->shlib_release(k->lib);
+      k->lib = NULL;
+    }
+    /* ABI 1.0 has no call that frees a status a plugin received: a failed
+     * cc_compile's status (one per kernel that falls back) is not freed */
+    (void)cs;
+  }
+  fbxk_free(c);
+  if (st) {
+    kernel_free(k);
+    return st;
+  }
+  for (int o = 0; o < res->noutputs; o++) {
+    const te_buf *b = &k->ir->bufs[k->ir->output_buf[o]];
+    fbxp_arg_spec *s = &res->outputs[o];
+    s->kind = FBXP_ARG_TENSOR;
+    s->dtype = b->dtype;
+    s->ndim = b->ndim;
+    for (int d = 0; d < b->ndim; d++) s->sizes[d] = b->sizes[d];
+    s->device_type = kDLCPU;
+    s->device_id = 0;
+  }
+  res->dynamic_outputs = 0;
+  res->nkernels = 1;
+  *out = (fbxp_kernel *)k;
+  return NULL;
+}
+
+static fbxp_status *run_error(const char *fmt, int i) {
+  char msg[200];
+  snprintf(msg, sizeof msg, fmt, i);
+  return te_host->status_new(FBXP_ERR_RUN, msg);
+}
+
+static int dl_matches(const DLTensor *t, const te_buf *b) {
+  if (!t || t->ndim != b->ndim || t->device.device_type != kDLCPU || t->dtype.bits != 8 * fbxk_dtype_size(b->dtype))
+    return 0;
+  int64_t acc = 1;
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    if (t->shape[d] != b->sizes[d]) return 0;
+    int64_t s = t->strides ? t->strides[d] : acc;
+    acc *= t->shape[d];
+    if (b->sizes[d] != 1 && b->kind == TE_BUF_INPUT && s != b->strides[d]) return 0;
+    if (b->sizes[d] != 1 && b->kind == TE_BUF_OUTPUT && s != b->strides[d]) return 0;
+  }
+  return 1;
+}
+
+static fbxp_status *te_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in, int32_t nin, DLTensor *const *outs,
+                           int32_t nout) {
+  (void)state;
+  const te_kernel *kk = (const te_kernel *)kernel;
+  const te_kernel_ir *k = kk->ir;
+  if (nin != k->ninputs || nout != k->noutputs)
+    return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: wrong number of inputs or outputs");
+  char *small[32];
+  char **bufs = k->nbufs <= 32 ? small : te_host->alloc(sizeof(char *) * (size_t)k->nbufs);
+  double fsmall[32];
+  int64_t ismall[32];
+  double *fs = nin <= 32 ? fsmall : te_host->alloc(sizeof(double) * (size_t)nin);
+  int64_t *is = nin <= 32 ? ismall : te_host->alloc(sizeof(int64_t) * (size_t)nin);
+  fbxp_status *st = NULL;
+  if (!bufs || !fs || !is) st = nomem();
+  for (int b = 0; b < k->nbufs && !st; b++) bufs[b] = NULL;
+  for (int i = 0; i < nin && !st; i++) {
+    if (in[i].kind != k->input_kind[i]) {
+      st = run_error("tensorexpr: input %d has another kind than at compile time", i);
+      break;
+    }
+    fs[i] = in[i].kind == FBXP_ARG_FLOAT ? in[i].u.f : 0;
+    is[i] = in[i].kind == FBXP_ARG_INT ? in[i].u.i : 0;
+    if (in[i].kind != FBXP_ARG_TENSOR) continue;
+    const DLTensor *t = in[i].u.tensor;
+    const te_buf *b = &k->bufs[k->input_buf[i]];
+    if (!dl_matches(t, b)) st = run_error("tensorexpr: input %d differs from the spec the kernel was compiled for", i);
+    else bufs[k->input_buf[i]] = (char *)t->data + t->byte_offset;
+  }
+  for (int o = 0; o < nout && !st; o++) {
+    const DLTensor *t = outs[o];
+    const te_buf *b = &k->bufs[k->output_buf[o]];
+    if (!dl_matches(t, b)) st = run_error("tensorexpr: output %d differs from its spec", o);
+    else bufs[k->output_buf[o]] = (char *)t->data + t->byte_offset;
+  }
+  for (int b = 0; b < k->nbufs && !st; b++) {
+    const te_buf *bf = &k->bufs[b];
+    if (bf->kind != TE_BUF_TEMP || !bf->numel) continue;
+    if (!(bufs[b] = te_host->alloc((size_t)bf->numel * (size_t)fbxk_dtype_size(bf->dtype)))) st = nomem();
+  }
+  if (!st) {
+    if (kk->fn) kk->fn(bufs, fs, is, nthreads);
+    else if (te_eval(k, bufs, fs, is)) st = nomem();
+  }
+  for (int b = 0; bufs && b < k->nbufs; b++)
+    if (k->bufs[b].kind == TE_BUF_TEMP) te_host->free(bufs[b]);
+  if (bufs != small) te_host->free(bufs);
+  if (fs != fsmall) te_host->free(fs);
+  if (is != ismall) te_host->free(is);
+  return st;
+}
+
+static void te_release(void *state, fbxp_kernel *k) {
+  (void)state;
+  kernel_free((te_kernel *)k);
+}
+
+static const char *te_kernel_source(void *state, fbxp_kernel *k) {
+  (void)state;
+  return ((const te_kernel *)k)->text;
+}
+
+static const fbxp_plugin_api api = {
+    .struct_size = FBXP_PLUGIN_API_SIZE_V1_0,
+    .abi_major = FBXP_ABI_MAJOR,
+    .abi_minor = FBXP_ABI_MINOR,
+    .name = "tensorexpr",
+    .version = "0.1.0",
+    .vendor = "fusebox",
+    .description = "NNC: a loop-nest IR; pointwise, reductions and softmax fused; C and an IR interpreter",
+    .flags = FBXP_GUARDS_OUTSIDE | FBXP_RUN_THREAD_SAFE,
+    .devices = FBXP_DEVICE_CPU,
+    .compat_key = "tensorexpr-0.1",
+    .partition = te_partition,
+    .compile = te_compile,
+    .run = te_run,
+    .release = te_release,
+    .kernel_source = te_kernel_source,
+};
+
+/* ---- environment ------------------------------------------------------------------------ */
+
+static void warn_env(const char *var, const char *value, const char *why) {
+  char msg[300];
+  snprintf(msg, sizeof msg, "tensorexpr: %s='%.64s' %s", var, value, why);
+  te_host->log(FBXP_LOG_WARN, msg);
+}
+
+static void read_disable(void) {
+  const char *e = getenv("FUSEBOX_TE_DISABLE");
+  transforms = TE_T_ALL;
+  if (!e || !*e) return;
+  char word[32];
+  for (const char *p = e; *p;) {
+    size_t n = strcspn(p, ",");
+    if (n && n < sizeof word) {
+      memcpy(word, p, n);
+      word[n] = 0;
+      int found = -1;
+      for (int i = 0; i < 6; i++)
+        if (!strcmp(word, te_transform_names[i])) found = i;
+      if (!strcmp(word, "all")) transforms = 0;
+      else if (found < 0) warn_env("FUSEBOX_TE_DISABLE", e, "names an unknown transformation (inline, rowblock, flatten, parallel, vectorize, registers, all); ignored");
+      else transforms &= ~(1u << found);
+    } else if (n) {
+      warn_env("FUSEBOX_TE_DISABLE", e, "has an unknown transformation; ignored");
+    }
+    p += n;
+    if (*p == ',') p++;
+  }
+}
+
+static void cpu_identity(char *out, size_t cap) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned r[4][4] = {{0}};
+  unsigned leaves[3] = {0, 1, 7};
+  for (int i = 0; i < 3; i++)
+    __asm__ volatile("cpuid" : "=a"(r[i][0]), "=b"(r[i][1]), "=c"(r[i][2]), "=d"(r[i][3]) : "a"(leaves[i]), "c"(0));
+  /* leaf 1: ebx holds the APIC id and ecx bit 27 the OS's XSAVE state, which vary per core and boot */
+  snprintf(out, cap, "x86 %08x%08x%08x sig %08x f1 %08x %08x f7 %08x %08x %08x", r[0][1], r[0][3], r[0][2], r[1][0],
+           r[1][2] & ~(1u << 27), r[1][3], r[2][1], r[2][2], r[2][3]);
+#else
+  snprintf(out, cap, "cpu unknown");
+#endif
+}
+
+static void read_target(void) {
+  const char *m = getenv("FUSEBOX_TE_MARCH");
+  if (!m || !*m) m = "native";
+  int ok = strlen(m) <= 40;
+  for (const char *p = m; *p && ok; p++)
+    ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("-_.", *p);
+  if (!ok) {
+    warn_env("FUSEBOX_TE_MARCH", m, "is not a -march value (letters, digits, '-', '_', '.'); using native");
+    m = "native";
+  }
+  char cpu[160] = "";
+  if (!strcmp(m, "native")) cpu_identity(cpu, sizeof cpu);
+  int none = !strcmp(m, "none");
+  snprintf(cc_flags, sizeof cc_flags, "%s%s%s-fopenmp -fopenmp-simd -ffp-contract=off -fno-math-errno -fno-trapping-math -lm",
+           none ? "" : "-march=", none ? "" : m, none ? "" : " ");
+  snprintf(target_line, sizeof target_line, "/* tensorexpr kernel; target: -march=%s%s%s */\n",
+           none ? "(compiler default)" : m, *cpu ? ", " : "", cpu);
+}
+
+FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, uint32_t major, uint32_t minor,
+                                                     const char **reason) {
+  (void)minor;
+  if (major != FBXP_ABI_MAJOR) {
+    *reason = "tensorexpr was built for fusebox ABI 1.x";
+    return NULL;
+  }
+  if (!host || host->struct_size < FBXP_HOST_API_SIZE_V1_0) {
+    *reason = "tensorexpr needs the fusebox ABI 1.0 host table";
+    return NULL;
+  }
+  te_host = host;
+  fbxk_set_allocator(host->alloc, host->free);
+  const char *b = getenv("FUSEBOX_TE_BACKEND");
+  backend_eval = 0;
+  if (b && !strcmp(b, "eval")) backend_eval = 1;
+  else if (b && *b && strcmp(b, "c"))
+    warn_env("FUSEBOX_TE_BACKEND", b, "is neither 'c' nor 'eval' (cuda is not written yet); using c");
+  read_disable();
+  const char *pm = getenv("FUSEBOX_TE_PARALLEL_MIN");
+  par_min = 32768;
+  if (pm && *pm) {
+    char *end;
+    long long v = strtoll(pm, &end, 10);
+    if (*end || v < 0) warn_env("FUSEBOX_TE_PARALLEL_MIN", pm, "is not a non-negative integer; using 32768");
+    else par_min = v;
+  }
+  long nt = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *t = getenv("FUSEBOX_NUM_THREADS");
+  if (t && atoi(t) > 0) nt = atoi(t);
+  nthreads = (int)(nt < 1 ? 1 : nt > 64 ? 64 : nt);
+  read_target();
+  return &api;
+}

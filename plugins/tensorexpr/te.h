@@ -1,0 +1,86 @@
+/* The tensorexpr fuser's internal interface (plugin-private).
+ *
+ *   partition.c   fusion groups (NNC's policy)
+ *   lower.c       a group's subgraph + input specs -> loop-nest IR (ir.h)
+ *   ir.c, ir_print.c, ir_verify.c   the IR: construction, text, checks
+ *   schedule.c    IR -> IR transformations, each with an off switch
+ *   codegen_c.c   IR -> C through the kit printer (host->cc_compile)
+ *   eval.c        an interpreter of the IR (NNC's SimpleIREval)
+ *   plugin.c      the ABI table, environment, kernels
+ */
+#ifndef TE_H
+#define TE_H
+#include "ir.h"
+
+extern const fbxp_host_api *te_host;
+
+/* partition.c */
+fbxp_status *te_partition(void *state, const fbxp_graph *g, fbxp_proposals *p);
+
+/* lower.c: NULL or a status (FBXP_ERR_UNSUPPORTED says what). */
+fbxp_status *te_lower(te_kernel_ir *k, const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin);
+
+/* schedule.c */
+enum {
+  TE_T_INLINE = 1 << 0,    /* inline pointwise temporaries into their consumers */
+  TE_T_ROWBLOCK = 1 << 1,  /* fuse nests that share their outer loop (row reductions) */
+  TE_T_FLATTEN = 1 << 2,   /* merge loops that are contiguous for every access */
+  TE_T_PARALLEL = 1 << 3,  /* outer loop of each nest in parallel */
+  TE_T_VECTORIZE = 1 << 4, /* inner loop marked for SIMD */
+  TE_T_REGISTERS = 1 << 5, /* a stored row statistic read back in its row: a local */
+  TE_T_ALL = 63,
+};
+/* Names of the switches for FUSEBOX_TE_DISABLE, in bit order. */
+extern const char *const te_transform_names[6];
+/* Apply the default schedule with the transformations in `enabled`;
+ * parallel marks only loops whose nest moves at least par_min elements. */
+fbxp_status *te_schedule(te_kernel_ir *k, unsigned enabled, int64_t par_min);
+/* The pieces (tests call them one by one). */
+void te_inline(te_kernel_ir *k);
+void te_drop_unit_loops(te_kernel_ir *k);
+void te_rowblock(te_kernel_ir *k);
+void te_linearize(te_kernel_ir *k);
+void te_flatten(te_kernel_ir *k);
+void te_registers(te_kernel_ir *k);
+void te_parallelize(te_kernel_ir *k, int64_t par_min);
+void te_vectorize(te_kernel_ir *k);
+
+/* codegen_c.c: the C source (host->alloc'd, NULL: out of memory) of kernel
+ * `name`: void name(char *const *bufs, const double *fs, const int64_t *is, int nt),
+ * bufs in buffer order. */
+char *te_codegen_c(const te_kernel_ir *k, const char *name, const char *first_line);
+
+/* eval.c: run the IR on buffers (bufs[i]: buffer i's base). */
+int te_eval(const te_kernel_ir *k, char *const *bufs, const double *fs, const int64_t *is); /* -1: out of memory */
+
+#endif
+
+/* ---- what the fuser takes (lower.c; partition.c asks the same question) ---- */
+
+typedef enum te_nclass { TE_N_NO = -1, TE_N_CONST, TE_N_LIST, TE_N_PW, TE_N_RED, TE_N_SOFTMAX } te_nclass;
+typedef enum te_red { TE_RED_SUM, TE_RED_MEAN, TE_RED_AMAX, TE_RED_AMIN } te_red;
+
+/* A value's type as the classifier sees it: a tensor (dtype, ndim, prio;
+ * dtype and ndim -1 for an unprofiled tensor, taken optimistically) or a
+ * scalar (dtype F64/I64/BOOL, FBXK_PRIO_SCALAR); known = 0 when the value
+ * cannot be a kernel operand (the node is then not fused). */
+typedef struct te_vtype {
+  int known, tensor, dtype, ndim, prio;
+} te_vtype;
+typedef te_vtype (*te_typeof_fn)(void *ctx, const fbxp_value *v);
+
+typedef struct te_ninfo {
+  te_nclass cls;
+  fbxk_match m;          /* TE_N_PW */
+  int cdtype, rdtype;    /* PW: compute/result; RED, SOFTMAX: accumulate/result */
+  te_red red;            /* TE_N_RED */
+  int ndims;             /* RED: reduced dims (normalized, sorted), SOFTMAX: 1 */
+  int dims[TE_MAX_DIMS];
+  int keepdim;
+  int log;               /* SOFTMAX: log_softmax */
+} te_ninfo;
+
+/* A value's type from its IR type (tensors: dtype and rank, -1 both when
+ * not profiled; not on the CPU: unknown) or its scalar kind. */
+te_vtype te_typeof_profiled(void *ctx, const fbxp_value *v);
+te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *out);

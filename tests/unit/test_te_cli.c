@@ -1,0 +1,138 @@
+/* The tensorexpr fuser through the `fusebox` command, as a user runs it:
+ * `fusebox plugin-check tensorexpr` passes; `fusebox explain --fuser
+ * tensorexpr` shows ratio-IoU as one group, a softmax as one group per
+ * softmax, the hand-written layer norm (its shared list of dims included)
+ * as one group; --source shows the loop IR before and after the schedule
+ * and the generated C; a bad FUSEBOX_TE_* value is reported by name;
+ * without a working C compiler the kernels run on the IR interpreter. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static int count(const char *s, const char *what) {
+  int n = 0;
+  for (const char *p = s ? strstr(s, what) : NULL; p; p = strstr(p + 1, what)) n++;
+  return n;
+}
+
+static char *explain(const char *env, const char *graph, const char *inputs, const char *opts) {
+  char cmd[16384], *out = NULL;
+  int k = snprintf(cmd, sizeof cmd, "%s %s explain %s --fuser tensorexpr %s %s 2>&1", env, FBX_CLI, tu_src_path(graph),
+                   inputs, opts);
+  ck_assert_msg(k > 0 && (size_t)k < sizeof cmd, "command line too long");
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "explain failed (%d):\n%s", rc, out ? out : "");
+  return out;
+}
+
+static char *case_inputs(const char *name, int n) {
+  size_t cap = 64 + (size_t)n * 4096, o = 0;
+  char *out = malloc(cap);
+  out[0] = 0;
+  for (int i = 0; i < n; i++)
+    o += (size_t)snprintf(out + o, cap - o, " --input %s/%s/in%d.npy", tu_src_path("tests/corpus/cases"), name, i);
+  return out;
+}
+
+START_TEST(plugin_check_passes) {
+  char *out = NULL, cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s plugin-check tensorexpr --corpus %s 2>&1", FBX_CLI, tu_src_path("tests/corpus/cases"));
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "plugin-check tensorexpr failed (%d):\n%s", rc, out ? out : "");
+  ck_assert_ptr_nonnull(strstr(out, " passed, 0 failed"));
+  free(out);
+}
+END_TEST
+
+START_TEST(ratio_iou_is_one_group) {
+  char *in = case_inputs("ratio_iou", 8);
+  char *out = explain("", "examples/ratio_iou.ir", in, "");
+  ck_assert_msg(strstr(out, "optimized, 1 group\n") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "1 launch per run") != NULL, "%s", out);
+  ck_assert_ptr_nonnull(strstr(out, "nodes outside fusion groups in function 1 (the graph)\n#   (none)"));
+  free(out);
+  free(in);
+}
+END_TEST
+
+START_TEST(softmax_is_one_group_each) {
+  char *in = case_inputs("softmax", 1);
+  char *out = explain("", "tests/corpus/cases/softmax/graph.ir", in, "--source");
+  /* softmax(-1), log_softmax(1), softmax(0) of the same x: one group each */
+  ck_assert_msg(strstr(out, "optimized, 3 groups\n") != NULL, "%s", out);
+  ck_assert_int_eq(count(out, "(aten::softmax) (function 1) for (float32[4, 5]): 1 launch per run"), 2);
+  ck_assert_int_eq(count(out, "(aten::log_softmax) (function 1) for (float32[4, 5]): 1 launch per run"), 1);
+  /* --source: the IR before and after the schedule, then the C */
+  ck_assert_int_eq(count(out, "/* ==== tensorexpr: loop IR as lowered ==== */"), 3);
+  ck_assert_int_eq(count(out, "/* ==== loop IR after the schedule (inline,rowblock,flatten,parallel,vectorize,registers) ==== */"), 3);
+  ck_assert_int_eq(count(out, "/* ==== C (backend c) ==== */"), 3);
+  ck_assert_ptr_nonnull(strstr(out, "reduce l0 float32 = -inf MAX_OTHER over"));
+  ck_assert_ptr_nonnull(strstr(out, "void te_kernel(char *const *bufs"));
+  free(out);
+  free(in);
+}
+END_TEST
+
+START_TEST(layer_norm_by_hand_is_one_group) {
+  char *in = case_inputs("layer_norm_manual", 3);
+  char *out = explain("", "tests/corpus/cases/layer_norm_manual/graph.ir", in, "--input eps.1=1e-05");
+  ck_assert_msg(strstr(out, "optimized, 1 group\n") != NULL, "%s", out);
+  ck_assert_msg(count(out, "aten::mean") >= 2, "%s", out);
+  free(out);
+  free(in);
+}
+END_TEST
+
+START_TEST(bad_env_is_named) {
+  char *in = case_inputs("softmax", 1);
+  char *out = explain("FUSEBOX_TE_BACKEND=gpu FUSEBOX_TE_DISABLE=inline,fuse FUSEBOX_TE_PARALLEL_MIN=x",
+                      "tests/corpus/cases/softmax/graph.ir", in, "--source");
+  ck_assert_msg(strstr(out, "FUSEBOX_TE_BACKEND='gpu' is neither 'c' nor 'eval'") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "FUSEBOX_TE_DISABLE='inline,fuse' names an unknown transformation") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "FUSEBOX_TE_PARALLEL_MIN='x' is not a non-negative integer") != NULL, "%s", out);
+  /* the valid part still applies */
+  ck_assert_ptr_nonnull(strstr(out, "loop IR after the schedule (rowblock,flatten,parallel,vectorize,registers)"));
+  free(out);
+  out = explain("FUSEBOX_TE_BACKEND=eval", "tests/corpus/cases/softmax/graph.ir", in, "--source");
+  ck_assert_ptr_nonnull(strstr(out, "/* ==== C (backend eval: not compiled) ==== */"));
+  free(out);
+  free(in);
+}
+END_TEST
+
+/* no working C compiler: the kernels run on the loop-IR interpreter */
+START_TEST(no_compiler_runs_the_interpreter) {
+  char cmd[4096], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "FUSEBOX_CC=/nonexistent/cc FUSEBOX_CC_CACHE=0 %s run %s --fuser tensorexpr --input %s/softmax/in0.npy "
+           "--iters 3 --stats 2>&1",
+           FBX_CLI, tu_src_path("bench/graphs/softmax.ir"), tu_src_path("tests/corpus/cases"));
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0, "run failed (%d):\n%s", rc, out ? out : "");
+  ck_assert_msg(strstr(out, "C compilation failed; kernels run on the loop-IR interpreter") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "kernels compiled    1 (0 failed)") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "kernel launches     2 (") != NULL, "%s", out); /* 3 runs, 1 profiling */
+  free(out);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("te_cli");
+  TCase *tc = tcase_create("cli");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, plugin_check_passes);
+  tcase_add_test(tc, ratio_iou_is_one_group);
+  tcase_add_test(tc, softmax_is_one_group_each);
+  tcase_add_test(tc, layer_norm_by_hand_is_one_group);
+  tcase_add_test(tc, bad_env_is_named);
+  tcase_add_test(tc, no_compiler_runs_the_interpreter);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
