@@ -261,12 +261,15 @@ START_TEST(size_overflow_is_an_error) {
        "  %y : Tensor = aten::repeat(%x.1, %s) # v.py:1:2\n"
        "  return (%y)\n",
        "size overflow"},
-      /* slice: a huge step times the stride */
+      /* slice: a huge step times the stride (2): one row, no overflow */
       {"graph(%x.1 : Tensor):\n"
        "  %z : int = prim::Constant[value=0]()\n"
+       "  %two : int = prim::Constant[value=2]()\n"
        "  %e : int = prim::Constant[value=4]()\n"
        "  %a : int = prim::Constant[value=9223372036854775807]()\n"
-       "  %y : Tensor = aten::slice(%x.1, %z, %z, %e, %a) # v.py:1:2\n"
+       "  %s : int[] = prim::ListConstruct(%two, %two)\n"
+       "  %v : Tensor = aten::view(%x.1, %s)\n"
+       "  %y : Tensor = aten::slice(%v, %z, %z, %e, %a) # v.py:1:2\n"
        "  %f : Tensor = aten::mul(%y, %e)\n"
        "  return (%f)\n",
        NULL},
@@ -284,7 +287,7 @@ START_TEST(size_overflow_is_an_error) {
     if (graphs[k][1])
       EXPECT(1, NULL, "run ovf.ir --input x.npy", graphs[k][1], "v.py:1:2", "in node:");
     else
-      EXPECT(0, NULL, "run ovf.ir --input x.npy", "out0: float32[1]"); /* one element: -1 * 4 */
+      EXPECT(0, NULL, "run ovf.ir --input x.npy", "out0: float32[1, 2] min=-4 max=2"); /* [-1, 0.5] * 4 */
   }
 }
 END_TEST
