@@ -10,7 +10,11 @@
  * cache, time per kernel), median and minimum time per run, fusion groups,
  * kernel launches per run, the speedup of its median over `none`'s, the
  * largest absolute and relative error of its outputs against the reference
- * interpreter, and the effective bandwidth.
+ * interpreter, and the effective bandwidth. Inputs the graph writes in place
+ * (aten::relu_ on an input) are fresh copies for every run, the reference's
+ * and the warm-up runs included, made before the clock starts: otherwise
+ * each run would see the last one's writes and `none` would not match its
+ * own reference.
  *
  * Effective bandwidth = bytes moved / median time. Bytes moved are the
  * graph's logical traffic: every tensor input read once plus every tensor
@@ -377,9 +381,28 @@ static void bench_grad_free(bench_grad *bg) {
   fbx_free(bg->ref);
 }
 
-/* One timed unit: a run, or (bg) a forward and a backward into gin. */
-static fbx_status *bench_step(fbx_executor *ex, const fbx_ivalue *vals, int nin, fbx_ivalue *outs, int nout,
-                              uint64_t seed, bench_grad *bg, fbx_ivalue *gin) {
+/* The inputs of one run: vals itself, or fresh copies of the inputs the
+ * graph writes (aten::relu_ on an input), so that no run, the reference's
+ * included, sees what an earlier one wrote (issue #12). */
+typedef struct bench_inputs {
+  const fbx_ivalue *vals;
+  int nin;
+  const bool *written; /* NULL: the graph writes none */
+  fbx_ivalue *run;     /* nin: this run's */
+} bench_inputs;
+
+/* Fresh inputs for the next run (before its clock starts). */
+static fbx_status *bench_fresh(bench_inputs *bi) {
+  for (int i = 0; i < bi->nin; i++) fbx_iv_release(&bi->run[i]);
+  return fbx_cli_fresh_inputs(bi->vals, bi->written, bi->nin, bi->run);
+}
+
+/* One timed unit: a run, or (bg) a forward and a backward into gin. The
+ * inputs are bi->run (bench_fresh before each). */
+static fbx_status *bench_step(fbx_executor *ex, const bench_inputs *bi, fbx_ivalue *outs, int nout, uint64_t seed,
+                              bench_grad *bg, fbx_ivalue *gin) {
+  const fbx_ivalue *vals = bi->run;
+  int nin = bi->nin;
   for (int o = 0; o < nout; o++) fbx_iv_release(&outs[o]);
   if (!bg) return fbx_executor_run_values(ex, vals, nin, outs, nout, seed);
   for (int i = 0; i < nin; i++) fbx_iv_release(&gin[i]);
@@ -508,6 +531,8 @@ int fbx_cmd_bench(int argc, char **argv) {
   fbx_graph *g = NULL;
   fbx_interp *ref = NULL;
   fbx_ivalue *vals = NULL, *want = NULL, *outs = NULL;
+  bench_inputs bi = {0};
+  bool *written = NULL;
   int nin = 0, nout = 0, warmup = 0;
   bench_grad bgs = {0}, *bg = NULL;
   fbx_executor *eager = NULL;
@@ -519,18 +544,24 @@ int fbx_cmd_bench(int argc, char **argv) {
   vals = fbx_calloc((size_t)nin + 1, sizeof *vals);
   want = fbx_calloc((size_t)nout + 1, sizeof *want);
   outs = fbx_calloc((size_t)nout + 1, sizeof *outs);
-  if (!vals || !want || !outs) {
+  bi.run = fbx_calloc((size_t)nin + 1, sizeof *bi.run);
+  written = fbx_calloc((size_t)nin + 1, sizeof *written);
+  if (!vals || !want || !outs || !bi.run || !written) {
     st = fbx_status_nomem();
     goto done;
   }
   if (random) st = fbx_cli_random_inputs_shaped(g, (uint64_t)seed, shapes, nshapes, vals);
   else st = fbx_cli_gather_inputs(g, inputs, ninputs, vals);
   if (st) goto done;
+  bi.vals = vals;
+  bi.nin = nin;
+  bi.written = fbx_cli_written_inputs(g, written) ? written : NULL;
 
   /* The reference: the interpreter on the graph as given. */
   if ((st = fbx_interp_create(&ref, g))) goto done;
   fbx_run_opts ro = {.seed = (uint64_t)seed};
-  if ((st = fbx_interp_run(ref, vals, nin, want, &ro))) {
+  if ((st = bench_fresh(&bi))) goto done;
+  if ((st = fbx_interp_run(ref, bi.run, nin, want, &ro))) {
     st = fbx_status_wrap(st, "the reference interpreter failed");
     goto done;
   }
@@ -542,7 +573,8 @@ int fbx_cmd_bench(int argc, char **argv) {
     if ((st = bench_grad_init(bg, want, nout, nin))) goto done;
     fbx_executor_opts eo = {.struct_size = sizeof eo, .fuser = "none", .profiling_runs = 1};
     if ((st = fbx_executor_create(&eager, g, &eo))) goto done;
-    if ((st = bench_step(eager, vals, nin, outs, nout, (uint64_t)seed, bg, bg->ref))) {
+    if ((st = bench_fresh(&bi))) goto done;
+    if ((st = bench_step(eager, &bi, outs, nout, (uint64_t)seed, bg, bg->ref))) {
       st = fbx_status_wrap(st, "the eager tape's forward+backward failed");
       goto done;
     }
@@ -582,7 +614,8 @@ int fbx_cmd_bench(int argc, char **argv) {
   }
   for (int w = 0; w < warmup; w++)
     for (int i = 0; i < nrows; i++) {
-      if ((st = bench_step(rows[i].ex, vals, nin, outs, nout, (uint64_t)seed, bg, bgs.gin))) {
+      if ((st = bench_fresh(&bi))) goto done;
+      if ((st = bench_step(rows[i].ex, &bi, outs, nout, (uint64_t)seed, bg, bgs.gin))) {
         st = fbx_status_wrap(st, "fuser %s", rows[i].name);
         goto done;
       }
@@ -594,8 +627,9 @@ int fbx_cmd_bench(int argc, char **argv) {
   }
   for (long long k = 0; k < iters; k++) {
     for (int i = 0; i < nrows; i++) {
+      if ((st = bench_fresh(&bi))) goto done;
       double t0 = fbx_cli_now_ms();
-      st = bench_step(rows[i].ex, vals, nin, outs, nout, (uint64_t)seed, bg, bgs.gin);
+      st = bench_step(rows[i].ex, &bi, outs, nout, (uint64_t)seed, bg, bgs.gin);
       rows[i].times[k] = fbx_cli_now_ms() - t0;
       if (st) {
         st = fbx_status_wrap(st, "fuser %s", rows[i].name);
@@ -653,6 +687,9 @@ int fbx_cmd_bench(int argc, char **argv) {
 done:
   if (st) rc = fbx_cli_fail("bench", st);
   for (int i = 0; vals && i < nin; i++) fbx_iv_release(&vals[i]);
+  for (int i = 0; bi.run && i < nin; i++) fbx_iv_release(&bi.run[i]);
+  fbx_free(bi.run);
+  fbx_free(written);
   for (int i = 0; want && i < nout; i++) fbx_iv_release(&want[i]);
   for (int i = 0; outs && i < nout; i++) fbx_iv_release(&outs[i]);
   fbx_free(vals);

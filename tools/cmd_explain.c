@@ -374,12 +374,14 @@ static fbx_status *write_dot(const char *path, const fbx_graph *g, const char *f
 
 /* ---- gradient mode ----------------------------------------------------------------------------- */
 
-static void flatten_tuples(const fbx_ivalue *v, fbx_ivalue *out, int *n) {
+/* Into out[0..cap) (the executor checked the count against the graph's types). */
+static void flatten_tuples(const fbx_ivalue *v, fbx_ivalue *out, int *n, int cap) {
   if (v->kind == FBX_IV_TUPLE) {
-    for (int i = 0; i < v->u.l->n; i++) flatten_tuples(&v->u.l->items[i], out, n);
+    for (int i = 0; i < v->u.l->n; i++) flatten_tuples(&v->u.l->items[i], out, n, cap);
     return;
   }
-  out[(*n)++] = *v;
+  if (*n < cap) out[*n] = *v;
+  (*n)++;
 }
 
 /* One forward and backward, with gradients of ones for the floating tensor outputs. */
@@ -393,7 +395,8 @@ static fbx_status *forward_backward(fbx_executor *ex, const fbx_ivalue *vals, in
   fbx_status *st = flat && gout && gin ? NULL : fbx_status_nomem();
   if (!st) st = fbx_executor_forward_values(ex, vals, nin, NULL, outs, nout, seed, &h);
   int n = 0;
-  for (int i = 0; i < nout && !st; i++) flatten_tuples(&outs[i], flat, &n);
+  for (int i = 0; i < nout && !st; i++) flatten_tuples(&outs[i], flat, &n, nflat);
+  if (n > nflat) n = nflat;
   for (int k = 0; k < n && !st; k++) {
     const fbx_ivalue *o = &flat[k];
     if (o->kind != FBX_IV_TENSOR || !fbx_dtype_is_floating(o->u.t->dtype)) continue;

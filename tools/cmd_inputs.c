@@ -10,6 +10,7 @@
 #include "base/alloc.h"
 #include "inputs.h"
 #include "ir/text.h"
+#include "passes/passes.h"
 
 /* ---- input values ----------------------------------------------------------------------------- */
 
@@ -531,4 +532,73 @@ bool fbx_cli_parse_int(const char *s, long long lo, long long *out) {
   if (!*s || *end || errno || v < lo) return false;
   *out = v;
   return true;
+}
+
+/* ---- inputs a graph writes ------------------------------------------------------------ */
+
+int fbx_cli_written_inputs(const fbx_graph *g, bool *mask) {
+  unsigned m = fbx_graph_mutation_mask(g);
+  int n = 0;
+  for (int i = 0; i < fbx_graph_ninputs(g); i++) {
+    mask[i] = m && fbx_type_may_be_written(fbx_graph_input(g, i)->type, m);
+    n += mask[i];
+  }
+  return n;
+}
+
+static fbx_status *deep_copy(const fbx_ivalue *v, fbx_ivalue *out) {
+  *out = fbx_iv_none();
+  if (v->kind == FBX_IV_TENSOR) {
+    const fbx_tensor *t = v->u.t;
+    fbx_tensor *c = NULL;
+    FBX_TRY(fbx_tensor_empty_strided(&c, t->dtype, t->ndim, t->sizes, t->strides));
+    fbx_status *st = fbx_tensor_copy_(c, t);
+    if (st) {
+      fbx_tensor_release(c);
+      return st;
+    }
+    *out = fbx_iv_tensor(c);
+    return NULL;
+  }
+  if (v->kind == FBX_IV_LIST || v->kind == FBX_IV_TUPLE) {
+    int n = v->u.l->n;
+    fbx_ivalue c;
+    if (v->kind == FBX_IV_TUPLE) FBX_TRY(fbx_iv_tuple_new(&c, n));
+    else FBX_TRY(fbx_iv_list_new(&c, n));
+    for (int i = 0; i < n; i++) {
+      fbx_ivalue item;
+      fbx_status *st = deep_copy(&v->u.l->items[i], &item);
+      if (!st) {
+        if (v->kind == FBX_IV_TUPLE) c.u.l->items[i] = item;
+        else st = fbx_iv_list_push(&c, item);
+      }
+      if (st) {
+        fbx_iv_release(&c);
+        return st;
+      }
+    }
+    *out = c;
+    return NULL;
+  }
+  *out = *v;
+  fbx_iv_retain(out);
+  return NULL;
+}
+
+fbx_status *fbx_cli_fresh_inputs(const fbx_ivalue *vals, const bool *mask, int n, fbx_ivalue *out) {
+  for (int i = 0; i < n; i++) out[i] = fbx_iv_none();
+  for (int i = 0; i < n; i++) {
+    fbx_status *st = NULL;
+    if (mask && mask[i]) {
+      st = deep_copy(&vals[i], &out[i]);
+    } else {
+      out[i] = vals[i];
+      fbx_iv_retain(&out[i]);
+    }
+    if (st) {
+      for (int k = 0; k < i; k++) fbx_iv_release(&out[k]);
+      return st;
+    }
+  }
+  return NULL;
 }

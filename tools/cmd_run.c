@@ -158,18 +158,21 @@ static int cmp_double(const void *a, const void *b) {
 /* ---- backward --------------------------------------------------------------------------------- */
 
 #define MAX_GRAD_OUTPUTS 256
+#define MAX_ITERS 1000000
 
 typedef struct grad_arg {
   int index; /* -1: the next free one */
   const char *file;
 } grad_arg;
 
-static void flatten_tuples(const fbx_ivalue *v, fbx_ivalue *out, int *n) {
+/* Into out[0..cap) (the executor checked the count against the graph's types). */
+static void flatten_tuples(const fbx_ivalue *v, fbx_ivalue *out, int *n, int cap) {
   if (v->kind == FBX_IV_TUPLE) {
-    for (int i = 0; i < v->u.l->n; i++) flatten_tuples(&v->u.l->items[i], out, n);
+    for (int i = 0; i < v->u.l->n; i++) flatten_tuples(&v->u.l->items[i], out, n, cap);
     return;
   }
-  out[(*n)++] = *v; /* borrowed */
+  if (*n < cap) out[*n] = *v; /* borrowed */
+  (*n)++;
 }
 
 static bool floating_tensor(const fbx_ivalue *v) {
@@ -327,6 +330,8 @@ int fbx_cmd_run(int argc, char **argv) {
     } else if (!strcmp(a, "--iters")) {
       if (!has_value || !fbx_cli_parse_int(argv[++i], 1, &iters))
         rc = fbx_cli_usage("run", USAGE, "--iters needs a count >= 1");
+      else if (iters > MAX_ITERS) /* one timing slot each: refuse rather than fail to allocate */
+        rc = fbx_cli_usage("run", USAGE, "--iters %lld: at most %d", iters, MAX_ITERS);
     } else if (!strcmp(a, "--seed")) {
       if (!has_value || !fbx_cli_parse_int(argv[++i], 0, &seed))
         rc = fbx_cli_usage("run", USAGE, "--seed needs a non-negative integer");
@@ -349,7 +354,9 @@ int fbx_cmd_run(int argc, char **argv) {
 
   fbx_graph *g = NULL;
   fbx_executor *ex = NULL;
-  fbx_ivalue *vals = NULL, *outs = NULL, *flat = NULL, *gout = NULL, *gin = NULL;
+  fbx_ivalue *vals = NULL, *outs = NULL, *flat = NULL, *gout = NULL, *gin = NULL, *runvals = NULL;
+  bool *written = NULL;
+  int nwritten = 0;
   double *times = NULL;
   int nin = 0, nout = 0;
   fbx_strbuf summary = {0};
@@ -362,12 +369,18 @@ int fbx_cmd_run(int argc, char **argv) {
   vals = fbx_calloc((size_t)nin + 1, sizeof *vals);
   outs = fbx_calloc((size_t)nout + 1, sizeof *outs);
   times = fbx_calloc((size_t)iters, sizeof *times);
-  if (!vals || !outs || !times) {
+  runvals = fbx_calloc((size_t)nin + 1, sizeof *runvals);
+  written = fbx_calloc((size_t)nin + 1, sizeof *written);
+  if (!vals || !outs || !times || !runvals || !written) {
     st = fbx_status_nomem();
     goto done;
   }
   if ((st = fbx_cli_gather_inputs(g, inputs, ninputs, vals))) goto done;
   if ((st = fbx_executor_check_inputs(ex, vals, nin))) goto done;
+  /* Inputs the graph writes (aten::relu_ on an input) are fresh copies for
+   * every run, made before the clock starts: otherwise run k would see what
+   * run k-1 wrote (issue #12). */
+  nwritten = fbx_cli_written_inputs(g, written);
   if (out_dir && (st = make_dirs(out_dir))) goto done;
 
   int nflat = fbx_executor_num_outputs(ex);
@@ -388,15 +401,17 @@ int fbx_cmd_run(int argc, char **argv) {
   }
   for (long long k = 0; k < iters; k++) {
     for (int i = 0; i < nout; i++) fbx_iv_release(&outs[i]);
+    for (int i = 0; i < nin; i++) fbx_iv_release(&runvals[i]);
+    if ((st = fbx_cli_fresh_inputs(vals, nwritten ? written : NULL, nin, runvals))) goto done;
     double t0 = now_ms();
     ran = true;
     if (!backward) {
-      if ((st = fbx_executor_run_values(ex, vals, nin, outs, nout, (uint64_t)seed))) goto done;
+      if ((st = fbx_executor_run_values(ex, runvals, nin, outs, nout, (uint64_t)seed))) goto done;
     } else {
       fbx_grad_handle *h = NULL;
-      if ((st = fbx_executor_forward_values(ex, vals, nin, NULL, outs, nout, (uint64_t)seed, &h))) goto done;
+      if ((st = fbx_executor_forward_values(ex, runvals, nin, NULL, outs, nout, (uint64_t)seed, &h))) goto done;
       int n = 0;
-      for (int i = 0; i < nout; i++) flatten_tuples(&outs[i], flat, &n);
+      for (int i = 0; i < nout; i++) flatten_tuples(&outs[i], flat, &n, nflat);
       for (int i = 0; i < nflat; i++) fbx_iv_release(&gout[i]);
       for (int i = 0; i < nin; i++) fbx_iv_release(&gin[i]);
       bool usage = false;
@@ -438,10 +453,13 @@ done:;
     fbx_strbuf_free(&sb);
   }
   for (int i = 0; vals && i < nin; i++) fbx_iv_release(&vals[i]);
+  for (int i = 0; runvals && i < nin; i++) fbx_iv_release(&runvals[i]);
   for (int i = 0; outs && i < nout; i++) fbx_iv_release(&outs[i]);
   for (int i = 0; gout && i < fbx_executor_num_outputs(ex); i++) fbx_iv_release(&gout[i]);
   for (int i = 0; gin && i < nin; i++) fbx_iv_release(&gin[i]);
   fbx_free(vals);
+  fbx_free(runvals);
+  fbx_free(written);
   fbx_free(outs);
   fbx_free(flat);
   fbx_free(gout);

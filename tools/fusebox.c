@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "exec/executor.h"
 #include "exec/fold.h"
 
 typedef struct command {
@@ -56,7 +57,17 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
+    if (!strcmp(argv[1], commands[i].name)) {
+      /* A bad FUSEBOX_* value is a usage error whatever the command: the
+       * user asked for something we cannot do (README, environment). */
+      fbx_status *st = fbx_env_check_all();
+      if (st) {
+        fprintf(stderr, "fusebox %s: %s\n", commands[i].name, fbx_status_message(st));
+        fbx_status_free(st);
+        return 2;
+      }
+      return commands[i].fn(argc - 2, argv + 2);
+    }
   fprintf(stderr, "fusebox: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

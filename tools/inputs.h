@@ -62,6 +62,19 @@ double fbx_cli_now_ms(void);
 /* Median of v[0..n) (sorts v). */
 double fbx_cli_median(double *v, int n);
 
+/* Inputs the graph may write (issue #12): mask[i] is set for each input that
+ * an in-place op (aten::relu_, copy_, ...), a list mutation or unknown code
+ * could reach, by the type-based alias analysis of core/passes
+ * (fbx_graph_mutation_mask: writing a tensor in place may write any tensor,
+ * since it may be a view of one). Returns how many are set. */
+int fbx_cli_written_inputs(const fbx_graph *g, bool *mask);
+/* out[i] = a deep copy of vals[i] (tensors with their sizes and strides,
+ * lists and tuples copied down to their tensors) where mask[i], else a new
+ * reference to vals[i]; mask NULL copies nothing. Release out[0..n) after
+ * the run. Commands that run a graph more than once give every run fresh
+ * copies of what it writes, so that run k does not see run k-1's writes. */
+fbx_status *fbx_cli_fresh_inputs(const fbx_ivalue *vals, const bool *mask, int n, fbx_ivalue *out);
+
 /* Flatten tuples and lists depth-first into out[0..cap); returns the count
  * (which may exceed cap: then only cap were stored). Borrowed values. */
 int fbx_cli_flatten(const fbx_ivalue *v, int n, fbx_ivalue *out, int cap);

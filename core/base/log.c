@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "base/log.h"
+#include "base/env.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -7,13 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const channel_names[FBX_LOG_CHANNEL_COUNT] = {
-    "passes", "parse", "loader", "fusion", "exec", "cache",
-};
 
 static atomic_int mask = -1; /* -1: not read yet */
 
+const char *const fbx_log_channel_list[FBX_LOG_CHANNEL_COUNT + 1] = {
+    "passes", "parse", "loader", "fusion", "exec", "cache", NULL,
+};
+
+fbx_status *fbx_log_check(const char *env) {
+  if (!env || !*env || !strcmp(env, "0") || !strcmp(env, "1")) return NULL;
+  return fbx_env_parse_list("FUSEBOX_LOG", env, fbx_log_channel_list, "all");
+}
+
 static int parse_mask(const char *env) {
+  /* An unknown channel warns once (the CLI and fbx_executor_create refuse it). */
+  fbx_env_warn(fbx_log_check(env));
   if (!env || !*env || !strcmp(env, "0")) return 0;
   if (!strcmp(env, "1") || !strcmp(env, "all")) return (1 << FBX_LOG_CHANNEL_COUNT) - 1;
   int m = 0;
@@ -21,7 +30,7 @@ static int parse_mask(const char *env) {
   while (*p) {
     size_t n = strcspn(p, ",");
     for (int i = 0; i < FBX_LOG_CHANNEL_COUNT; i++)
-      if (strlen(channel_names[i]) == n && !strncmp(p, channel_names[i], n)) m |= 1 << i;
+      if (strlen(fbx_log_channel_list[i]) == n && !strncmp(p, fbx_log_channel_list[i], n)) m |= 1 << i;
     p += n;
     if (*p == ',') p++;
   }
@@ -42,5 +51,5 @@ void fbx_log(fbx_log_channel ch, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "[fusebox:%s] %s\n", channel_names[ch], line);
+  fprintf(stderr, "[fusebox:%s] %s\n", fbx_log_channel_list[ch], line);
 }

@@ -2,7 +2,9 @@
  *
  * FUSEBOX_LOG is a comma-separated list of channels (`passes,loader`), or
  * `all`/`1`. Channels: passes (each pass's effect and the graph after it),
- * parse, loader, fusion, exec, cache. Unknown names are ignored.
+ * parse, loader, fusion, exec, cache. An unknown name is an error for the
+ * command line and fbx_executor_create (fbx_log_check); read lazily here, it
+ * warns once on stderr and is ignored.
  *
  *   if (fbx_log_on(FBX_LOG_PASSES)) fbx_log(FBX_LOG_PASSES, "dce removed %d", n);
  */
@@ -24,5 +26,9 @@ int fbx_log_on(fbx_log_channel ch);
 void fbx_log(fbx_log_channel ch, const char *fmt, ...) FBX_PRINTF(2, 3);
 /* Re-read FUSEBOX_LOG (tests change the environment). */
 void fbx_log_reload(void);
+/* The channel names, NULL-terminated, and the check of a FUSEBOX_LOG value
+ * (a comma list of them, `all`, `0` or `1`): NULL or a status naming it. */
+extern const char *const fbx_log_channel_list[];
+fbx_status *fbx_log_check(const char *value);
 
 #endif

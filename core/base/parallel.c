@@ -1,4 +1,5 @@
 #include "base/parallel.h"
+#include "base/env.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -51,8 +52,10 @@ static void *worker(void *arg) {
 
 static void init(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
-  const char *env = getenv("FUSEBOX_NUM_THREADS");
-  if (env && atoi(env) > 0) n = atoi(env);
+  int64_t want = 0;
+  fbx_status *st = fbx_env_int("FUSEBOX_NUM_THREADS", 1, FBX_ENV_MAX_THREADS, 0, &want);
+  if (st) fbx_env_warn(st); /* cannot fail here; the CLI and fbx_executor_create refuse it first */
+  else if (want > 0) n = (long)want;
   if (n < 1) n = 1;
   if (n > MAX_THREADS) n = MAX_THREADS;
   pthread_attr_t attr;

@@ -10,9 +10,12 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/env.h"
 #include "base/log.h"
 #include "exec/execimpl.h"
 #include "ir/text.h"
+#include "ir/verify.h"
+#include "passes/passes.h"
 
 #define DEFAULT_STRATEGY "static:2,dynamic:10"
 
@@ -32,16 +35,26 @@ static fbx_status *profiling_runs_of(int given, int *out) {
     *out = given;
     return NULL;
   }
-  const char *env = getenv("FUSEBOX_PROFILING_RUNS");
-  *out = 1;
-  if (!env || !*env) return NULL;
-  char *end;
-  errno = 0;
-  long v = strtol(env, &end, 10);
-  if (*end || errno || v < 0 || v > 1000000)
-    return fbx_status_new(FBX_ERR_INVALID_ARG, "FUSEBOX_PROFILING_RUNS: expected a count >= 0, got '%s'", env);
+  int64_t v = 1;
+  FBX_TRY(fbx_env_int("FUSEBOX_PROFILING_RUNS", 0, 1000000, 1, &v));
   *out = (int)v;
   return NULL;
+}
+
+fbx_status *fbx_env_check_all(void) {
+  int64_t v;
+  int runs = 1;
+  FBX_TRY(profiling_runs_of(0, &runs));
+  const char *strategy = getenv("FUSEBOX_FUSION_STRATEGY");
+  if (strategy && *strategy) {
+    fbx_strategy s;
+    FBX_TRY(fbx_strategy_parse(&s, strategy, "FUSEBOX_FUSION_STRATEGY"));
+  }
+  FBX_TRY(fbx_env_int("FUSEBOX_NUM_THREADS", 1, FBX_ENV_MAX_THREADS, 0, &v));
+  FBX_TRY(fbx_env_int("FUSEBOX_PW_GRAIN", 0, FBX_ENV_MAX_GRAIN, 0, &v));
+  FBX_TRY(fbx_env_int("FUSEBOX_STORAGE_CACHE_MB", 0, FBX_ENV_MAX_CACHE_MB, 0, &v));
+  FBX_TRY(fbx_log_check(getenv("FUSEBOX_LOG")));
+  return fbx_pass_check_env();
 }
 
 static int flat_count(const fbx_type *t) {
@@ -49,6 +62,30 @@ static int flat_count(const fbx_type *t) {
   int n = 0;
   for (int i = 0; i < t->nelems; i++) n += flat_count(t->elems[i]);
   return n;
+}
+
+static int flat_count_value(const fbx_ivalue *v) {
+  if (v->kind != FBX_IV_TUPLE) return 1;
+  int n = 0;
+  for (int i = 0; i < v->u.l->n; i++) n += flat_count_value(&v->u.l->items[i]);
+  return n;
+}
+
+fbx_status *fbx_executor_check_outputs(const fbx_executor *ex, fbx_ivalue *outputs, int nout) {
+  for (int i = 0; i < nout; i++) {
+    const fbx_value *gv = fbx_graph_output(ex->graph, i);
+    int want = flat_count(gv->type), got = flat_count_value(&outputs[i]);
+    if (want == got) continue;
+    fbx_strbuf b = {0};
+    fbx_strbuf_printf(&b, "output %d (%%%s) is declared ", i, gv->name);
+    fbx_type_print(&b, gv->type);
+    fbx_strbuf_printf(&b, " (%d value%s) but the run gave %d", want, want == 1 ? "" : "s", got);
+    fbx_status *st = b.oom ? fbx_status_nomem() : fbx_status_new(FBX_ERR_RUNTIME, "%s", b.data);
+    fbx_strbuf_free(&b);
+    for (int k = 0; k < nout; k++) fbx_iv_release(&outputs[k]);
+    return st;
+  }
+  return NULL;
 }
 
 fbx_status *fbx_executor_create(fbx_executor **out, const fbx_graph *g, const fbx_executor_opts *opts_in) {
@@ -59,6 +96,9 @@ fbx_status *fbx_executor_create(fbx_executor **out, const fbx_graph *g, const fb
   if (o.device && strcmp(o.device, "cpu"))
     return fbx_status_new(FBX_ERR_UNSUPPORTED, "device '%s': executors run on the cpu (fusers may use other devices "
                                                "for their kernels)", o.device);
+  /* Every FUSEBOX_* variable of core, so that junk is refused here rather
+   * than taken as something else deep inside (issue #12). */
+  FBX_TRY(fbx_env_check_all());
   fbx_strategy strategy;
   if (o.strategy) {
     FBX_TRY(fbx_strategy_parse(&strategy, o.strategy, "strategy"));
@@ -67,7 +107,7 @@ fbx_status *fbx_executor_create(fbx_executor **out, const fbx_graph *g, const fb
     if (env && *env) FBX_TRY(fbx_strategy_parse(&strategy, env, "FUSEBOX_FUSION_STRATEGY"));
     else FBX_TRY(fbx_strategy_parse(&strategy, DEFAULT_STRATEGY, "default strategy"));
   }
-  int nprof;
+  int nprof = 1;
   FBX_TRY(profiling_runs_of(o.profiling_runs, &nprof));
 
   fbx_executor *ex = fbx_calloc(1, sizeof *ex);
@@ -85,7 +125,20 @@ fbx_status *fbx_executor_create(fbx_executor **out, const fbx_graph *g, const fb
     if (name && *name) st = fbx_fuser_load(&ex->fuser, name);
   }
   if (!st && ex->fuser) ex->host_guards = !(fbx_fuser_flags(ex->fuser) & FBXP_SELF_FALLBACK);
+  /* Verified before anything sizes a buffer from its declared types: a
+   * `Tensor` output that is really a 3-tuple overflowed forward's outputs. */
+  if (!st) st = fbx_graph_verify(g);
   if (!st && !(ex->graph = fbx_graph_clone(g))) st = fbx_status_nomem();
+  /* One semantics for dead code, whatever the fuser (issue #12): a node
+   * whose outputs nobody uses and that has no side effect never runs. The
+   * optimized graph always had it removed by the pipeline's dce, but the
+   * profiling runs interpreted the graph as given, so a dead aten::where
+   * with a float condition failed under a fuser and passed under `none`.
+   * PyTorch's profiling executor does the same: dead code elimination is
+   * among the profiling-insensitive passes that run before the profiled
+   * graph is instrumented. FUSEBOX_DISABLE_PASSES=dce keeps the node in
+   * both graphs, so then it runs (and fails) under every fuser alike. */
+  if (!st) st = fbx_pass_dce(ex->graph, NULL);
   fbx_interp *it = NULL;
   if (!st) st = fbx_interp_create(&it, ex->graph);
   if (!st) {
@@ -149,7 +202,8 @@ fbx_status *fbx_executor_run_values(fbx_executor *ex, const fbx_ivalue *inputs, 
     return fbx_status_new(FBX_ERR_INVALID_ARG, "the graph gives %d output%s, room for %d given", want,
                           want == 1 ? "" : "s", nout);
   atomic_fetch_add_explicit(&ex->runs, 1, memory_order_relaxed);
-  return fbx_xfn_run(ex->top, inputs, nin, outputs, seed);
+  FBX_TRY(fbx_xfn_run(ex->top, inputs, nin, outputs, seed));
+  return fbx_executor_check_outputs(ex, outputs, nout);
 }
 
 /* ---- events ------------------------------------------------------------------------------ */

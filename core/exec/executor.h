@@ -139,6 +139,14 @@ int fbx_strategy_depth(const fbx_strategy *s); /* total levels */
 void fbx_strategy_print(fbx_strbuf *b, const fbx_strategy *s);
 const char *fbx_spec_kind_name(fbx_spec_kind k);
 
+/* Check every FUSEBOX_* variable that core reads (FUSEBOX_PROFILING_RUNS,
+ * FUSEBOX_FUSION_STRATEGY, FUSEBOX_NUM_THREADS, FUSEBOX_PW_GRAIN,
+ * FUSEBOX_STORAGE_CACHE_MB, FUSEBOX_LOG, FUSEBOX_DISABLE_PASSES,
+ * FUSEBOX_VERIFY; see base/env.h): NULL, or the first bad one's status
+ * naming the variable and its value. fbx_executor_create returns it; the
+ * CLI calls it before any command and exits 2. */
+fbx_status *fbx_env_check_all(void);
+
 /* ---- running -------------------------------------------------------------------------- */
 
 /* Run on interpreter values: inputs borrowed (checked like fbx_interp_run),
@@ -146,6 +154,10 @@ const char *fbx_spec_kind_name(fbx_spec_kind k);
  * not flattened). `seed` starts the run's random generator. */
 fbx_status *fbx_executor_run_values(fbx_executor *ex, const fbx_ivalue *inputs, int nin, fbx_ivalue *outputs,
                                     int nout, uint64_t seed);
+/* Do the outputs of a run flatten to as many values as the graph's declared
+ * output types (fbx_executor_num_outputs)? On a mismatch, releases
+ * outputs[0..nout) and returns a status naming the output. */
+fbx_status *fbx_executor_check_outputs(const fbx_executor *ex, fbx_ivalue *outputs, int nout);
 
 /* Gradient mode (grad.c; the design is in <fusebox/fusebox.h> above
  * fbx_executor_forward). requires_grad (nin; NULL: every floating tensor

@@ -102,7 +102,10 @@ fbx_status *fbx_fold_node(fbx_node *n, bool *folded) {
   fbx_run_opts opts = {0};
   fbx_status *rs = fbx_interp_run(it, NULL, 0, outs, &opts);
   if (rs) {
-    bool oom = fbx_status_code(rs) == FBX_ERR_NOMEM;
+    /* Only the bare out-of-memory is the pass's own failure; a tensor the
+     * node asks for that cannot be allocated (a message with its size) is
+     * the graph's, reported when the node runs. */
+    bool oom = rs == fbx_status_nomem();
     fbx_status_free(rs);
     if (oom) goto nomem;
     goto done_quiet;

@@ -1012,13 +1012,16 @@ static fbx_status *dg_run(void *ctx, const fbx_node *node, const fbx_ivalue *ins
 
 /* ---- forward and backward ------------------------------------------------------------------ */
 
-static void flatten(const fbx_ivalue *v, fbx_ivalue *out, int *n) {
+/* Flattens v's tuples into out[*n..cap); counts past cap without writing. */
+static void flatten(const fbx_ivalue *v, fbx_ivalue *out, int *n, int cap) {
   if (v->kind == FBX_IV_TUPLE) {
-    for (int i = 0; i < v->u.l->n; i++) flatten(&v->u.l->items[i], out, n);
+    for (int i = 0; i < v->u.l->n; i++) flatten(&v->u.l->items[i], out, n, cap);
     return;
   }
-  out[*n] = *v;
-  fbx_iv_retain(&out[*n]);
+  if (*n < cap) {
+    out[*n] = *v;
+    fbx_iv_retain(&out[*n]);
+  }
   (*n)++;
 }
 
@@ -1114,9 +1117,10 @@ fbx_status *fbx_executor_forward_values(fbx_executor *ex, const fbx_ivalue *inpu
   if (!st) st = get_plan(ex, mask, nin, &p);
   runctx c = {.ex = ex, .plan = p, .tape = h ? h->tape : NULL, .seed = seed};
   if (!st) st = forward_run(ex, p, &c, inputs, nin, outputs);
+  if (!st) st = fbx_executor_check_outputs(ex, outputs, nout);
   if (!st) {
     int n = 0;
-    for (int i = 0; i < nout; i++) flatten(&outputs[i], h->outs, &n);
+    for (int i = 0; i < nout; i++) flatten(&outputs[i], h->outs, &n, h->nout);
     atomic_fetch_add(&ex->forward_runs, 1);
     *handle = h;
   } else {

@@ -109,7 +109,7 @@ static void put_node_line(fbx_strbuf *b, const fbx_node *n) {
 
 /* Wrap an error from running node n: "<srcloc>: <message>\n  in node: <line>". */
 static fbx_status *node_error(fbx_status *st, const fbx_node *n) {
-  if (fbx_status_code(st) == FBX_ERR_NOMEM) return st;
+  if (st == fbx_status_nomem()) return st; /* nothing left to say it with */
   fbx_strbuf b = {0};
   if (n->srcloc) fbx_strbuf_printf(&b, "%s: ", n->srcloc);
   fbx_strbuf_puts(&b, fbx_status_message(st));
@@ -123,7 +123,7 @@ static fbx_status *node_error(fbx_status *st, const fbx_node *n) {
 
 /* Add where an error inside a block happened: "\n  inside <what> of: <line> # <srcloc>". */
 static fbx_status *inside_error(fbx_status *st, const fbx_node *n, const char *what, int64_t iter) {
-  if (fbx_status_code(st) == FBX_ERR_NOMEM) return st;
+  if (st == fbx_status_nomem()) return st;
   fbx_strbuf b = {0};
   fbx_strbuf_puts(&b, fbx_status_message(st));
   if (iter >= 0) fbx_strbuf_printf(&b, "\n  inside iteration %lld of: ", (long long)iter);
@@ -268,6 +268,65 @@ static int last_use(const fbx_interp *it, const fbx_value *v, const fbx_block *b
 
 static fbx_status *plan_block(fbx_interp *it, pblock *pb, const fbx_block *b);
 
+/* Could the schema's return r be held by a value declared t? (Any and
+ * tuples of anything are not checked.) */
+static bool ret_agrees(const fbx_schema *sc, const fbx_schema_arg *r, const fbx_type *t) {
+  fbx_type *elem = NULL;
+  switch (r->type) {
+    case FBX_ARG_TENSOR: elem = fbx_type_tensor_any(); break;
+    case FBX_ARG_INT:
+    case FBX_ARG_SCALARTYPE:
+    case FBX_ARG_LAYOUT:
+    case FBX_ARG_MEMFORMAT: elem = fbx_type_simple(FBX_TYPE_INT); break;
+    case FBX_ARG_FLOAT: elem = fbx_type_simple(FBX_TYPE_FLOAT); break;
+    case FBX_ARG_BOOL: elem = fbx_type_simple(FBX_TYPE_BOOL); break;
+    case FBX_ARG_NUMBER:
+    case FBX_ARG_SCALAR: elem = fbx_type_simple(FBX_TYPE_NUMBER); break;
+    case FBX_ARG_STR: elem = fbx_type_simple(FBX_TYPE_STR); break;
+    case FBX_ARG_NONE: elem = fbx_type_simple(FBX_TYPE_NONE); break;
+    default: return true;
+  }
+  if (r->optional && !r->list) return true;
+  if (r->list || sc->ret_list) {
+    fbx_type list = {.kind = FBX_TYPE_LIST, .nelems = 1, .elems = &elem};
+    return fbx_type_may_agree(t, &list);
+  }
+  return fbx_type_may_agree(t, elem);
+}
+
+/* A node whose outputs contradict its op's schema: no overload returns
+ * that many values, or the resolved overload returns a tensor where the
+ * node declares a tuple (issue #12). */
+static fbx_status *check_op_outputs(const fbx_node *n, const fbx_op *resolved) {
+  const fbx_op *const *rows = NULL;
+  int nrows = fbx_op_overloads(n->kind, &rows);
+  bool count_ok = nrows == 0;
+  int nrets = -1;
+  for (int i = 0; i < nrows && !count_ok; i++) {
+    if (rows[i]->kernel == fbx_k_interp || rows[i]->schema.varargs || rows[i]->schema.nrets == n->noutputs)
+      count_ok = true;
+    nrets = rows[i]->schema.nrets;
+  }
+  if (!count_ok)
+    return node_error(fbx_status_new(FBX_ERR_VERIFY, "invalid graph: %s returns %d value%s but the node has %d output%s",
+                                     fbx_sym_str(n->kind), nrets, nrets == 1 ? "" : "s", n->noutputs,
+                                     n->noutputs == 1 ? "" : "s"),
+                      n);
+  if (!resolved || resolved->schema.nrets != n->noutputs) return NULL;
+  for (int i = 0; i < n->noutputs; i++) {
+    const fbx_value *v = n->outputs[i];
+    if (ret_agrees(&resolved->schema, &resolved->schema.rets[i], v->type)) continue;
+    fbx_strbuf d = {0};
+    fbx_strbuf_printf(&d, "invalid graph: %%%s is declared ", v->name);
+    fbx_type_print(&d, v->type);
+    fbx_strbuf_printf(&d, " but %s returns something else there", resolved->schema_text);
+    fbx_status *st = d.oom ? fbx_status_nomem() : node_error(fbx_status_new(FBX_ERR_VERIFY, "%s", d.data), n);
+    fbx_strbuf_free(&d);
+    return st;
+  }
+  return NULL;
+}
+
 static fbx_status *plan_node(fbx_interp *it, pnode *pn, const fbx_node *n) {
   pn->node = n;
   pn->kind = kind_of(n->kind);
@@ -291,6 +350,7 @@ static fbx_status *plan_node(fbx_interp *it, pnode *pn, const fbx_node *n) {
       pn->op = fbx_op_resolve_types(n->kind, types, n->ninputs);
     }
     if (pn->op && pn->op->kernel == fbx_k_interp) pn->kind = P_UNKNOWN;
+    if (pn->kind == P_KERNEL) FBX_TRY(check_op_outputs(n, pn->op));
     if (pn->op && pn->op->schema.nrets != n->noutputs && !pn->op->schema.varargs) pn->op = NULL; /* decide at run time */
   }
   if (pn->kind == P_IF && (n->nblocks != 2 || n->ninputs != 1))

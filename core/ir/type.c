@@ -217,3 +217,36 @@ void fbx_type_print(fbx_strbuf *b, const fbx_type *t) {
   }
   fbx_strbuf_puts(b, "<?>");
 }
+
+/* Kinds that one run-time scalar may be declared as: TorchScript passes an
+ * int where a float or number is expected, and a bool where an int is. */
+static bool scalar_kind(fbx_type_kind k) {
+  return k == FBX_TYPE_INT || k == FBX_TYPE_FLOAT || k == FBX_TYPE_BOOL || k == FBX_TYPE_NUMBER;
+}
+
+bool fbx_type_may_agree(const fbx_type *a, const fbx_type *b) {
+  if (!a || !b) return true;
+  /* Named types (Any, Scalar, t, classes, futures) are opaque: anything may agree. */
+  if (a->kind == FBX_TYPE_NAMED || b->kind == FBX_TYPE_NAMED) return true;
+  if (a->kind == FBX_TYPE_OPTIONAL || b->kind == FBX_TYPE_OPTIONAL) {
+    const fbx_type *x = a->kind == FBX_TYPE_OPTIONAL ? a->elems[0] : a;
+    const fbx_type *y = b->kind == FBX_TYPE_OPTIONAL ? b->elems[0] : b;
+    /* None, or what the optional refines to. */
+    return x->kind == FBX_TYPE_NONE || y->kind == FBX_TYPE_NONE || fbx_type_may_agree(x, y);
+  }
+  if (scalar_kind(a->kind) && scalar_kind(b->kind)) return true;
+  if ((a->kind == FBX_TYPE_STR || a->kind == FBX_TYPE_DEVICE) && (b->kind == FBX_TYPE_STR || b->kind == FBX_TYPE_DEVICE))
+    return true;
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+    case FBX_TYPE_TUPLE:
+    case FBX_TYPE_DICT:
+      if (a->nelems != b->nelems) return false;
+      /* fallthrough */
+    case FBX_TYPE_LIST:
+      for (int i = 0; i < a->nelems && i < b->nelems; i++)
+        if (!fbx_type_may_agree(a->elems[i], b->elems[i])) return false;
+      return true;
+    default: return true; /* tensors: dtype and shape are refinements the profiler may change */
+  }
+}

@@ -74,6 +74,13 @@ fbx_type *fbx_type_named(fbx_arena *a, const char *name);
 fbx_type *fbx_type_clone(fbx_arena *a, const fbx_type *t);
 
 bool fbx_type_equal(const fbx_type *a, const fbx_type *b);
+/* Could one run-time value have both types? False only for a definite
+ * contradiction: a Tensor declared where a 3-tuple is produced, tuples of
+ * different lengths, a list where a tensor is. Tensor refinements (dtype,
+ * sizes), int/float/bool/number, str/Device, None against an Optional, and
+ * named types (Any, Scalar, classes) all agree. The verifier uses it to
+ * check a declared type against what produces the value. */
+bool fbx_type_may_agree(const fbx_type *a, const fbx_type *b);
 /* True for Tensor types and for containers/optionals that contain one. */
 bool fbx_type_contains_tensor(const fbx_type *t);
 /* True when all of dtype, rank, sizes, strides and device are known. */

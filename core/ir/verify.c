@@ -158,6 +158,124 @@ static fbx_status *check_subgraph(const fbx_node *n) {
   return NULL;
 }
 
+
+/* "<what>: %name is declared <declared> but <producer> gives <produced>". */
+static fbx_status *disagree(const fbx_node *n, const char *what, const fbx_value *v, const fbx_type *produced,
+                            const char *producer) {
+  fbx_strbuf d = {0};
+  fbx_strbuf_printf(&d, "%s: %%%s is declared ", what, v->name);
+  fbx_type_print(&d, v->type);
+  fbx_strbuf_printf(&d, " but %s ", producer);
+  fbx_type_print(&d, produced);
+  fbx_status *st = d.oom ? fbx_status_nomem() : fail_at(n, "%s", d.data);
+  fbx_strbuf_free(&d);
+  return st;
+}
+
+static fbx_status *agree(const fbx_node *n, const char *what, const fbx_value *v, const fbx_type *produced,
+                         const char *producer) {
+  if (v->type && produced && !fbx_type_may_agree(v->type, produced)) return disagree(n, what, v, produced, producer);
+  return NULL;
+}
+
+/* A declared type must not contradict what produces the value: the
+ * executor sizes its output buffers from the declared types, so a `Tensor`
+ * that is really a 3-tuple would overflow them (issue #12). */
+static fbx_status *check_agreement(const fbx_node *n) {
+  fbx_sym k = n->kind;
+  if (k == FBX_SYM_prim_TupleConstruct) {
+    if (n->noutputs != 1) return fail_at(n, "%s", "prim::TupleConstruct has exactly one output");
+    const fbx_type *t = n->outputs[0]->type;
+    if (t->kind == FBX_TYPE_NAMED) return NULL;
+    if (t->kind != FBX_TYPE_TUPLE || t->nelems != n->ninputs) {
+      fbx_strbuf d = {0};
+      fbx_strbuf_printf(&d, "prim::TupleConstruct of %d value%s: %%%s is declared ", n->ninputs,
+                        n->ninputs == 1 ? "" : "s", n->outputs[0]->name);
+      fbx_type_print(&d, t);
+      fbx_strbuf_printf(&d, ", not a tuple of %d", n->ninputs);
+      fbx_status *st = d.oom ? fbx_status_nomem() : fail_at(n, "%s", d.data);
+      fbx_strbuf_free(&d);
+      return st;
+    }
+    for (int i = 0; i < n->ninputs; i++)
+      if (!fbx_type_may_agree(t->elems[i], n->inputs[i]->type))
+        return disagree(n, "prim::TupleConstruct", n->outputs[0], n->inputs[i]->type, "an element is");
+    return NULL;
+  }
+  if (k == FBX_SYM_prim_TupleUnpack) {
+    if (n->ninputs != 1) return fail_at(n, "%s", "prim::TupleUnpack takes exactly one input");
+    const fbx_type *t = n->inputs[0]->type;
+    if (t->kind == FBX_TYPE_NAMED) return NULL;
+    if (t->kind != FBX_TYPE_TUPLE || t->nelems != n->noutputs) {
+      fbx_strbuf d = {0};
+      fbx_strbuf_printf(&d, "prim::TupleUnpack into %d value%s: %%%s is declared ", n->noutputs,
+                        n->noutputs == 1 ? "" : "s", n->inputs[0]->name);
+      fbx_type_print(&d, t);
+      fbx_strbuf_printf(&d, ", not a tuple of %d", n->noutputs);
+      fbx_status *st = d.oom ? fbx_status_nomem() : fail_at(n, "%s", d.data);
+      fbx_strbuf_free(&d);
+      return st;
+    }
+    for (int i = 0; i < n->noutputs; i++)
+      FBX_TRY(agree(n, "prim::TupleUnpack", n->outputs[i], t->elems[i], "the tuple's element is"));
+    return NULL;
+  }
+  if (k == FBX_SYM_prim_ListConstruct) {
+    if (n->noutputs != 1) return fail_at(n, "%s", "prim::ListConstruct has exactly one output");
+    const fbx_type *t = n->outputs[0]->type;
+    if (t->kind == FBX_TYPE_NAMED) return NULL;
+    if (t->kind != FBX_TYPE_LIST) {
+      fbx_strbuf d = {0};
+      fbx_strbuf_printf(&d, "prim::ListConstruct: %%%s is declared ", n->outputs[0]->name);
+      fbx_type_print(&d, t);
+      fbx_strbuf_puts(&d, ", not a list");
+      fbx_status *st = d.oom ? fbx_status_nomem() : fail_at(n, "%s", d.data);
+      fbx_strbuf_free(&d);
+      return st;
+    }
+    for (int i = 0; i < n->ninputs; i++)
+      if (!fbx_type_may_agree(t->elems[0], n->inputs[i]->type))
+        return disagree(n, "prim::ListConstruct", n->outputs[0], n->inputs[i]->type, "an element is");
+    return NULL;
+  }
+  if (k == FBX_SYM_prim_ListUnpack) {
+    if (n->ninputs != 1) return fail_at(n, "%s", "prim::ListUnpack takes exactly one input");
+    const fbx_type *t = n->inputs[0]->type;
+    if (t->kind == FBX_TYPE_LIST)
+      for (int i = 0; i < n->noutputs; i++)
+        FBX_TRY(agree(n, "prim::ListUnpack", n->outputs[i], t->elems[0], "the list's element is"));
+    return NULL;
+  }
+  if (k == FBX_SYM_prim_If && n->nblocks == 2) {
+    for (int b = 0; b < 2; b++)
+      for (int i = 0; i < n->noutputs && i < fbx_block_nreturns(n->blocks[b]); i++)
+        FBX_TRY(agree(n, "prim::If", n->outputs[i], fbx_block_return(n->blocks[b], i)->type,
+                      b ? "the false block returns" : "the true block returns"));
+    return NULL;
+  }
+  if (k == FBX_SYM_prim_Loop && n->nblocks == 1) {
+    const fbx_block *body = n->blocks[0];
+    int carried = n->ninputs - 2;
+    for (int i = 0; i < carried && i + 1 < fbx_block_nparams(body) && i + 1 < fbx_block_nreturns(body) &&
+                    i < n->noutputs;
+         i++) {
+      FBX_TRY(agree(n, "prim::Loop", fbx_block_param(body, i + 1), n->inputs[i + 2]->type,
+                    "the carried input is"));
+      FBX_TRY(agree(n, "prim::Loop", n->outputs[i], n->inputs[i + 2]->type, "the carried input is"));
+      FBX_TRY(agree(n, "prim::Loop", n->outputs[i], fbx_block_return(body, i + 1)->type, "the block returns"));
+    }
+    return NULL;
+  }
+  const fbx_graph *sub = fbx_node_subgraph(n);
+  if (sub) {
+    for (int i = 0; i < n->ninputs && i < fbx_graph_ninputs(sub); i++)
+      FBX_TRY(agree(n, "subgraph input", fbx_graph_input(sub, i), n->inputs[i]->type, "the node passes"));
+    for (int i = 0; i < n->noutputs && i < fbx_graph_noutputs(sub); i++)
+      FBX_TRY(agree(n, "group output", n->outputs[i], fbx_graph_output(sub, i)->type, "its subgraph returns"));
+  }
+  return NULL;
+}
+
 static fbx_status *check_node(vctx *c, const fbx_block *b, const fbx_node *n) {
   if (n->owner != b) return fail_at(n, "%s", "a node's owner is not the block that lists it");
   if (n->graph != c->g) return fail_at(n, "%s", "a node belongs to another graph");
@@ -165,6 +283,7 @@ static fbx_status *check_node(vctx *c, const fbx_block *b, const fbx_node *n) {
   FBX_TRY(check_uses(n));
   FBX_TRY(check_control(n));
   FBX_TRY(check_subgraph(n));
+  FBX_TRY(check_agreement(n));
   for (int i = 0; i < n->nblocks; i++) {
     if (n->blocks[i]->owning != n) return fail_at(n, "%s", "a block's owning node is wrong");
     FBX_TRY(check_block(c, n->blocks[i]));

@@ -151,7 +151,7 @@ static fbx_status *memfmt_strides(fbx_kctx *ctx, int ndim, const int64_t *sizes,
   int64_t acc = 1;
   for (int k = 0; k < ndim; k++) {
     strides[order[k]] = acc;
-    acc *= sizes[order[k]] > 1 ? sizes[order[k]] : 1;
+    FBX_TRY(fbx_size_mul(ctx, acc, sizes[order[k]] > 1 ? sizes[order[k]] : 1, &acc, "channels_last strides"));
   }
   return NULL;
 }
@@ -404,12 +404,17 @@ static fbx_status *arange_impl(fbx_kctx *ctx, const fbx_ivalue *vstart, const fb
                             xs, xe, xst);
   double size_d;
   if (d == FBX_DTYPE_INT64) {
-    int64_t ie = fbx_iv_to_int(vend), sgn = j.istep > 0 ? 1 : -1;
-    size_d = (double)((ie - j.istart + j.istep - sgn) / j.istep);
+    int64_t ie = fbx_iv_to_int(vend), sgn = j.istep > 0 ? 1 : -1, span;
+    /* (end - start + step - sgn) / step, checked: ints from the graph may be anything */
+    if (__builtin_sub_overflow(ie, j.istart, &span) || __builtin_add_overflow(span, j.istep - sgn, &span) ||
+        (span == INT64_MIN && j.istep == -1))
+      return fbx_kernel_error(ctx, "invalid size, possible overflow? (start %" PRId64 ", end %" PRId64 ", step %" PRId64
+                              ")", j.istart, ie, j.istep);
+    size_d = (double)(span / j.istep);
   } else {
     size_d = ceil((de - ds) / dst);
   }
-  if (!(size_d >= 0 && size_d <= 9.2233720368547758e18))
+  if (!(size_d >= 0 && size_d < 9.2233720368547758e18)) /* 2^63 itself does not convert */
     return fbx_kernel_error(ctx, "invalid size, possible overflow?");
   int64_t n = (int64_t)size_d;
   fbx_tensor *t = NULL;

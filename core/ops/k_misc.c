@@ -115,7 +115,7 @@ fbx_status *fbx_k_repeat(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     int64_t s = k >= 0 ? x->sizes[k] : 1;
     vs[2 * i] = r[i], vst[2 * i] = 0;
     vs[2 * i + 1] = s, vst[2 * i + 1] = k >= 0 ? x->strides[k] : 0;
-    fs[i] = r[i] * s;
+    FBX_TRY(fbx_size_mul(ctx, r[i], s, &fs[i], "repeat"));
   }
   return finish(copy_view_as(&out, x, 2 * n, vs, vst, n, fs), outs, &out);
 }
@@ -148,7 +148,7 @@ fbx_status *fbx_k_repeat_interleave(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue 
     fs[i] = s;
     if (i == d) {
       vs[vn] = rep, vst[vn++] = 0;
-      fs[i] = s * rep;
+      st = fbx_size_mul(ctx, s, rep, &fs[i], "repeat_interleave");
     }
   }
   if (!st) st = copy_view_as(&out, x, vn, vs, vst, nd, fs);

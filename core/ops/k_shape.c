@@ -182,7 +182,7 @@ static fbx_status *cat_impl(fbx_kctx *ctx, fbx_tensor **ts, int n, int64_t dim, 
                                   " but got size %" PRId64 " for tensor number %d in the list (sizes %s and %s).",
                                   (int)d, r->sizes[k], t->sizes[k], i, shape_str(a, sizeof a, nd, r->sizes),
                                   shape_str(b, sizeof b, t->ndim, t->sizes));
-      sizes[d] += t->sizes[d];
+      FBX_TRY(fbx_size_add(ctx, sizes[d], t->sizes[d], &sizes[d], "cat"));
     }
   }
   fbx_tensor *out = NULL;

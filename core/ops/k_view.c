@@ -43,6 +43,7 @@ static fbx_status *infer_size(fbx_kctx *ctx, int64_t *shape, int n, int64_t nume
   char buf[256];
   int infer = -1;
   int64_t prod = 1;
+  bool overflow = false, zero = false;
   for (int i = 0; i < n; i++) {
     if (shape[i] == -1) {
       if (infer >= 0) return fbx_kernel_error(ctx, "only one dimension can be inferred");
@@ -51,9 +52,14 @@ static fbx_status *infer_size(fbx_kctx *ctx, int64_t *shape, int n, int64_t nume
       return fbx_kernel_error(ctx, "invalid shape dimension %" PRId64 " in shape %s", shape[i],
                               shape_str(buf, sizeof buf, n, shape));
     } else {
-      prod *= shape[i];
+      zero |= shape[i] == 0;
+      overflow |= __builtin_mul_overflow(prod, shape[i], &prod); /* checked: the sizes come from the graph */
     }
   }
+  if (zero) prod = 0;
+  else if (overflow)
+    return fbx_kernel_error(ctx, "shape '%s' is invalid for input of size %" PRId64 " (its product overflows int64)",
+                            shape_str(buf, sizeof buf, n, shape), numel);
   if (numel == prod || (infer >= 0 && prod > 0 && numel % prod == 0)) {
     if (infer >= 0) {
       if (prod == 0)
@@ -428,10 +434,10 @@ static bool channels_last_contiguous(const fbx_tensor *t) {
 static void channels_last_strides(int ndim, const int64_t *s, int64_t *st) {
   static const int order4[] = {1, 3, 2, 0}, order5[] = {1, 4, 3, 2, 0};
   const int *order = ndim == 4 ? order4 : order5;
-  int64_t acc = 1;
+  uint64_t acc = 1; /* of an existing tensor's sizes: fits; unsigned all the same */
   for (int k = 0; k < ndim; k++) {
-    st[order[k]] = acc;
-    acc *= s[order[k]] > 1 ? s[order[k]] : 1;
+    st[order[k]] = (int64_t)acc;
+    acc *= s[order[k]] > 1 ? (uint64_t)s[order[k]] : 1u;
   }
 }
 
@@ -500,7 +506,9 @@ fbx_status *fbx_k_slice(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   memcpy(strides, t->strides, sizeof strides);
   int64_t len = end - start;
   sizes[d] = len / step + (len % step != 0);
-  strides[d] = t->strides[d] * step;
+  /* A product that overflows means step > n: one element at most, so its
+   * stride does not matter (issue #12: no signed overflow). */
+  if (__builtin_mul_overflow(t->strides[d], step, &strides[d])) strides[d] = t->strides[d];
   return out_view(outs, t, t->ndim, sizes, strides, t->offset + start * t->strides[d]);
 }
 

@@ -75,3 +75,17 @@ fbx_status *fbx_scalar_tensor(fbx_tensor **out, const fbx_ivalue *v, fbx_dtype d
   *out = t;
   return NULL;
 }
+
+fbx_status *fbx_size_mul(const fbx_kctx *ctx, int64_t a, int64_t b, int64_t *out, const char *what) {
+  if (__builtin_mul_overflow(a, b, out))
+    return fbx_kernel_error(ctx, "%s: size overflow (%lld * %lld does not fit in int64)", what, (long long)a,
+                            (long long)b);
+  return NULL;
+}
+
+fbx_status *fbx_size_add(const fbx_kctx *ctx, int64_t a, int64_t b, int64_t *out, const char *what) {
+  if (__builtin_add_overflow(a, b, out))
+    return fbx_kernel_error(ctx, "%s: size overflow (%lld + %lld does not fit in int64)", what, (long long)a,
+                            (long long)b);
+  return NULL;
+}

@@ -27,6 +27,12 @@ fbx_status *fbx_expand_view(fbx_tensor **out, fbx_tensor *t, int ndim, const int
 fbx_status *fbx_arg_tensor(const fbx_kctx *ctx, const fbx_ivalue *args, int i, fbx_tensor **out);
 /* A 0-d tensor holding scalar ivalue v in dtype d. */
 fbx_status *fbx_scalar_tensor(fbx_tensor **out, const fbx_ivalue *v, fbx_dtype d);
+/* Checked size arithmetic (issue #12: sizes come from the graph and its
+ * inputs, and signed overflow is undefined). *out = a * b or a + b; on
+ * int64 overflow a kernel error "<what>: size overflow (a * b)" (the
+ * interpreter adds the node and its source location). */
+fbx_status *fbx_size_mul(const fbx_kctx *ctx, int64_t a, int64_t b, int64_t *out, const char *what);
+fbx_status *fbx_size_add(const fbx_kctx *ctx, int64_t a, int64_t b, int64_t *out, const char *what);
 /* Output helper: set outs[i] to a tensor (takes the reference). */
 static inline void fbx_set_out_tensor(fbx_ivalue *outs, int i, fbx_tensor *t) { outs[i] = fbx_iv_tensor(t); }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/parallel.h"
 #include "ops/kutil.h"
 #include "tensor/copy.h"
@@ -25,9 +26,10 @@ static int64_t grain(void) {
   static atomic_llong cached = -1;
   long long g = atomic_load(&cached);
   if (g < 0) {
-    const char *env = getenv("FUSEBOX_PW_GRAIN");
-    g = env ? atoll(env) : FBX_PW_GRAIN;
-    if (g < 0) g = FBX_PW_GRAIN;
+    int64_t v = FBX_PW_GRAIN;
+    fbx_status *st = fbx_env_int("FUSEBOX_PW_GRAIN", 0, FBX_ENV_MAX_GRAIN, FBX_PW_GRAIN, &v);
+    if (st) fbx_env_warn(st), v = FBX_PW_GRAIN; /* the CLI and fbx_executor_create refuse it first */
+    g = v;
     atomic_store(&cached, g);
   }
   return g;

@@ -119,6 +119,11 @@ fbx_status *fbx_pass_pipeline(fbx_graph *g, const char *list);
 /* The same, also reporting whether any pass changed the graph. */
 fbx_status *fbx_pass_run_list(fbx_graph *g, const char *list, bool *changed);
 
+/* FUSEBOX_DISABLE_PASSES (a comma list of dce, cse, constprop, constpool,
+ * peephole, or all) and FUSEBOX_VERIFY (0 or 1): NULL, or a status naming
+ * the variable and the bad value. fbx_executor_create and the CLI refuse
+ * bad values with it; the pipeline itself ignores unknown pass names. */
+fbx_status *fbx_pass_check_env(void);
 /* Whether FUSEBOX_DISABLE_PASSES names `pass` (or `all`). */
 bool fbx_pass_disabled(const char *pass);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/env.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "ir/text.h"
@@ -25,6 +26,14 @@ static const struct {
 enum { NPASSES = sizeof passes / sizeof passes[0], MAX_ROUNDS = 8 };
 
 static const char valid_names[] = "default, dce, cse, constprop, constpool, peephole";
+static const char *const pass_names[] = {"dce", "cse", "constprop", "constpool", "peephole", NULL};
+
+fbx_status *fbx_pass_check_env(void) {
+  const char *list = NULL;
+  FBX_TRY(fbx_env_list("FUSEBOX_DISABLE_PASSES", pass_names, "all", &list));
+  bool verify;
+  return fbx_env_bool("FUSEBOX_VERIFY", false, &verify);
+}
 
 /* Is `name` an item of the comma list `list`? */
 static bool list_has(const char *list, const char *name, size_t n) {
@@ -47,8 +56,9 @@ static bool verify_on(void) {
 #ifndef NDEBUG
   return true;
 #else
-  const char *env = getenv("FUSEBOX_VERIFY");
-  return env && !strcmp(env, "1");
+  bool on = false;
+  fbx_env_warn(fbx_env_bool("FUSEBOX_VERIFY", false, &on)); /* the CLI and fbx_executor_create refuse junk */
+  return on;
 #endif
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/alloc.h"
+#include "base/env.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CACHE_DISABLED_BUILD 1
@@ -30,8 +31,9 @@ static free_block *buckets[NBUCKETS];
 static size_t cached_bytes, limit_bytes;
 
 static void init(void) {
-  const char *env = getenv("FUSEBOX_STORAGE_CACHE_MB");
-  long mb = env ? atol(env) : 1024;
+  int64_t mb = 1024;
+  fbx_status *st = fbx_env_int("FUSEBOX_STORAGE_CACHE_MB", 0, FBX_ENV_MAX_CACHE_MB, 1024, &mb);
+  if (st) fbx_env_warn(st), mb = 1024; /* the CLI and fbx_executor_create refuse it first */
   limit_bytes = CACHE_DISABLED_BUILD || mb <= 0 ? 0 : (size_t)mb << 20;
 }
 

@@ -25,7 +25,11 @@ fbx_status *fbx_storage_new(fbx_storage **out, size_t nbytes) {
   size_t block_bytes = fbx_blockcache_class(head + FBX_STORAGE_ALIGN + nbytes);
   char *block = fbx_blockcache_take(block_bytes);
   if (!block) block = fbx_malloc(block_bytes);
-  if (!block) return fbx_status_nomem();
+  /* Say what did not fit (issue #12); the interpreter adds the node. When
+   * even the message cannot be allocated this is the plain "out of memory". */
+  if (!block)
+    return fbx_status_new(FBX_ERR_NOMEM, "out of memory: cannot allocate %zu bytes (%.3g GiB) for a tensor", nbytes,
+                          (double)nbytes / (1024.0 * 1024.0 * 1024.0));
   fbx_storage *s = (fbx_storage *)(void *)block;
   uintptr_t p = (uintptr_t)(block + head);
   p = (p + FBX_STORAGE_ALIGN - 1) & ~(uintptr_t)(FBX_STORAGE_ALIGN - 1);

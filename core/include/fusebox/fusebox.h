@@ -98,7 +98,12 @@ typedef struct fbx_executor_opts {
 
 /* An executor for g (copied: g may be destroyed right after). opts may be
  * NULL (all defaults). Fails on an unknown fuser, a malformed strategy, an
- * unsupported device, or a graph the interpreter cannot plan. */
+ * unsupported device, a bad value in a FUSEBOX_* variable of the library
+ * (the status names it; see the README's environment section), a graph the
+ * verifier rejects (a declared type that contradicts what produces the
+ * value, e.g. `Tensor` for a 3-tuple), or a graph the interpreter cannot
+ * plan. Dead code (nodes without side effects whose outputs are unused) is
+ * removed from the copy first, so it never runs, whatever the fuser. */
 fbx_status *fbx_executor_create(fbx_executor **out, const fbx_graph *g, const fbx_executor_opts *opts);
 void fbx_executor_destroy(fbx_executor *ex); /* NULL-safe; no run may be in flight */
 
