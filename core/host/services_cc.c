@@ -957,15 +957,15 @@ static int openmp_works(cc_info *ci, const cache_dir *d, double deadline) {
                               "  for (int i = 0; i < 4; i++) s += i;\n"
                               "  return s + omp_get_max_threads();\n"
                               "}\n";
-  char *src = NULL, *obj = NULL, *src_c = NULL, *src_path = NULL, *obj_path = NULL, *obj_dl = NULL;
+  char *src = NULL, *obj = NULL, *src_path = NULL, *obj_path = NULL, *obj_dl = NULL;
   char why[DIAG_KEEP + 64] = "";
   int verdict = -1, oom = 0;
   if ((src = make_temp(d, "openmp-probe")) && (obj = make_temp(d, "openmp-probe")) &&
-      (src_c = fmt_str("%s.c", src)) && (src_path = fmt_str("%s/%s", d->path, src_c)) &&
+      (src_path = fmt_str("%s/%s", d->path, src)) &&
       (obj_path = fmt_str("%s/%s", d->path, obj)) && (obj_dl = dl_path(d, obj))) {
     run_result r = {0};
     char *flag = "-fopenmp";
-    if (write_atomic(d, src_c, probe, sizeof probe - 1) != 0) {
+    if (write_atomic(d, src, probe, sizeof probe - 1) != 0) {
       oom = errno == ENOMEM;
       snprintf(why, sizeof why, "%s", strerror(errno));
     } else if (run_compiler_raw(ci, &flag, 1, src_path, obj_path, deadline, &r, NULL) != 0) {
@@ -998,10 +998,8 @@ static int openmp_works(cc_info *ci, const cache_dir *d, double deadline) {
   else if (!oom)
     fbx_log(FBX_LOG_FUSION, "cc: cannot probe OpenMP with '%s' (%s); compiling without -fopenmp in this process",
             ci->spec, why);
-  if (src_c) unlinkat(d->fd, src_c, 0);
   if (src) unlinkat(d->fd, src, 0);
   if (obj) unlinkat(d->fd, obj, 0);
-  fbx_free(src_c);
   fbx_free(src);
   fbx_free(obj);
   fbx_free(src_path);

@@ -1038,6 +1038,34 @@ static int nvrtc_or_skip(const char *test) {
   return 1;
 }
 
+/* `test_services --child-nvrtc`: one NVRTC compile in a fresh process (NVRTC is loaded once). */
+static int child_nvrtc(void) {
+  char *ptx = NULL;
+  fbxp_status *st = fbx_svc_nvrtc_compile(KERNEL_CU_SMALL, NULL, NULL, &ptx, NULL);
+  printf("child-nvrtc: %s\n", st ? st->msg : "ok");
+  fbx_free(ptx);
+  if (st) drop(st);
+  return 0;
+}
+
+START_TEST(nvrtc_environment_is_validated) {
+  char cmd[5000], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "FUSEBOX_NVRTC=/nonexistent/libnvrtc.so FUSEBOX_NVRTC_ARCH='compute_80 --foo' '%s' --child-nvrtc 2>&1",
+           self_exe);
+  ck_assert_int_eq(tu_run(cmd, &out), 0);
+  ck_assert_msg(strstr(out, "FUSEBOX_NVRTC='/nonexistent/libnvrtc.so' does not load"), "child said:\n%s", out);
+  ck_assert_msg(strstr(out, "FUSEBOX_NVRTC_ARCH='compute_80 --foo' is not"), "child said:\n%s", out);
+  /* with NVRTC present the compile still works, with the default architecture */
+  ck_assert_msg(strstr(out, "child-nvrtc: ok") || strstr(out, "NVRTC not found"), "child said:\n%s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "FUSEBOX_NVRTC_ARCH=compute_75 '%s' --child-nvrtc 2>&1", self_exe);
+  ck_assert_int_eq(tu_run(cmd, &out), 0);
+  ck_assert_msg(!strstr(out, "warning"), "child said:\n%s", out);
+  free(out);
+}
+END_TEST
+
 START_TEST(nvrtc_to_ptx) {
   if (!nvrtc_or_skip("nvrtc_to_ptx")) return;
   char *ptx = NULL, *log = NULL;
@@ -1237,6 +1265,7 @@ static Suite *services_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, nvrtc_to_ptx);
   tcase_add_test(tc, nvrtc_errors);
+  tcase_add_test(tc, nvrtc_environment_is_validated);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("opencl");
@@ -1251,6 +1280,7 @@ int main(int argc, char **argv) {
   ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
   if (n > 0) self_exe[n] = '\0';
   if (argc > 1 && !strcmp(argv[1], "--child-cc")) return child_cc();
+  if (argc > 1 && !strcmp(argv[1], "--child-nvrtc")) return child_nvrtc();
   SRunner *sr = srunner_create(services_suite());
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
