@@ -12,8 +12,11 @@
  *                and (for people) the compiler, its version and the flags
  *   cc-<id>.probe  what a compiler said about itself (first line of
  *                --version, whether -fopenmp works), keyed by the compiler
- *                spec and its resolved path's device, inode, size and mtime:
- *                a warm process runs no compiler at all
+ *                spec and the device, inode, size and mtime of each program
+ *                the spec names (the compiler; a wrapper and its compiler
+ *                for "ccache gcc"): a warm process runs no compiler at all.
+ *                A compiler replaced behind a wrapper script the spec does
+ *                not name is not noticed: delete the .probe files then
  *
  * key = SHA-256 of (compiler as named, its resolved path, the first line of
  * its --version, the final flags, the source). Every file is written to a
@@ -794,10 +797,18 @@ static fbxp_status *get_cc(const cache_dir *d, double deadline, cc_info **out) {
     goto done;
   }
   {
+    /* the spec, and the file identity of every word of it that names a
+     * program (the compiler, or a wrapper and the compiler: "ccache gcc") */
     fbx_strbuf id = {0};
-    fbx_strbuf_printf(&id, "fusebox-cc-probe 1%c%s%c%s%c%lld %lld %lld %lld.%09ld", 0, spec, 0, ci->path, 0,
-                      (long long)cst.st_dev, (long long)cst.st_ino, (long long)cst.st_size,
-                      (long long)cst.st_mtim.tv_sec, (long)cst.st_mtim.tv_nsec);
+    fbx_strbuf_printf(&id, "fusebox-cc-probe 1\n%s\n", spec);
+    for (int i = 0; i < ci->argc; i++) {
+      char *wp = i == 0 ? ci->path : ci->argv[i][0] == '-' ? NULL : resolve_program(ci->argv[i]);
+      struct stat wst;
+      if (wp && stat(wp, &wst) == 0 && S_ISREG(wst.st_mode))
+        fbx_strbuf_printf(&id, "%s %lld %lld %lld %lld.%09ld\n", wp, (long long)wst.st_dev, (long long)wst.st_ino,
+                          (long long)wst.st_size, (long long)wst.st_mtim.tv_sec, (long)wst.st_mtim.tv_nsec);
+      if (i > 0) fbx_free(wp);
+    }
     if (!id.data || id.oom) {
       fbx_strbuf_free(&id);
       st = nomem();
@@ -1172,25 +1183,37 @@ static void *cache_load(const cache_dir *d, const entry_names *n, const char *ke
 
 typedef struct lru_entry {
   char key[FBX_SHA256_HEX_LEN + 1];
-  struct timespec atime;
+  struct timespec atime; /* the object's; for a key without one, its newest part's */
   long long bytes;
+  int has_so;
 } lru_entry;
+
+static int ts_before(struct timespec a, struct timespec b) {
+  return a.tv_sec != b.tv_sec ? a.tv_sec < b.tv_sec : a.tv_nsec < b.tv_nsec;
+}
+
+static int key_cmp(const void *a, const void *b) { return strcmp(((const lru_entry *)a)->key, ((const lru_entry *)b)->key); }
 
 static int lru_cmp(const void *a, const void *b) {
   const lru_entry *x = a, *y = b;
-  if (x->atime.tv_sec != y->atime.tv_sec) return x->atime.tv_sec < y->atime.tv_sec ? -1 : 1;
-  if (x->atime.tv_nsec != y->atime.tv_nsec) return x->atime.tv_nsec < y->atime.tv_nsec ? -1 : 1;
+  if (ts_before(x->atime, y->atime)) return -1;
+  if (ts_before(y->atime, x->atime)) return 1;
   return strcmp(x->key, y->key);
 }
 
-static int is_key(const char *s) {
+/* The key of an entry part "<64 hex>.so|.meta|.c"; *is_so set. 0 if not one. */
+static int part_key(const char *name, int *is_so) {
+  if (strlen(name) < FBX_SHA256_HEX_LEN + 2) return 0;
   for (int i = 0; i < FBX_SHA256_HEX_LEN; i++)
-    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
-  return 1;
+    if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return 0;
+  const char *ext = name + FBX_SHA256_HEX_LEN;
+  *is_so = !strcmp(ext, ".so");
+  return *is_so || !strcmp(ext, ".meta") || !strcmp(ext, ".c");
 }
 
-/* Keep the entries (<key>.so/.meta/.c of ours) within FUSEBOX_CACHE_MAX_MB,
- * deleting the least recently used ones but never `keep`. */
+/* Keep the entries (<key>.so/.meta/.c of ours, counted together, a lone
+ * .c of a failed compile included) within FUSEBOX_CACHE_MAX_MB, deleting
+ * the least recently used ones but never `keep`. */
 static void evict(const cache_dir *d, const char *keep) {
   long long max = cache_max_bytes();
   if (max <= 0) return;
@@ -1200,21 +1223,19 @@ static void evict(const cache_dir *d, const char *keep) {
     if (fd >= 0) close(fd);
     return;
   }
-  lru_entry *v = NULL;
+  lru_entry *v = NULL; /* one per part first, merged per key below */
   size_t n = 0, cap = 0;
-  long long total = 0;
   struct dirent *e;
   while ((e = readdir(dir))) {
-    if (strlen(e->d_name) != FBX_SHA256_HEX_LEN + 3 || strcmp(e->d_name + FBX_SHA256_HEX_LEN, ".so") ||
-        !is_key(e->d_name))
-      continue;
+    int is_so;
+    if (!part_key(e->d_name, &is_so)) continue;
     struct stat st;
     if (fstatat(d->fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
       continue;
     if (n == cap) {
       size_t nc = cap ? cap * 2 : 64;
       lru_entry *nv = fbx_realloc(v, nc * sizeof *v);
-      if (!nv) break; /* out of memory: evict what we have seen */
+      if (!nv) break; /* out of memory: evict among what was seen */
       v = nv;
       cap = nc;
     }
@@ -1223,17 +1244,27 @@ static void evict(const cache_dir *d, const char *keep) {
     x->key[FBX_SHA256_HEX_LEN] = '\0';
     x->atime = st.st_atim;
     x->bytes = (long long)st.st_size;
-    entry_names nm;
-    names_make(&nm, x->key);
-    if (fstatat(d->fd, nm.meta, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) x->bytes += st.st_size;
-    if (fstatat(d->fd, nm.src, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) x->bytes += st.st_size;
-    total += x->bytes;
+    x->has_so = is_so;
   }
   closedir(dir);
-  if (total > max && n > 0) {
-    qsort(v, n, sizeof *v, lru_cmp);
+  if (n) qsort(v, n, sizeof *v, key_cmp);
+  size_t m = 0;
+  long long total = 0;
+  for (size_t i = 0; i < n; i++) {
+    total += v[i].bytes;
+    if (m && !strcmp(v[m - 1].key, v[i].key)) {
+      lru_entry *y = &v[m - 1];
+      y->bytes += v[i].bytes;
+      if (v[i].has_so) y->atime = v[i].atime, y->has_so = 1;
+      else if (!y->has_so && ts_before(y->atime, v[i].atime)) y->atime = v[i].atime;
+    } else {
+      v[m++] = v[i];
+    }
+  }
+  if (total > max && m > 0) {
+    qsort(v, m, sizeof *v, lru_cmp);
     int dropped = 0;
-    for (size_t i = 0; i < n && total > max; i++) {
+    for (size_t i = 0; i < m && total > max; i++) {
       if (!strcmp(v[i].key, keep)) continue;
       entry_names nm;
       names_make(&nm, v[i].key);

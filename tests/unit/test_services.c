@@ -990,8 +990,14 @@ START_TEST(cc_cache_size_limit_evicts_lru) {
   fbx_svc_shlib_release(lib);
   ck_assert_int_eq(counters().disk_hits - c0.disk_hits, 1);
   sleep_ms(50);
+  /* the lone source of a compile that failed long ago counts too */
+  char orphan[600], cmd[1400];
+  snprintf(orphan, sizeof orphan, "%s/cache/%064d.c", tmpdir, 0);
+  snprintf(cmd, sizeof cmd, "head -c %lld /dev/zero > '%s' && touch -d '-1 day' '%s'", one, orphan, orphan);
+  ck_assert_int_eq(tu_run(cmd, NULL), 0);
   fbx_svc_shlib_release(compile_src_key(c, kc));
   unsetenv("FUSEBOX_CACHE_MAX_MB");
+  ck_assert_msg(!exists(orphan), "the old orphan source is still there");
   snprintf(name, sizeof name, "%s.so", kb);
   ck_assert_msg(!exists(cache_path(name)), "the least recently used entry (b) is still there");
   snprintf(name, sizeof name, "%s.meta", kb);
