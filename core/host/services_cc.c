@@ -43,7 +43,9 @@
  * deleted and rebuilt. Concurrent processes building the same key at worst
  * both compile: each rename publishes a complete, identical file. A hit
  * sets the object's access time; a store that takes the entries past
- * FUSEBOX_CACHE_MAX_MB evicts the least recently used ones.
+ * FUSEBOX_CACHE_MAX_MB evicts the least recently used ones (the directory
+ * is scanned at a process's first store, and again only when that total
+ * plus what the process stored since passes the limit).
  *
  * In-process, one fbxp_shlib per key: a second request while the object is
  * loaded takes a reference; concurrent requests for a key being built wait
@@ -408,31 +410,55 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= m && !memcmp(s + n - m, suffix, m);
 }
 
-/* Directories already swept by this process (one sweep each). */
-static pthread_mutex_t sweep_lock = PTHREAD_MUTEX_INITIALIZER;
-static warned *swept_list;
-
-/* Delete our temporaries older than STALE_TMP_S (left by a killed process). */
-static void sweep_once(const cache_dir *d) {
-  pthread_mutex_lock(&sweep_lock);
-  for (warned *w = swept_list; w; w = w->next)
-    if (!strcmp(w->text, d->path)) {
-      pthread_mutex_unlock(&sweep_lock);
-      return;
-    }
-  warned *w = fbx_malloc(sizeof *w + strlen(d->path) + 1);
-  if (w) {
-    strcpy(w->text, d->path);
-    w->next = swept_list;
-    swept_list = w;
-  }
-  pthread_mutex_unlock(&sweep_lock);
+/* A directory stream over d's directory from its start (a dup shares the
+ * offset with d->fd, which an earlier scan left at the end). NULL on failure. */
+static DIR *open_dir_stream(const cache_dir *d) {
   int fd = dup(d->fd);
   DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
   if (!dir) {
     if (fd >= 0) close(fd);
-    return;
+    return NULL;
   }
+  rewinddir(dir);
+  return dir;
+}
+
+/* What this process knows about each cache directory it used: it was swept
+ * (once per process), and the entries' total size as of the last scan plus
+ * what this process stored since (-1: not scanned yet), so that a store
+ * rescans the directory only when the limit may have been passed. */
+typedef struct dir_state {
+  struct dir_state *next;
+  long long bytes;
+  char path[];
+} dir_state;
+static pthread_mutex_t dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+static dir_state *dirs;
+
+/* The state of path (created; NULL on OOM). Call with dirs_lock held. */
+static dir_state *dir_state_of(const char *path, int *created) {
+  *created = 0;
+  for (dir_state *s = dirs; s; s = s->next)
+    if (!strcmp(s->path, path)) return s;
+  dir_state *s = fbx_malloc(sizeof *s + strlen(path) + 1);
+  if (!s) return NULL;
+  strcpy(s->path, path);
+  s->bytes = -1;
+  s->next = dirs;
+  dirs = s;
+  *created = 1;
+  return s;
+}
+
+/* Delete our temporaries older than STALE_TMP_S (left by a killed process). */
+static void sweep_once(const cache_dir *d) {
+  pthread_mutex_lock(&dirs_lock);
+  int created;
+  dir_state *s = dir_state_of(d->path, &created);
+  pthread_mutex_unlock(&dirs_lock);
+  if (s && !created) return; /* out of memory: swept again next time */
+  DIR *dir = open_dir_stream(d);
+  if (!dir) return;
   time_t now = time(NULL);
   int n = 0;
   struct dirent *e;
@@ -524,15 +550,12 @@ static fbxp_status *cache_open(cache_dir *d) {
 /* Close; a scratch directory is emptied and removed (loaded objects stay mapped). */
 static void cache_close(cache_dir *d) {
   if (d->fd >= 0 && d->scratch) {
-    int fd = dup(d->fd);
-    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    DIR *dir = open_dir_stream(d);
     if (dir) {
       struct dirent *e;
       while ((e = readdir(dir)))
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlinkat(d->fd, e->d_name, 0);
       closedir(dir);
-    } else if (fd >= 0) {
-      close(fd);
     }
     if (rmdir(d->path) != 0) fbx_log(FBX_LOG_CACHE, "cc: cannot remove %s: %s", d->path, strerror(errno));
   }
@@ -1214,15 +1237,19 @@ static int part_key(const char *name, int *is_so) {
 /* Keep the entries (<key>.so/.meta/.c of ours, counted together, a lone
  * .c of a failed compile included) within FUSEBOX_CACHE_MAX_MB, deleting
  * the least recently used ones but never `keep`. */
-static void evict(const cache_dir *d, const char *keep) {
+static void evict(const cache_dir *d, const char *keep, long long added) {
   long long max = cache_max_bytes();
   if (max <= 0) return;
-  int fd = dup(d->fd);
-  DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-  if (!dir) {
-    if (fd >= 0) close(fd);
-    return;
+  pthread_mutex_lock(&dirs_lock);
+  int created;
+  dir_state *s = dir_state_of(d->path, &created);
+  if (s && s->bytes >= 0 && (s->bytes += added) <= max) {
+    pthread_mutex_unlock(&dirs_lock);
+    return; /* under the limit as far as this process can tell */
   }
+  pthread_mutex_unlock(&dirs_lock);
+  DIR *dir = open_dir_stream(d);
+  if (!dir) return;
   lru_entry *v = NULL; /* one per part first, merged per key below */
   size_t n = 0, cap = 0;
   struct dirent *e;
@@ -1278,6 +1305,9 @@ static void evict(const cache_dir *d, const char *keep) {
             dropped == 1 ? "y" : "ies");
   }
   fbx_free(v);
+  pthread_mutex_lock(&dirs_lock);
+  if (s) s->bytes = total;
+  pthread_mutex_unlock(&dirs_lock);
 }
 
 /* Something that is not a regular file of ours sits at `name`: remove it if
@@ -1396,7 +1426,7 @@ static fbxp_status *build_entry(cc_info *ci, char **flagv, int nflags, const cha
   }
   if (beside) unlinkat(d->fd, tmp, 0);
   fbx_free(tmp);
-  if (!st && !d->scratch) evict(d, key);
+  if (!st && !d->scratch) evict(d, key, size + (long long)strlen(source) + 512 /* meta */);
   return st;
 }
 
