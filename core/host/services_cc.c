@@ -31,7 +31,9 @@
  * opened relative to that directory's fd with O_NOFOLLOW|O_NONBLOCK and
  * must be a regular file owned by the user, not group/other-writable, of
  * bounded size; objects are dlopen'ed through /proc/self/fd/<dirfd>/<name>
- * (the checked directory, whatever happens to its path). A directory that
+ * (the checked directory, whatever happens to its path; the directory's
+ * parents are not checked, as in ccache, but a path swapped after the check
+ * changes nothing we load; the compiler itself is handed paths). A directory that
  * fails the check is refused with a one-time warning and compiles go to a
  * private mkdtemp directory that is removed after each request (nothing
  * shared); an entry that fails it is a miss (warned once) and is replaced.
@@ -1367,12 +1369,12 @@ static fbxp_status *build_entry(cc_info *ci, char **flagv, int nflags, const cha
     struct stat sst;
     const char *why;
     char buf[160];
+    /* the linker made it anew with the umask's mode (0777 under umask 0) */
+    fchmodat(d->fd, tmp, 0600, 0);
     fd = open_entry(d, tmp, MAX_OBJ_BYTES, &sst, &why, buf, sizeof buf);
     if (fd < 0 || fd_sha256(fd, sha, &size) != 0 || size == 0)
       st = fbx_svc_status(FBXP_ERR_COMPILE, "C compiler succeeded but left no usable object at %s/%s%s%s", d->path,
                           tmp, why ? ": " : "", why ? why : "");
-    else
-      fchmod(fd, 0600); /* the linker made it with the umask's mode */
   }
   if (!st && renameat(d->fd, tmp, d->fd, n->so) != 0) {
     if (clear_obstruction(d, n->so) == 0 && renameat(d->fd, tmp, d->fd, n->so) == 0) {

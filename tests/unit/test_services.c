@@ -1009,6 +1009,30 @@ START_TEST(cc_cache_size_limit_evicts_lru) {
 }
 END_TEST
 
+START_TEST(cc_object_mode_from_the_umask) {
+  /* A linker that makes the object anew gives it 0777 & ~umask: 0777 under
+   * umask 0. The store makes it 0600, so that a reader does not refuse our
+   * own entry as writable by others. */
+  char path[400];
+  snprintf(path, sizeof path, "%s/umask0cc", tmpdir);
+  write_text(path,
+             "#!/bin/sh\n"
+             "cc \"$@\" || exit\n"
+             "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && chmod 0777 \"$2\"; shift; done\n",
+             0755);
+  setenv("FUSEBOX_CC", path, 1);
+  fbx_svc_shlib_release(compile_add(NULL));
+  fbx_svc_cc_counters c0 = counters();
+  fbx_svc_shlib_release(compile_add(NULL)); /* unloaded: from disk again */
+  ck_assert_int_eq(counters().disk_hits - c0.disk_hits, 1);
+  char cmd[600], *out = NULL;
+  snprintf(cmd, sizeof cmd, "find '%s/cache' -type f -perm /022 | wc -l", tmpdir);
+  tu_run(cmd, &out);
+  ck_assert_int_eq(atoi(out), 0);
+  free(out);
+}
+END_TEST
+
 START_TEST(cc_environment_is_validated) {
   int rc;
   char *out = run_child("FUSEBOX_CC_TIMEOUT=soon FUSEBOX_CACHE_MAX_MB=-3 FUSEBOX_CC_CACHE=maybe", &rc);
@@ -1265,6 +1289,7 @@ static Suite *services_suite(void) {
   tcase_add_test(tc, cc_timeout_is_one_deadline);
   tcase_add_test(tc, cc_cache_size_limit_evicts_lru);
   tcase_add_test(tc, cc_environment_is_validated);
+  tcase_add_test(tc, cc_object_mode_from_the_umask);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("nvrtc");
