@@ -1020,12 +1020,16 @@ START_TEST(cc_object_mode_from_the_umask) {
              "cc \"$@\" || exit\n"
              "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && chmod 0777 \"$2\"; shift; done\n",
              0755);
-  setenv("FUSEBOX_CC", path, 1);
-  fbx_svc_shlib_release(compile_add(NULL));
-  fbx_svc_cc_counters c0 = counters();
-  fbx_svc_shlib_release(compile_add(NULL)); /* unloaded: from disk again */
-  ck_assert_int_eq(counters().disk_hits - c0.disk_hits, 1);
-  char cmd[600], *out = NULL;
+  char env[600];
+  snprintf(env, sizeof env, "FUSEBOX_CC='%s'", path);
+  int rc;
+  char *out = run_child(env, &rc); /* in child processes: the store, then the load */
+  ck_assert_msg(rc == 0 && strstr(out, "child: result=13 compiles=1"), "first child said:\n%s", out);
+  free(out);
+  out = run_child(env, &rc);
+  ck_assert_msg(rc == 0 && strstr(out, "child: result=13 compiles=0 disk_hits=1"), "second child said:\n%s", out);
+  free(out);
+  char cmd[600];
   snprintf(cmd, sizeof cmd, "find '%s/cache' -type f -perm /022 | wc -l", tmpdir);
   tu_run(cmd, &out);
   ck_assert_int_eq(atoi(out), 0);
