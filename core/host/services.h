@@ -28,12 +28,16 @@
 /* ---- implemented in core/host/services_*.c ------------------------------------------ */
 
 /* Compile C source to a shared object and load it: $FUSEBOX_CC (default cc),
- * flags appended to "-O3 -fPIC -shared -std=c11"; -fopenmp tried once per process and
- * dropped (with -fopenmp-simd) if the compiler rejects it. On-disk cache under $FUSEBOX_CACHE_DIR
- * keyed by a hash of source, compiler and flags, with atomic writes and
- * recovery from a corrupt entry (recompile). Calls fbx_svc_count_disk_hit()
- * when the object came from the disk cache. *out is released with
- * fbx_svc_shlib_release. */
+ * flags appended to "-O3 -fPIC -shared -std=c11"; -fopenmp probed once per
+ * compiler identity (the answer kept in the cache directory) and dropped
+ * (with -fopenmp-simd) if the compiler rejects it. On-disk cache under
+ * $FUSEBOX_CACHE_DIR keyed by a hash of source, compiler and flags, with
+ * atomic writes, recovery from a corrupt entry (recompile), ownership checks
+ * (a directory or entry not the user's is refused with a warning), an LRU
+ * size limit (FUSEBOX_CACHE_MAX_MB), and one FUSEBOX_CC_TIMEOUT deadline for
+ * the whole request. Calls fbx_svc_count_disk_hit() when the object came
+ * from the disk cache. *out is released with fbx_svc_shlib_release. See
+ * services_cc.c's header for the layout and the rules. */
 fbxp_status *fbx_svc_cc_compile(const char *source, const char *flags, fbxp_shlib **out);
 /* dlsym in a loaded object; NULL when lib or the symbol is missing. */
 void *fbx_svc_shlib_symbol(fbxp_shlib *lib, const char *name);

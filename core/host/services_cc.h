@@ -18,8 +18,10 @@ void fbx_svc_cc_get_counters(fbx_svc_cc_counters *out);
  * dropped (the probe failed), -1 not probed yet (no compile asked for it). */
 int fbx_svc_cc_openmp_state(void);
 
-/* The cache directory the next compile would use (resolved from
- * FUSEBOX_CACHE_DIR / XDG_CACHE_HOME / HOME); fbx_malloc'd, NULL on OOM. */
+/* The cache directory the next compile would ask for (resolved from
+ * FUSEBOX_CACHE_DIR / XDG_CACHE_HOME / HOME, else /tmp/fusebox-cache-<euid>);
+ * a compile uses it only if it passes the ownership checks (services_cc.c).
+ * fbx_malloc'd, NULL on OOM. */
 char *fbx_svc_cc_cache_dir(void);
 
 #endif

@@ -146,11 +146,35 @@ static int arch_supported(int a) {
   return ok;
 }
 
+/* compute_NN / sm_NN (optionally a letter suffix: sm_90a), as NVRTC names them */
+static int arch_name_ok(const char *a) {
+  const char *d = !strncmp(a, "compute_", 8) ? a + 8 : !strncmp(a, "sm_", 3) ? a + 3 : NULL;
+  if (!d) return 0;
+  size_t n = strspn(d, "0123456789");
+  return n >= 2 && n <= 4 && (!d[n] || (d[n] >= 'a' && d[n] <= 'z' && !d[n + 1]));
+}
+
 static void load(void) {
   fbx_strbuf tried = {0};
   int ok = 0;
+  /* FUSEBOX_NVRTC_ARCH is checked first, so that a bad value is reported
+   * whether or not NVRTC is installed */
+  const char *arch = getenv("FUSEBOX_NVRTC_ARCH");
+  if (arch && *arch && !arch_name_ok(arch)) {
+    fprintf(stderr,
+            "[fusebox:nvrtc] warning: FUSEBOX_NVRTC_ARCH='%.64s' is not an NVRTC architecture like compute_80 or "
+            "sm_90; using the default\n",
+            arch);
+    arch = NULL;
+  }
   const char *env = getenv("FUSEBOX_NVRTC");
-  if (env && *env) ok = try_open(env, &tried);
+  if (env && *env) {
+    ok = try_open(env, &tried);
+    if (!ok)
+      fprintf(stderr, "[fusebox:nvrtc] warning: FUSEBOX_NVRTC='%.256s' does not load as libnvrtc; searching the "
+                      "usual places\n",
+              env);
+  }
   static const char *const sonames[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
   for (size_t i = 0; !ok && i < sizeof sonames / sizeof sonames[0]; i++) ok = try_open(sonames[i], &tried);
   /* the toolkit of the nvcc on PATH */
@@ -184,7 +208,6 @@ static void load(void) {
   fbx_strbuf_free(&tried);
   if (N.version(&N.major, &N.minor) != NVRTC_SUCCESS) N.major = N.minor = 0;
   preload_builtins();
-  const char *arch = getenv("FUSEBOX_NVRTC_ARCH");
   if (arch && *arch) {
     snprintf(N.arch, sizeof N.arch, "%s", arch);
   } else {

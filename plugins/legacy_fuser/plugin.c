@@ -76,7 +76,14 @@ typedef struct lf_kernel {
  * compiler's default target); letters, digits, '-', '_', '.' only.
  * FUSEBOX_LEGACY_CPU_ID: replaces the cpuid identity in that line (where
  * cpuid cannot tell two targets apart; tests use it to stand for another
- * CPU). */
+ * CPU); the same characters only, at most 100.
+ *
+ * Both values end up in the generated C (and MARCH on the compiler's command
+ * line), so target_word() is the one gate: anything else is refused with a
+ * warning naming the variable and the default is used. Nothing else from the
+ * environment or a graph reaches the source as text: codegen prints value
+ * ids, op names from its own table, the fixed kernel name, and constants as
+ * %a / LF_NAN / LF_INF. */
 static char cc_flags[192] = "-march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -lm";
 static char target_line[512];
 
@@ -100,17 +107,29 @@ static void cpu_identity(char *out, size_t cap) {
 #endif
 }
 
-static void set_target(void) {
-  const char *m = getenv("FUSEBOX_LEGACY_MARCH");
-  if (!m || !*m) m = "native";
-  for (const char *p = m; *p; p++)
-    if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') && !strchr("-_.", *p)) {
-      m = "native";
+/* The value of environment variable `name` when it is made of [A-Za-z0-9._-]
+ * only and at most max bytes; NULL (with a warning naming the variable) for
+ * anything else, and NULL when it is unset or empty. */
+static const char *target_word(const char *name, size_t max) {
+  const char *v = getenv(name);
+  if (!v || !*v) return NULL;
+  size_t n = 0;
+  for (const char *p = v; *p; p++, n++)
+    if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') && !strchr("-_.", *p))
       break;
-    }
-  if (strlen(m) > 40) m = "native";
+  if (!v[n] && n <= max) return v;
+  char msg[256];
+  snprintf(msg, sizeof msg, "legacy: ignoring %s: only letters, digits, '-', '_' and '.' (at most %zu) are allowed",
+           name, max);
+  lf_host->log(FBXP_LOG_WARN, msg);
+  return NULL;
+}
+
+static void set_target(void) {
+  const char *m = target_word("FUSEBOX_LEGACY_MARCH", 40);
+  if (!m) m = "native";
   char cpu[400] = "";
-  const char *id = getenv("FUSEBOX_LEGACY_CPU_ID");
+  const char *id = target_word("FUSEBOX_LEGACY_CPU_ID", 100);
   if (!strcmp(m, "native")) {
     if (id && *id) snprintf(cpu, sizeof cpu, "%s", id);
     else if (lf_host->struct_size >= FBXP_HOST_API_SIZE_V1_1) snprintf(cpu, sizeof cpu, "%s", lf_host->cpu_features());

@@ -217,6 +217,29 @@ START_TEST(source_shows_both_dialects) {
 END_TEST
 
 /* `explain --source` of ratio-IoU (one kernel) run with env. */
+static char *c_source(const char *env);
+
+/* Nothing from the environment reaches the generated C unescaped: a
+ * FUSEBOX_LEGACY_CPU_ID or FUSEBOX_LEGACY_MARCH that would close the target
+ * comment is refused with a warning naming it, and the kernel still runs. */
+START_TEST(environment_cannot_inject_code) {
+  const char *envs[] = {"FUSEBOX_LEGACY_CPU_ID='*/ int fbx_injected; /*'",
+                        "FUSEBOX_LEGACY_MARCH='native*/ int fbx_injected; /*'"};
+  for (int i = 0; i < 2; i++) {
+    char *out = c_source(envs[i]);
+    const char *t = strstr(out, "/* target:");
+    ck_assert_msg(!strstr(out, "fbx_injected"), "%s reached the source: %.*s", envs[i],
+                  t ? (int)strcspn(t, "\n") : 0, t ? t : "");
+    ck_assert_msg(strstr(out, "/* target: -march=native, x86 ") || strstr(out, "/* target: -march=native, unknown"),
+                  "%s: no default target line:\n%s", envs[i], out);
+    char var[40];
+    snprintf(var, sizeof var, "ignoring %.*s", (int)strcspn(envs[i], "="), envs[i]);
+    ck_assert_msg(strstr(out, "warning: ") && strstr(out, var), "%s: no warning:\n%s", envs[i], out);
+    free(out);
+  }
+}
+END_TEST
+
 static char *c_source(const char *env) {
   char *in = case_inputs("ratio_iou", 8);
   char opts[9000];
@@ -306,6 +329,7 @@ int main(void) {
   tcase_add_test(tc, source_shows_both_dialects);
   tcase_add_test(tc, parallel_mode_in_source);
   tcase_add_test(tc, disk_cache_is_per_target);
+  tcase_add_test(tc, environment_cannot_inject_code);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -6,8 +6,9 @@
  * library or platform is absent (Check has no skip).
  *
  * The binary doubles as a helper: `test_services --child-cc` compiles the
- * shared test source with the environment's FUSEBOX_CACHE_DIR and prints its
- * counters (the second-process and concurrent-process tests run it).
+ * shared test source with the environment's FUSEBOX_CACHE_DIR (and flags
+ * FBX_TEST_CHILD_FLAGS) and prints its counters (the second-process,
+ * concurrent-process, planted-entry, compiler-count and kill tests run it).
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -63,6 +64,7 @@ static void setup(void) {
   unsetenv("FUSEBOX_CC");
   unsetenv("FUSEBOX_CC_TIMEOUT");
   unsetenv("FUSEBOX_CC_CACHE");
+  unsetenv("FUSEBOX_CACHE_MAX_MB");
 }
 
 static void teardown(void) {
@@ -73,6 +75,7 @@ static void teardown(void) {
   unsetenv("FUSEBOX_CC");
   unsetenv("FUSEBOX_CC_TIMEOUT");
   unsetenv("FUSEBOX_CC_CACHE");
+  unsetenv("FUSEBOX_CACHE_MAX_MB");
 }
 
 static fbx_svc_cc_counters counters(void) {
@@ -159,11 +162,12 @@ START_TEST(cc_compile_and_call) {
   fbx_svc_shlib_release(lib);
   fbx_svc_shlib_release(NULL);
   ck_assert_int_eq(counters().compiles - c0.compiles, 1);
-  /* layout: <key>.c, <key>.so, <key>.meta, nothing else (no temporaries left) */
+  /* layout: <key>.c, <key>.so, <key>.meta, nothing else (no temporaries
+   * left) but the compiler's cc-<id>.probe */
   char key[65], name[80];
   entry_key(key);
   char cmd[400], *out = NULL;
-  snprintf(cmd, sizeof cmd, "ls '%s/cache' | wc -l", tmpdir);
+  snprintf(cmd, sizeof cmd, "ls '%s/cache' | grep -v '^cc-[0-9a-f]*\\.probe$' | wc -l", tmpdir);
   tu_run(cmd, &out);
   ck_assert_int_eq(atoi(out), 3);
   free(out);
@@ -230,7 +234,8 @@ END_TEST
 /* Child mode (see main): compile CHILD_SRC and print the counters. */
 static int child_cc(void) {
   fbxp_shlib *lib = NULL;
-  fbxp_status *st = fbx_svc_cc_compile(CHILD_SRC, "", &lib);
+  const char *flags = getenv("FBX_TEST_CHILD_FLAGS");
+  fbxp_status *st = fbx_svc_cc_compile(CHILD_SRC, flags ? flags : "", &lib);
   if (st) {
     printf("child: error %s\n", st->msg);
     return 1;
@@ -421,10 +426,11 @@ START_TEST(cc_unusable_cache_dir) {
   if (old_tmp) setenv("TMPDIR", old_tmp, 1);
   else unsetenv("TMPDIR");
   free(old_tmp);
+  /* the private directory is removed after the request (it leaked, one per process) */
   char cmd[500], *out = NULL;
-  snprintf(cmd, sizeof cmd, "ls '%s'/fusebox-cc-*/*.so | wc -l", tmpdir);
+  snprintf(cmd, sizeof cmd, "ls -d '%s'/fusebox-cc-* 2>/dev/null | wc -l", tmpdir);
   tu_run(cmd, &out);
-  ck_assert_int_eq(atoi(out), 1);
+  ck_assert_int_eq(atoi(out), 0);
   free(out);
 }
 END_TEST
@@ -610,6 +616,441 @@ START_TEST(cc_openmp_dropped) {
 }
 END_TEST
 
+/* ---- trust, hangs, leaks, limits (issue 12 items 6, 7, 10, 11) ----------------------------------- */
+
+static int is_root_or_skip(const char *test) {
+  if (geteuid() == 0) return 1;
+  printf("%s: skipped: needs root to make files owned by another user\n", test);
+  return 0;
+}
+
+/* Run the child helper with extra environment; its output (stdout+stderr). */
+static char *run_child(const char *env, int *rc) {
+  char cmd[10000], *out = NULL;
+  snprintf(cmd, sizeof cmd, "%s timeout 60 '%s' --child-cc 2>&1", env, self_exe);
+  *rc = tu_run(cmd, &out);
+  return out;
+}
+
+/* Plant, at CHILD_SRC's key, an object whose constructor writes `marker`,
+ * with a meta that matches it (what an attacker who can write the
+ * directory does: the checksum is no defence). `so_at` is where the object
+ * goes (the entry's name, or elsewhere for a symlink to it). */
+static void plant(const char *key, const char *so_at, const char *marker) {
+  char src[400], cmd[2000], so[400];
+  snprintf(src, sizeof src, "%s/evil.c", tmpdir);
+  snprintf(so, sizeof so, "%s/evil.so", tmpdir);
+  char text[800];
+  snprintf(text, sizeof text,
+           "#include <stdio.h>\n"
+           "__attribute__((constructor)) static void fbx_evil(void) {\n"
+           "  FILE *f = fopen(\"%s\", \"w\");\n"
+           "  if (f) fclose(f);\n"
+           "}\n"
+           "int fbx_child(int a) { return a * 3 + 1; }\n",
+           marker);
+  write_text(src, text, 0600);
+  snprintf(cmd, sizeof cmd, "cc -O1 -fPIC -shared -o '%s' '%s' && rm -f '%s' && cp '%s' '%s'", so, src, so_at, so,
+           so_at);
+  ck_assert_int_eq(tu_run(cmd, NULL), 0);
+  size_t n = 0;
+  char *bytes = tu_read_file(so, &n);
+  ck_assert_ptr_nonnull(bytes);
+  char sha[65];
+  fbx_sha256_hex(sha, bytes, n);
+  free(bytes);
+  char meta[400], name[100];
+  snprintf(meta, sizeof meta, "fusebox-cc-cache 1\nkey %s\nso-size %zu\nso-sha256 %s\n", key, n, sha);
+  snprintf(name, sizeof name, "%s.meta", key);
+  unlink(cache_path(name));
+  write_text(cache_path(name), meta, 0600);
+}
+
+static int exists(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0;
+}
+
+START_TEST(cc_planted_entries_are_not_run) {
+  if (!is_root_or_skip("cc_planted_entries_are_not_run")) return;
+  fbxp_shlib *lib = NULL;
+  OK(fbx_svc_cc_compile(CHILD_SRC, "", &lib));
+  fbx_svc_shlib_release(lib);
+  char key[65], so_name[80], marker[400], evil[400];
+  entry_key(key);
+  snprintf(so_name, sizeof so_name, "%s.so", key);
+  snprintf(marker, sizeof marker, "%s/PLANTED_CODE_RAN", tmpdir);
+  snprintf(evil, sizeof evil, "%s/evil.so", tmpdir);
+  const char *so = cache_path(so_name);
+  int rc;
+  char *out;
+
+  /* control: an entry of ours is trusted, so the planted object does run
+   * when nothing is wrong with ownership (the planting works) */
+  plant(key, so, marker);
+  out = run_child("", &rc);
+  ck_assert_msg(rc == 0 && strstr(out, "child: result=13 compiles=0 disk_hits=1"), "child said:\n%s", out);
+  free(out);
+  ck_assert(exists(marker));
+  unlink(marker);
+
+  struct {
+    const char *what, *setup, *reason, *undo;
+  } cases[] = {
+      {"directory writable by others", "chmod 0777 '%s/cache'", "writable by group or others", "chmod 0700 '%s/cache'"},
+      {"directory owned by another user", "chown 65534 '%s/cache'", "owned by uid 65534", "chown 0 '%s/cache'"},
+      {"object owned by another user", "chown 65534 '%s'/cache/*.so", "owned by uid 65534", "true"},
+      {"meta owned by another user", "chown 65534 '%s'/cache/*.meta", "owned by uid 65534", "true"},
+      {"object writable by others", "chmod 0666 '%s'/cache/*.so", "writable by group or others", "true"},
+      {"object is a symlink", "rm '%s/cache/'*.so && ln -s ../evil.so \"$(ls -d '%s'/cache)/KEY.so\"",
+       "a symbolic link", "true"},
+      {"directory is a symlink", "ln -s cache '%s/link'", "a symbolic link", "rm '%s/link'"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    plant(key, so, marker);
+    char cmd[2000], setup[1000];
+    snprintf(setup, sizeof setup, cases[i].setup, tmpdir, tmpdir);
+    /* KEY stands for the entry's key */
+    char *k = strstr(setup, "KEY");
+    if (k) {
+      char rest[1000];
+      snprintf(rest, sizeof rest, "%s", k + 3);
+      snprintf(k, sizeof setup - (size_t)(k - setup), "%s%s", key, rest);
+    }
+    ck_assert_msg(tu_run(setup, NULL) == 0, "%s: %s", cases[i].what, setup);
+    char env[600] = "";
+    if (strstr(cases[i].what, "directory is a symlink")) snprintf(env, sizeof env, "FUSEBOX_CACHE_DIR='%s/link'", tmpdir);
+    out = run_child(env, &rc);
+    ck_assert_msg(!exists(marker), "%s: the planted object ran; child said:\n%s", cases[i].what, out);
+    ck_assert_msg(rc == 0 && strstr(out, "child: result=13 compiles=1 disk_hits=0"), "%s: child said:\n%s",
+                  cases[i].what, out);
+    ck_assert_msg(strstr(out, "[fusebox:cache] warning:") && strstr(out, cases[i].reason) && strstr(out, tmpdir),
+                  "%s: no warning naming the path and '%s'; child said:\n%s", cases[i].what, cases[i].reason, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, cases[i].undo, tmpdir);
+    ck_assert_int_eq(tu_run(cmd, NULL), 0);
+  }
+  /* nothing of ours is left in /tmp by the refused-directory runs */
+  unlink(evil);
+}
+END_TEST
+
+START_TEST(cc_predictable_fallback_is_checked) {
+  /* With no FUSEBOX_CACHE_DIR, XDG_CACHE_HOME or HOME the cache is
+   * /tmp/fusebox-cache-<uid>, which another user can make first: it is used
+   * only when it passes the ownership checks. */
+  if (!is_root_or_skip("cc_predictable_fallback_is_checked")) return;
+  char dir[100];
+  snprintf(dir, sizeof dir, "/tmp/fusebox-cache-%ld", (long)geteuid());
+  if (exists(dir)) {
+    printf("cc_predictable_fallback_is_checked: skipped: %s exists\n", dir);
+    return;
+  }
+  ck_assert_int_eq(mkdir(dir, 0755), 0);
+  ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+  char env[1000], *out = NULL, cmd[1200];
+  snprintf(env, sizeof env, "env -u FUSEBOX_CACHE_DIR -u XDG_CACHE_HOME -u HOME TMPDIR='%s'", tmpdir);
+  int rc;
+  out = run_child(env, &rc);
+  char *ls = NULL;
+  snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+  tu_run(cmd, &ls);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  tu_run(cmd, NULL);
+  ck_assert_msg(rc == 0 && strstr(out, "child: result=13"), "child said:\n%s", out);
+  ck_assert_msg(strstr(out, "owned by uid 65534"), "child said:\n%s", out);
+  ck_assert_msg(atoi(ls) == 0, "%s files written into the other user's directory", ls);
+  free(ls);
+  free(out);
+}
+END_TEST
+
+START_TEST(cc_fifo_entry_does_not_hang) {
+  fbxp_shlib *lib = NULL;
+  OK(fbx_svc_cc_compile(CHILD_SRC, "", &lib));
+  fbx_svc_shlib_release(lib);
+  char key[65], name[80], cmd[1000];
+  entry_key(key);
+  const char *which[] = {"meta", "so", "c"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(name, sizeof name, "%s.%s", key, which[i]);
+    snprintf(cmd, sizeof cmd, "rm -f '%s' && mkfifo '%s'", cache_path(name), cache_path(name));
+    ck_assert_int_eq(tu_run(cmd, NULL), 0);
+    int rc;
+    char *out = run_child("", &rc); /* `timeout 60` turns a hang into a failure */
+    /* a FIFO at .c matters only to a build: after the first two the entry is whole again */
+    ck_assert_msg(rc == 0 && strstr(out, i < 2 ? "child: result=13 compiles=1" : "child: result=13"),
+                  "FIFO at .%s: child said (%d):\n%s", which[i], rc, out);
+    if (i == 1) { /* and at .c while the entry is missing */
+      snprintf(name, sizeof name, "%s.meta", key);
+      unlink(cache_path(name));
+    }
+    free(out);
+  }
+}
+END_TEST
+
+START_TEST(cc_directory_at_entry) {
+  /* a directory at <key>.so (and at <key>.c) is a miss, not a kernel blocked forever */
+  fbx_svc_shlib_release(compile_add(NULL));
+  char key[65], name[80], cmd[4000];
+  entry_key(key);
+  snprintf(name, sizeof name, "%s.so", key);
+  char so[600];
+  snprintf(so, sizeof so, "%s", cache_path(name));
+  snprintf(name, sizeof name, "%s.c", key);
+  /* non-empty directories: compiled beside them */
+  snprintf(cmd, sizeof cmd, "rm -f '%s' '%s' && mkdir -p '%s/x' '%s/x'", so, cache_path(name), so, cache_path(name));
+  ck_assert_int_eq(tu_run(cmd, NULL), 0);
+  fbx_svc_cc_counters c0 = counters();
+  fbx_svc_shlib_release(compile_add(NULL));
+  ck_assert_int_eq(counters().compiles - c0.compiles, 1);
+  /* an empty directory: replaced by the entry, which is a hit next time */
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir '%s'", so, so);
+  ck_assert_int_eq(tu_run(cmd, NULL), 0);
+  fbx_svc_shlib_release(compile_add(NULL));
+  struct stat st;
+  ck_assert_int_eq(lstat(so, &st), 0);
+  ck_assert(S_ISREG(st.st_mode));
+  c0 = counters();
+  fbx_svc_shlib_release(compile_add(NULL));
+  ck_assert_int_eq(counters().disk_hits - c0.disk_hits, 1);
+}
+END_TEST
+
+START_TEST(cc_stale_temporaries_are_swept) {
+  char cache[400], cmd[2000];
+  snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+  ck_assert_int_eq(mkdir(cache, 0700), 0);
+  /* what a process killed mid-compile leaves: old ones of ours go, a fresh
+   * one (a compile running now) and someone else's stay */
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && touch -d '-1 hour' old.so.123.0.tmp old.meta.123.1.tmp && touch new.so.124.0.tmp && "
+           "touch -d '-1 hour' other.so.125.0.tmp && chown 65534 other.so.125.0.tmp",
+           cache);
+  ck_assert_int_eq(tu_run(cmd, NULL), 0);
+  fbx_svc_shlib_release(compile_add(NULL));
+  ck_assert(!exists(cache_path("old.so.123.0.tmp")));
+  ck_assert(!exists(cache_path("old.meta.123.1.tmp")));
+  ck_assert(exists(cache_path("new.so.124.0.tmp")));
+  ck_assert(exists(cache_path("other.so.125.0.tmp")));
+}
+END_TEST
+
+START_TEST(cc_compiler_dies_with_its_parent) {
+  /* kill -9 the process during a compile: the compiler goes too */
+  char path[400], pidfile[400], cmd[10000], script[2000];
+  snprintf(path, sizeof path, "%s/hangcc", tmpdir);
+  snprintf(pidfile, sizeof pidfile, "%s/hangcc.pid", tmpdir);
+  snprintf(script, sizeof script,
+           "#!/bin/sh\n"
+           "case \"$*\" in *--version*) echo 'hangcc 1.0'; exit 0;; esac\n"
+           "echo $$ > '%s.part' && mv '%s.part' '%s'\n"
+           "exec sleep 60\n",
+           pidfile, pidfile, pidfile);
+  write_text(path, script, 0755);
+  snprintf(cmd, sizeof cmd,
+           "FUSEBOX_CC='%s' '%s' --child-cc >/dev/null 2>&1 & c=$!\n"
+           "for i in $(seq 300); do [ -s '%s' ] && break; sleep 0.1; done\n"
+           "kill -9 $c; wait $c\n"
+           "p=$(cat '%s')\n"
+           "for i in $(seq 100); do\n"
+           "  s=$(awk '{print $3}' /proc/$p/stat 2>/dev/null)\n"
+           "  if [ -z \"$s\" ] || [ \"$s\" = Z ]; then echo gone; exit 0; fi\n"
+           "  sleep 0.1\n"
+           "done\n"
+           "kill -9 $p; echo alive; exit 1\n",
+           path, self_exe, pidfile, pidfile);
+  char *out = NULL;
+  int rc = tu_run(cmd, &out);
+  ck_assert_msg(rc == 0 && strstr(out, "gone"), "the compiler outlived its parent: %s", out);
+  free(out);
+}
+END_TEST
+
+/* A compiler that logs every invocation to `log` and then is cc. */
+static void counting_cc(char *path, size_t cap, char *log, size_t logcap) {
+  snprintf(path, cap, "%s/countcc", tmpdir);
+  snprintf(log, logcap, "%s/countcc.calls", tmpdir);
+  char script[1000];
+  snprintf(script, sizeof script, "#!/bin/sh\necho \"$*\" >> '%s'\nexec cc \"$@\"\n", log);
+  write_text(path, script, 0755);
+}
+
+static int lines_of(const char *path) {
+  char *text = tu_read_file(path, NULL);
+  int n = 0;
+  for (char *p = text; p && *p; p++) n += *p == '\n';
+  free(text);
+  return n;
+}
+
+START_TEST(cc_warm_process_runs_no_compiler) {
+  char path[400], log[400], env[1000];
+  counting_cc(path, sizeof path, log, sizeof log);
+  snprintf(env, sizeof env, "FUSEBOX_CC='%s' FBX_TEST_CHILD_FLAGS='-fopenmp -fopenmp-simd'", path);
+  int rc;
+  char *out = run_child(env, &rc);
+  ck_assert_msg(rc == 0 && strstr(out, "child: result=13 compiles=1"), "cold child said:\n%s", out);
+  free(out);
+  /* cold: --version, the OpenMP probe (once, though two flags ask), the compile */
+  char *calls = tu_read_file(log, NULL);
+  ck_assert_msg(lines_of(log) == 3, "cold calls:\n%s", calls);
+  free(calls);
+  out = run_child(env, &rc);
+  ck_assert_msg(rc == 0 && strstr(out, "child: result=13 compiles=0 disk_hits=1"), "warm child said:\n%s", out);
+  free(out);
+  calls = tu_read_file(log, NULL);
+  ck_assert_msg(lines_of(log) == 3, "a warm process ran the compiler; calls:\n%s", calls);
+  free(calls);
+}
+END_TEST
+
+START_TEST(cc_timeout_is_one_deadline) {
+  /* every step takes 1 s, the request may take 2: --version + probe +
+   * compile no longer each get their own limit */
+  char path[400], script[600];
+  snprintf(path, sizeof path, "%s/slowcc", tmpdir);
+  snprintf(script, sizeof script, "#!/bin/sh\nsleep 1\nexec cc \"$@\"\n");
+  write_text(path, script, 0755);
+  setenv("FUSEBOX_CC", path, 1);
+  setenv("FUSEBOX_CC_TIMEOUT", "2", 1);
+  fbxp_shlib *lib = NULL;
+  fbxp_status *st = fbx_svc_cc_compile(ADD_SRC, "-fopenmp", &lib);
+  ck_assert_ptr_null(lib);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_msg(strstr(st->msg, "timed out"), "message: %s", st->msg);
+  drop(st);
+  /* --version is inside the deadline too (it had a fixed 30 s) */
+  snprintf(path, sizeof path, "%s/slowversion", tmpdir);
+  write_text(path,
+             "#!/bin/sh\n"
+             "case \"$*\" in *--version*) exec sleep 30;; esac\n"
+             "exec cc \"$@\"\n",
+             0755);
+  setenv("FUSEBOX_CC", path, 1);
+  setenv("FUSEBOX_CC_TIMEOUT", "0.5", 1);
+  double t0 = now_ms();
+  st = fbx_svc_cc_compile(ADD_SRC, NULL, &lib);
+  double ms = now_ms() - t0;
+  ck_assert_ptr_nonnull(st);
+  ck_assert_msg(strstr(st->msg, "timed out") && strstr(st->msg, "--version"), "message: %s", st->msg);
+  ck_assert_msg(ms < 20000, "took %.0f ms", ms); /* a hang guard, not a timing */
+  drop(st);
+}
+END_TEST
+
+static void sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* Bytes of one entry (<key>.so + .meta + .c) in the test's cache. */
+static long long entry_bytes(const char *key) {
+  const char *ext[] = {"so", "meta", "c"};
+  long long n = 0;
+  for (int i = 0; i < 3; i++) {
+    char name[80];
+    struct stat st;
+    snprintf(name, sizeof name, "%s.%s", key, ext[i]);
+    ck_assert_int_eq(stat(cache_path(name), &st), 0);
+    n += st.st_size;
+  }
+  return n;
+}
+
+static fbxp_shlib *compile_src_key(const char *src, char key[65]) {
+  fbxp_shlib *lib = NULL;
+  OK(fbx_svc_cc_compile(src, "", &lib));
+  /* the newest .so is this one's */
+  char cmd[400], *out = NULL;
+  snprintf(cmd, sizeof cmd, "ls -t '%s/cache' | grep '\\.so$' | head -1", tmpdir);
+  ck_assert_int_eq(tu_run(cmd, &out), 0);
+  memcpy(key, out, 64);
+  key[64] = '\0';
+  free(out);
+  return lib;
+}
+
+START_TEST(cc_cache_size_limit_evicts_lru) {
+  const char *a = "int fbx_a(void) { return 1; }\n", *b = "int fbx_b(void) { return 2; }\n",
+             *c = "int fbx_c(void) { return 3; }\n";
+  char ka[65], kb[65], kc[65], name[80];
+  fbx_svc_shlib_release(compile_src_key(a, ka));
+  long long one = entry_bytes(ka);
+  char mb[64];
+  snprintf(mb, sizeof mb, "%.6f", 2.5 * (double)one / (1024.0 * 1024.0)); /* room for two entries */
+  setenv("FUSEBOX_CACHE_MAX_MB", mb, 1);
+  sleep_ms(50);
+  fbx_svc_shlib_release(compile_src_key(b, kb));
+  sleep_ms(50);
+  fbx_svc_cc_counters c0 = counters();
+  fbxp_shlib *lib = NULL;
+  OK(fbx_svc_cc_compile(a, "", &lib)); /* a hit: a is now the most recently used */
+  fbx_svc_shlib_release(lib);
+  ck_assert_int_eq(counters().disk_hits - c0.disk_hits, 1);
+  sleep_ms(50);
+  /* the lone source of a compile that failed long ago counts too */
+  char orphan[600], cmd[1400];
+  snprintf(orphan, sizeof orphan, "%s/cache/%064d.c", tmpdir, 0);
+  snprintf(cmd, sizeof cmd, "head -c %lld /dev/zero > '%s' && touch -d '-1 day' '%s'", one, orphan, orphan);
+  ck_assert_int_eq(tu_run(cmd, NULL), 0);
+  fbx_svc_shlib_release(compile_src_key(c, kc));
+  unsetenv("FUSEBOX_CACHE_MAX_MB");
+  ck_assert_msg(!exists(orphan), "the old orphan source is still there");
+  snprintf(name, sizeof name, "%s.so", kb);
+  ck_assert_msg(!exists(cache_path(name)), "the least recently used entry (b) is still there");
+  snprintf(name, sizeof name, "%s.meta", kb);
+  ck_assert(!exists(cache_path(name)));
+  snprintf(name, sizeof name, "%s.so", ka);
+  ck_assert(exists(cache_path(name)));
+  snprintf(name, sizeof name, "%s.so", kc);
+  ck_assert(exists(cache_path(name)));
+}
+END_TEST
+
+START_TEST(cc_object_mode_from_the_umask) {
+  /* A linker that makes the object anew gives it 0777 & ~umask: 0777 under
+   * umask 0. The store makes it 0600, so that a reader does not refuse our
+   * own entry as writable by others. */
+  char path[400];
+  snprintf(path, sizeof path, "%s/umask0cc", tmpdir);
+  write_text(path,
+             "#!/bin/sh\n"
+             "cc \"$@\" || exit\n"
+             "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && chmod 0777 \"$2\"; shift; done\n",
+             0755);
+  char env[600];
+  snprintf(env, sizeof env, "FUSEBOX_CC='%s'", path);
+  int rc;
+  char *out = run_child(env, &rc); /* in child processes: the store, then the load */
+  ck_assert_msg(rc == 0 && strstr(out, "child: result=13 compiles=1"), "first child said:\n%s", out);
+  free(out);
+  out = run_child(env, &rc);
+  ck_assert_msg(rc == 0 && strstr(out, "child: result=13 compiles=0 disk_hits=1"), "second child said:\n%s", out);
+  free(out);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "find '%s/cache' -type f -perm /022 | wc -l", tmpdir);
+  tu_run(cmd, &out);
+  ck_assert_int_eq(atoi(out), 0);
+  free(out);
+}
+END_TEST
+
+START_TEST(cc_environment_is_validated) {
+  int rc;
+  char *out = run_child("FUSEBOX_CC_TIMEOUT=soon FUSEBOX_CACHE_MAX_MB=-3 FUSEBOX_CC_CACHE=maybe", &rc);
+  ck_assert_msg(rc == 0 && strstr(out, "child: result=13"), "child said:\n%s", out);
+  ck_assert_msg(strstr(out, "FUSEBOX_CC_TIMEOUT='soon'"), "child said:\n%s", out);
+  ck_assert_msg(strstr(out, "FUSEBOX_CACHE_MAX_MB='-3'"), "child said:\n%s", out);
+  ck_assert_msg(strstr(out, "FUSEBOX_CC_CACHE='maybe'"), "child said:\n%s", out);
+  free(out);
+  out = run_child("FUSEBOX_CC_TIMEOUT=2.5 FUSEBOX_CACHE_MAX_MB=0.5 FUSEBOX_CC_CACHE=1", &rc);
+  ck_assert_msg(rc == 0 && !strstr(out, "warning"), "child said:\n%s", out);
+  free(out);
+}
+END_TEST
+
 /* ---- NVRTC ----------------------------------------------------------------------------------------- */
 
 static const char KERNEL_CU[] = "extern \"C\" __global__ void k(float *x, int n) {\n"
@@ -630,6 +1071,34 @@ static int nvrtc_or_skip(const char *test) {
   fbx_free(ptx);
   return 1;
 }
+
+/* `test_services --child-nvrtc`: one NVRTC compile in a fresh process (NVRTC is loaded once). */
+static int child_nvrtc(void) {
+  char *ptx = NULL;
+  fbxp_status *st = fbx_svc_nvrtc_compile(KERNEL_CU_SMALL, NULL, NULL, &ptx, NULL);
+  printf("child-nvrtc: %s\n", st ? st->msg : "ok");
+  fbx_free(ptx);
+  if (st) drop(st);
+  return 0;
+}
+
+START_TEST(nvrtc_environment_is_validated) {
+  char cmd[5000], *out = NULL;
+  snprintf(cmd, sizeof cmd,
+           "FUSEBOX_NVRTC=/nonexistent/libnvrtc.so FUSEBOX_NVRTC_ARCH='compute_80 --foo' '%s' --child-nvrtc 2>&1",
+           self_exe);
+  ck_assert_int_eq(tu_run(cmd, &out), 0);
+  ck_assert_msg(strstr(out, "FUSEBOX_NVRTC='/nonexistent/libnvrtc.so' does not load"), "child said:\n%s", out);
+  ck_assert_msg(strstr(out, "FUSEBOX_NVRTC_ARCH='compute_80 --foo' is not"), "child said:\n%s", out);
+  /* with NVRTC present the compile still works, with the default architecture */
+  ck_assert_msg(strstr(out, "child-nvrtc: ok") || strstr(out, "NVRTC not found"), "child said:\n%s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "FUSEBOX_NVRTC_ARCH=compute_75 '%s' --child-nvrtc 2>&1", self_exe);
+  ck_assert_int_eq(tu_run(cmd, &out), 0);
+  ck_assert_msg(!strstr(out, "warning"), "child said:\n%s", out);
+  free(out);
+}
+END_TEST
 
 START_TEST(nvrtc_to_ptx) {
   if (!nvrtc_or_skip("nvrtc_to_ptx")) return;
@@ -814,12 +1283,24 @@ static Suite *services_suite(void) {
   tcase_add_test(tc, cc_timeout_kills_compiler);
   tcase_add_test(tc, cc_openmp_works);
   tcase_add_test(tc, cc_openmp_dropped);
+  tcase_add_test(tc, cc_planted_entries_are_not_run);
+  tcase_add_test(tc, cc_predictable_fallback_is_checked);
+  tcase_add_test(tc, cc_fifo_entry_does_not_hang);
+  tcase_add_test(tc, cc_directory_at_entry);
+  tcase_add_test(tc, cc_stale_temporaries_are_swept);
+  tcase_add_test(tc, cc_compiler_dies_with_its_parent);
+  tcase_add_test(tc, cc_warm_process_runs_no_compiler);
+  tcase_add_test(tc, cc_timeout_is_one_deadline);
+  tcase_add_test(tc, cc_cache_size_limit_evicts_lru);
+  tcase_add_test(tc, cc_environment_is_validated);
+  tcase_add_test(tc, cc_object_mode_from_the_umask);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("nvrtc");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, nvrtc_to_ptx);
   tcase_add_test(tc, nvrtc_errors);
+  tcase_add_test(tc, nvrtc_environment_is_validated);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("opencl");
@@ -834,6 +1315,7 @@ int main(int argc, char **argv) {
   ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
   if (n > 0) self_exe[n] = '\0';
   if (argc > 1 && !strcmp(argv[1], "--child-cc")) return child_cc();
+  if (argc > 1 && !strcmp(argv[1], "--child-nvrtc")) return child_nvrtc();
   SRunner *sr = srunner_create(services_suite());
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
