@@ -113,7 +113,7 @@ START_TEST(no_compiler_runs_the_interpreter) {
   int rc = tu_run(cmd, &out);
   ck_assert_msg(rc == 0, "run failed (%d):\n%s", rc, out ? out : "");
   ck_assert_msg(strstr(out, "C compilation failed; kernels run on the loop-IR interpreter") != NULL, "%s", out);
-  ck_assert_msg(strstr(out, "kernels compiled    1 (0 failed)") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "kernels compiled    1 (0 failed") != NULL, "%s", out);
   ck_assert_msg(strstr(out, "kernel launches     2 (") != NULL, "%s", out); /* 3 runs, 1 profiling */
   free(out);
 }
