@@ -128,15 +128,20 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
         te_host->log(FBXP_LOG_WARN, "tensorexpr: the C compiler has no OpenMP: parallel loops run serially");
     }
     if (!k->fn) {
-      /* no working compiler: the interpreter runs this kernel */
-      if (!atomic_exchange(&told_fallback, 1))
-        te_host->log(FBXP_LOG_WARN, "tensorexpr: C compilation failed; kernels run on the loop-IR interpreter");
+      /* no working compiler: the interpreter runs this kernel. A 1.1 host
+       * lets us say why (once) and free the status it returned. */
+      const int v11 = te_host->struct_size >= FBXP_HOST_API_SIZE_V1_1;
+      if (!atomic_exchange(&told_fallback, 1)) {
+        char why[512];
+        snprintf(why, sizeof why, "tensorexpr: C compilation failed; kernels run on the loop-IR interpreter%s%s",
+                 cs && v11 ? ": " : "", cs && v11 ? te_host->status_message(cs) : "");
+        te_host->log(FBXP_LOG_WARN, why);
+      }
       if (k->lib) te_host->shlib_release(k->lib);
       k->lib = NULL;
     }
-    /* ABI 1.0 has no call that frees a status a plugin received: a failed
-     * cc_compile's status (one per kernel that falls back) is not freed */
-    (void)cs;
+    /* a 1.0 host has no call that frees a status a plugin received */
+    if (cs && te_host->struct_size >= FBXP_HOST_API_SIZE_V1_1) te_host->status_free(cs);
   }
   fbxk_free(c);
   if (st) {
