@@ -1,10 +1,19 @@
 #include "base/alloc.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 static _Thread_local long fail_after = -1;
 static _Thread_local long failures;
+static atomic_long outstanding;
+
+long fbx_alloc_outstanding(void) { return atomic_load_explicit(&outstanding, memory_order_relaxed); }
+
+static void *counted(void *p) {
+  if (p) atomic_fetch_add_explicit(&outstanding, 1, memory_order_relaxed);
+  return p;
+}
 
 void fbx_alloc_fail_after(long n) {
   fail_after = n;
@@ -27,20 +36,24 @@ static int should_fail(void) {
 
 void *fbx_malloc(size_t n) {
   if (should_fail()) return NULL;
-  return malloc(n ? n : 1);
+  return counted(malloc(n ? n : 1));
 }
 
 void *fbx_calloc(size_t count, size_t size) {
   if (should_fail()) return NULL;
-  return calloc(count ? count : 1, size ? size : 1);
+  return counted(calloc(count ? count : 1, size ? size : 1));
 }
 
 void *fbx_realloc(void *p, size_t n) {
   if (should_fail()) return NULL;
+  if (!p) return counted(realloc(p, n ? n : 1));
   return realloc(p, n ? n : 1);
 }
 
-void fbx_free(void *p) { free(p); }
+void fbx_free(void *p) {
+  if (p) atomic_fetch_sub_explicit(&outstanding, 1, memory_order_relaxed);
+  free(p);
+}
 
 char *fbx_strndup(const char *s, size_t n) {
   char *d = fbx_malloc(n + 1);
