@@ -6,6 +6,8 @@
 
 static _Thread_local long fail_after = -1;
 static _Thread_local long failures;
+static _Thread_local int fail_once; /* only one allocation fails; later ones succeed */
+static _Thread_local int armed;
 static atomic_long outstanding;
 
 long fbx_alloc_outstanding(void) { return atomic_load_explicit(&outstanding, memory_order_relaxed); }
@@ -18,16 +20,24 @@ static void *counted(void *p) {
 void fbx_alloc_fail_after(long n) {
   fail_after = n;
   failures = 0;
+  fail_once = 0;
+  armed = n >= 0;
+}
+
+void fbx_alloc_fail_once_after(long n) {
+  fbx_alloc_fail_after(n);
+  fail_once = armed;
 }
 
 long fbx_alloc_failures(void) { return failures; }
 
-int fbx_alloc_faults_armed(void) { return fail_after >= 0; }
+int fbx_alloc_faults_armed(void) { return armed; }
 
 static int should_fail(void) {
   if (fail_after < 0) return 0;
   if (fail_after == 0) {
     failures++;
+    if (fail_once) fail_after = -1; /* still armed: caches stay aside until the reset */
     return 1;
   }
   fail_after--;

@@ -28,6 +28,10 @@ long fbx_alloc_outstanding(void);
 /* Fault injection: after `n` more successful allocations, every allocation
  * fails until reset with a negative n. Thread-local. */
 void fbx_alloc_fail_after(long n);
+/* As fbx_alloc_fail_after, but only that one allocation fails; the ones
+ * after it succeed (recovery paths: what carries on after a failure must
+ * still be right). Reset with fbx_alloc_fail_after(-1). */
+void fbx_alloc_fail_once_after(long n);
 /* Number of allocations that were made to fail since the last reset. */
 long fbx_alloc_failures(void);
 /* 1 while fault injection is armed on this thread (caches step aside then,

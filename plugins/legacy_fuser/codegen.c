@@ -304,6 +304,7 @@ static void expand(lf_buf *b, const lf_kir *k, const lf_value *v) {
     else if (c == 'v') lf_puts(b, v->cdtype == LF_F64 ? "" : "lf_v");
     else if (c >= '0' && c <= '9' && c - '0' < v->nargs) {
       char *a = arg_str(k, v->args[c - '0'], v->cdtype, sel == c - '0');
+      if (!a) b->oom = 1; /* out of memory, not a compile error from the "?" */
       lf_puts(b, "(");
       lf_puts(b, a ? a : "?");
       lf_puts(b, ")");
@@ -319,6 +320,7 @@ static void body(lf_buf *b, const lf_kir *k, char **access, char **out, const ch
     const lf_value *v = &k->values[id];
     if (v->kind == LF_LOAD) {
       const char *a = access[v->slot];
+      if (!a) b->oom = 1; /* never print "(null)": fail the kernel as out of memory */
       lf_printf(b, "%sconst %s v%d = ", ind, repr_type(v->dtype), id);
       if (v->dtype == LF_F16) lf_printf(b, "lf_h2f(%s);\n", a);
       else if (v->dtype == LF_BF16) lf_printf(b, "lf_b2f(%s);\n", a);
@@ -335,6 +337,7 @@ static void body(lf_buf *b, const lf_kir *k, char **access, char **out, const ch
         lf_host->free(x);
         x = y;
       }
+      if (!raw || !x) b->oom = 1; /* a "0" in place of the op would compile and be wrong */
       lf_printf(b, "%sconst %s v%d = %s; /* %s */\n", ind, repr_type(v->dtype), id, x ? x : "0", lf_op_name(v->op));
       lf_host->free(raw);
       lf_host->free(x);
@@ -346,6 +349,7 @@ static void body(lf_buf *b, const lf_kir *k, char **access, char **out, const ch
     value_ref(&r, k, st->value);
     char *ref = lf_take(&r);
     const char *x = ref ? ref : "0";
+    if (!ref || !out[s]) b->oom = 1;
     switch (st->dtype) {
       case LF_F16: lf_printf(b, "%s%s = lf_f2h(%s);\n", ind, out[s], x); break;
       case LF_BF16: lf_printf(b, "%s%s = lf_f2b(%s);\n", ind, out[s], x); break;

@@ -64,7 +64,11 @@ static long total_points;
 typedef fbx_status *(*stage_fn)(void *ctx, long n);
 
 static long failed_allocs;
-static void arm(long n) { fbx_alloc_fail_after(n); }
+static bool once_mode; /* fail only the Nth allocation, not every one from the Nth on */
+static void arm(long n) {
+  if (once_mode) fbx_alloc_fail_once_after(n);
+  else fbx_alloc_fail_after(n);
+}
 static void disarm(void) {
   if (fbx_alloc_faults_armed()) {
     failed_allocs = fbx_alloc_failures();
@@ -75,7 +79,7 @@ static void disarm(void) {
 /* Whether a stage may succeed although an allocation failed. */
 typedef enum { MUST_FAIL, MAY_CARRY_ON } carry_mode;
 
-static long sweep(const char *cname, const char *stage, stage_fn fn, void *ctx, carry_mode mode) {
+static long sweep_mode(const char *cname, const char *stage, stage_fn fn, void *ctx, carry_mode mode) {
   long points = 0, carried = 0;
   for (long n = 0;; n += step) {
     long before = fbx_alloc_outstanding();
@@ -100,11 +104,25 @@ static long sweep(const char *cname, const char *stage, stage_fn fn, void *ctx, 
     if (failures == 0) break;
     points++;
   }
-  printf("alloc sweep: %s %s: %ld failure points%s", cname, stage, points, step > 1 ? " (sampled)" : "");
+  printf("alloc sweep: %s %s, %s: %ld failure points%s", cname, stage,
+         once_mode ? "only the Nth fails" : "all from the Nth fail", points, step > 1 ? " (sampled)" : "");
   if (carried) printf(", %ld carried on (result checked)", carried);
   printf("\n");
   fflush(stdout);
   total_points += points;
+  return points;
+}
+
+/* Both ways of failing: every allocation from the Nth on (out of memory for
+ * good), and only the Nth (a transient failure: what carries on after it
+ * must still be right). */
+static long sweep(const char *cname, const char *stage, stage_fn fn, void *ctx, carry_mode mode) {
+  long points = 0;
+  for (int m = 0; m < 2; m++) {
+    once_mode = m == 1;
+    points += sweep_mode(cname, stage, fn, ctx, mode);
+  }
+  once_mode = false;
   return points;
 }
 
@@ -123,7 +141,9 @@ static int flat(const fbx_ivalue *v, int n, fbx_ivalue *out) {
   return k;
 }
 
-/* Bit-for-bit the same (NaN equal to NaN): both come from the same code. */
+/* The same within float rounding (NaN where NaN): a run that carried on
+ * after a failure may have taken another path (a DifferentiableGraph that
+ * could not be built runs on the eager tape, which sums in another order). */
 static void expect_same(const fbx_ivalue *got, int ngot, const fbx_ivalue *want, int nwant, const char *what,
                         long n) {
   fbx_ivalue fg[MAXV], fw[MAXV];
@@ -138,8 +158,12 @@ static void expect_same(const fbx_ivalue *got, int ngot, const fbx_ivalue *want,
                   what, n, i);
     for (int64_t k = 0; k < y->numel; k++) {
       double p = fbx_tensor_get_f64(x, k), q = fbx_tensor_get_f64(y, k);
-      ck_assert_msg(p == q || (isnan(p) && isnan(q)), "%s n=%ld: value %d[%lld]: %.9g vs %.9g", what, n, i,
-                    (long long)k, p, q);
+      double tol = y->dtype == FBX_DTYPE_FLOAT64 ? 1e-12 + 1e-12 * fabs(q)
+                   : y->dtype == FBX_DTYPE_FLOAT32 ? 1e-6 + 1e-5 * fabs(q)
+                   : fbx_dtype_is_floating(y->dtype) ? 1e-2 + 1e-2 * fabs(q)
+                                                     : 0;
+      ck_assert_msg(p == q || (isnan(p) && isnan(q)) || fabs(p - q) <= tol, "%s n=%ld: value %d[%lld]: %.9g vs %.9g",
+                    what, n, i, (long long)k, p, q);
     }
   }
 }
@@ -194,6 +218,13 @@ static fbx_status *exec_runs(kase *c, const char *fuser, long n, fbx_ivalue *wan
   fbx_ivalue out[MAXV];
   for (int i = 0; i < MAXV; i++) out[i] = fbx_iv_none();
   fbx_executor_opts o = {.struct_size = sizeof o, .fuser = fuser, .profiling_runs = 1};
+  /* A fresh fuser each time: its in-memory kernel cache is empty, so the
+   * kernels are compiled (from the warm disk cache). */
+  fbx_fuser *fz = NULL;
+  if (!strcmp(fuser, "legacy")) {
+    ck_assert(!fbx_fuser_load(&fz, "legacy"));
+    o.fuser_handle = fz;
+  }
   arm(n);
   fbx_status *st = fbx_executor_create(&ex, c->g, &o);
   for (int r = 0; r < 2 && !st; r++) {
@@ -204,6 +235,7 @@ static fbx_status *exec_runs(kase *c, const char *fuser, long n, fbx_ivalue *wan
   if (!st && want) expect_same(out, c->nout, want, c->nout, fuser, n);
   release(out, c->nout);
   fbx_executor_destroy(ex);
+  fbx_fuser_release(fz);
   return st;
 }
 
@@ -315,6 +347,7 @@ static void reference(kase *c, const char *fuser, fbx_ivalue *out) {
   for (int k = 0; k < 2; k++) {
     fbx_executor *ex = NULL;
     fbx_executor_opts o = {.struct_size = sizeof o, .fuser = fuser, .profiling_runs = 1};
+    if (!strcmp(fuser, "legacy")) o.fuser_handle = c->legacy;
     fbx_status *st = fbx_executor_create(&ex, c->g, &o);
     for (int r = 0; r < 2 && !st; r++) {
       release(out, c->nout);
@@ -344,19 +377,23 @@ static void run_case(const char *name, int stages) {
     ck_assert(!grad_runs(&c, -1, NULL, NULL));
     sweep(name, "backward", st_backward, &c, MAY_CARRY_ON);
   }
+  /* The fuser is loaded before the sweep: with a transient failure the
+   * loader reports "not built in this tree" instead of out of memory
+   * (find_in_dirs in core/host/loader.c takes a failed path allocation for
+   * a missing file), which is not what this sweep is about. */
+  if (stages & 48) ck_assert(!fbx_fuser_load(&c.legacy, "legacy"));
   if (stages & 16) {
-    ck_assert(!fbx_fuser_load(&c.legacy, "legacy"));
     ck_assert(!st_partition(&c, -1));
     /* MAY_CARRY_ON: the legacy plugin proposes nothing for a block when its
      * own allocations (host->alloc) fail, and the host cannot tell that
      * from "nothing to fuse"; the graph then stays valid and runs unfused. */
     sweep(name, "partition", st_partition, &c, MAY_CARRY_ON);
-    fbx_fuser_release(c.legacy);
   }
   if (stages & 32) {
     reference(&c, "legacy", c.lout);
     sweep(name, "legacy", st_legacy, &c, MAY_CARRY_ON);
   }
+  fbx_fuser_release(c.legacy);
   free_case(&c);
 }
 
