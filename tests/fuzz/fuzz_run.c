@@ -17,7 +17,8 @@
  * The graph's inputs are made from their IR types (a complete tensor type
  * gives dtype and sizes), the executor runs it with the `none` fuser (or the
  * fuser FBX_FUZZ_RUN_FUSER names: `legacy` compiles C per new kernel, slow,
- * so it is not the default), then forward with a tape and backward with
+ * so it is not the default; build it first with `cmake --build build-fuzz
+ * --target fbx_legacy`), then forward with a tape and backward with
  * output gradients of ones. Any status is fine; a crash, a leak or a
  * sanitizer report is a bug. Graphs with int constants beyond +-64 or over
  * 256 nodes are skipped, so that loops and made-up sizes stay small and the
