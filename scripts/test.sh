@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds and runs every test: a normal build (warnings as errors), the
-# parser fuzzer, a ThreadSanitizer build of the suites that run threads, and
-# an AddressSanitizer + UndefinedBehaviorSanitizer build of everything.
-# FUSEBOX_FUZZ_SECONDS (default 60) sets the fuzzing time; 0 skips it.
+# Builds and runs every test: a normal build (warnings as errors), the three
+# fuzz targets under ASan+UBSan (IR parser, .npy reader, parse -> run ->
+# backward; tests/fuzz/run_fuzz.sh), a ThreadSanitizer build of the suites
+# that run threads, and an AddressSanitizer + UndefinedBehaviorSanitizer
+# build of everything. FUSEBOX_FUZZ_SECONDS (default 60) is each fuzz
+# target's time (three targets: 3 minutes at the default); 0 skips fuzzing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --with-fuzz
@@ -15,7 +17,7 @@ ctest --test-dir build-test --output-on-failure -j"$jobs"
 
 secs=${FUSEBOX_FUZZ_SECONDS:-60}
 if [[ "$secs" != 0 ]]; then
-  echo "== parser fuzzing, ${secs}s under ASan =="
+  echo "== fuzzing: fuzz_parse, fuzz_npy, fuzz_run, ${secs}s each under ASan+UBSan =="
   tests/fuzz/run_fuzz.sh "$secs"
 fi
 

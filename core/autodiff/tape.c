@@ -375,7 +375,15 @@ fbx_status *fbx_tape_record(fbx_tape *t, fbx_tape_fn *fn, const fbx_ivalue *ins,
     e->out = fbx_calloc((size_t)(nout > 0 ? nout : 1), sizeof *e->out);
     e->outs = fbx_calloc((size_t)(nout > 0 ? nout : 1), sizeof *e->outs);
     e->saved = fbx_calloc((size_t)(nsaved > 0 ? nsaved : 1), sizeof *e->saved);
-    if (!e->in || !e->out || !e->outs || !e->saved) st = fbx_status_nomem();
+    if (!e->in || !e->out || !e->outs || !e->saved) {
+      /* not counted in nentries, so destroy would not free these */
+      fbx_free(e->in);
+      fbx_free(e->out);
+      fbx_free(e->outs);
+      fbx_free(e->saved);
+      memset(e, 0, sizeof *e);
+      st = fbx_status_nomem();
+    }
   }
   if (!st) {
     /* From here on the entry owns what it holds; it is counted even if a

@@ -74,8 +74,13 @@ static char *arg_str(const lf_kir *k, int id, int cd, int raw, fbxk_dialect d) {
 static void expand(fbxk_buf *b, const lf_kir *k, const lf_value *v, fbxk_dialect d) {
   int sel = fbxk_op_selector(v->op);
   char *args[4] = {NULL, NULL, NULL, NULL};
-  for (int i = 0; i < v->nargs && i < 4; i++) args[i] = arg_str(k, v->args[i], v->cdtype, sel == i, d);
-  fbxk_op_print(b, v->op, v->cdtype, d, (const char *const *)args);
+  int missing = 0;
+  for (int i = 0; i < v->nargs && i < 4; i++) {
+    args[i] = arg_str(k, v->args[i], v->cdtype, sel == i, d);
+    missing |= !args[i];
+  }
+  if (missing) b->oom = 1; /* out of memory: fail the kernel, never print a partial expression */
+  else fbxk_op_print(b, v->op, v->cdtype, d, (const char *const *)args);
   for (int i = 0; i < 4; i++) fbxk_free(args[i]);
 }
 
@@ -85,8 +90,10 @@ static void body(fbxk_buf *b, const lf_kir *k, char **access, char **out, const 
   for (int id = 0; id < k->nvalues; id++) {
     const lf_value *v = &k->values[id];
     if (v->kind == LF_LOAD) {
+      const char *a = access[v->slot];
+      if (!a) b->oom = 1; /* never print "(null)": fail the kernel as out of memory */
       fbxk_printf(b, "%sconst %s v%d = ", ind, fbxk_compute_type(v->dtype, d), id);
-      fbxk_print_load(b, v->dtype, access[v->slot], d);
+      fbxk_print_load(b, v->dtype, a ? a : "0", d);
       fbxk_puts(b, ";\n");
     } else if (v->kind == LF_OP) {
       fbxk_buf e = {0};
@@ -99,6 +106,7 @@ static void body(fbxk_buf *b, const lf_kir *k, char **access, char **out, const 
         fbxk_free(x);
         x = y;
       }
+      if (!raw || !x) b->oom = 1; /* a "0" in place of the op would compile and be wrong */
       fbxk_printf(b, "%sconst %s v%d = %s; /* %s */\n", ind, fbxk_compute_type(v->dtype, d), id, x ? x : "0",
                   fbxk_op_name(v->op));
       fbxk_free(raw);
@@ -110,8 +118,9 @@ static void body(fbxk_buf *b, const lf_kir *k, char **access, char **out, const 
     fbxk_buf r = {0};
     value_ref(&r, k, st->value, d);
     char *ref = fbxk_take(&r);
+    if (!ref || !out[s]) b->oom = 1;
     fbxk_puts(b, ind);
-    fbxk_print_store(b, st->dtype, out[s], ref ? ref : "0", d);
+    fbxk_print_store(b, st->dtype, out[s] ? out[s] : "0", ref ? ref : "0", d);
     fbxk_puts(b, "\n");
     fbxk_free(ref);
   }
