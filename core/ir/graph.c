@@ -199,8 +199,11 @@ static int reserve_uses(fbx_value *v, int extra) {
   return GROW(v->node->graph, v->uses, v->cap_uses, v->nuses + extra);
 }
 
+/* Searched from the end: a node is usually destroyed or rewired after the
+ * nodes created before it, so its use is among the last ones (passes that
+ * remove many users of one value stay linear when they go backwards). */
 static void drop_use(fbx_value *v, fbx_node *user, int offset) {
-  for (int i = 0; i < v->nuses; i++) {
+  for (int i = v->nuses - 1; i >= 0; i--) {
     if (v->uses[i].user == user && v->uses[i].offset == offset) {
       memmove(&v->uses[i], &v->uses[i + 1], sizeof(fbx_use) * (size_t)(v->nuses - i - 1));
       v->nuses--;
