@@ -8,6 +8,7 @@
 
 #include "base/alloc.h"
 #include "base/ptrmap.h"
+#include "base/workcount.h"
 
 /* Topological positions leave gaps so that most insertions need no renumbering. */
 enum { TOPO_STEP = 1 << 20 };
@@ -205,6 +206,7 @@ static int reserve_uses(fbx_value *v, int extra) {
 static void drop_use(fbx_value *v, fbx_node *user, int offset) {
   for (int i = v->nuses - 1; i >= 0; i--) {
     if (v->uses[i].user == user && v->uses[i].offset == offset) {
+      fbx_work_add(FBX_WORK_USE_SCAN, (uint64_t)(2 * v->nuses - 2 * i - 1)); /* searched + moved */
       memmove(&v->uses[i], &v->uses[i + 1], sizeof(fbx_use) * (size_t)(v->nuses - i - 1));
       v->nuses--;
       return;
@@ -491,6 +493,7 @@ int fbx_value_replace_uses_after(fbx_value *from, fbx_value *to, const fbx_node 
 fbx_value *fbx_graph_find_value_in_block(const fbx_block *b, const char *name);
 
 static fbx_value *find_in_node(const fbx_node *n, const char *name) {
+  fbx_work_add(FBX_WORK_FIND_VALUE, 1);
   for (int i = 0; i < n->noutputs; i++)
     if (!strcmp(n->outputs[i]->name, name)) return n->outputs[i];
   for (int i = 0; i < n->nblocks; i++) {

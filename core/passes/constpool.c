@@ -4,6 +4,7 @@
  * of the graph dominates every use it can have. */
 #include "base/alloc.h"
 #include "base/log.h"
+#include "base/workcount.h"
 #include "passes/passes.h"
 #include "passes/passutil.h"
 
@@ -38,6 +39,7 @@ static fbx_node *pool_find(const pool *p, const fbx_node *c, uint64_t h) {
   if (!mergeable(p, c) || !p->index_cap) return NULL;
   for (size_t j = slot_of(h, p->index_cap); p->index[j]; j = (j + 1) & (p->index_cap - 1)) {
     size_t i = p->index[j] - 1;
+    fbx_work_add(FBX_WORK_CONSTPOOL_PROBE, 1);
     if (p->hashes[i] == h && mergeable(p, p->nodes[i]) && fbx_passutil_consts_equal(p->nodes[i], c))
       return p->nodes[i];
   }
