@@ -133,6 +133,52 @@ START_TEST(differentiate_names_without_scanning) {
 }
 END_TEST
 
+/* The DifferentiableGraph pass on a 20,000-node chain (one group, grown one
+ * node at a time) and on a 20,000-node tree of adds (groups joined pairwise):
+ * its convexity checks look at O(n log n) nodes (checking each union from
+ * its first member looked at n^2/2). */
+static void diffgraph_case(const char *ir, int n, int want_groups) {
+  ck_assert(!fbx_op_table_init());
+  fbx_graph *g = parse(ir);
+  bool rg[1] = {true};
+  uint64_t before = fbx_work_count(FBX_WORK_DIFFGRAPH_VISIT);
+  int created = 0;
+  fbx_status *st = fbx_autodiff_create_subgraphs(g, rg, 1, &created);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  uint64_t visits = fbx_work_count(FBX_WORK_DIFFGRAPH_VISIT) - before;
+  ck_assert_int_eq(created, want_groups);
+  ck_assert_int_eq(count_kind(g->block, FBX_SYM_prim_DifferentiableGraph), want_groups);
+  ck_assert_msg(visits <= (uint64_t)40 * n, "%llu nodes visited for %d nodes", (unsigned long long)visits, n);
+  ck_assert_ptr_null(fbx_graph_verify(g));
+  fbx_graph_destroy(g);
+}
+
+START_TEST(diffgraph_chain_is_near_linear) {
+  char *ir = chain_ir(20000);
+  diffgraph_case(ir, 20000, 1);
+  free(ir);
+}
+END_TEST
+
+START_TEST(diffgraph_tree_is_near_linear) {
+  const int m = 8192; /* leaves: x * c_i, summed pairwise */
+  fbx_strbuf b = {0};
+  fbx_strbuf_printf(&b, "graph(%%x.1 : Tensor):\n  %%one : int = prim::Constant[value=1]()\n");
+  for (int i = 0; i < m; i++) {
+    fbx_strbuf_printf(&b, "  %%c%d : float = prim::Constant[value=%d.5]()\n", i, i);
+    fbx_strbuf_printf(&b, "  %%t0_%d : Tensor = aten::mul(%%x.1, %%c%d)\n", i, i);
+  }
+  int level = 0;
+  for (int w = m; w > 1; w /= 2, level++)
+    for (int i = 0; i < w / 2; i++)
+      fbx_strbuf_printf(&b, "  %%t%d_%d : Tensor = aten::add(%%t%d_%d, %%t%d_%d, %%one)\n", level + 1, i, level,
+                        2 * i, level, 2 * i + 1);
+  fbx_strbuf_printf(&b, "  return (%%t%d_0)\n", level);
+  diffgraph_case(b.data, 3 * m, 1);
+  fbx_strbuf_free(&b);
+}
+END_TEST
+
 /* ---- the legacy fuser ---------------------------------------------------------------- */
 
 static fbx_fuser *load_legacy(void) {
@@ -227,6 +273,8 @@ static Suite *suite(void) {
   tcase_add_test(t, constpool_is_linear_in_distinct_constants);
   tcase_add_test(t, cse_is_linear_in_identical_nodes);
   tcase_add_test(t, differentiate_names_without_scanning);
+  tcase_add_test(t, diffgraph_chain_is_near_linear);
+  tcase_add_test(t, diffgraph_tree_is_near_linear);
   tcase_add_test(t, legacy_partitions_a_20k_chain_into_kernel_sized_groups);
   tcase_add_test(t, legacy_long_chain_runs_as_several_kernels);
   suite_add_tcase(s, t);
