@@ -19,7 +19,8 @@
 # fails prints "fail" (its stderr is kept in the work directory). The legacy
 # fuser compiles its kernels into a fresh FUSEBOX_CACHE_DIR shared by the
 # whole run; with WARM=1 (the default) every cell of a fuser other than
-# `none` runs once untimed first, so that the figure is the host's work with
+# `none` runs once untimed first (cap WARM_CAP, default 600 s: cold compiles
+# are slow), so that the figure is the host's work with
 # the kernels in the disk cache, not the system compiler's (WARM=0: the
 # first size pays the compiles). The figure includes the process's start
 # (a few ms), which makes the small sizes look a little dearer per node.
@@ -30,6 +31,7 @@ BUILD=${1:?usage: bench/scale.sh BUILD_DIR [SIZES]}
 SIZES=${2:-1000 4000 16000 64000}
 CAP=${CAP:-30}
 WARM=${WARM:-1}
+WARM_CAP=${WARM_CAP:-600}
 FUSERS=${FUSERS:-none legacy}
 FB=$BUILD/fusebox
 GEN=$BUILD/bench/scale_gen
@@ -46,17 +48,20 @@ cell() {
   name=$1 n=$2
   shift 2
   if [ "$WARM" = 1 ] && [ "$fuser" != none ] && [ "$fuser" != - ]; then
-    if ! timeout -s KILL "$CAP" "$@" >/dev/null 2>&1; then
-      if [ $? -eq 137 ]; then printf '> %ss' "$CAP"; else printf 'fail'; fi
+    rc=0
+    timeout -s KILL "$WARM_CAP" "$@" >/dev/null 2>"$WORK/$name.warm.err" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+      if [ "$rc" -eq 137 ]; then printf 'warm> %ss' "$WARM_CAP"; else printf 'fail'; fi
       return 0
     fi
   fi
   t0=$(date +%s%N)
-  if timeout -s KILL "$CAP" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"; then
+  rc=0
+  timeout -s KILL "$CAP" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
+  if [ "$rc" -eq 0 ]; then
     t1=$(date +%s%N)
     awk -v t0="$t0" -v t1="$t1" -v n="$n" 'BEGIN { printf "%.2f", (t1 - t0) / 1000 / n }'
   else
-    rc=$?
     if [ "$rc" -eq 137 ]; then printf '> %ss' "$CAP"; else printf 'fail'; fi
   fi
 }

@@ -15,6 +15,7 @@ typedef enum fbx_work_kind {
   FBX_WORK_FIND_VALUE,     /* nodes visited by fbx_graph_find_value* (ir/graph.c) */
   FBX_WORK_CONSTPOOL_PROBE, /* pooled constants looked at per constant (passes/constpool.c) */
   FBX_WORK_DIFFGRAPH_VISIT, /* nodes looked at by the DifferentiableGraph pass's convexity checks */
+  FBX_WORK_TOPO_RESPACE,    /* nodes given a new position when an insertion found no room (ir/graph.c) */
   FBX_WORK_NKINDS
 } fbx_work_kind;
 
