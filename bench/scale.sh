@@ -14,7 +14,8 @@
 #   run              run --fuser F
 #   explain-bwd      explain --fuser F --backward
 #   run-bwd          run --fuser F --backward
-# for every fuser in FUSERS (default "none legacy"). A cell that runs longer
+# for every fuser in FUSERS (default "none legacy"), for the shapes in SHAPES
+# (default "chain wide"). A cell that runs longer
 # than CAP seconds (default 30) is killed and printed "> CAPs"; a cell that
 # fails prints "fail" (its stderr is kept in the work directory). The legacy
 # fuser compiles its kernels into a fresh FUSEBOX_CACHE_DIR shared by the
@@ -33,6 +34,7 @@ CAP=${CAP:-30}
 WARM=${WARM:-1}
 WARM_CAP=${WARM_CAP:-600}
 FUSERS=${FUSERS:-none legacy}
+SHAPES=${SHAPES:-chain wide}
 FB=$BUILD/fusebox
 GEN=$BUILD/bench/scale_gen
 [ -x "$FB" ] || { echo "scale.sh: no $FB" >&2; exit 1; }
@@ -69,7 +71,7 @@ cell() {
 printf '%-6s %-12s %-7s' shape stage fuser
 for n in $SIZES; do printf ' %10s' "${n}"; done
 printf '  %s\n' 'last/first (us per node)'
-for shape in chain wide; do
+for shape in $SHAPES; do
   for n in $SIZES; do
     mkdir -p "$WORK/$shape$n"
     "$GEN" "$shape" "$n" "$WORK/$shape$n"
