@@ -27,6 +27,7 @@
 #include "autodiff/autodiff.h"
 #include "base/alloc.h"
 #include "base/ptrmap.h"
+#include "base/strmap.h"
 #include "ir/verify.h"
 #include "passes/passes.h"
 
@@ -40,6 +41,7 @@ typedef struct dstate {
   fbx_value **grad;  /* S value id -> its gradient in B, or NULL */
   fbx_ptrmap saved_of; /* S value -> B input */
   fbx_ptrmap const_of; /* S value -> B constant */
+  fbx_strmap b_names; /* the names set_unique_name gave in B (B's other values are numbered) */
   fbx_saved_ref *saved;
   int nsaved, cap_saved;
   bool fixed_saved;  /* respecializing: only base's saved values exist */
@@ -50,12 +52,16 @@ static fbx_value *identity_map(void *ctx, fbx_value *v) {
   return v;
 }
 
-/* `prefix` + name, made unique in B with a numeric suffix. */
-static fbx_status *set_unique_name(fbx_graph *B, fbx_value *v, const char *prefix, const char *name) {
+/* `prefix` + name, made unique in B with a numeric suffix. Every other
+ * value of B has a fresh numeric name (nodes are cloned into B without
+ * their names), so the names given here are the only ones that can clash:
+ * they are kept in d->b_names, and a lookup does not scan B. */
+static fbx_status *set_unique_name(dstate *d, fbx_value *v, const char *prefix, const char *name) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s%s", prefix, name);
-  for (int k = 1; fbx_graph_find_value(B, buf); k++) snprintf(buf, sizeof buf, "%s%s_%d", prefix, name, k);
-  return fbx_value_set_name(v, buf) ? fbx_status_nomem() : NULL;
+  for (int k = 1; fbx_strmap_has(&d->b_names, buf); k++) snprintf(buf, sizeof buf, "%s%s_%d", prefix, name, k);
+  if (fbx_value_set_name(v, buf) || fbx_strmap_put(&d->b_names, v->name, v)) return fbx_status_nomem();
+  return NULL;
 }
 
 static fbx_value *add_b_input(dstate *d, const fbx_value *like) {
@@ -106,7 +112,7 @@ static fbx_status *save_value(dstate *d, const fbx_value *v, fbx_value **out) {
   }
   fbx_value *in = add_b_input(d, v);
   if (!in) return fbx_status_nomem();
-  FBX_TRY(set_unique_name(d->B, in, "saved_", v->name));
+  FBX_TRY(set_unique_name(d, in, "saved_", v->name));
   if (fbx_ptrmap_put(&d->saved_of, v, in)) return fbx_status_nomem();
   d->saved[d->nsaved++] = ref;
   *out = in;
@@ -319,7 +325,7 @@ static fbx_status *add_grad_inputs(dstate *d, const bool *output_grad_defined) {
     const fbx_value *v = fbx_graph_output(d->S, j);
     fbx_value *in = add_b_input(d, v);
     if (!in) return fbx_status_nomem();
-    FBX_TRY(set_unique_name(d->B, in, "grad_", v->name));
+    FBX_TRY(set_unique_name(d, in, "grad_", v->name));
     if (d->rg[v->id]) FBX_TRY(accumulate(d, v, in));
   }
   return NULL;
@@ -380,6 +386,7 @@ static void dstate_free(dstate *d) {
   fbx_free(d->grad);
   fbx_ptrmap_free(&d->saved_of);
   fbx_ptrmap_free(&d->const_of);
+  fbx_strmap_free(&d->b_names);
   fbx_free(d->saved);
   fbx_graph_destroy(d->F);
   fbx_graph_destroy(d->B);
@@ -423,7 +430,8 @@ fbx_status *fbx_autodiff_differentiate(fbx_gradient **out, const fbx_graph *S, c
 }
 
 /* The S value that base's saved[k] stands for. */
-static fbx_status *base_saved_value(const fbx_graph *S, const fbx_gradient *base, int k, const fbx_value **out) {
+static fbx_status *base_saved_value(const fbx_graph *S, const fbx_strmap *s_names, const fbx_gradient *base, int k,
+                                    const fbx_value **out) {
   fbx_saved_ref ref = base->saved[k];
   if (!ref.from_forward) {
     if (ref.index < 0 || ref.index >= fbx_graph_ninputs(S)) goto bad;
@@ -432,7 +440,7 @@ static fbx_status *base_saved_value(const fbx_graph *S, const fbx_gradient *base
   }
   if (!base->forward || ref.index < 0 || ref.index >= fbx_graph_noutputs(base->forward)) goto bad;
   /* F is a clone of S: its values keep S's names. */
-  *out = fbx_graph_find_value(S, fbx_graph_output(base->forward, ref.index)->name);
+  *out = fbx_strmap_get(s_names, fbx_graph_output(base->forward, ref.index)->name);
   if (*out) return NULL;
 bad:
   return fbx_status_new(FBX_ERR_INVALID_ARG, "autodiff: respecialize: saved value %d does not belong to this subgraph", k);
@@ -442,14 +450,20 @@ fbx_status *fbx_autodiff_respecialize(fbx_gradient **out, const fbx_graph *S, co
                                       const bool *input_requires_grad, const bool *output_grad_defined) {
   dstate d = {.fixed_saved = true};
   fbx_gradient *r = NULL;
+  fbx_strmap s_names = {0}; /* S's values by name (S is straight-line: one block) */
   fbx_status *st = begin(&d, S, input_requires_grad, &r);
+  for (int i = 0; !st && i < fbx_graph_ninputs(S); i++)
+    if (fbx_strmap_put(&s_names, fbx_graph_input(S, i)->name, fbx_graph_input(S, i))) st = fbx_status_nomem();
+  for (const fbx_node *n = st ? NULL : fbx_block_first(S->block); n && !st; n = n->next)
+    for (int o = 0; o < n->noutputs && !st; o++)
+      if (fbx_strmap_put(&s_names, n->outputs[o]->name, n->outputs[o])) st = fbx_status_nomem();
   if (!st) st = add_grad_inputs(&d, output_grad_defined);
   int ngrad_inputs = st ? 0 : fbx_graph_ninputs(d.B);
   for (int k = 0; !st && k < base->nsaved; k++) {
     const fbx_value *v = NULL;
     fbx_value *in = NULL;
-    if (!(st = base_saved_value(S, base, k, &v)) && !(in = add_b_input(&d, v))) st = fbx_status_nomem();
-    if (!st) st = set_unique_name(d.B, in, "saved_", v->name);
+    if (!(st = base_saved_value(S, &s_names, base, k, &v)) && !(in = add_b_input(&d, v))) st = fbx_status_nomem();
+    if (!st) st = set_unique_name(&d, in, "saved_", v->name);
     if (!st && fbx_ptrmap_put(&d.saved_of, v, in)) st = fbx_status_nomem();
   }
   if (!st && base->nsaved && !(d.saved = fbx_malloc(sizeof *d.saved * (size_t)base->nsaved))) st = fbx_status_nomem();
@@ -458,6 +472,7 @@ fbx_status *fbx_autodiff_respecialize(fbx_gradient **out, const fbx_graph *S, co
     d.nsaved = base->nsaved;
     st = run_backward(&d);
   }
+  fbx_strmap_free(&s_names);
   if (!st) st = add_outputs(&d, r, input_requires_grad);
   if (!st) st = finish(&d, r, ngrad_inputs, false);
   if (st) {

@@ -38,6 +38,7 @@
 #include "base/log.h"
 #include "base/ptrmap.h"
 #include "base/strbuf.h"
+#include "base/workcount.h"
 #include "ops/optable.h"
 #include "passes/passes.h"
 
@@ -246,8 +247,6 @@ typedef struct blockgroups {
   fbx_ptrmap index; /* node -> index + 1 */
   cand_kind *kind;
   int *parent;      /* union-find over indices; -1: in no group */
-  /* scratch for the convexity check */
-  bool *member, *down;
 } blockgroups;
 
 static int index_of(const blockgroups *bg, const fbx_node *n) {
@@ -310,41 +309,198 @@ static void classify(const sweep *s, blockgroups *bg) {
   }
 }
 
-/* With member[] set for a proposed group whose last node is `last`: is it
- * convex, and may every non-member inside its span that depends on it move
- * below it? */
-static bool check_union(const sweep *s, blockgroups *bg, int last) {
-  int first = -1;
-  for (int i = 0; i <= last; i++) {
-    bg->down[i] = false;
-    if (bg->member[i] && first < 0) first = i;
+/* ---- growing groups ------------------------------------------------------------------
+ *
+ * Nodes are visited in program order; node i joins the groups of its
+ * producers when the union stays convex (no path leaves it and comes back)
+ * and every non-member inside its span that depends on it may move below it.
+ *
+ * Each group keeps its members (a list), and a frontier: a min-heap of the
+ * nodes after its last member that its members or the non-members they
+ * reach use, each marked "from a member" or "from a non-member". Adding
+ * node i to one group only pops the frontier up to i: a popped node before i
+ * is a non-member the group reaches (it must be movable; its users join the
+ * frontier), and i itself may only be reached from members. Nothing behind
+ * the group's last member is looked at again, so a long chain costs O(n log n)
+ * in all. A union of two or more groups is checked from scratch over the
+ * members and what they reach up to i, which sums to O(n log n) over a tree
+ * of unions. */
+
+enum { NO_BLOCK = 0x7fffffff };
+
+typedef struct gstate {
+  int head, tail; /* member list (any order), through grow->next */
+  int *heap;      /* frontier entries: index * 2 + from_non_member */
+  int nheap, cap;
+  int last_popped; /* dedupe: entries pop in order */
+  int blocked;     /* a reached node that may not move (NO_BLOCK: none) */
+} gstate;
+
+typedef struct grow {
+  gstate *st;  /* by state id */
+  int nst;
+  int *sid;    /* root index -> state id */
+  int *next;   /* member list links */
+  int *stamp;  /* scratch marks for the from-scratch check */
+  int cur;
+  int *work;
+  int *front; /* the from-scratch check's frontier */
+  int nfront, cap_front;
+} grow;
+
+static int heap_push(gstate *g, int e) {
+  if (g->nheap == g->cap) {
+    int cap = g->cap ? 2 * g->cap : 8;
+    int *nh = fbx_realloc(g->heap, sizeof *nh * (size_t)cap);
+    if (!nh) return -1;
+    g->heap = nh;
+    g->cap = cap;
   }
-  for (int j = first; j <= last; j++) {
-    if (!bg->member[j] && !bg->down[j]) continue;
-    if (bg->down[j] && !movable(s, bg->nodes[j])) return false;
-    const fbx_node *n = bg->nodes[j];
-    for (int o = 0; o < n->noutputs; o++) {
-      const fbx_value *v = n->outputs[o];
-      for (int u = 0; u < v->nuses; u++) {
-        int k = index_of(bg, v->uses[u].user);
-        if (k < 0 || k > last) continue;
-        if (bg->member[k]) {
-          if (bg->down[j]) return false; /* member -> outside -> member */
-        } else {
-          bg->down[k] = true;
-        }
-      }
-    }
+  int i = g->nheap++;
+  while (i > 0 && g->heap[(i - 1) / 2] > e) {
+    g->heap[i] = g->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
   }
-  return true;
+  g->heap[i] = e;
+  return 0;
 }
 
-static void set_members(blockgroups *bg, int last, const int *roots, int nroots, int self) {
-  for (int i = 0; i <= last; i++) {
-    bg->member[i] = i == self;
-    int r = group_of(bg, i);
-    for (int k = 0; k < nroots && !bg->member[i]; k++) bg->member[i] = r >= 0 && r == roots[k];
+static int heap_pop(gstate *g) {
+  int top = g->heap[0], e = g->heap[--g->nheap], i = 0;
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= g->nheap) break;
+    if (c + 1 < g->nheap && g->heap[c + 1] < g->heap[c]) c++;
+    if (g->heap[c] >= e) break;
+    g->heap[i] = g->heap[c];
+    i = c;
   }
+  if (g->nheap) g->heap[i] = e;
+  return top;
+}
+
+/* The block-level users of node j after `after`, pushed as frontier entries. */
+static int push_users(const blockgroups *bg, gstate *g, int j, int after, int from_non_member) {
+  const fbx_node *n = bg->nodes[j];
+  for (int o = 0; o < n->noutputs; o++) {
+    const fbx_value *v = n->outputs[o];
+    for (int u = 0; u < v->nuses; u++) {
+      int k = index_of(bg, v->uses[u].user);
+      if (k > after && heap_push(g, k * 2 + from_non_member)) return -1;
+    }
+  }
+  return 0;
+}
+
+static int new_state(grow *w, int i) {
+  gstate *g = &w->st[w->nst];
+  memset(g, 0, sizeof *g);
+  g->head = g->tail = i;
+  w->next[i] = -1;
+  g->last_popped = -1;
+  g->blocked = NO_BLOCK;
+  return w->nst++;
+}
+
+/* May node i join the group with state g? Pops g's frontier before i
+ * (facts about what g reaches, true whatever i does); *ok false when not. */
+static fbx_status *try_one(const sweep *s, const blockgroups *bg, gstate *g, int i, bool *ok) {
+  *ok = false;
+  while (g->blocked == NO_BLOCK && g->nheap && g->heap[0] / 2 < i) {
+    int x = heap_pop(g) / 2;
+    fbx_work_add(FBX_WORK_DIFFGRAPH_VISIT, 1);
+    if (x == g->last_popped) continue;
+    g->last_popped = x;
+    if (!movable(s, bg->nodes[x])) g->blocked = x;
+    else if (push_users(bg, g, x, x, 1)) return fbx_status_nomem();
+  }
+  if (g->blocked != NO_BLOCK) return NULL;
+  /* entries at i: a path through a non-member would come back into the
+   * group. They sort last among i's entries; when one is there, i stays
+   * outside and every entry at i stays (i is then a node the group reaches). */
+  int at_i = 0;
+  bool through = false;
+  while (g->nheap && g->heap[0] / 2 == i) {
+    through |= heap_pop(g) & 1;
+    at_i++;
+  }
+  if (through) {
+    for (int k = 0; k < at_i; k++)
+      if (heap_push(g, i * 2 + (k == at_i - 1))) return fbx_status_nomem();
+    return NULL;
+  }
+  *ok = true;
+  return NULL;
+}
+
+/* The union of the groups with states sids[0..n) and node i, from scratch:
+ * *ok, and in w->front the new group's frontier when it is valid. */
+static fbx_status *try_union(const sweep *s, const blockgroups *bg, grow *w, const int *sids, int n, int i,
+                             bool *ok) {
+  *ok = false;
+  int mem = ++w->cur, seen = ++w->cur, nwork = 0;
+  w->nfront = 0;
+  w->stamp[i] = mem;
+  for (int k = 0; k < n; k++)
+    for (int m = w->st[sids[k]].head; m >= 0; m = w->next[m]) w->stamp[m] = mem;
+  for (int pass = 0; pass < 2; pass++) {
+    /* pass 0: members' users; pass 1: what the non-members reached use */
+    int count = pass == 0 ? n + 1 : 0;
+    for (int k = 0; pass == 0 && k < count; k++) {
+      for (int m = k < n ? w->st[sids[k]].head : i; m >= 0; m = k < n ? w->next[m] : -1) {
+        const fbx_node *x = bg->nodes[m];
+        for (int o = 0; o < x->noutputs; o++)
+          for (int u = 0; u < x->outputs[o]->nuses; u++) {
+            int j = index_of(bg, x->outputs[o]->uses[u].user);
+            fbx_work_add(FBX_WORK_DIFFGRAPH_VISIT, 1);
+            if (j < 0 || w->stamp[j] == mem) continue;
+            if (j > i) {
+              if (w->nfront == w->cap_front) {
+                int cap = w->cap_front ? 2 * w->cap_front : 64;
+                int *nf = fbx_realloc(w->front, sizeof *nf * (size_t)cap);
+                if (!nf) return fbx_status_nomem();
+                w->front = nf;
+                w->cap_front = cap;
+              }
+              w->front[w->nfront++] = j * 2;
+            } else if (w->stamp[j] != seen) {
+              w->stamp[j] = seen;
+              w->work[nwork++] = j;
+            }
+          }
+      }
+    }
+    while (pass == 1 && nwork) {
+      int jx = w->work[--nwork];
+      if (!movable(s, bg->nodes[jx])) return NULL;
+      const fbx_node *x = bg->nodes[jx];
+      for (int o = 0; o < x->noutputs; o++)
+        for (int u = 0; u < x->outputs[o]->nuses; u++) {
+          int j = index_of(bg, x->outputs[o]->uses[u].user);
+          fbx_work_add(FBX_WORK_DIFFGRAPH_VISIT, 1);
+          if (j < 0) continue;
+          if (w->stamp[j] == mem) {
+            if (j <= i) return NULL; /* member -> outside -> member */
+            continue;
+          }
+          if (j > i) {
+            if (w->nfront == w->cap_front) {
+              int cap = w->cap_front ? 2 * w->cap_front : 64;
+              int *nf = fbx_realloc(w->front, sizeof *nf * (size_t)cap);
+              if (!nf) return fbx_status_nomem();
+              w->front = nf;
+              w->cap_front = cap;
+            }
+            w->front[w->nfront++] = j * 2 + 1;
+          } else if (w->stamp[j] != seen) {
+            w->stamp[j] = seen;
+            w->work[nwork++] = j;
+          }
+        }
+    }
+  }
+  *ok = true;
+  return NULL;
 }
 
 static void join_groups(blockgroups *bg, int self, const int *roots, int nroots) {
@@ -352,10 +508,53 @@ static void join_groups(blockgroups *bg, int self, const int *roots, int nroots)
   for (int k = 0; k < nroots; k++) bg->parent[roots[k]] = self;
 }
 
+/* i joins the groups of roots[0..nroots) (already checked). */
+static fbx_status *commit(const blockgroups *bg, grow *w, int i, const int *roots, int nroots, bool from_scratch) {
+  int sid;
+  if (nroots == 0) {
+    sid = new_state(w, i);
+    if (push_users(bg, &w->st[sid], i, i, 0)) return fbx_status_nomem();
+  } else if (!from_scratch) {
+    sid = w->sid[roots[0]];
+    gstate *g = &w->st[sid];
+    w->next[i] = g->head;
+    g->head = i;
+    if (push_users(bg, g, i, i, 0)) return fbx_status_nomem();
+  } else {
+    sid = w->sid[roots[0]];
+    gstate *g = &w->st[sid];
+    for (int k = 1; k < nroots; k++) {
+      gstate *o = &w->st[w->sid[roots[k]]];
+      w->next[g->tail] = o->head;
+      g->tail = o->tail;
+      fbx_free(o->heap);
+      memset(o, 0, sizeof *o);
+    }
+    w->next[i] = g->head;
+    g->head = i;
+    g->nheap = 0;
+    g->last_popped = -1;
+    g->blocked = NO_BLOCK;
+    for (int k = 0; k < w->nfront; k++)
+      if (heap_push(g, w->front[k])) return fbx_status_nomem();
+  }
+  w->sid[i] = sid;
+  join_groups((blockgroups *)bg, i, roots, nroots);
+  return NULL;
+}
+
 static fbx_status *grow_groups(const sweep *s, blockgroups *bg) {
-  int *roots = fbx_malloc(sizeof(int) * (size_t)(bg->n ? bg->n : 1));
-  if (!roots) return fbx_status_nomem();
-  for (int i = 0; i < bg->n; i++) {
+  grow w = {0};
+  size_t cap = (size_t)(bg->n ? bg->n : 1);
+  int *roots = fbx_malloc(sizeof(int) * cap), *sids = fbx_malloc(sizeof(int) * cap);
+  w.st = fbx_calloc(cap, sizeof *w.st);
+  w.sid = fbx_malloc(sizeof(int) * cap);
+  w.next = fbx_malloc(sizeof(int) * cap);
+  w.stamp = fbx_calloc(cap, sizeof(int));
+  w.work = fbx_malloc(sizeof(int) * cap);
+  fbx_status *st = NULL;
+  if (!roots || !sids || !w.st || !w.sid || !w.next || !w.stamp || !w.work) st = fbx_status_nomem();
+  for (int i = 0; i < bg->n && !st; i++) {
     if (bg->kind[i] == CAND_NONE) continue;
     const fbx_node *n = bg->nodes[i];
     int nroots = 0;
@@ -367,20 +566,38 @@ static fbx_status *grow_groups(const sweep *s, blockgroups *bg) {
       if (!seen) roots[nroots++] = r;
     }
     if (bg->kind[i] == CAND_UNPACK && !nroots) continue;
-    set_members(bg, i, roots, nroots, i);
-    if (check_union(s, bg, i)) {
-      join_groups(bg, i, roots, nroots);
+    bool ok = false;
+    if (nroots == 0) {
+      ok = true;
+    } else if (nroots == 1) {
+      st = try_one(s, bg, &w.st[w.sid[roots[0]]], i, &ok);
+    } else {
+      for (int k = 0; k < nroots; k++) sids[k] = w.sid[roots[k]];
+      st = try_union(s, bg, &w, sids, nroots, i, &ok);
+    }
+    if (st) break;
+    if (ok) {
+      st = commit(bg, &w, i, roots, nroots, nroots > 1);
       continue;
     }
     bool joined = false;
-    for (int k = 0; k < nroots && !joined; k++) {
-      set_members(bg, i, &roots[k], 1, i);
-      if ((joined = check_union(s, bg, i))) join_groups(bg, i, &roots[k], 1);
+    for (int k = 0; k < nroots && !joined && nroots > 1 && !st; k++) {
+      st = try_one(s, bg, &w.st[w.sid[roots[k]]], i, &joined);
+      if (!st && joined) st = commit(bg, &w, i, &roots[k], 1, false);
     }
-    if (!joined && bg->kind[i] != CAND_UNPACK) bg->parent[i] = i;
+    if (!st && !joined && bg->kind[i] != CAND_UNPACK) st = commit(bg, &w, i, NULL, 0, false);
   }
+  if (w.st)
+    for (int k = 0; k < w.nst; k++) fbx_free(w.st[k].heap);
+  fbx_free(w.st);
+  fbx_free(w.sid);
+  fbx_free(w.next);
+  fbx_free(w.stamp);
+  fbx_free(w.work);
+  fbx_free(w.front);
   fbx_free(roots);
-  return NULL;
+  fbx_free(sids);
+  return st;
 }
 
 /* ---- turning one group into a DifferentiableGraph ---------------------------------- */
@@ -592,13 +809,22 @@ static fbx_status *group_block_nodes(sweep *s, blockgroups *bg) {
     st = fbx_status_nomem();
     goto out;
   }
+  /* sizes first: a list per group as long as the block would be n^2 */
   for (int i = 0; i < bg->n; i++) {
     int r = group_of(bg, i);
-    if (r < 0) continue;
-    if (!lists[r] && !(lists[r] = fbx_malloc(sizeof(fbx_node *) * (size_t)bg->n))) {
+    if (r >= 0) size[r]++;
+  }
+  for (int r = 0; r < bg->n; r++) {
+    if (!size[r]) continue;
+    if (!(lists[r] = fbx_malloc(sizeof(fbx_node *) * (size_t)size[r]))) {
       st = fbx_status_nomem();
       goto out;
     }
+    size[r] = 0;
+  }
+  for (int i = 0; i < bg->n; i++) {
+    int r = group_of(bg, i);
+    if (r < 0) continue;
     lists[r][size[r]++] = bg->nodes[i];
     count_op[r] += bg->kind[i] == CAND_OP;
   }
@@ -635,9 +861,7 @@ static fbx_status *group_block(sweep *s, fbx_block *b) {
   bg.nodes = fbx_malloc(cap * sizeof *bg.nodes);
   bg.kind = fbx_malloc(cap * sizeof *bg.kind);
   bg.parent = fbx_malloc(cap * sizeof *bg.parent);
-  bg.member = fbx_malloc(cap * sizeof *bg.member);
-  bg.down = fbx_malloc(cap * sizeof *bg.down);
-  if (!bg.nodes || !bg.kind || !bg.parent || !bg.member || !bg.down) goto nomem;
+  if (!bg.nodes || !bg.kind || !bg.parent) goto nomem;
   int i = 0;
   for (fbx_node *n = fbx_block_first(b); n; n = n->next, i++) {
     bg.nodes[i] = n;
@@ -653,8 +877,6 @@ done:
   fbx_free(bg.nodes);
   fbx_free(bg.kind);
   fbx_free(bg.parent);
-  fbx_free(bg.member);
-  fbx_free(bg.down);
   return st;
 }
 

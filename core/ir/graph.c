@@ -8,6 +8,7 @@
 
 #include "base/alloc.h"
 #include "base/ptrmap.h"
+#include "base/workcount.h"
 
 /* Topological positions leave gaps so that most insertions need no renumbering. */
 enum { TOPO_STEP = 1 << 20 };
@@ -199,9 +200,13 @@ static int reserve_uses(fbx_value *v, int extra) {
   return GROW(v->node->graph, v->uses, v->cap_uses, v->nuses + extra);
 }
 
+/* Searched from the end: a node is usually destroyed or rewired after the
+ * nodes created before it, so its use is among the last ones (passes that
+ * remove many users of one value stay linear when they go backwards). */
 static void drop_use(fbx_value *v, fbx_node *user, int offset) {
-  for (int i = 0; i < v->nuses; i++) {
+  for (int i = v->nuses - 1; i >= 0; i--) {
     if (v->uses[i].user == user && v->uses[i].offset == offset) {
+      fbx_work_add(FBX_WORK_USE_SCAN, (uint64_t)(2 * v->nuses - 2 * i - 1)); /* searched + moved */
       memmove(&v->uses[i], &v->uses[i + 1], sizeof(fbx_use) * (size_t)(v->nuses - i - 1));
       v->nuses--;
       return;
@@ -276,9 +281,35 @@ void fbx_node_remove_all_inputs(fbx_node *n) {
 static void renumber(fbx_block *b) {
   int64_t t = TOPO_STEP;
   for (fbx_node *n = b->first; n; n = n->next) {
+    fbx_work_add(FBX_WORK_TOPO_RESPACE, 1);
     n->topo = t;
     t += TOPO_STEP;
   }
+}
+
+/* n was linked where its neighbours leave no room (lo is its predecessor's
+ * position). Rather than renumber the whole block (a pass that inserts many
+ * nodes at one place, like constant pooling, would then cost the block's
+ * size every ~20 insertions), spread n and the nodes after it evenly up to
+ * the first node far enough away: k nodes need a gap of at least 64 (k + 1),
+ * which leaves every one of them room for a few more halvings. The window
+ * grows with the crowding, so its cost is paid for by the insertions that
+ * crowded it. Falls back to renumbering the block when the positions run out. */
+static void respace(fbx_block *b, fbx_node *n, int64_t lo) {
+  int64_t k = 1;
+  fbx_node *x = n->next;
+  for (; x && x->topo - lo < 64 * (k + 1); x = x->next) {
+    k++;
+    fbx_work_add(FBX_WORK_TOPO_RESPACE, 1);
+  }
+  int64_t hi = x ? x->topo : lo + TOPO_STEP * (k + 1);
+  if (!x && hi >= b->ret->topo) {
+    renumber(b);
+    return;
+  }
+  int64_t step = (hi - lo) / (k + 1);
+  int64_t t = lo;
+  for (fbx_node *m = n; m != x; m = m->next) m->topo = t += step;
 }
 
 /* The neighbours of a position, with the sentinels standing in at the ends. */
@@ -302,7 +333,7 @@ static void link_after(fbx_node *n, fbx_node *pos) {
   if (!next && hi - lo > TOPO_STEP)
     n->topo = lo + TOPO_STEP; /* appending: a full step, not half the gap (that renumbers every ~40 appends) */
   else if (hi - lo < 2)
-    renumber(b);
+    respace(b, n, lo);
   else
     n->topo = lo + (hi - lo) / 2;
 }
@@ -488,6 +519,7 @@ int fbx_value_replace_uses_after(fbx_value *from, fbx_value *to, const fbx_node 
 fbx_value *fbx_graph_find_value_in_block(const fbx_block *b, const char *name);
 
 static fbx_value *find_in_node(const fbx_node *n, const char *name) {
+  fbx_work_add(FBX_WORK_FIND_VALUE, 1);
   for (int i = 0; i < n->noutputs; i++)
     if (!strcmp(n->outputs[i]->name, name)) return n->outputs[i];
   for (int i = 0; i < n->nblocks; i++) {

@@ -4,6 +4,7 @@
  * of the graph dominates every use it can have. */
 #include "base/alloc.h"
 #include "base/log.h"
+#include "base/workcount.h"
 #include "passes/passes.h"
 #include "passes/passutil.h"
 
@@ -11,6 +12,11 @@ typedef struct pool {
   fbx_node **nodes; /* pooled constants in first-occurrence order */
   uint64_t *hashes;
   size_t count, cap;
+  /* an open-addressing index over nodes by hash: slot -> index + 1, 0 empty.
+   * With no deletions, the constants of one hash lie along its probe
+   * sequence in pool order, so the first equal one is found first. */
+  size_t *index;
+  size_t index_cap;
   unsigned mutation; /* fbx_graph_mutation_mask */
   int merged, moved;
 } pool;
@@ -21,13 +27,29 @@ static bool mergeable(const pool *p, const fbx_node *c) {
   return !fbx_type_may_be_written(c->outputs[0]->type, p->mutation);
 }
 
+static size_t slot_of(uint64_t h, size_t cap) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return (size_t)h & (cap - 1);
+}
+
+/* The first pooled constant equal to c; expected O(1) (hash lookup). */
 static fbx_node *pool_find(const pool *p, const fbx_node *c, uint64_t h) {
-  if (!mergeable(p, c)) return NULL;
-  /* Linear: graphs have tens of distinct constants, and the order matters. */
-  for (size_t i = 0; i < p->count; i++)
+  if (!mergeable(p, c) || !p->index_cap) return NULL;
+  for (size_t j = slot_of(h, p->index_cap); p->index[j]; j = (j + 1) & (p->index_cap - 1)) {
+    size_t i = p->index[j] - 1;
+    fbx_work_add(FBX_WORK_CONSTPOOL_PROBE, 1);
     if (p->hashes[i] == h && mergeable(p, p->nodes[i]) && fbx_passutil_consts_equal(p->nodes[i], c))
       return p->nodes[i];
+  }
   return NULL;
+}
+
+static void index_put(size_t *index, size_t cap, uint64_t h, size_t i) {
+  size_t j = slot_of(h, cap);
+  while (index[j]) j = (j + 1) & (cap - 1);
+  index[j] = i + 1;
 }
 
 static int pool_add(pool *p, fbx_node *c, uint64_t h) {
@@ -41,8 +63,20 @@ static int pool_add(pool *p, fbx_node *c, uint64_t h) {
     p->hashes = nh;
     p->cap = ncap;
   }
+  if ((p->count + 1) * 2 > p->index_cap) {
+    /* rebuilt in pool order, which keeps every probe sequence in pool order */
+    size_t icap = p->index_cap ? p->index_cap * 2 : 64;
+    size_t *ni = fbx_calloc(icap, sizeof *ni);
+    if (!ni) return -1;
+    for (size_t i = 0; i < p->count; i++) index_put(ni, icap, p->hashes[i], i);
+    fbx_free(p->index);
+    p->index = ni;
+    p->index_cap = icap;
+  }
   p->nodes[p->count] = c;
-  p->hashes[p->count++] = h;
+  p->hashes[p->count] = h;
+  index_put(p->index, p->index_cap, h, p->count);
+  p->count++;
   return 0;
 }
 
@@ -82,6 +116,7 @@ fbx_status *fbx_pass_constpool(fbx_graph *g, bool *changed) {
   fbx_status *err = pool_block(&p, g, g->block);
   fbx_free(p.nodes);
   fbx_free(p.hashes);
+  fbx_free(p.index);
   if (changed) *changed = p.merged || p.moved;
   if (p.merged || p.moved)
     fbx_log(FBX_LOG_PASSES, "constpool: merged %d constants, moved %d", p.merged, p.moved);

@@ -99,7 +99,24 @@ static bool eligible(const fbx_node *n, unsigned mutation) {
 typedef struct cse_ctx {
   unsigned mutation; /* fbx_graph_mutation_mask */
   int merged;
+  /* merged nodes (no uses left), destroyed at the end, last first: a
+   * value's use list is in program order, so dropping the last use first
+   * keeps removing n copies of a node linear instead of n^2/2 moves */
+  fbx_node **dead;
+  size_t ndead, cap_dead;
 } cse_ctx;
+
+static int note_dead(cse_ctx *c, fbx_node *n) {
+  if (c->ndead == c->cap_dead) {
+    size_t cap = c->cap_dead ? 2 * c->cap_dead : 64;
+    fbx_node **nd = fbx_realloc(c->dead, cap * sizeof *nd);
+    if (!nd) return -1;
+    c->dead = nd;
+    c->cap_dead = cap;
+  }
+  c->dead[c->ndead++] = n;
+  return 0;
+}
 
 static fbx_status *cse_block(cse_ctx *c, fbx_block *b, const scope *parent) {
   scope s = {.parent = parent};
@@ -120,7 +137,10 @@ static fbx_status *cse_block(cse_ctx *c, fbx_block *b, const scope *parent) {
     for (int i = 0; i < n->noutputs && !err; i++)
       err = fbx_passutil_replace_uses(n->outputs[i], same->outputs[i]);
     if (err) break;
-    fbx_node_destroy(n);
+    if (note_dead(c, n)) {
+      err = fbx_status_nomem();
+      break;
+    }
     c->merged++;
   }
   fbx_free(s.slots);
@@ -132,6 +152,8 @@ fbx_status *fbx_pass_cse(fbx_graph *g, bool *changed) {
   if (!fbx_passutil_enter("cse", changed)) return NULL;
   cse_ctx c = {.mutation = fbx_graph_mutation_mask(g)};
   fbx_status *err = cse_block(&c, g->block, NULL);
+  while (c.ndead) fbx_node_destroy(c.dead[--c.ndead]);
+  fbx_free(c.dead);
   if (changed) *changed = c.merged > 0;
   if (c.merged) fbx_log(FBX_LOG_PASSES, "cse: merged %d nodes", c.merged);
   return err;

@@ -18,6 +18,8 @@
  *     inputs, kir.c), and an aten::cat is only a group's exit.
  * Groups with two or more ops are proposed; the host validates them again.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lf.h"
@@ -26,18 +28,95 @@
 
 enum { K_OTHER, K_PW, K_CHUNK, K_UNPACK, K_CAT, K_LISTC, K_CONST };
 
+/* Where a node sits: its block-level index i, as i << 1, or (i << 1) | 1
+ * for a node nested in block-level node i's blocks. An open-addressing map
+ * over node pointers, built once per block. */
+typedef struct where_map {
+  const void **keys;
+  int *vals;
+  size_t cap, count;
+} where_map;
+
+static size_t wm_slot(const void *key, size_t cap) {
+  uint64_t h = (uint64_t)(uintptr_t)key;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return (size_t)h & (cap - 1);
+}
+
+static int wm_put(where_map *m, const void *key, int val) {
+  if ((m->count + 1) * 2 > m->cap) {
+    size_t ncap = m->cap ? m->cap * 2 : 64;
+    const void **nk = lf_host->alloc(ncap * sizeof *nk);
+    int *nv = lf_host->alloc(ncap * sizeof *nv);
+    if (!nk || !nv) {
+      lf_host->free(nk);
+      lf_host->free(nv);
+      return -1;
+    }
+    memset(nk, 0, ncap * sizeof *nk);
+    for (size_t i = 0; i < m->cap; i++) {
+      if (!m->keys[i]) continue;
+      size_t j = wm_slot(m->keys[i], ncap);
+      while (nk[j]) j = (j + 1) & (ncap - 1);
+      nk[j] = m->keys[i];
+      nv[j] = m->vals[i];
+    }
+    lf_host->free(m->keys);
+    lf_host->free(m->vals);
+    m->keys = nk;
+    m->vals = nv;
+    m->cap = ncap;
+  }
+  size_t j = wm_slot(key, m->cap);
+  while (m->keys[j] && m->keys[j] != key) j = (j + 1) & (m->cap - 1);
+  if (!m->keys[j]) m->count++;
+  m->keys[j] = key;
+  m->vals[j] = val;
+  return 0;
+}
+
+static int wm_get(const where_map *m, const void *key) {
+  if (!m->cap || !key) return -1;
+  size_t j = wm_slot(key, m->cap);
+  while (m->keys[j]) {
+    if (m->keys[j] == key) return m->vals[j];
+    j = (j + 1) & (m->cap - 1);
+  }
+  return -1;
+}
+
+/* A block's nodes, their groups, and scratch for checking a tentative group.
+ * Groups are kept as member lists (descending index), so that nothing below
+ * scans the whole block per merge: a check costs the size of the tentative
+ * group (bounded by the kernel limits) plus the nodes between its first and
+ * last member that a path from it reaches. */
 typedef struct blk {
   int n;
   const fbxp_node **nodes;
   int *kind, *seg, *group;
-  int *mark; /* scratch */
+  where_map where;
+  /* groups, by id: first member (highest index, -1 when empty), when its
+   * producers were last tried (see fuse_block) */
+  int *ghead, *gscanned;
+  int *gnext; /* per node: the next member of its group (lower index), -1 */
+  long changes; /* merges and seeds so far */
+  /* the tentative member set: tm[0..ntm), mem[i] == mem_stamp */
+  int *tm, ntm;
+  int *mem, mem_stamp;
+  int *vis, vis_stamp;   /* reached from the set (convexity walk) */
+  int *cone, cone_stamp; /* a chunk's cone */
+  int *stack;
+  const fbxp_value **ins; /* distinct-input count */
+  size_t cap_ins;
 } blk;
 
+static int is_mem(const blk *b, int i) { return i >= 0 && b->mem[i] == b->mem_stamp; }
+
 static int index_of(const blk *b, const fbxp_node *n) {
-  if (!n) return -1;
-  for (int i = 0; i < b->n; i++)
-    if (b->nodes[i] == n) return i;
-  return -1;
+  int c = wm_get(&b->where, n);
+  return c >= 0 && !(c & 1) ? c >> 1 : -1;
 }
 
 static int kind_is(const fbxp_node *n, const char *k) { return n && !strcmp(lf_host->node_kind(n), k); }
@@ -91,23 +170,11 @@ static int classify(const fbxp_node *n) {
   return lf_node_fusable(n) ? K_PW : K_OTHER;
 }
 
-static int holds(const fbxp_block *bl, const fbxp_node *u, int depth) {
-  for (const fbxp_node *n = lf_host->block_first(bl); n; n = lf_host->node_next(n)) {
-    if (n == u) return 1;
-    for (int i = 0; i < lf_host->node_num_blocks(n) && depth < 64; i++)
-      if (holds(lf_host->node_block(n, i), u, depth + 1)) return 1;
-  }
-  return 0;
-}
-
-/* The node of this block that is u or holds u in a nested block (-1: none). */
+/* The node of this block that is u or holds u in a nested block (-1: none;
+ * nodes nested deeper than 64 blocks are not looked for). */
 static int ancestor(const blk *b, const fbxp_node *u) {
-  int i = index_of(b, u);
-  if (i >= 0) return i;
-  for (i = 0; i < b->n; i++)
-    for (int k = 0; k < lf_host->node_num_blocks(b->nodes[i]); k++)
-      if (holds(lf_host->node_block(b->nodes[i], k), u, 0)) return i;
-  return -1;
+  int c = wm_get(&b->where, u);
+  return c >= 0 ? c >> 1 : -1;
 }
 
 /* The block-level node of v's u-th use; -2 for a return (or anything
@@ -120,26 +187,56 @@ static int user_at(const blk *b, const fbxp_value *v, int u) {
   return i >= 0 ? i : -2;
 }
 
-static int outputs_fill_space(blk *b, int first, int last);
+static int outputs_fill_space(blk *b);
 
-/* Is the tentative member set (mark == 1) valid? */
+static int cmp_int(const void *x, const void *y) {
+  int a = *(const int *)x, c = *(const int *)y;
+  return (a > c) - (a < c);
+}
+
+static int cmp_ptr(const void *x, const void *y) {
+  uintptr_t a = (uintptr_t) * (const fbxp_value *const *)x, c = (uintptr_t) * (const fbxp_value *const *)y;
+  return (a > c) - (a < c);
+}
+
+static void tm_add(blk *b, int i) {
+  if (is_mem(b, i)) return;
+  b->mem[i] = b->mem_stamp;
+  b->tm[b->ntm++] = i;
+}
+
+/* An upper bound of the kernel IR values (kir.c) a group needs: a value per
+ * op, and at most one per operand (a load, a scalar or a literal); the ops
+ * between a kernel's inputs and a chunk are emitted once per piece. */
+static int values_fit(const blk *b) {
+  long cost = 0;
+  int pieces = 1, nchunks = 0;
+  for (int t = 0; t < b->ntm; t++) {
+    const fbxp_node *n = b->nodes[b->tm[t]];
+    cost += 1 + lf_host->node_num_inputs(n);
+    if (b->kind[b->tm[t]] == K_UNPACK && lf_host->node_num_outputs(n) > pieces) pieces = lf_host->node_num_outputs(n);
+    nchunks += b->kind[b->tm[t]] == K_CHUNK;
+  }
+  return nchunks <= LF_MAX_CHUNKS && cost * pieces <= LF_MAX_VALUES;
+}
+
+/* Is the tentative member set (tm, mem) valid? */
 static int set_valid(blk *b) {
-  int first = b->n, last = -1;
-  for (int i = 0; i < b->n; i++)
-    if (b->mark[i] == 1) {
-      if (i < first) first = i;
-      last = i;
-    }
-  if (last < 0) return 0;
+  if (!b->ntm) return 0;
+  /* ascending order: outputs_fill_space broadcasts in program order */
+  qsort(b->tm, (size_t)b->ntm, sizeof *b->tm, cmp_int);
+  int first = b->tm[0], last = b->tm[b->ntm - 1];
   /* one stretch between barriers */
   if (b->seg[first] != b->seg[last]) return 0;
-  /* convex: walk forward from members through non-members up to `last`
-   * (mark 2 = reached from the group) */
-  int nin = 0, nout = 0;
-  for (int i = first; i <= last; i++) {
-    if (b->mark[i] != 1 && b->mark[i] != 2) continue;
+  /* within the kernel's limits on values and chunks */
+  if (!values_fit(b)) return 0;
+  /* convex: walk forward from members through non-members up to `last`;
+   * a non-member reached from the group must not feed a member */
+  int nin = 0, nout = 0, nst = 0;
+  b->vis_stamp++;
+  for (int t = 0; t < b->ntm; t++) {
+    int i = b->tm[t];
     const fbxp_node *n = b->nodes[i];
-    int member = b->mark[i] == 1;
     for (int o = 0; o < lf_host->node_num_outputs(n); o++) {
       const fbxp_value *v = lf_host->node_output(n, o);
       int outside = 0;
@@ -149,85 +246,100 @@ static int set_valid(blk *b) {
           outside = 1;
           continue;
         }
-        if (b->mark[j] == 1) {
-          if (!member) return 0; /* left and came back */
-          continue;
-        }
+        if (is_mem(b, j)) continue;
         outside = 1;
-        if (j <= last && b->mark[j] == 0) b->mark[j] = 2;
+        if (j <= last && b->vis[j] != b->vis_stamp) {
+          b->vis[j] = b->vis_stamp;
+          b->stack[nst++] = j;
+        }
       }
-      if (member && outside && lf_host->value_kind(v) == FBXP_TYPE_TENSOR) nout++;
-      if (member && outside && lf_host->value_kind(v) != FBXP_TYPE_TENSOR && b->kind[i] != K_PW) return 0;
+      if (outside && lf_host->value_kind(v) == FBXP_TYPE_TENSOR) nout++;
+      if (outside && lf_host->value_kind(v) != FBXP_TYPE_TENSOR && b->kind[i] != K_PW) return 0;
     }
   }
-  for (int i = 0; i < b->n; i++)
-    if (b->mark[i] == 2) b->mark[i] = 0;
+  while (nst) {
+    const fbxp_node *n = b->nodes[b->stack[--nst]];
+    for (int o = 0; o < lf_host->node_num_outputs(n); o++) {
+      const fbxp_value *v = lf_host->node_output(n, o);
+      for (int u = 0; u < lf_host->value_num_uses(v); u++) {
+        int j = user_at(b, v, u);
+        if (j < 0) continue;
+        if (is_mem(b, j)) return 0; /* left and came back */
+        if (j <= last && b->vis[j] != b->vis_stamp) {
+          b->vis[j] = b->vis_stamp;
+          b->stack[nst++] = j;
+        }
+      }
+    }
+  }
   /* inputs: distinct tensor values read from outside */
-  for (int i = first; i <= last; i++) {
-    if (b->mark[i] != 1) continue;
+  size_t nins = 0;
+  for (int t = 0; t < b->ntm; t++) {
+    int i = b->tm[t];
     const fbxp_node *n = b->nodes[i];
     if (b->kind[i] == K_CAT) {
       /* exit only: its result feeds no member */
       const fbxp_value *v = lf_host->node_output(n, 0);
-      for (int u = 0; u < lf_host->value_num_uses(v); u++) {
-        int j = user_at(b, v, u);
-        if (j >= 0 && b->mark[j] == 1) return 0;
-      }
+      for (int u = 0; u < lf_host->value_num_uses(v); u++)
+        if (is_mem(b, user_at(b, v, u))) return 0;
     }
     for (int a = 0; a < lf_host->node_num_inputs(n); a++) {
       const fbxp_value *v = lf_host->node_input(n, a);
       if (lf_host->value_kind(v) != FBXP_TYPE_TENSOR) continue;
-      int p = index_of(b, lf_host->value_producer(v));
-      if (p >= 0 && b->mark[p] == 1) continue;
-      int dup = 0;
-      for (int i2 = first; i2 < i && !dup; i2++) {
-        if (b->mark[i2] != 1) continue;
-        for (int a2 = 0; a2 < lf_host->node_num_inputs(b->nodes[i2]); a2++)
-          if (lf_host->node_input(b->nodes[i2], a2) == v) dup = 1;
+      if (is_mem(b, index_of(b, lf_host->value_producer(v)))) continue;
+      if (nins == b->cap_ins) {
+        size_t cap = b->cap_ins ? 2 * b->cap_ins : 64;
+        const fbxp_value **ni = lf_host->alloc(cap * sizeof *ni);
+        if (!ni) return 0;
+        if (nins) memcpy(ni, b->ins, nins * sizeof *ni);
+        lf_host->free(b->ins);
+        b->ins = ni;
+        b->cap_ins = cap;
       }
-      for (int a2 = 0; a2 < a && !dup; a2++)
-        if (lf_host->node_input(n, a2) == v) dup = 1;
-      if (!dup) nin++;
+      b->ins[nins++] = v;
     }
   }
+  if (nins) qsort(b->ins, nins, sizeof *b->ins, cmp_ptr);
+  for (size_t k = 0; k < nins; k++) nin += k == 0 || b->ins[k] != b->ins[k - 1];
   if (nin + nout > LF_GROUP_MAX_ARGS) return 0;
   /* chunks: the cone feeding each chunk is used only inside that cone */
-  for (int c = first; c <= last; c++) {
-    if (b->mark[c] != 1 || b->kind[c] != K_CHUNK) continue;
-    /* mark the cone with 3 */
-    int changed = 1, ok = 1;
+  for (int t = 0; t < b->ntm; t++) {
+    int c = b->tm[t];
+    if (b->kind[c] != K_CHUNK) continue;
+    int ok = 1;
+    b->cone_stamp++;
+    nst = 0;
     int p = index_of(b, lf_host->value_producer(lf_host->node_input(b->nodes[c], 0)));
-    if (p >= 0 && b->mark[p] == 1) b->mark[p] = 3;
-    while (changed) {
-      changed = 0;
-      for (int i = last; i >= first; i--) {
-        if (b->mark[i] != 3) continue;
-        for (int a = 0; a < lf_host->node_num_inputs(b->nodes[i]); a++) {
-          int q = index_of(b, lf_host->value_producer(lf_host->node_input(b->nodes[i], a)));
-          if (q >= 0 && b->mark[q] == 1) {
-            b->mark[q] = 3;
-            changed = 1;
-          }
+    if (is_mem(b, p)) {
+      b->cone[p] = b->cone_stamp;
+      b->stack[nst++] = p;
+    }
+    while (nst) {
+      const fbxp_node *n = b->nodes[b->stack[--nst]];
+      for (int a = 0; a < lf_host->node_num_inputs(n); a++) {
+        int q = index_of(b, lf_host->value_producer(lf_host->node_input(n, a)));
+        if (is_mem(b, q) && b->cone[q] != b->cone_stamp) {
+          b->cone[q] = b->cone_stamp;
+          b->stack[nst++] = q;
         }
       }
     }
-    for (int i = first; i <= last && ok; i++) {
-      if (b->mark[i] != 3) continue;
+    for (int t2 = 0; t2 < b->ntm && ok; t2++) {
+      int i = b->tm[t2];
+      if (b->cone[i] != b->cone_stamp) continue;
       if (b->kind[i] == K_CHUNK || b->kind[i] == K_UNPACK || b->kind[i] == K_CAT) ok = 0;
       const fbxp_node *n = b->nodes[i];
       for (int o = 0; o < lf_host->node_num_outputs(n) && ok; o++) {
         const fbxp_value *v = lf_host->node_output(n, o);
         for (int u = 0; u < lf_host->value_num_uses(v) && ok; u++) {
           int j = user_at(b, v, u);
-          ok = j == c || (j >= 0 && b->mark[j] == 3);
+          ok = j == c || (j >= 0 && b->cone[j] == b->cone_stamp);
         }
       }
     }
-    for (int i = first; i <= last; i++)
-      if (b->mark[i] == 3) b->mark[i] = 1;
     if (!ok) return 0;
   }
-  return outputs_fill_space(b, first, last);
+  return outputs_fill_space(b);
 }
 
 /* ---- output shapes ------------------------------------------------------------------ */
@@ -277,10 +389,8 @@ static int pshape_smaller(const pshape *v, const pshape *it) {
 }
 
 static int used_outside(blk *b, const fbxp_value *v) {
-  for (int u = 0; u < lf_host->value_num_uses(v); u++) {
-    int j = user_at(b, v, u);
-    if (j < 0 || b->mark[j] != 1) return 1;
-  }
+  for (int u = 0; u < lf_host->value_num_uses(v); u++)
+    if (!is_mem(b, user_at(b, v, u))) return 1;
   return 0;
 }
 
@@ -292,11 +402,11 @@ static int used_outside(blk *b, const fbxp_value *v) {
  * compile and run, which check again. The sinks of a group are its outputs,
  * the pieces of its cats and of its chunks: everything else feeds them, and
  * a pointwise value is never bigger than its consumers. */
-static int outputs_fill_space(blk *b, int first, int last) {
+static int outputs_fill_space(blk *b) {
   pshape it = {.rank = 0}, v;
   for (int pass = 0; pass < 2; pass++) {
-    for (int i = first; i <= last; i++) {
-      if (b->mark[i] != 1) continue;
+    for (int t = 0; t < b->ntm; t++) {
+      int i = b->tm[t];
       const fbxp_node *n = b->nodes[i];
       if (b->kind[i] == K_PW && used_outside(b, lf_host->node_output(n, 0))) {
         pshape_of(lf_host->node_output(n, 0), &v);
@@ -314,8 +424,20 @@ static int outputs_fill_space(blk *b, int first, int last) {
   return 1;
 }
 
-static void mark_group(blk *b, int g) {
-  for (int i = 0; i < b->n; i++) b->mark[i] = b->group[i] == g && g >= 0;
+/* A new, empty tentative set holding group g's members. */
+static void begin_set(blk *b, int g) {
+  b->mem_stamp++;
+  b->ntm = 0;
+  for (int m = g >= 0 ? b->ghead[g] : -1; m >= 0; m = b->gnext[m]) tm_add(b, m);
+}
+
+/* Node i joins group g (its list stays in descending index order). */
+static void join(blk *b, int g, int i) {
+  b->group[i] = g;
+  int *at = &b->ghead[g];
+  while (*at > i) at = &b->gnext[*at];
+  b->gnext[i] = *at;
+  *at = i;
 }
 
 /* Merge the producer p (and what comes with it) into group g. */
@@ -323,14 +445,13 @@ static int try_merge(blk *b, int g, int p) {
   if (p < 0 || b->group[p] == g) return 0;
   int k = b->kind[p];
   if (k == K_CAT || k == K_LISTC || k == K_OTHER || k == K_CONST || k == K_CHUNK) return 0;
-  mark_group(b, g);
-  if (b->group[p] >= 0) {
-    int g2 = b->group[p];
-    for (int i = 0; i < b->n; i++)
-      if (b->group[i] == g2) {
-        if (b->kind[i] == K_CAT) return 0; /* a cat is only an exit */
-        b->mark[i] = 1;
-      }
+  begin_set(b, g);
+  int c = -1, g2 = b->group[p];
+  if (g2 >= 0) {
+    for (int m = b->ghead[g2]; m >= 0; m = b->gnext[m]) {
+      if (b->kind[m] == K_CAT) return 0; /* a cat is only an exit */
+      tm_add(b, m);
+    }
   } else if (k == K_UNPACK) {
     /* every piece consumed inside the group */
     const fbxp_node *n = b->nodes[p];
@@ -341,17 +462,25 @@ static int try_merge(blk *b, int g, int p) {
         if (j < 0 || b->group[j] != g) return 0;
       }
     }
-    int c = index_of(b, lf_host->value_producer(lf_host->node_input(n, 0)));
+    c = index_of(b, lf_host->value_producer(lf_host->node_input(n, 0)));
     if (c < 0 || b->group[c] >= 0) return 0;
-    b->mark[p] = 1;
-    b->mark[c] = 1;
+    tm_add(b, p);
+    tm_add(b, c);
   } else {
-    b->mark[p] = 1;
+    tm_add(b, p);
   }
   if (!set_valid(b)) return 0;
-  int g2 = b->group[p];
-  for (int i = 0; i < b->n; i++)
-    if (b->mark[i] == 1 || (g2 >= 0 && b->group[i] == g2)) b->group[i] = g;
+  if (g2 >= 0) {
+    for (int m = b->ghead[g2], next; m >= 0; m = next) {
+      next = b->gnext[m];
+      join(b, g, m);
+    }
+    b->ghead[g2] = -1;
+  } else {
+    join(b, g, p);
+    if (c >= 0) join(b, g, c);
+  }
+  b->changes++;
   return 1;
 }
 
@@ -360,29 +489,34 @@ static int seed(blk *b, int i, int *ngroups) {
   if (b->group[i] >= 0) return b->group[i];
   if (b->kind[i] != K_PW && b->kind[i] != K_CAT) return -1;
   int g = (*ngroups)++;
-  b->group[i] = g;
+  b->ghead[g] = -1;
+  b->gscanned[g] = -1;
+  join(b, g, i);
   if (b->kind[i] == K_CAT) {
     int lc = index_of(b, lf_host->value_producer(lf_host->node_input(b->nodes[i], 0)));
-    if (lc >= 0 && b->group[lc] < 0 && b->seg[lc] == b->seg[i]) b->group[lc] = g;
+    if (lc >= 0 && b->group[lc] < 0 && b->seg[lc] == b->seg[i]) join(b, g, lc);
   }
+  b->changes++;
   return g;
 }
 
 static void partition_block(const fbxp_block *bl, fbxp_proposals *props);
 
+/* Scans in reverse until nothing merges. A group whose producers were all
+ * tried with nothing changed anywhere since (no merge, no new group) is not
+ * tried again: every try would fail the same way. */
 static void fuse_block(blk *b, fbxp_proposals *props) {
   int ngroups = 0, any = 1, rounds = 0;
   while (any && rounds++ < 64) {
     any = 0;
     for (int i = b->n - 1; i >= 0; i--) {
       int g = seed(b, i, &ngroups);
-      if (g < 0) continue;
+      if (g < 0 || b->gscanned[g] == b->changes) continue;
       /* the producers of the group's inputs, latest first */
       int merged = 1;
       while (merged) {
         merged = 0;
-        for (int m = b->n - 1; m >= 0 && !merged; m--) {
-          if (b->group[m] != g) continue;
+        for (int m = b->ghead[g]; m >= 0 && !merged; m = b->gnext[m]) {
           const fbxp_node *n = b->nodes[m];
           for (int a = 0; a < lf_host->node_num_inputs(n) && !merged; a++) {
             int p = index_of(b, lf_host->value_producer(lf_host->node_input(n, a)));
@@ -390,20 +524,32 @@ static void fuse_block(blk *b, fbxp_proposals *props) {
           }
         }
       }
+      b->gscanned[g] = b->changes;
     }
   }
   const fbxp_node **nodes = lf_host->alloc((size_t)(b->n ? b->n : 1) * sizeof *nodes);
   if (!nodes) return;
   for (int g = 0; g < ngroups; g++) {
     int count = 0, ops = 0;
-    for (int i = 0; i < b->n; i++)
-      if (b->group[i] == g) {
-        nodes[count++] = b->nodes[i];
-        ops += b->kind[i] == K_PW || b->kind[i] == K_CAT;
-      }
+    for (int m = b->ghead[g]; m >= 0; m = b->gnext[m]) {
+      count++;
+      ops += b->kind[m] == K_PW || b->kind[m] == K_CAT;
+    }
+    int at = count;
+    for (int m = b->ghead[g]; m >= 0; m = b->gnext[m]) nodes[--at] = b->nodes[m];
     if (ops >= 2) lf_host->propose(props, nodes, count);
   }
   lf_host->free(nodes);
+}
+
+/* Every node nested in block-level node i's blocks maps to i. */
+static int note_nested(blk *b, const fbxp_block *bl, int i, int depth) {
+  for (const fbxp_node *n = lf_host->block_first(bl); n; n = lf_host->node_next(n)) {
+    if (wm_put(&b->where, n, (i << 1) | 1)) return -1;
+    for (int k = 0; k < lf_host->node_num_blocks(n) && depth < 64; k++)
+      if (note_nested(b, lf_host->node_block(n, k), i, depth + 1)) return -1;
+  }
+  return 0;
 }
 
 static void partition_block(const fbxp_block *bl, fbxp_proposals *props) {
@@ -413,28 +559,35 @@ static void partition_block(const fbxp_block *bl, fbxp_proposals *props) {
     for (int i = 0; i < lf_host->node_num_blocks(n); i++) partition_block(lf_host->node_block(n, i), props);
   }
   size_t cnt = (size_t)(b.n ? b.n : 1);
+  int **arrays[] = {&b.kind, &b.seg, &b.group, &b.ghead, &b.gscanned, &b.gnext, &b.tm, &b.mem, &b.vis, &b.cone, &b.stack};
+  int narrays = (int)(sizeof arrays / sizeof *arrays), ok = 1;
   b.nodes = lf_host->alloc(cnt * sizeof *b.nodes);
-  b.kind = lf_host->alloc(cnt * sizeof(int));
-  b.seg = lf_host->alloc(cnt * sizeof(int));
-  b.group = lf_host->alloc(cnt * sizeof(int));
-  b.mark = lf_host->alloc(cnt * sizeof(int));
-  if (b.nodes && b.kind && b.seg && b.group && b.mark) {
+  ok = b.nodes != NULL;
+  for (int a = 0; a < narrays; a++) {
+    *arrays[a] = lf_host->alloc(cnt * sizeof(int));
+    if (*arrays[a]) memset(*arrays[a], 0, cnt * sizeof(int));
+    else ok = 0;
+  }
+  if (ok) {
     int i = 0, seg = 0;
-    for (const fbxp_node *n = lf_host->block_first(bl); n; n = lf_host->node_next(n), i++) {
+    for (const fbxp_node *n = lf_host->block_first(bl); n && ok; n = lf_host->node_next(n), i++) {
       b.nodes[i] = n;
       if (is_barrier(n)) seg++;
       b.seg[i] = seg;
       b.group[i] = -1;
-      b.mark[i] = 0;
+      b.gnext[i] = -1;
+      if (wm_put(&b.where, n, i << 1)) ok = 0;
+      for (int k = 0; k < lf_host->node_num_blocks(n) && ok; k++)
+        if (note_nested(&b, lf_host->node_block(n, k), i, 0)) ok = 0;
     }
-    for (i = 0; i < b.n; i++) b.kind[i] = is_barrier(b.nodes[i]) ? K_OTHER : classify(b.nodes[i]);
-    fuse_block(&b, props);
+    for (i = 0; i < b.n && ok; i++) b.kind[i] = is_barrier(b.nodes[i]) ? K_OTHER : classify(b.nodes[i]);
+    if (ok) fuse_block(&b, props);
   }
   lf_host->free(b.nodes);
-  lf_host->free(b.kind);
-  lf_host->free(b.seg);
-  lf_host->free(b.group);
-  lf_host->free(b.mark);
+  for (int a = 0; a < narrays; a++) lf_host->free(*arrays[a]);
+  lf_host->free(b.where.keys);
+  lf_host->free(b.where.vals);
+  lf_host->free(b.ins);
 }
 
 fbxp_status *lf_partition(void *state, const fbxp_graph *g, fbxp_proposals *props) {

@@ -1,0 +1,326 @@
+/* Nothing super-linear (issue #12, item 9): large generated graphs through
+ * the passes, autodiff and the legacy fuser, checked by structure and by
+ * work counters (core/base/workcount.h), never by time. Each bound here is
+ * a small multiple of the graph's size; the quadratic algorithms these
+ * replace counted n^2/2 (or never finished within the test's timeout). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autodiff/autodiff.h"
+#include "base/alloc.h"
+#include "base/strbuf.h"
+#include "base/workcount.h"
+#include "exec/executor.h"
+#include "host/host.h"
+#include "ir/text.h"
+#include "ir/verify.h"
+#include "ops/optable.h"
+#include "passes/passes.h"
+#include "testutil.h"
+
+static fbx_graph *parse(const char *text) {
+  fbx_graph *g = NULL;
+  fbx_status *st = fbx_graph_parse(&g, text, strlen(text), "scale.ir");
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  return g;
+}
+
+/* A chain of n pointwise nodes over x: sigmoid, mul x, tanh, add x, ... */
+static char *chain_ir(int n) {
+  fbx_strbuf b = {0};
+  fbx_strbuf_printf(&b, "graph(%%x.1 : Tensor):\n  %%one : int = prim::Constant[value=1]()\n");
+  const char *ops[4] = {"aten::sigmoid(%%v%d)", "aten::mul(%%v%d, %%x.1)", "aten::tanh(%%v%d)",
+                        "aten::add(%%v%d, %%x.1, %%one)"};
+  fbx_strbuf_printf(&b, "  %%v0 : Tensor = aten::sigmoid(%%x.1)\n");
+  for (int i = 1; i < n; i++) {
+    fbx_strbuf_printf(&b, "  %%v%d : Tensor = ", i);
+    fbx_strbuf_printf(&b, ops[i % 4], i - 1);
+    fbx_strbuf_printf(&b, "\n");
+  }
+  fbx_strbuf_printf(&b, "  return (%%v%d)\n", n - 1);
+  return b.data;
+}
+
+static int count_kind(const fbx_block *b, fbx_sym kind) {
+  int n = 0;
+  for (fbx_node *x = fbx_block_first(b); x; x = x->next) n += x->kind == kind;
+  return n;
+}
+
+/* ---- passes ------------------------------------------------------------------------ */
+
+/* 20,000 distinct float constants, each also written a second time: the pool
+ * keeps 20,000 and merges 20,000, probing O(1) pooled constants per constant
+ * (a linear pool probed 2 * 10^8). */
+START_TEST(constpool_is_linear_in_distinct_constants) {
+  const int n = 20000;
+  fbx_strbuf b = {0};
+  fbx_strbuf_printf(&b, "graph(%%x.1 : Tensor):\n  %%one : int = prim::Constant[value=1]()\n  %%s0 : Tensor = aten::mul(%%x.1, %%one)\n");
+  for (int i = 0; i < n; i++) {
+    fbx_strbuf_printf(&b, "  %%a%d : float = prim::Constant[value=%d.5]()\n", i, i);
+    fbx_strbuf_printf(&b, "  %%b%d : float = prim::Constant[value=%d.5]()\n", i, i);
+    fbx_strbuf_printf(&b, "  %%p%d : Tensor = aten::add(%%s%d, %%a%d, %%b%d)\n", i, i, i, i);
+    fbx_strbuf_printf(&b, "  %%s%d : Tensor = aten::mul(%%p%d, %%one)\n", i + 1, i);
+  }
+  fbx_strbuf_printf(&b, "  return (%%s%d)\n", n);
+  fbx_graph *g = parse(b.data);
+  fbx_strbuf_free(&b);
+  uint64_t before = fbx_work_count(FBX_WORK_CONSTPOOL_PROBE);
+  bool changed = false;
+  fbx_status *st = fbx_pass_constpool(g, &changed);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  uint64_t probes = fbx_work_count(FBX_WORK_CONSTPOOL_PROBE) - before;
+  ck_assert(changed);
+  ck_assert_int_eq(count_kind(g->block, FBX_SYM_prim_Constant), n + 1);
+  ck_assert_msg(probes <= (uint64_t)8 * n, "%llu probes for %d constants", (unsigned long long)probes, 2 * n + 1);
+  ck_assert_ptr_null(fbx_graph_verify(g));
+  fbx_graph_destroy(g);
+}
+END_TEST
+
+/* Pooling moves 20,000 constants, interleaved with their users, one after
+ * the other to the top: the positions given when an insertion finds no room
+ * stay O(n) in all (renumbering the block every ~20 moves gave 20,000 / 20
+ * times the block's size). */
+START_TEST(pooling_many_constants_respaces_locally) {
+  const int n = 20000;
+  fbx_strbuf b = {0};
+  fbx_strbuf_printf(&b, "graph(%%x.1 : Tensor):\n  %%one : int = prim::Constant[value=1]()\n  %%s0 : Tensor = aten::mul(%%x.1, %%one)\n");
+  for (int i = 0; i < n; i++) {
+    fbx_strbuf_printf(&b, "  %%c%d : float = prim::Constant[value=%d.25]()\n", i, i);
+    fbx_strbuf_printf(&b, "  %%s%d : Tensor = aten::mul(%%s%d, %%c%d)\n", i + 1, i, i);
+  }
+  fbx_strbuf_printf(&b, "  return (%%s%d)\n", n);
+  fbx_graph *g = parse(b.data);
+  fbx_strbuf_free(&b);
+  uint64_t before = fbx_work_count(FBX_WORK_TOPO_RESPACE);
+  bool changed = false;
+  fbx_status *st = fbx_pass_constpool(g, &changed);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  uint64_t moved = fbx_work_count(FBX_WORK_TOPO_RESPACE) - before;
+  ck_assert(changed);
+  ck_assert_msg(moved <= (uint64_t)20 * n, "%llu nodes renumbered for %d nodes", (unsigned long long)moved, 2 * n);
+  /* the constants lead, in order, and positions still follow the list */
+  int k = 0;
+  int64_t prev = -1;
+  for (fbx_node *x = fbx_block_first(g->block); x; x = x->next, k++) {
+    ck_assert_int_gt(x->topo, prev);
+    prev = x->topo;
+    ck_assert_int_eq(x->kind == FBX_SYM_prim_Constant, k <= n);
+  }
+  ck_assert_ptr_null(fbx_graph_verify(g));
+  fbx_graph_destroy(g);
+}
+END_TEST
+
+/* 20,000 copies of one node, each feeding a chain of adds: CSE keeps one and
+ * drops 19,999 uses of %x.1, touching O(1) use-list entries per drop (a
+ * drop from the front moved every later entry: 2 * 10^8 moves). */
+START_TEST(cse_is_linear_in_identical_nodes) {
+  const int n = 20000;
+  fbx_strbuf b = {0};
+  fbx_strbuf_printf(&b, "graph(%%x.1 : Tensor):\n  %%one : int = prim::Constant[value=1]()\n  %%c : float = prim::Constant[value=2.5]()\n  %%s0 : Tensor = aten::mul(%%x.1, %%one)\n");
+  for (int i = 0; i < n; i++) {
+    fbx_strbuf_printf(&b, "  %%m%d : Tensor = aten::mul(%%x.1, %%c)\n", i);
+    fbx_strbuf_printf(&b, "  %%s%d : Tensor = aten::add(%%s%d, %%m%d, %%one)\n", i + 1, i, i);
+  }
+  fbx_strbuf_printf(&b, "  return (%%s%d)\n", n);
+  fbx_graph *g = parse(b.data);
+  fbx_strbuf_free(&b);
+  uint64_t before = fbx_work_count(FBX_WORK_USE_SCAN);
+  bool changed = false;
+  fbx_status *st = fbx_pass_cse(g, &changed);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  uint64_t scans = fbx_work_count(FBX_WORK_USE_SCAN) - before;
+  ck_assert(changed);
+  ck_assert_int_eq(fbx_graph_find_value(g, "x.1")->nuses, 2);
+  ck_assert_msg(scans <= (uint64_t)16 * n, "%llu use-list steps for %d nodes", (unsigned long long)scans, 2 * n);
+  ck_assert_ptr_null(fbx_graph_verify(g));
+  fbx_graph_destroy(g);
+}
+END_TEST
+
+/* ---- autodiff ------------------------------------------------------------------------ */
+
+/* Differentiating a 4,000-node chain names B's inputs without scanning B
+ * (the scan visited ~n^2 nodes); the names stay unique. */
+START_TEST(differentiate_names_without_scanning) {
+  ck_assert(!fbx_op_table_init());
+  const int n = 4000;
+  char *ir = chain_ir(n);
+  fbx_graph *S = parse(ir);
+  free(ir);
+  bool rg[1] = {true};
+  uint64_t before = fbx_work_count(FBX_WORK_FIND_VALUE);
+  fbx_gradient *gr = NULL;
+  fbx_status *st = fbx_autodiff_differentiate(&gr, S, rg, NULL);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  uint64_t visits = fbx_work_count(FBX_WORK_FIND_VALUE) - before;
+  ck_assert_msg(visits <= (uint64_t)4 * n, "%llu nodes visited by name lookups for %d nodes",
+                (unsigned long long)visits, n);
+  ck_assert_int_gt(gr->nsaved, n / 4);
+  ck_assert_ptr_null(fbx_graph_verify(gr->backward)); /* checks that names are unique */
+  fbx_gradient_free(gr);
+  fbx_graph_destroy(S);
+}
+END_TEST
+
+/* The DifferentiableGraph pass on a 20,000-node chain (one group, grown one
+ * node at a time) and on a 20,000-node tree of adds (groups joined pairwise):
+ * its convexity checks look at O(n log n) nodes (checking each union from
+ * its first member looked at n^2/2). */
+static void diffgraph_case(const char *ir, int n, int want_groups) {
+  ck_assert(!fbx_op_table_init());
+  fbx_graph *g = parse(ir);
+  bool rg[1] = {true};
+  uint64_t before = fbx_work_count(FBX_WORK_DIFFGRAPH_VISIT);
+  int created = 0;
+  fbx_status *st = fbx_autodiff_create_subgraphs(g, rg, 1, &created);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  uint64_t visits = fbx_work_count(FBX_WORK_DIFFGRAPH_VISIT) - before;
+  ck_assert_int_eq(created, want_groups);
+  ck_assert_int_eq(count_kind(g->block, FBX_SYM_prim_DifferentiableGraph), want_groups);
+  ck_assert_msg(visits <= (uint64_t)40 * n, "%llu nodes visited for %d nodes", (unsigned long long)visits, n);
+  ck_assert_ptr_null(fbx_graph_verify(g));
+  fbx_graph_destroy(g);
+}
+
+START_TEST(diffgraph_chain_is_near_linear) {
+  char *ir = chain_ir(20000);
+  diffgraph_case(ir, 20000, 1);
+  free(ir);
+}
+END_TEST
+
+START_TEST(diffgraph_tree_is_near_linear) {
+  const int m = 8192; /* leaves: x * c_i, summed pairwise */
+  fbx_strbuf b = {0};
+  fbx_strbuf_printf(&b, "graph(%%x.1 : Tensor):\n  %%one : int = prim::Constant[value=1]()\n");
+  for (int i = 0; i < m; i++) {
+    fbx_strbuf_printf(&b, "  %%c%d : float = prim::Constant[value=%d.5]()\n", i, i);
+    fbx_strbuf_printf(&b, "  %%t0_%d : Tensor = aten::mul(%%x.1, %%c%d)\n", i, i);
+  }
+  int level = 0;
+  for (int w = m; w > 1; w /= 2, level++)
+    for (int i = 0; i < w / 2; i++)
+      fbx_strbuf_printf(&b, "  %%t%d_%d : Tensor = aten::add(%%t%d_%d, %%t%d_%d, %%one)\n", level + 1, i, level,
+                        2 * i, level, 2 * i + 1);
+  fbx_strbuf_printf(&b, "  return (%%t%d_0)\n", level);
+  diffgraph_case(b.data, 3 * m, 1);
+  fbx_strbuf_free(&b);
+}
+END_TEST
+
+/* ---- the legacy fuser ---------------------------------------------------------------- */
+
+static fbx_fuser *load_legacy(void) {
+  fbx_fuser *f = NULL;
+  fbx_status *st = fbx_fuser_load(&f, FBX_BINARY_DIR "/plugins/libfbx_legacy.so");
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  return f;
+}
+
+/* A 20,000-node chain partitions (the cubic partition did not finish in an
+ * hour) into groups that all pass the host's validation and each fit one
+ * kernel (at most 512 values: a node is at least one value). */
+START_TEST(legacy_partitions_a_20k_chain_into_kernel_sized_groups) {
+  ck_assert(!fbx_op_table_init());
+  const int n = 20000;
+  char *ir = chain_ir(n);
+  fbx_graph *g = parse(ir);
+  free(ir);
+  fbx_fuser *f = load_legacy();
+  fbx_partition_report rep = {0};
+  fbx_status *st = fbx_fuser_partition(f, g, &rep);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  ck_assert_int_eq(rep.rejected, 0);
+  ck_assert_int_eq(rep.accepted, rep.proposed);
+  ck_assert_int_ge(rep.proposed, n / 512);
+  int groups = 0, fused = 0;
+  for (fbx_node *x = fbx_block_first(g->block); x; x = x->next) {
+    if (x->kind != FBX_SYM_fusebox_FusionGroup) continue;
+    int inside = 0;
+    for (fbx_node *y = fbx_block_first(fbx_node_subgraph(x)->block); y; y = y->next)
+      inside += y->kind != FBX_SYM_prim_Constant;
+    ck_assert_int_le(inside, 512);
+    groups++;
+    fused += inside;
+  }
+  ck_assert_int_eq(groups, rep.accepted);
+  ck_assert_int_eq(fused, n); /* every node of the chain is in a group */
+  ck_assert_ptr_null(fbx_graph_verify(g));
+  fbx_fuser_release(f);
+  fbx_graph_destroy(g);
+}
+END_TEST
+
+/* A 1,200-node chain runs as several kernels that all compile (one group was
+ * refused: "more than 512 values in one kernel") and agree with the
+ * interpreter. */
+START_TEST(legacy_long_chain_runs_as_several_kernels) {
+  ck_assert(!fbx_op_table_init());
+  char *ir = chain_ir(1200);
+  fbx_graph *g = parse(ir);
+  free(ir);
+  fbx_executor *legacy = NULL, *ref = NULL;
+  fbx_executor_opts o = {.struct_size = sizeof o, .fuser = "legacy", .profiling_runs = 1};
+  fbx_status *st = fbx_executor_create(&legacy, g, &o);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  fbx_executor_opts r = {.struct_size = sizeof r, .fuser = "none"};
+  ck_assert(!fbx_executor_create(&ref, g, &r));
+  int64_t sizes[1] = {37};
+  fbx_tensor *x = NULL;
+  ck_assert(!fbx_tensor_empty(&x, FBX_DTYPE_FLOAT32, 1, sizes));
+  for (int64_t i = 0; i < x->numel; i++) fbx_tensor_set_f64(x, i, (double)(i - 18) / 19.0);
+  fbx_ivalue in[1] = {fbx_iv_tensor(x)}, got = {0}, want = {0};
+  for (int run = 0; run < 3; run++) {
+    fbx_iv_release(&got);
+    st = fbx_executor_run_values(legacy, in, 1, &got, 1, 0);
+    ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  }
+  ck_assert(!fbx_executor_run_values(ref, in, 1, &want, 1, 0));
+  for (int64_t i = 0; i < want.u.t->numel; i++) {
+    double a = fbx_tensor_get_f64(got.u.t, i), e = fbx_tensor_get_f64(want.u.t, i);
+    ck_assert_msg(fabs(a - e) <= 1e-5 + 1e-4 * fabs(e), "[%lld]: %.9g vs %.9g", (long long)i, a, e);
+  }
+  fbx_executor_stats s = {.struct_size = sizeof s};
+  fbx_executor_stats_get(legacy, &s);
+  ck_assert_int_ge(s.groups, 3);
+  ck_assert_int_eq(s.fallbacks, 0);
+  ck_assert_int_eq(s.fallbacks_compile, 0);
+  ck_assert_int_ge(s.kernel_runs, 2 * s.groups);
+  fbx_iv_release(&got);
+  fbx_iv_release(&want);
+  fbx_iv_release(&in[0]);
+  fbx_executor_destroy(legacy);
+  fbx_executor_destroy(ref);
+  fbx_graph_destroy(g);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("scale");
+  TCase *t = tcase_create("core");
+  tcase_set_timeout(t, 300);
+  tcase_add_test(t, constpool_is_linear_in_distinct_constants);
+  tcase_add_test(t, cse_is_linear_in_identical_nodes);
+  tcase_add_test(t, pooling_many_constants_respaces_locally);
+  tcase_add_test(t, differentiate_names_without_scanning);
+  tcase_add_test(t, diffgraph_chain_is_near_linear);
+  tcase_add_test(t, diffgraph_tree_is_near_linear);
+  tcase_add_test(t, legacy_partitions_a_20k_chain_into_kernel_sized_groups);
+  tcase_add_test(t, legacy_long_chain_runs_as_several_kernels);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void) {
+  SRunner *r = srunner_create(suite());
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
