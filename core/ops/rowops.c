@@ -67,24 +67,34 @@ ROW_INLINE double sum_body(const float *x, int64_t n) {
   return fold_d(acc) + t;
 }
 
-ROW_INLINE double sqdev_body(const float *x, int64_t n, float c) {
+ROW_INLINE double sqdev_body(const float *x, int64_t n, double c) {
   double acc[DL] = {0};
   int64_t i = 0;
   for (; i + DL <= n; i += DL)
     for (int k = 0; k < DL; k++) {
-      double d = (double)x[i + k] - (double)c;
+      double d = (double)x[i + k] - c;
       acc[k] += d * d;
     }
   double t = 0;
   for (; i < n; i++) {
-    double d = (double)x[i] - (double)c;
+    double d = (double)x[i] - c;
     t += d * d;
   }
   return fold_d(acc) + t;
 }
 
 FBX_PW_CLONES double fbx_row_sum_f32(const float *x, int64_t n) { return sum_body(x, n); }
-FBX_PW_CLONES double fbx_row_sqdev_f32(const float *x, int64_t n, float c) { return sqdev_body(x, n, c); }
+FBX_PW_CLONES double fbx_row_sqdev_f32(const float *x, int64_t n, double c) { return sqdev_body(x, n, c); }
+
+FBX_PW_CLONES double fbx_row_sumexp_f32(const float *x, int64_t n, float m) {
+  double acc[DL] = {0};
+  int64_t i = 0;
+  for (; i + DL <= n; i += DL)
+    for (int k = 0; k < DL; k++) acc[k] += (double)fbx_vm_expf(x[i + k] - m);
+  double t = 0;
+  for (; i < n; i++) t += (double)fbx_vm_expf(x[i] - m);
+  return fold_d(acc) + t;
+}
 
 ROW_INLINE float sumf_body(const float *x, int64_t n) {
   float acc[FL] = {0};
@@ -148,10 +158,8 @@ FBX_PW_CLONES void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, c
                                           float eps, float *mean, float *rstd) {
   double md = sum_body(x, n) / (double)n;
   float mf = (float)md;
-  double var = sqdev_body(x, n, mf) / (double)n;
-  /* the mean's rounding to float shifts the squared deviations by (md - mf)^2 */
-  var -= (md - (double)mf) * (md - (double)mf);
-  float r = (float)(1.0 / sqrt((var > 0 ? var : 0) + (double)eps));
+  double var = sqdev_body(x, n, md) / (double)n;
+  float r = (float)(1.0 / sqrt(var + (double)eps));
   *mean = mf, *rstd = r;
   if (w && b)
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r * w[i] + b[i];

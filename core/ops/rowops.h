@@ -27,8 +27,10 @@ float fbx_row_max_f32(const float *x, int64_t n);
 float fbx_row_min_f32(const float *x, int64_t n);
 /* Sum of n >= 0 values in double lanes. */
 double fbx_row_sum_f32(const float *x, int64_t n);
-/* Sum of (x - c)^2 in double lanes (c in float). */
-double fbx_row_sqdev_f32(const float *x, int64_t n, float c);
+/* Sum of (x - c)^2 in double lanes. */
+double fbx_row_sqdev_f32(const float *x, int64_t n, double c);
+/* Sum of exp(x - m) (fbx_vm_expf, in float) in double lanes. */
+double fbx_row_sumexp_f32(const float *x, int64_t n, float m);
 /* y = softmax(x) (log: log_softmax) over a row of n >= 1 values (y != x). */
 void fbx_row_softmax_f32(const float *x, float *y, int64_t n, bool log);
 /* softmax over R rows of a [R][stride] block, for the n <= 256 neighbouring
