@@ -376,6 +376,33 @@ static fbx_status *finish(fbx_ivalue *outs, fbx_tensor *w, fbx_dtype d) {
   return NULL;
 }
 
+/* axpby's float case with s already in w's dtype: row by row over w's last
+ * dim, s read through its broadcast strides (no expanded copy of a bias). */
+static void axpby_rows(fbx_tensor *w, const fbx_tensor *s, const int64_t *strides, double alpha, double beta) {
+  int nd = w->ndim;
+  int64_t N = w->sizes[nd - 1], rows = N ? w->numel / N : 0, sn = strides[nd - 1];
+  bool f32 = w->dtype == FBX_DTYPE_FLOAT32;
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t off = 0, q = r;
+    for (int d = nd - 2; d >= 0; d--) {
+      off += (q % w->sizes[d]) * strides[d];
+      q /= w->sizes[d];
+    }
+    if (f32) {
+      float *p = (float *)w->data + r * N;
+      const float *x = (const float *)s->data + off;
+      if (alpha == 1 && beta == 1)
+        for (int64_t i = 0; i < N; i++) p[i] += x[i * sn];
+      else
+        for (int64_t i = 0; i < N; i++) p[i] = (float)(alpha * p[i] + beta * x[i * sn]);
+    } else {
+      double *p = (double *)w->data + r * N;
+      const double *x = (const double *)s->data + off;
+      for (int64_t i = 0; i < N; i++) p[i] = alpha * p[i] + beta * x[i * sn];
+    }
+  }
+}
+
 /* w = alpha * w + beta * s (s broadcast to w's shape; beta == 0 ignores s,
  * NaNs included, as in PyTorch). Integral work uses truncated int factors. */
 static fbx_status *axpby(const fbx_kctx *ctx, fbx_tensor *w, const fbx_tensor *s, double alpha, double beta,
@@ -396,6 +423,10 @@ static fbx_status *axpby(const fbx_kctx *ctx, fbx_tensor *w, const fbx_tensor *s
       fbx_red_shape_str(a, sizeof a, s->ndim, s->sizes);
       fbx_red_shape_str(b, sizeof b, w->ndim, w->sizes);
       return fbx_kernel_error(ctx, "the added tensor of shape %s does not broadcast to the product's shape %s", a, b);
+    }
+    if (s->dtype == w->dtype && (w->dtype == FBX_DTYPE_FLOAT32 || w->dtype == FBX_DTYPE_FLOAT64) && w->ndim >= 1) {
+      axpby_rows(w, s, strides, alpha, beta);
+      return NULL;
     }
     FBX_TRY(fbx_tensor_view(&sv, (fbx_tensor *)s, w->ndim, w->sizes, strides, s->offset));
     fbx_status *st = fbx_tensor_clone_as(&sc, sv, w->dtype);
