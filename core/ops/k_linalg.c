@@ -186,6 +186,7 @@ static void blas_init(void) {
   openblas_set_num_threads(fbx_parallel_threads());
 #endif
 }
+void fbx_linalg_blas_init(void) { pthread_once(&blas_once, blas_init); }
 
 /* How a [rows, cols] operand with strides (s0, s1) is passed to CBLAS
  * (row-major): as itself with leading dimension s0 when its rows are
@@ -213,7 +214,7 @@ static bool bgemm_blas(const gemm_job *j, fbx_dtype dt) {
   if (j->M > INT_MAX || j->N > INT_MAX || j->K > INT_MAX) return false;
   if (!blas_layout(j->M, j->K, j->sa0, j->sa1, &ta, &lda) || !blas_layout(j->K, j->N, j->sb0, j->sb1, &tb, &ldb))
     return false;
-  pthread_once(&blas_once, blas_init);
+  fbx_linalg_blas_init();
   int M = (int)j->M, N = (int)j->N, K = (int)j->K;
   enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   for (int64_t bi = 0; bi < j->nb; bi++) {
