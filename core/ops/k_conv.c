@@ -139,7 +139,9 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   if (!st) st = w->dtype == work ? fbx_tensor_contiguous(&wc, w) : fbx_tensor_clone_as(&wc, w, work);
   if (!st && b) st = b->dtype == work ? fbx_tensor_contiguous(&bc, b) : fbx_tensor_clone_as(&bc, b, work);
   int64_t ys[4] = {g.N, g.O, g.Ho, g.Wo}, y1[3] = {g.N, g.O, g.Wo};
-  if (!st) st = fbx_tensor_zeros(&y, work, nsp + 2, nsp == 2 ? ys : y1);
+  /* the GEMM writes every element (beta 0) unless K or O/groups is 0 */
+  if (!st && K > 0 && Og > 0) st = fbx_tensor_empty(&y, work, nsp + 2, nsp == 2 ? ys : y1);
+  else if (!st) st = fbx_tensor_zeros(&y, work, nsp + 2, nsp == 2 ? ys : y1);
   bool direct = g.kH == 1 && g.kW == 1 && g.sH == 1 && g.sW == 1 && g.pH == 0 && g.pW == 0;
   if (!st && !direct && K * P > 0) {
     cols = fbx_malloc(esz * (size_t)(K * P));
