@@ -4,7 +4,8 @@
 set -euo pipefail
 # OpenCL: the ICD loader and PoCL's CPU device, for the OpenCL host service
 # and the nvfuser_like plugin's OpenCL path (fusebox dlopens libOpenCL.so.1).
-pkgs=(build-essential cmake pkg-config check libdlpack-dev ocl-icd-opencl-dev pocl-opencl-icd)
+# OpenBLAS: the CBLAS behind the matmul family (core/ops/k_linalg.c); CMake requires it.
+pkgs=(build-essential cmake pkg-config check libdlpack-dev ocl-icd-opencl-dev pocl-opencl-icd libopenblas-dev)
 if [[ "${1:-}" == "--with-fuzz" ]]; then
   pkgs+=(clang libclang-rt-14-dev)
 fi

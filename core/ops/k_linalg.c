@@ -3,7 +3,14 @@
  * Everything becomes one batched product C[b] = A[b] @ B[b] over views whose
  * batch dims are already broadcast (stride 0 where a side is shared), read
  * through their strides, so transposed and expanded inputs need no copy:
- *   - float32/float64: B is packed once per distinct batch into panels of NR
+ *   - float32/float64: OpenBLAS's sgemm/dgemm, one call per batch, when
+ *     each operand has a unit stride in one of its two matrix dims (a
+ *     transposed operand is passed as a CBLAS transpose with its leading
+ *     dimension, never copied); the BLAS's thread count is
+ *     FUSEBOX_NUM_THREADS's (fbx_parallel_threads). Other layouts (both
+ *     strides non-unit, a stride-0 expanded row or column) take the packed
+ *     loops below;
+ *   - float32/float64 otherwise: B is packed once per distinct batch into panels of NR
  *     columns ([K][NR] each, zero-padded); row blocks of MB rows of C are
  *     spread over threads, and each runs MR x NR register tiles over KC-deep
  *     slices of A (read in place) and the packed panel (which stays in L1);
@@ -13,6 +20,9 @@
  *   - integral dtypes: int64 accumulation with wraparound, which gives the
  *     narrow type's wrapped result exactly; bool is rejected like PyTorch.
  */
+#include <cblas.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +35,10 @@
 #define MB 64
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Set by tests and benchmarks to time or check the packed loops (see
+ * reduce.h); the BLAS path is taken otherwise wherever the layout allows. */
+bool fbx_linalg_no_blas = false;
 
 /* One batched product: A [nb][M][K] via strides, B likewise, C contiguous [nb][M][N]. */
 typedef struct gemm_job {
@@ -162,6 +176,59 @@ static void body_i64(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* ---- the BLAS path ------------------------------------------------------------------------ */
+
+/* OpenBLAS runs its own threads; their number follows the kernels' pool
+ * (FUSEBOX_NUM_THREADS), set once before the first product. */
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static void blas_init(void) {
+#ifdef OPENBLAS_VERSION
+  openblas_set_num_threads(fbx_parallel_threads());
+#endif
+}
+void fbx_linalg_blas_init(void) { pthread_once(&blas_once, blas_init); }
+
+/* How a [rows, cols] operand with strides (s0, s1) is passed to CBLAS
+ * (row-major): as itself with leading dimension s0 when its rows are
+ * contiguous, as the transpose of a [cols, rows] matrix with leading
+ * dimension s1 when its columns are; false when neither (the packed loops
+ * take it then). Extents of 1 put no constraint on their stride. */
+static bool blas_layout(int64_t rows, int64_t cols, int64_t s0, int64_t s1, bool *trans, int64_t *ld) {
+  int64_t mr = rows > 1 ? rows : 1, mc = cols > 1 ? cols : 1;
+  if ((cols == 1 || s1 == 1) && (rows == 1 || s0 >= mc)) {
+    *trans = false, *ld = rows == 1 ? mc : s0;
+  } else if ((rows == 1 || s0 == 1) && (cols == 1 || s1 >= mr)) {
+    *trans = true, *ld = cols == 1 ? mr : s1;
+  } else {
+    return false;
+  }
+  return *ld <= INT_MAX;
+}
+
+/* C[b] = A[b] @ B[b] through sgemm/dgemm, one call per batch (each call
+ * spreads over the BLAS's threads). False when a layout does not fit, and
+ * then nothing was written. */
+static bool bgemm_blas(const gemm_job *j, fbx_dtype dt) {
+  bool ta, tb;
+  int64_t lda, ldb;
+  if (j->M > INT_MAX || j->N > INT_MAX || j->K > INT_MAX) return false;
+  if (!blas_layout(j->M, j->K, j->sa0, j->sa1, &ta, &lda) || !blas_layout(j->K, j->N, j->sb0, j->sb1, &tb, &ldb))
+    return false;
+  fbx_linalg_blas_init();
+  int M = (int)j->M, N = (int)j->N, K = (int)j->K;
+  enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  for (int64_t bi = 0; bi < j->nb; bi++) {
+    int64_t ao = batch_off(j, bi, j->abstr), bo = batch_off(j, bi, j->bbstr), co = bi * j->M * j->N;
+    if (dt == FBX_DTYPE_FLOAT32)
+      cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, 1.0f, (const float *)j->a + ao, (int)lda, (const float *)j->b + bo,
+                  (int)ldb, 0.0f, (float *)j->c + co, N);
+    else
+      cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, 1.0, (const double *)j->a + ao, (int)lda, (const double *)j->b + bo,
+                  (int)ldb, 0.0, (double *)j->c + co, N);
+  }
+  return true;
+}
+
 /* C = A @ B for a [nbd..., M, K] and b [nbd..., K, N] views (batch dims
  * equal, strides may be 0), both in dtype `work` (float32, float64 or
  * int64); c is a zeroed contiguous [nbd..., M, N] tensor of that dtype. */
@@ -176,6 +243,8 @@ static fbx_status *bgemm(fbx_tensor *c, const fbx_tensor *a, const fbx_tensor *b
     if (b->strides[d] != 0 && b->sizes[d] > 1) j.b_shared = false;
   }
   if (j.nb * j.M * j.N == 0 || j.K == 0) return NULL; /* C stays zero */
+  bool fl = a->dtype == FBX_DTYPE_FLOAT32 || a->dtype == FBX_DTYPE_FLOAT64;
+  if (fl && !fbx_linalg_no_blas && bgemm_blas(&j, a->dtype)) return NULL;
   size_t esz = fbx_dtype_size(a->dtype);
   int64_t nr = a->dtype == FBX_DTYPE_FLOAT32 ? NR_f32 : a->dtype == FBX_DTYPE_FLOAT64 ? NR_f64 : 0;
   j.npanels = nr ? (j.N + nr - 1) / nr : 1;
@@ -308,6 +377,33 @@ static fbx_status *finish(fbx_ivalue *outs, fbx_tensor *w, fbx_dtype d) {
   return NULL;
 }
 
+/* axpby's float case with s already in w's dtype: row by row over w's last
+ * dim, s read through its broadcast strides (no expanded copy of a bias). */
+static void axpby_rows(fbx_tensor *w, const fbx_tensor *s, const int64_t *strides, double alpha, double beta) {
+  int nd = w->ndim;
+  int64_t N = w->sizes[nd - 1], rows = N ? w->numel / N : 0, sn = strides[nd - 1];
+  bool f32 = w->dtype == FBX_DTYPE_FLOAT32;
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t off = 0, q = r;
+    for (int d = nd - 2; d >= 0; d--) {
+      off += (q % w->sizes[d]) * strides[d];
+      q /= w->sizes[d];
+    }
+    if (f32) {
+      float *p = (float *)w->data + r * N;
+      const float *x = (const float *)s->data + off;
+      if (alpha == 1 && beta == 1)
+        for (int64_t i = 0; i < N; i++) p[i] += x[i * sn];
+      else
+        for (int64_t i = 0; i < N; i++) p[i] = (float)(alpha * p[i] + beta * x[i * sn]);
+    } else {
+      double *p = (double *)w->data + r * N;
+      const double *x = (const double *)s->data + off;
+      for (int64_t i = 0; i < N; i++) p[i] = alpha * p[i] + beta * x[i * sn];
+    }
+  }
+}
+
 /* w = alpha * w + beta * s (s broadcast to w's shape; beta == 0 ignores s,
  * NaNs included, as in PyTorch). Integral work uses truncated int factors. */
 static fbx_status *axpby(const fbx_kctx *ctx, fbx_tensor *w, const fbx_tensor *s, double alpha, double beta,
@@ -328,6 +424,10 @@ static fbx_status *axpby(const fbx_kctx *ctx, fbx_tensor *w, const fbx_tensor *s
       fbx_red_shape_str(a, sizeof a, s->ndim, s->sizes);
       fbx_red_shape_str(b, sizeof b, w->ndim, w->sizes);
       return fbx_kernel_error(ctx, "the added tensor of shape %s does not broadcast to the product's shape %s", a, b);
+    }
+    if (s->dtype == w->dtype && (w->dtype == FBX_DTYPE_FLOAT32 || w->dtype == FBX_DTYPE_FLOAT64) && w->ndim >= 1) {
+      axpby_rows(w, s, strides, alpha, beta);
+      return NULL;
     }
     FBX_TRY(fbx_tensor_view(&sv, (fbx_tensor *)s, w->ndim, w->sizes, strides, s->offset));
     fbx_status *st = fbx_tensor_clone_as(&sc, sv, w->dtype);

@@ -4,8 +4,13 @@
  * softmax/log_softmax run in the input's own precision (float for float32,
  * float16 and bfloat16, double for float64), max-subtracted; rows along the
  * softmax dim are either contiguous (dim last) or walked as tiles of
- * neighbouring columns. layer_norm and batch_norm take statistics in double
- * (two passes: mean, then squared deviations).
+ * neighbouring columns. float32 runs on the vectorized row primitives
+ * (ops/rowops.h: fbx_vm_expf, 16 float lanes for the sum).
+ * layer_norm takes statistics in double (two passes: mean, then squared
+ * deviations); float32 inputs with float32 (or no) weight and bias run
+ * on fbx_row_layer_norm_f32 (double lanes over a row in cache), others on
+ * the chunked double loop. batch_norm in inference on float32 applies its
+ * per-channel scale and shift with fbx_row_affine_f32.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +19,7 @@
 #include "base/alloc.h"
 #include "base/parallel.h"
 #include "ops/reduce.h"
+#include "ops/rowops.h"
 
 #define CH FBX_RED_CHUNK
 
@@ -76,8 +82,22 @@ typedef struct smax_job {
     }                                                                                          \
   }
 
-SOFTMAX_IMPL(float, expf, logf, f32)
 SOFTMAX_IMPL(double, exp, log, f64)
+
+/* float32: the vectorized row primitives (ops/rowops.h). */
+static void smax_rows_f32(void *c, int64_t begin, int64_t end) {
+  const smax_job *j = c;
+  for (int64_t a = begin; a < end; a++)
+    fbx_row_softmax_f32((const float *)j->x + a * j->R, (float *)j->y + a * j->R, j->R, j->log);
+}
+static void smax_tiles_f32(void *c, int64_t begin, int64_t end) {
+  const smax_job *j = c;
+  int64_t ntiles = (j->B + CH - 1) / CH;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t a = t / ntiles, b0 = (t % ntiles) * CH, off = a * j->R * j->B + b0;
+    fbx_cols_softmax_f32((const float *)j->x + off, (float *)j->y + off, j->R, j->B, min64(CH, j->B - b0), j->log);
+  }
+}
 
 /* softmax.int(self, dim, dtype=None): the input is converted to dtype
  * first; integral inputs need a dtype (PyTorch has no integral kernel). */
@@ -177,6 +197,20 @@ static void ln_body(void *c, int64_t begin, int64_t end) {
   }
 }
 
+typedef struct ln32_job {
+  const float *x, *w, *b;
+  float *y;
+  int64_t N;
+  float eps;
+} ln32_job;
+
+static void ln32_body(void *c, int64_t begin, int64_t end) {
+  const ln32_job *j = c;
+  float mean, rstd;
+  for (int64_t m = begin; m < end; m++)
+    fbx_row_layer_norm_f32(j->x + m * j->N, j->y + m * j->N, j->N, j->w, j->b, j->eps, &mean, &rstd);
+}
+
 /* A Tensor? parameter of n elements loaded into a fresh double array (NULL when None). */
 static fbx_status *param_f64(const fbx_kctx *ctx, double **out, const fbx_ivalue *v, const char *what, int64_t n,
                              int nd, const int64_t *shape) {
@@ -243,7 +277,23 @@ fbx_status *fbx_k_layer_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   if (!st) st = param_f64(ctx, &bias, &args[3], "bias", j.N, nn, ns);
   if (!st) st = fbx_tensor_contiguous(&c, x);
   if (!st) st = fbx_tensor_empty(&y, x->dtype, x->ndim, x->sizes);
-  if (!st) {
+  /* float32 with float32 (or no) parameters: the vectorized rows */
+  bool f32 = x->dtype == FBX_DTYPE_FLOAT32 &&
+             (args[2].kind == FBX_IV_NONE || (args[2].kind == FBX_IV_TENSOR && args[2].u.t->dtype == FBX_DTYPE_FLOAT32)) &&
+             (args[3].kind == FBX_IV_NONE || (args[3].kind == FBX_IV_TENSOR && args[3].u.t->dtype == FBX_DTYPE_FLOAT32));
+  float *wb = NULL;
+  if (!st && f32 && x->numel > 0 && (w || bias)) {
+    wb = fbx_malloc(sizeof(float) * (size_t)(2 * j.N));
+    if (!wb) st = fbx_status_nomem();
+    for (int64_t i = 0; !st && i < j.N; i++) wb[i] = w ? (float)w[i] : 1, wb[j.N + i] = bias ? (float)bias[i] : 0;
+  }
+  if (!st && f32) {
+    ln32_job k = {.x = c->data, .y = y->data, .N = j.N, .eps = (float)j.eps, .w = w ? wb : NULL,
+                  .b = bias ? wb + j.N : NULL};
+    if (x->numel > 0) fbx_parallel_for(j.M, j.N >= 8192 ? 1 : 8192 / j.N + 1, ln32_body, &k);
+    fbx_set_out_tensor(outs, 0, y);
+    y = NULL;
+  } else if (!st) {
     j.x = c->data, j.y = y->data, j.w = w, j.b = bias;
     if (x->numel > 0) fbx_parallel_for(j.M, j.N >= 8192 ? 1 : 8192 / j.N + 1, ln_body, &j);
     fbx_set_out_tensor(outs, 0, y);
@@ -251,6 +301,7 @@ fbx_status *fbx_k_layer_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   }
   fbx_free(w);
   fbx_free(bias);
+  fbx_free(wb);
   fbx_tensor_release(c);
   fbx_tensor_release(y);
   return st;
@@ -292,6 +343,14 @@ static void bn_stats_body(void *c, int64_t begin, int64_t end) {
 
 static void bn_apply_body(void *c, int64_t begin, int64_t end) {
   const bn_job *j = c;
+  if (j->dt == FBX_DTYPE_FLOAT32) {
+    for (int64_t t = begin; t < end; t++) {
+      int64_t ch = t % j->C;
+      fbx_row_affine_f32((const float *)j->x + t * j->S, (float *)j->y + t * j->S, j->S, (float)j->scale[ch],
+                         (float)j->shift[ch]);
+    }
+    return;
+  }
   double buf[CH];
   for (int64_t t = begin; t < end; t++) { /* t = n * C + ch */
     int64_t ch = t % j->C;

@@ -14,7 +14,9 @@
  *     each input row of the tile contiguously.
  * Floating sums, means, variances and logsumexp accumulate in double (more
  * accurate than PyTorch's float cascade sum, never less), integral ones in
- * int64 with wraparound.
+ * int64 with wraparound. Contiguous float32 rows skip the double chunks:
+ * sums, max/min (without indices), var/std's second pass and logsumexp run
+ * on the vectorized primitives of ops/rowops.h (fast32 in red_ops).
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include "base/alloc.h"
 #include "base/parallel.h"
 #include "ops/reduce.h"
+#include "ops/rowops.h"
 #include "tensor/half.h"
 
 #define CH FBX_RED_CHUNK
@@ -262,7 +265,13 @@ struct red_ops {
   void (*merge)(racc *a, const racc *b, int pass); /* b follows a in reduction order */
   void (*mid)(const red_job *j, racc *a);
   void (*fin)(const red_job *j, const racc *a, double *of, int64_t *oi, int64_t *ok);
+  int fast32; /* FAST_*: which float32 row primitive (ops/rowops.h) folds contiguous rows */
 };
+
+/* Float32 rows folded by the vectorized primitives of ops/rowops.h instead
+ * of double chunks: max/min without an index output, var/std's squared
+ * deviations, logsumexp's max and sum of exponentials. */
+enum { FAST_NONE, FAST_MAX, FAST_MIN, FAST_VAR, FAST_LSE };
 
 struct red_job {
   const red_ops *ops;
@@ -307,18 +316,41 @@ static void store_out(const red_job *j, int64_t o, int64_t n, const double *of, 
     for (; k < n; k++) t += (double)x[k];                                      \
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + t; \
   }
-DIRECT_SUM(direct_sum_f32, float)
 DIRECT_SUM(direct_sum_f64, double)
+
+static void max_f1(racc *a, double v, int64_t r);
+static void min_f1(racc *a, double v, int64_t r);
 
 static void fold_row(const red_job *j, racc *a, int64_t row, int64_t r0, int64_t r1, int pass) {
   if (pass == 0 && j->ops->plain_sum && (j->dt == FBX_DTYPE_FLOAT32 || j->dt == FBX_DTYPE_FLOAT64)) {
     /* blocks of 4096 keep the error growth of each partial small */
     for (int64_t r = r0; r < r1; r += 4096) {
       int64_t n = min64(4096, r1 - r), at = row * j->R + r;
-      a->f += j->dt == FBX_DTYPE_FLOAT32 ? direct_sum_f32((const float *)j->x + at, n)
+      a->f += j->dt == FBX_DTYPE_FLOAT32 ? fbx_row_sum_f32((const float *)j->x + at, n)
                                          : direct_sum_f64((const double *)j->x + at, n);
     }
     return;
+  }
+  int fast = j->ops->fast32;
+  if (fast && j->dt == FBX_DTYPE_FLOAT32 && !j->oi && r1 > r0) {
+    const float *x = (const float *)j->x + row * j->R + r0;
+    int64_t n = r1 - r0;
+    if (pass == 0 && (fast == FAST_MAX || fast == FAST_LSE)) {
+      max_f1(a, fbx_row_max_f32(x, n), r0);
+      return;
+    }
+    if (pass == 0 && fast == FAST_MIN) {
+      min_f1(a, fbx_row_min_f32(x, n), r0);
+      return;
+    }
+    if (pass == 1 && fast == FAST_VAR) {
+      a->g += fbx_row_sqdev_f32(x, n, a->f);
+      return;
+    }
+    if (pass == 1 && fast == FAST_LSE) {
+      a->g += fbx_row_sumexp_f32(x, n, (float)a->f);
+      return;
+    }
   }
   rbuf b;
   for (int64_t r = r0; r < r1; r += CH) {
@@ -527,9 +559,9 @@ static void mean_fin(const red_job *j, const racc *a, double *of, int64_t *oi, i
   *of = a->f / (double)j->R;
 }
 
-static const red_ops sum_f = {true, false, false, 1, init_zero, sum_row_f, sum_col_f, sum_merge, NULL, sum_fin};
-static const red_ops sum_i = {false, true, true, 1, init_zero, sum_row_i, sum_col_i, sum_merge, NULL, sum_fin};
-static const red_ops mean_f = {true, false, false, 1, init_zero, sum_row_f, sum_col_f, sum_merge, NULL, mean_fin};
+static const red_ops sum_f = {true, false, false, 1, init_zero, sum_row_f, sum_col_f, sum_merge, NULL, sum_fin, FAST_NONE};
+static const red_ops sum_i = {false, true, true, 1, init_zero, sum_row_i, sum_col_i, sum_merge, NULL, sum_fin, FAST_NONE};
+static const red_ops mean_f = {true, false, false, 1, init_zero, sum_row_f, sum_col_f, sum_merge, NULL, mean_fin, FAST_NONE};
 
 /* prod */
 static void prod_row_f(const red_job *j, racc *a, const void *b, int64_t n, int64_t r0, int p) {
@@ -554,12 +586,12 @@ static void prod_merge(racc *a, const racc *b, int p) {
   a->f *= b->f;
   a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i);
 }
-static const red_ops prod_f = {false, false, false, 1, init_one, prod_row_f, prod_col_f, prod_merge, NULL, sum_fin};
-static const red_ops prod_i = {false, true, true, 1, init_one, prod_row_i, prod_col_i, prod_merge, NULL, sum_fin};
+static const red_ops prod_f = {false, false, false, 1, init_one, prod_row_f, prod_col_f, prod_merge, NULL, sum_fin, FAST_NONE};
+static const red_ops prod_i = {false, true, true, 1, init_one, prod_row_i, prod_col_i, prod_merge, NULL, sum_fin, FAST_NONE};
 
 /* max / min with the index of the first extreme value; NaN wins (first NaN). */
-#define EXT_FUNCS(NAME, CMP)                                                                   \
-  static inline void NAME##_f1(racc *a, double v, int64_t r) {                                 \
+#define EXT_FUNCS(NAME, CMP, FAST)                                                             \
+  static void NAME##_f1(racc *a, double v, int64_t r) {                                        \
     if (a->k < 0 || (a->f == a->f && (v != v || v CMP a->f))) a->f = v, a->k = r;             \
   }                                                                                            \
   static inline void NAME##_i1(racc *a, int64_t v, int64_t r) {                                \
@@ -588,17 +620,17 @@ static const red_ops prod_i = {false, true, true, 1, init_one, prod_row_i, prod_
     if (b->k >= 0) NAME##_i1(a, b->i, b->k);                                                   \
   }                                                                                            \
   static const red_ops NAME##_f = {false, false, false, 1, init_zero, NAME##_row_f, NAME##_col_f,     \
-                                   NAME##_merge_f, NULL, ext_fin};                             \
+                                   NAME##_merge_f, NULL, ext_fin, FAST};                       \
   static const red_ops NAME##_i = {false, true, true, 1, init_zero, NAME##_row_i, NAME##_col_i,       \
-                                   NAME##_merge_i, NULL, ext_fin};
+                                   NAME##_merge_i, NULL, ext_fin, FAST_NONE};
 
 static void ext_fin(const red_job *j, const racc *a, double *of, int64_t *oi, int64_t *ok) {
   *of = a->f;
   *oi = a->i;
   *ok = a->k;
 }
-EXT_FUNCS(max, >)
-EXT_FUNCS(min, <)
+EXT_FUNCS(max, >, FAST_MAX)
+EXT_FUNCS(min, <, FAST_MIN)
 
 /* all / any (result in i) */
 static void all_row_f(const red_job *j, racc *a, const void *b, int64_t n, int64_t r0, int p) {
@@ -635,10 +667,10 @@ static void any_col_i(const red_job *j, racc *a, const void *b, int64_t n, int64
   for (int64_t k = 0; k < n; k++) a[k].i |= x[k] != 0;
 }
 static void any_merge(racc *a, const racc *b, int p) { a->i |= b->i; }
-static const red_ops all_f = {false, false, true, 1, init_one, all_row_f, all_col_f, all_merge, NULL, sum_fin};
-static const red_ops all_i = {false, true, true, 1, init_one, all_row_i, all_col_i, all_merge, NULL, sum_fin};
-static const red_ops any_f = {false, false, true, 1, init_zero, any_row_f, any_col_f, any_merge, NULL, sum_fin};
-static const red_ops any_i = {false, true, true, 1, init_zero, any_row_i, any_col_i, any_merge, NULL, sum_fin};
+static const red_ops all_f = {false, false, true, 1, init_one, all_row_f, all_col_f, all_merge, NULL, sum_fin, FAST_NONE};
+static const red_ops all_i = {false, true, true, 1, init_one, all_row_i, all_col_i, all_merge, NULL, sum_fin, FAST_NONE};
+static const red_ops any_f = {false, false, true, 1, init_zero, any_row_f, any_col_f, any_merge, NULL, sum_fin, FAST_NONE};
+static const red_ops any_i = {false, true, true, 1, init_zero, any_row_i, any_col_i, any_merge, NULL, sum_fin, FAST_NONE};
 
 /* var / std: two passes, mean then squared deviations (in g) */
 static void var_row(const red_job *j, racc *a, const void *b, int64_t n, int64_t r0, int p) {
@@ -674,8 +706,8 @@ static void std_fin(const red_job *j, const racc *a, double *of, int64_t *oi, in
   var_fin(j, a, of, oi, ok);
   *of = sqrt(*of);
 }
-static const red_ops var_ops = {true, false, false, 2, init_zero, var_row, var_col, var_merge, var_mid, var_fin};
-static const red_ops std_ops = {true, false, false, 2, init_zero, var_row, var_col, var_merge, var_mid, std_fin};
+static const red_ops var_ops = {true, false, false, 2, init_zero, var_row, var_col, var_merge, var_mid, var_fin, FAST_VAR};
+static const red_ops std_ops = {true, false, false, 2, init_zero, var_row, var_col, var_merge, var_mid, std_fin, FAST_VAR};
 
 /* logsumexp: max first (PyTorch sets an infinite max to 0), then sum of exp(x - max) */
 static void lse_row(const red_job *j, racc *a, const void *b, int64_t n, int64_t r0, int p) {
@@ -706,7 +738,7 @@ static void lse_mid(const red_job *j, racc *a) {
 static void lse_fin(const red_job *j, const racc *a, double *of, int64_t *oi, int64_t *ok) {
   *of = log(a->g) + a->f;
 }
-static const red_ops lse_ops = {false, false, false, 2, init_zero, lse_row, lse_col, lse_merge, lse_mid, lse_fin};
+static const red_ops lse_ops = {false, false, false, 2, init_zero, lse_row, lse_col, lse_merge, lse_mid, lse_fin, FAST_LSE};
 
 /* ---- kernels ----------------------------------------------------------------------------- */
 

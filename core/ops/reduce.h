@@ -57,4 +57,10 @@ fbx_status *fbx_red_plan_make(const fbx_kctx *ctx, fbx_red_plan *p, fbx_tensor *
                               bool keepdim, fbx_dtype cast_to, int64_t min_b);
 void fbx_red_plan_free(fbx_red_plan *p);
 
+/* k_linalg.c: true sends float products to the packed loops instead of the
+ * BLAS (for tests that check both and for benchmarks); false by default. */
+extern bool fbx_linalg_no_blas;
+/* Sets the BLAS's thread count once (FUSEBOX_NUM_THREADS); call before a cblas_* call. */
+void fbx_linalg_blas_init(void);
+
 #endif

@@ -575,16 +575,55 @@ static void check_mm(fbx_dtype dt, int64_t M, int64_t K, int64_t N, bool ta, boo
   fbx_tensor_release(b);
 }
 
+/* k_linalg.c's switch: the float products on the packed loops, not the BLAS. */
+extern bool fbx_linalg_no_blas;
+
+/* Both float paths: the BLAS (operands passed as transposes and leading
+ * dims) and the packed loops (forced with fbx_linalg_no_blas). */
 START_TEST(test_mm_shapes) {
   OK(fbx_op_table_init());
   static const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {4, 8, 8}, {5, 257, 9}, {65, 3, 17}, {130, 300, 33}, {2, 513, 1}};
-  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-    for (int t = 0; t < 4; t++) {
-      check_mm(FBX_DTYPE_FLOAT32, shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t & 2);
-      check_mm(FBX_DTYPE_FLOAT64, shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t & 2);
-    }
+  for (int packed = 0; packed < 2; packed++) {
+    fbx_linalg_no_blas = packed;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+      for (int t = 0; t < 4; t++) {
+        check_mm(FBX_DTYPE_FLOAT32, shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t & 2);
+        check_mm(FBX_DTYPE_FLOAT64, shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t & 2);
+      }
+  }
+  fbx_linalg_no_blas = false;
   check_mm(FBX_DTYPE_INT64, 9, 20, 11, true, false);
   check_mm(FBX_DTYPE_INT16, 9, 20, 11, false, true);
+}
+END_TEST
+
+/* Operands that are neither row- nor column-contiguous (every other column
+ * of a wider matrix, a stride-0 expanded column) cannot go to the BLAS as
+ * they are; the packed loops take them and the result is still exact. */
+START_TEST(test_mm_odd_strides) {
+  OK(fbx_op_table_init());
+  fbx_tensor *a = NULL, *b = NULL, *av = NULL, *bv = NULL;
+  int64_t as[2] = {6, 10}, bs[2] = {5, 1};
+  OK(fbx_tensor_empty(&a, FBX_DTYPE_FLOAT32, 2, as));
+  OK(fbx_tensor_empty(&b, FBX_DTYPE_FLOAT32, 2, bs));
+  for (int64_t i = 0; i < a->numel; i++) fbx_tensor_set_f64(a, i, (double)(i % 7) - 3);
+  for (int64_t i = 0; i < b->numel; i++) fbx_tensor_set_f64(b, i, (double)i + 1);
+  int64_t avs[2] = {6, 5}, avst[2] = {10, 2}, bvs[2] = {5, 4}, bvst[2] = {1, 0};
+  OK(fbx_tensor_view(&av, a, 2, avs, avst, 0));
+  OK(fbx_tensor_view(&bv, b, 2, bvs, bvst, 0));
+  fbx_ivalue args[2] = {fbx_iv_tensor(av), fbx_iv_tensor(bv)}, outs[1];
+  OK(run_op("aten::mm", args, 2, outs, NULL, NULL));
+  fbx_tensor *c = outs[0].u.t;
+  for (int64_t i = 0; i < 6; i++)
+    for (int64_t j = 0; j < 4; j++) {
+      double want = 0;
+      for (int64_t k = 0; k < 5; k++) want += (double)((i * 10 + 2 * k) % 7 - 3) * (double)(k + 1);
+      ck_assert_double_eq(fbx_tensor_get_f64(c, i * 4 + j), want);
+    }
+  release_all(outs, 1);
+  release_all(args, 2);
+  fbx_tensor_release(a);
+  fbx_tensor_release(b);
 }
 END_TEST
 
@@ -638,6 +677,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_layouts_agree);
 #else
   tcase_add_test(tc, test_mm_shapes);
+  tcase_add_test(tc, test_mm_odd_strides);
   tcase_add_test(tc, test_alloc_failures_linalg);
 #endif
   suite_add_tcase(s, tc);

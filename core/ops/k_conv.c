@@ -1,0 +1,212 @@
+/* Convolution kernels (ops/list_linalg.h): conv1d, conv2d.
+ *
+ * Both run as one 2-D convolution (conv1d: height 1, kernel height 1) by
+ * im2col feeding the GEMM: for each image and group, the input patches are
+ * laid out as a [C/groups * kH * kW, Ho * Wo] matrix (zero where the
+ * window hangs over the padding; rows spread over the kernels' threads) and
+ * multiplied by the group's [O/groups, C/groups * kH * kW] weight through
+ * cblas_sgemm/dgemm, straight into the output. A 1x1 kernel with stride 1
+ * and no padding multiplies the input itself. The bias is added per output
+ * channel. float32 and float64 compute in their own type; float16 and
+ * bfloat16 in float32, rounded back; integral and bool inputs are errors,
+ * as in PyTorch's CPU kernels. Inputs may be unbatched ([C, H, W] /
+ * [C, L]), as in PyTorch.
+ */
+#include <cblas.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/parallel.h"
+#include "ops/reduce.h"
+
+typedef struct conv_geom {
+  int64_t N, C, H, W, O, kH, kW, Ho, Wo, sH, sW, pH, pW, dH, dW, G;
+} conv_geom;
+
+typedef struct col_job {
+  const conv_geom *g;
+  const void *x; /* one image's channels of one group: [Cg][H][W] */
+  void *cols;    /* [Cg * kH * kW][Ho * Wo] */
+  bool f64;
+} col_job;
+
+#define IM2COL(T)                                                                              \
+  for (int64_t r = begin; r < end; r++) {                                                      \
+    int64_t c = r / (g->kH * g->kW), ki = (r / g->kW) % g->kH, kj = r % g->kW;                 \
+    const T *xc = (const T *)j->x + c * g->H * g->W;                                           \
+    T *dst = (T *)j->cols + r * g->Ho * g->Wo;                                                 \
+    for (int64_t oh = 0; oh < g->Ho; oh++) {                                                   \
+      int64_t ih = oh * g->sH - g->pH + ki * g->dH;                                            \
+      T *d = dst + oh * g->Wo;                                                                 \
+      if (ih < 0 || ih >= g->H) {                                                              \
+        for (int64_t ow = 0; ow < g->Wo; ow++) d[ow] = 0;                                      \
+        continue;                                                                              \
+      }                                                                                        \
+      const T *xr = xc + ih * g->W;                                                            \
+      int64_t off = kj * g->dW - g->pW;                                                        \
+      for (int64_t ow = 0; ow < g->Wo; ow++) {                                                 \
+        int64_t iw = ow * g->sW + off;                                                         \
+        d[ow] = iw >= 0 && iw < g->W ? xr[iw] : 0;                                             \
+      }                                                                                        \
+    }                                                                                          \
+  }
+
+static void im2col_body(void *jv, int64_t begin, int64_t end) {
+  const col_job *j = jv;
+  const conv_geom *g = j->g;
+  if (j->f64) {
+    IM2COL(double)
+  } else {
+    IM2COL(float)
+  }
+}
+
+/* Reads an int[n] argument (a single int is repeated) into v; each entry >= lo. */
+static fbx_status *int_params(const fbx_kctx *ctx, int argi, const fbx_ivalue *arg, int n, int64_t *v, int64_t lo,
+                              const char *what) {
+  fbx_status *st = NULL;
+  int64_t tmp[FBX_MAX_DIMS];
+  int k = fbx_arg_int_list(ctx->op, argi, arg, tmp, FBX_MAX_DIMS, &st);
+  if (k < 0) return st;
+  if (k != 1 && k != n) return fbx_kernel_error(ctx, "expected %s to be a single integer value or a list of %d values, got %d", what, n, k);
+  for (int i = 0; i < n; i++) {
+    v[i] = tmp[k == 1 ? 0 : i];
+    if (v[i] < lo)
+      return fbx_kernel_error(ctx, "%s must be %s, got %" PRId64, what, lo > 0 ? "positive" : "non-negative", v[i]);
+  }
+  return NULL;
+}
+
+static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp) {
+  fbx_tensor *x, *w, *b = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &w));
+  if (args[2].kind == FBX_IV_TENSOR) b = args[2].u.t;
+  else if (args[2].kind != FBX_IV_NONE) return fbx_kernel_error(ctx, "bias must be a Tensor or None");
+  int64_t s[2], p[2], d[2];
+  FBX_TRY(int_params(ctx, 3, &args[3], nsp, s, 1, "stride"));
+  FBX_TRY(int_params(ctx, 4, &args[4], nsp, p, 0, "padding"));
+  FBX_TRY(int_params(ctx, 5, &args[5], nsp, d, 1, "dilation"));
+  if (args[6].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "groups must be an int");
+  int64_t groups = args[6].u.i;
+  if (groups < 1) return fbx_kernel_error(ctx, "non-positive groups is not supported (got %" PRId64 ")", groups);
+  bool batched = x->ndim == nsp + 2;
+  if (!batched && x->ndim != nsp + 1)
+    return fbx_kernel_error(ctx, "expected a %dD (unbatched) or %dD (batched) input, got %dD", nsp + 1, nsp + 2,
+                            x->ndim);
+  if (w->ndim != nsp + 2) return fbx_kernel_error(ctx, "expected a %dD weight, got %dD", nsp + 2, w->ndim);
+  if (x->dtype != w->dtype || (b && b->dtype != x->dtype))
+    return fbx_kernel_error(ctx, "expected input, weight and bias of one dtype, got %s, %s and %s",
+                            fbx_dtype_name(x->dtype), fbx_dtype_name(w->dtype),
+                            b ? fbx_dtype_name(b->dtype) : "None");
+  if (!fbx_dtype_is_floating(x->dtype))
+    return fbx_kernel_error(ctx, "not implemented for %s inputs (as in PyTorch)", fbx_dtype_name(x->dtype));
+  int64_t xs[4] = {1, 1, 1, 1}; /* [N, C, spatial...] */
+  for (int i = 0; i < x->ndim; i++) xs[i + (batched ? 0 : 1)] = x->sizes[i];
+  conv_geom g = {.N = xs[0], .C = xs[1], .H = nsp == 2 ? xs[2] : 1, .W = xs[nsp + 1],
+                 .O = w->sizes[0], .kH = nsp == 2 ? w->sizes[2] : 1, .kW = w->sizes[nsp + 1], .sH = nsp == 2 ? s[0] : 1,
+                 .sW = s[nsp - 1], .pH = nsp == 2 ? p[0] : 0, .pW = p[nsp - 1], .dH = nsp == 2 ? d[0] : 1,
+                 .dW = d[nsp - 1], .G = groups};
+  if (g.C % groups || g.O % groups || w->sizes[1] * groups != g.C) {
+    char ws[256];
+    fbx_red_shape_str(ws, sizeof ws, w->ndim, w->sizes);
+    return fbx_kernel_error(ctx,
+                            "weight of shape %s with groups=%" PRId64 " expects %" PRId64
+                            " input channels (and output channels divisible by groups), got %" PRId64,
+                            ws, groups, w->sizes[1] * groups, g.C);
+  }
+  if (b && (b->ndim != 1 || b->sizes[0] != g.O))
+    return fbx_kernel_error(ctx, "expected a bias of shape [%" PRId64 "]", g.O);
+  int64_t eh = g.H + 2 * g.pH - g.dH * (g.kH - 1), ew = g.W + 2 * g.pW - g.dW * (g.kW - 1);
+  if (eh < 1 || ew < 1 || g.kH < 1 || g.kW < 1) {
+    char xsz[256];
+    fbx_red_shape_str(xsz, sizeof xsz, x->ndim, x->sizes);
+    return fbx_kernel_error(ctx, "kernel size can't be greater than the (padded) input size: input %s", xsz);
+  }
+  g.Ho = (eh - 1) / g.sH + 1, g.Wo = (ew - 1) / g.sW + 1;
+  int64_t Cg = g.C / groups, Og = g.O / groups, K = Cg * g.kH * g.kW, P = g.Ho * g.Wo;
+  if (Og > INT_MAX || P > INT_MAX || K > INT_MAX) return fbx_kernel_error(ctx, "convolution too large for the BLAS");
+
+  fbx_dtype work = x->dtype == FBX_DTYPE_FLOAT64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32;
+  bool f64 = work == FBX_DTYPE_FLOAT64;
+  size_t esz = f64 ? 8 : 4;
+  fbx_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL;
+  void *cols = NULL;
+  fbx_status *st = x->dtype == work ? fbx_tensor_contiguous(&xc, x) : fbx_tensor_clone_as(&xc, x, work);
+  if (!st) st = w->dtype == work ? fbx_tensor_contiguous(&wc, w) : fbx_tensor_clone_as(&wc, w, work);
+  if (!st && b) st = b->dtype == work ? fbx_tensor_contiguous(&bc, b) : fbx_tensor_clone_as(&bc, b, work);
+  int64_t ys[4] = {g.N, g.O, g.Ho, g.Wo}, y1[3] = {g.N, g.O, g.Wo};
+  /* the GEMM writes every element (beta 0) unless K or O/groups is 0 */
+  if (!st && K > 0 && Og > 0) st = fbx_tensor_empty(&y, work, nsp + 2, nsp == 2 ? ys : y1);
+  else if (!st) st = fbx_tensor_zeros(&y, work, nsp + 2, nsp == 2 ? ys : y1);
+  bool direct = g.kH == 1 && g.kW == 1 && g.sH == 1 && g.sW == 1 && g.pH == 0 && g.pW == 0;
+  if (!st && !direct && K * P > 0) {
+    cols = fbx_malloc(esz * (size_t)(K * P));
+    if (!cols) st = fbx_status_nomem();
+  }
+  if (st) goto done;
+  if (K > 0 && P > 0 && Og > 0) {
+    fbx_linalg_blas_init();
+    for (int64_t n = 0; n < g.N; n++)
+      for (int64_t gi = 0; gi < groups; gi++) {
+        size_t xoff = (size_t)((n * g.C + gi * Cg) * g.H * g.W), yoff = (size_t)((n * g.O + gi * Og) * P);
+        const char *xp = (const char *)xc->data + xoff * esz;
+        const void *bm = xp;
+        if (!direct) {
+          col_job j = {.g = &g, .x = xp, .cols = cols, .f64 = f64};
+          fbx_parallel_for(K, P >= 4096 ? 1 : 4096 / P + 1, im2col_body, &j);
+          bm = cols;
+        }
+        const char *wp = (const char *)wc->data + (size_t)(gi * Og * K) * esz;
+        char *yp = (char *)y->data + yoff * esz;
+        if (f64)
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Og, (int)P, (int)K, 1.0, (const double *)wp,
+                      (int)K, (const double *)bm, (int)P, 0.0, (double *)yp, (int)P);
+        else
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Og, (int)P, (int)K, 1.0f, (const float *)wp,
+                      (int)K, (const float *)bm, (int)P, 0.0f, (float *)yp, (int)P);
+      }
+  }
+  if (bc && P > 0)
+    for (int64_t n = 0; n < g.N; n++)
+      for (int64_t o = 0; o < g.O; o++) {
+        if (f64) {
+          double *yp = (double *)y->data + (n * g.O + o) * P, bv = ((const double *)bc->data)[o];
+          for (int64_t i = 0; i < P; i++) yp[i] += bv;
+        } else {
+          float *yp = (float *)y->data + (n * g.O + o) * P, bv = ((const float *)bc->data)[o];
+          for (int64_t i = 0; i < P; i++) yp[i] += bv;
+        }
+      }
+  if (!batched) { /* drop the batch dim: a view of the same storage */
+    fbx_tensor *v = NULL;
+    st = fbx_tensor_view(&v, y, nsp + 1, y->sizes + 1, NULL, y->offset);
+    if (st) goto done;
+    fbx_tensor_release(y);
+    y = v;
+  }
+  if (work != x->dtype) {
+    fbx_tensor *r = NULL;
+    st = fbx_tensor_clone_as(&r, y, x->dtype);
+    if (st) goto done;
+    fbx_tensor_release(y);
+    y = r;
+  }
+  fbx_set_out_tensor(outs, 0, y);
+  y = NULL;
+done:
+  fbx_free(cols);
+  fbx_tensor_release(xc);
+  fbx_tensor_release(wc);
+  fbx_tensor_release(bc);
+  fbx_tensor_release(y);
+  return st;
+}
+
+/* conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) */
+fbx_status *fbx_k_conv2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return conv_common(ctx, args, outs, 2); }
+/* conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) */
+fbx_status *fbx_k_conv1d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return conv_common(ctx, args, outs, 1); }

@@ -1,0 +1,46 @@
+/* Vectorized float32 row primitives for the row-wise kernels (softmax,
+ * log_softmax, layer_norm, batch_norm, the last-dim reductions); private to
+ * core/ops.
+ *
+ * Each works on one contiguous row (or, for the _cols forms, a tile of
+ * neighbouring columns) that the caller has already found contiguous, and
+ * is compiled for the baseline, AVX2+FMA and AVX-512 (FBX_PW_CLONES), so a
+ * call costs one indirect jump; callers spread rows over threads.
+ *
+ * Accumulation: sums of float32 inputs run in 8 double lanes (never less
+ * accurate than PyTorch's float32 cascade sum); softmax's sum of
+ * exponentials in 16 float lanes combined pairwise (as PyTorch's vectorized
+ * kernel does). exp is fbx_vm_expf (ops/vmath.h, 2 ulp). NaN propagates
+ * through max/min as in PyTorch.
+ *
+ *   float m = fbx_row_max_f32(x, n);
+ *   fbx_row_softmax_f32(x, y, n, false);                  // y = softmax(x)
+ *   fbx_row_layer_norm_f32(x, y, n, w, b, 1e-5f, &mean, &rstd);
+ */
+#ifndef FBX_OPS_ROWOPS_H
+#define FBX_OPS_ROWOPS_H
+#include <stdbool.h>
+#include <stdint.h>
+
+/* max / min of n >= 1 values; NaN if any is NaN. */
+float fbx_row_max_f32(const float *x, int64_t n);
+float fbx_row_min_f32(const float *x, int64_t n);
+/* Sum of n >= 0 values in double lanes. */
+double fbx_row_sum_f32(const float *x, int64_t n);
+/* Sum of (x - c)^2 in double lanes. */
+double fbx_row_sqdev_f32(const float *x, int64_t n, double c);
+/* Sum of exp(x - m) (fbx_vm_expf, in float) in double lanes. */
+double fbx_row_sumexp_f32(const float *x, int64_t n, float m);
+/* y = softmax(x) (log: log_softmax) over a row of n >= 1 values (y != x). */
+void fbx_row_softmax_f32(const float *x, float *y, int64_t n, bool log);
+/* softmax over R rows of a [R][stride] block, for the n <= 256 neighbouring
+ * columns starting at x (the softmax dim is the row index). */
+void fbx_cols_softmax_f32(const float *x, float *y, int64_t R, int64_t stride, int64_t n, bool log);
+/* y = (x - mean) * rstd * w + b over a row of n >= 1 (w, b may be NULL);
+ * the row's mean and rstd = 1 / sqrt(biased var + eps) go to *mean, *rstd. */
+void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, const float *w, const float *b, float eps,
+                            float *mean, float *rstd);
+/* y = x * scale + shift over n values. */
+void fbx_row_affine_f32(const float *x, float *y, int64_t n, float scale, float shift);
+
+#endif
