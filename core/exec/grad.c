@@ -1173,6 +1173,7 @@ static void add_sub_stats(fbx_executor_stats *s, const fbx_executor_stats *b, bo
   s->groups += b->groups;
   s->kernels_compiled += b->kernels_compiled;
   s->compile_failures += b->compile_failures;
+  s->compile_unsupported += b->compile_unsupported;
   s->memory_cache_hits += b->memory_cache_hits;
   s->disk_cache_hits += b->disk_cache_hits;
   s->compile_seconds += b->compile_seconds;
