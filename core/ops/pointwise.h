@@ -110,7 +110,10 @@ fbx_status *fbx_pw_scalar_checked(const fbx_kctx *ctx, const fbx_ivalue *v, fbx_
 #endif
 #endif
 #if !defined(FBX_PW_NO_CLONES) && defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && (defined(__clang__) ? __clang_major__ >= 14 : __GNUC__ >= 8)
+/* clang before 16 names an extern clone's dispatcher `f.ifunc` and leaves `f`
+ * itself undefined for other files (rowops.c's row functions hit it in the
+ * clang-built fuzz targets), so clones start at clang 16. */
+#if __has_attribute(target_clones) && (defined(__clang__) ? __clang_major__ >= 16 : __GNUC__ >= 8)
 #if defined(__clang__) || defined(FBX_PW_NO_FMA)
 #define FBX_PW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
