@@ -787,6 +787,7 @@ START_TEST(eval_matches_reference) {
   printf("kit eval vs reference: %d of %d rows (every variant, every class), %ld elements in %d runs; %d rows with a "
          "reason; known divergences:", rows, FBXK_NOPS, elems, runs, reasons);
   for (int k = 0; k < KD_N; k++) printf(" %s %d%s", kd_name[k], kd_count[k], k + 1 < KD_N ? "," : "\n");
+  fflush(stdout);
   ck_assert_int_eq(bad, 0);
   ck_assert_int_eq(missing, 0);
   ck_assert_int_eq(rows + reasons, FBXK_NOPS);
