@@ -12,13 +12,15 @@
 
 typedef int (*ev_fn)(const fbxk_scalar *a, fbxk_scalar *r);
 
-/* classes of compute dtypes: float (float32, half, bfloat16), float64, integral, bool */
-enum { EV_F, EV_D, EV_I, EV_B, EV_NCLASSES };
+/* classes of compute dtypes: float (float32, bfloat16), float64, integral,
+ * bool, and float16 (computed in float; its own templates: FBXK_OPS_F16) */
+enum { EV_F, EV_D, EV_I, EV_B, EV_H, EV_NCLASSES };
 
 #include "kit_eval_gen.inc"
 
 static int ev_class(int cd) {
   if (cd == FBXK_F64) return EV_D;
+  if (cd == FBXK_F16) return EV_H;
   if (fbxk_is_float(cd)) return EV_F;
   if (cd == FBXK_BOOL) return EV_B;
   if (fbxk_is_int(cd)) return EV_I;
@@ -52,7 +54,7 @@ int fbxk_op_eval(int op, int cd, int rd, const fbxk_scalar *args, fbxk_scalar *r
   int rawdt = fbxk_op_is_bool_valued(op) ? FBXK_BOOL : cd;
   /* the raw value is in the class's representation; round it to cd first
    * (half/bfloat16: once per op), as the kernel does */
-  int from = rawdt == FBXK_BOOL || c >= EV_I ? FBXK_I64 : c == EV_F ? FBXK_F32 : FBXK_F64;
+  int from = rawdt == FBXK_BOOL || c == EV_I || c == EV_B ? FBXK_I64 : c == EV_D ? FBXK_F64 : FBXK_F32;
   fbxk_scalar x = fbxk_scalar_cast(from, rawdt, raw);
   *result = rawdt == rd ? x : fbxk_scalar_cast(rawdt, rd, x);
   return 0;

@@ -54,8 +54,16 @@ int fbxk_op_selector(int op) {
   return ops[op].rule == FBXK_R_WHERE ? 0 : ops[op].rule == FBXK_R_MASKED ? 1 : -1;
 }
 
+/* float16 templates where PyTorch's half kernel differs (FBXK_OPS_F16) */
+static const char *const f16_template[FBXK_NOPS] = {
+#define FBXK_F16_ROW_(id, t) [FBXK_OP_##id] = t,
+    FBXK_OPS_F16(FBXK_F16_ROW_)
+#undef FBXK_F16_ROW_
+};
+
 const char *fbxk_op_template(int op, int cd) {
   if (!valid(op)) return NULL;
+  if (cd == FBXK_F16 && f16_template[op] && ops[op].tf) return f16_template[op];
   if (fbxk_is_float(cd)) return ops[op].tf;
   if (cd == FBXK_BOOL) return ops[op].tb;
   if (fbxk_is_int(cd)) return ops[op].ti;

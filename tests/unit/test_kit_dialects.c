@@ -604,19 +604,10 @@ static void row_graph(int op, int v, int cd, int nargs, const int *slot_in, cons
  *   1 softplus: the kit's log1p(exp(x * beta)) overflows to +Inf in float, as
  *     PyTorch's float kernel does, where the reference's stable
  *     max(x, 0) + log1p(exp(-|x|)) stays finite;
- *   2 pow.Tensor_Scalar with a run-time exponent of +-0.5 on -Inf: PyTorch
- *     and the reference dispatch to sqrt/rsqrt by the exponent's value (NaN)
- *     for float32/float64/bfloat16; the kit picks sqrt only for a constant
- *     exponent and computes pow (+Inf, 0) — a kit divergence, left open;
- *   3 pow with the constant exponent +-0.5 in float16: PyTorch and the
- *     reference compute pow for half (no sqrt dispatch): pow(-Inf, 0.5) is
- *     +Inf, pow(-0.0, -0.5) +Inf; the kit's POW_HALF/POW_MHALF compute
- *     sqrt (NaN, -Inf) — a kit divergence, left open;
- *   4 to.dtype from a float outside the integral target's range (NaN, +-Inf,
+ *   2 to.dtype from a float outside the integral target's range (NaN, +-Inf,
  *     too large): undefined in C, platform-defined in PyTorch. */
-enum { KD_CONTRACT, KD_SOFTPLUS, KD_POW_RUNTIME_HALF, KD_POW_HALF_F16, KD_TO_RANGE, KD_N };
-static const char *const kd_name[KD_N] = {"FMA contraction", "softplus overflow", "run-time pow +-0.5 on -Inf",
-                                           "float16 pow +-0.5", "to.dtype out of range"};
+enum { KD_CONTRACT, KD_SOFTPLUS, KD_TO_RANGE, KD_N };
+static const char *const kd_name[KD_N] = {"FMA contraction", "softplus overflow", "to.dtype out of range"};
 
 static int known_divergence(int op, int cd, int rd, const fbxk_scalar *a, double want, double got) {
   switch (op) {
@@ -625,10 +616,6 @@ static int known_divergence(int op, int cd, int rd, const fbxk_scalar *a, double
       return fbxk_is_float(rd) && ((isnan(want) && isinf(got)) || (isinf(want) && isfinite(got))) ? KD_CONTRACT : -1;
     case FBXK_OP_SOFTPLUS:
       return cd != FBXK_F64 && isinf(want) && want > 0 && a[0].f * a[1].f > 88.7 && isfinite(got) ? KD_SOFTPLUS : -1;
-    case FBXK_OP_POW_TS:
-      return cd != FBXK_F16 && fabs(a[1].f) == 0.5 && a[0].f == -INFINITY && isnan(got) ? KD_POW_RUNTIME_HALF : -1;
-    case FBXK_OP_POW_HALF: case FBXK_OP_POW_MHALF:
-      return cd == FBXK_F16 && (a[0].f == -INFINITY || (a[0].f == 0 && signbit(a[0].f))) ? KD_POW_HALF_F16 : -1;
     case FBXK_OP_TO_DTYPE: {
       if (!fbxk_is_float(cd) || fbxk_is_float(rd)) return -1;
       double x = a[0].f, lo = rd == FBXK_I64 ? -0x1p63 : rd == FBXK_I32 ? -0x1p31 : rd == FBXK_U8 ? 0 : -1;

@@ -13,7 +13,8 @@
  * converted to the compute type but not promoted (alpha, slopes, bounds).
  * rule: FBXK_R_* (kit_ops.h). float/int/bool: the expression template for
  * a float, integral or bool compute dtype (NULL: not fusable for that
- * class). Templates are C-family expressions valid in every dialect:
+ * class); FBXK_OPS_F16 below replaces the float one for float16 where
+ * PyTorch's half kernel differs. Templates are C-family expressions valid in every dialect:
  *
  *   $0..$9  the op's arguments, already in the compute type (a selector of
  *           where/masked_fill as it is: a truth value)
@@ -144,7 +145,10 @@
   X(FMOD_T, "aten::fmod.Tensor", "01", "", FBXK_R_PROMOTE, "fmod$f($0, $1)", NULL, NULL)                      \
   X(FMOD_S, "aten::fmod.Scalar", "01", "", FBXK_R_PROMOTE, "fmod$f($0, $1)", NULL, NULL)                      \
   X(POW_TT, "aten::pow.Tensor_Tensor", "01", "", FBXK_R_PROMOTE, "pow$f($0, $1)", NULL, NULL)                 \
-  X(POW_TS, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "pow$f($0, $1)", NULL, NULL)                 \
+  X(POW_TS, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE,                                             \
+    "($1 == ($T)0.5 ? sqrt$f($0) : $1 == ($T)-0.5 ? ($T)1 / sqrt$f($0) : $1 == ($T)-1 ? ($T)1 / $0 : "           \
+    "$1 == ($T)2 ? $0 * $0 : $1 == ($T)3 ? $0 * $0 * $0 : $1 == ($T)-2 ? ($T)1 / ($0 * $0) : pow$f($0, $1))",   \
+    NULL, NULL)                                                                                               \
   X(POW_2, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "($0 * $0)", NULL, NULL)                      \
   X(POW_3, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "($0 * $0 * $0)", NULL, NULL)                 \
   X(POW_HALF, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "sqrt$f($0)", NULL, NULL)                  \
@@ -208,5 +212,20 @@
   X(MASKED_FILL_T, "aten::masked_fill.Tensor", "012", "", FBXK_R_MASKED, "($1 ? $2 : $0)", "($1 ? $2 : $0)", "($1 ? $2 : $0)") \
   X(MASKED_FILL_S, "aten::masked_fill.Scalar", "012", "", FBXK_R_MASKED, "($1 ? $2 : $0)", "($1 ? $2 : $0)", "($1 ? $2 : $0)") \
   X(TO_DTYPE, "aten::to.dtype", "0", "", FBXK_R_TO, "$0", "$0", "$0")
+
+/* Rows whose float16 template differs from the float one: PyTorch computes
+ * these ops for half by another kernel. pow.Tensor_Scalar picks sqrt, rsqrt,
+ * reciprocal (and x*x, x*x*x, 1/(x*x) in float32/float64) by the exponent's
+ * value for float32, float64 and bfloat16 — the float template above does
+ * the same at run time, and the constant-exponent variants are that choice
+ * made early — but computes std::pow for half, where pow(-inf, 0.5) is +inf
+ * and sqrt(-inf) NaN. (x*x, x*x*x and 1/(x*x) of a half or bfloat16 value are
+ * exact or rounded once in float, so they equal pow there.)
+ *
+ *   X(ID, float16 template) */
+#define FBXK_OPS_F16(X)                                                                                       \
+  X(POW_TS, "pow$f($0, $1)")                                                                                  \
+  X(POW_HALF, "pow$f($0, $1)")                                                                                \
+  X(POW_MHALF, "pow$f($0, $1)")
 
 #endif
