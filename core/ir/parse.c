@@ -687,6 +687,61 @@ static int make_container(parser *P, gctx *gc, fbx_type_kind kind, fbx_type **el
   return 0;
 }
 
+/* The named types TorchScript prints besides the ones parsed above: schema
+ * types, class types (qualified names such as __torch__.M or
+ * __torch__.torch.classes.ns.C) and the parenthesized generic forms. Any
+ * other name is a typo or a type fusebox cannot know, and is an error. */
+static bool known_named_type(span name, int paren) {
+  static const char *const plain[] = {"Scalar", "Layout", "ScalarType", "MemoryFormat", "QScheme", "Any",
+                                      "AnyType", "AnyEnumType", "AnyClassType", "AnyTupleType", "AnyListType",
+                                      "Generator", "Storage", "Stream", "Capsule", "Quantizer", "Object",
+                                      "Dimname", "ConstQuantizerPtr", "SymInt", "SymFloat", "SymBool",
+                                      "Interface", "Module", "Function", "complex", "Event", "tKey", "tVal"};
+  static const char *const generic[] = {"Union", "Future", "RRef", "Await", "Optional", "List", "Tuple"};
+  if (memchr(name.s, '.', name.n)) return true;
+  if (!paren && name.s[0] == 't') { /* schema type variables: t, t1, t2 */
+    size_t i = 1;
+    while (i < name.n && is_digit((unsigned char)name.s[i])) i++;
+    if (i == name.n) return true;
+  }
+  const char *const *tab = paren ? generic : plain;
+  size_t n = paren ? sizeof generic / sizeof *generic : sizeof plain / sizeof *plain;
+  for (size_t i = 0; i < n; i++)
+    if (span_is(name, tab[i])) return true;
+  return false;
+}
+
+/* A hint for an unknown type name that differs from a tensor or scalar type
+ * name only in case or by one edit. */
+static const char *type_hint(span name) {
+  static const char *const common[] = {"Tensor", "int", "float", "bool", "str", "NoneType", "Device", "Scalar",
+                                       "Float", "Double", "Long", "Int", "Half", "Bool", "BFloat16"};
+  for (size_t i = 0; i < sizeof common / sizeof *common; i++) {
+    size_t m = strlen(common[i]), a = 0, b = 0;
+    size_t n = name.n;
+    if (n + 1 < m || m + 1 < n) continue;
+    int edits = 0;
+    while (a < n && b < m && edits < 2) {
+      if (name.s[a] == common[i][b] || (name.s[a] ^ 32) == common[i][b]) {
+        a++, b++;
+      } else {
+        edits++;
+        if (n > m) a++;
+        else if (m > n) b++;
+        else a++, b++;
+      }
+    }
+    edits += (int)((n - a) + (m - b));
+    if (edits <= 1) {
+      static _Thread_local char buf[48];
+      snprintf(buf, sizeof buf, " (did you mean %s?)", common[i]);
+      return buf;
+    }
+  }
+  return " (expected Tensor, a tensor type like Float(2, 3), int, float, bool, str, a list, tuple or "
+         "optional of them, or a class type like __torch__.M)";
+}
+
 static int parse_type_inner(parser *P, gctx *gc, fbx_type **out) {
   FOUND_BUF;
   fbx_arena *ar = gc->g->arena;
@@ -816,6 +871,11 @@ static int parse_type_inner(parser *P, gctx *gc, fbx_type **out) {
       P->p++;
       if (verbatim_named(P, gc, start, (size_t)(P->p - start), NULL, 0, &t)) return -1;
     } else {
+      const char *q = P->p + 1;
+      while (paren && q < P->end && (*q == ' ' || *q == '\t')) q++;
+      int sizes_follow = paren && q < P->end && (is_digit((unsigned char)*q) || *q == '*');
+      if (!sizes_follow && !known_named_type(name, paren))
+        return error_at(P, start, "unknown type '%.*s'%s", (int)name.n, name.s, type_hint(name));
       char *nm = fbx_arena_strndup(ar, name.s, name.n);
       if (!nm) return oom(P);
       if (paren) {

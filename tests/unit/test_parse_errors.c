@@ -57,6 +57,11 @@ static const err_case cases[] = {
      "expected ',' or ')' in the input list of aten::relu, found 'return'"},
     /* types and dtypes */
     {"graph(%x : Flaot(2, 3)):\n  return (%x)\n", 1, 12, "unknown tensor dtype 'Flaot'"},
+    {"graph(%x : Tensr):\n  return (%x)\n", 1, 12, "unknown type 'Tensr' (did you mean Tensor?)"},
+    {"graph(%x : Tensor, %n : innt):\n  return (%x)\n", 1, 25, "unknown type 'innt' (did you mean int?)"},
+    {"graph(%x : Tensor, %n : Foo):\n  return (%x)\n", 1, 25, "unknown type 'Foo' (expected Tensor"},
+    {"graph(%x : Tensor, %n : Foo(int)):\n  return (%x)\n", 1, 25, "unknown type 'Foo'"},
+    {"graph(%x : Tensor, %n : Tensor?[]?, %m : Optinal(int)):\n  return (%x)\n", 1, 42, "unknown type 'Optinal'"},
     {"graph(%x : Float(2, x)):\n  return (%x)\n", 1, 21, "malformed tensor type: expected a size"},
     {"graph(%x : ComplexFloat(2, 3)):\n  return (%x)\n", 1, 12, "unsupported dtype 'ComplexFloat'", FBX_ERR_UNSUPPORTED},
     {"graph(%x : 123):\n  return (%x)\n", 1, 12, "expected a type, found '123'"},
