@@ -5,10 +5,21 @@
 #include "base/alloc.h"
 #include "cli.h"
 #include "ir/text.h"
+#include "exec/interp.h"
 #include "ir/verify.h"
 #include "passes/passes.h"
 
 static const char *const USAGE = "fusebox print GRAPH [--passes LIST|default] [--verify]";
+
+/* The IR's own checks, then the op table's: every node's outputs agree
+ * with what its op returns (what the interpreter checks before it runs). */
+static fbx_status *verify_ops(const fbx_graph *g) {
+  FBX_TRY(fbx_graph_verify(g));
+  fbx_interp *it = NULL;
+  fbx_status *st = fbx_interp_create(&it, g);
+  if (!st) fbx_interp_destroy(it);
+  return st;
+}
 
 int fbx_cmd_print(int argc, char **argv) {
   const char *path = NULL, *passes = NULL;
@@ -37,10 +48,10 @@ int fbx_cmd_print(int argc, char **argv) {
   fbx_graph *g = NULL;
   fbx_status *st = fbx_graph_parse_file(&g, path);
   if (st) return fbx_cli_fail("print", st);
-  if (verify && (st = fbx_graph_verify(g))) goto fail;
+  if (verify && (st = verify_ops(g))) goto fail;
   if (passes) {
     if ((st = fbx_pass_pipeline(g, passes))) goto fail;
-    if (verify && (st = fbx_graph_verify(g))) {
+    if (verify && (st = verify_ops(g))) {
       st = fbx_status_wrap(st, "after passes '%s'", passes);
       goto fail;
     }

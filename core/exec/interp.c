@@ -111,6 +111,9 @@ static void put_node_line(fbx_strbuf *b, const fbx_node *n) {
 static fbx_status *node_error(fbx_status *st, const fbx_node *n) {
   if (st == fbx_status_nomem()) return st; /* nothing left to say it with */
   fbx_strbuf b = {0};
+  const fbx_graph *root = n->graph;
+  while (root && root->parent) root = root->parent;
+  if (n->line && root && root->source) fbx_strbuf_printf(&b, "%s:%u:%u: ", root->source, n->line, n->col);
   if (n->srcloc) fbx_strbuf_printf(&b, "%s: ", n->srcloc);
   fbx_strbuf_puts(&b, fbx_status_message(st));
   fbx_strbuf_puts(&b, "\n  in node: ");

@@ -747,6 +747,8 @@ static fbx_node *clone_node(clone_ctx *c, fbx_block *b, const fbx_node *n) {
   for (int i = 0; i < n->noutputs; i++)
     if (!clone_output(c, m, n->outputs[i])) goto fail;
   if (n->srcloc && !(m->srcloc = fbx_arena_strdup(g->arena, n->srcloc))) goto fail;
+  m->line = n->line;
+  m->col = n->col;
   if (fbx_node_copy_attrs(m, n)) goto fail;
   fbx_node_append(b, m);
   for (int i = 0; i < n->nblocks; i++) {
@@ -784,6 +786,10 @@ fbx_graph *fbx_graph_clone(const fbx_graph *g) {
   fbx_graph *c = fbx_graph_create();
   if (!c) return NULL;
   c->next_name = g->next_name;
+  if (g->source && !(c->source = fbx_arena_strdup(c->arena, g->source))) {
+    fbx_graph_destroy(c);
+    return NULL;
+  }
   clone_ctx ctx = {.map = map_identity_fail, .keep_names = true};
   int rc = clone_block_into(&ctx, c->block, g->block);
   fbx_ptrmap_free(&ctx.local);

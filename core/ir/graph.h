@@ -118,6 +118,8 @@ struct fbx_node {
   fbx_attr *attrs;
   int nattrs, cap_attrs;
   const char *srcloc;         /* trailing comment text after "# ", or NULL */
+  uint32_t line, col;         /* where the parser read the node in its graph's source
+                                 (fbx_graph.source); 0 for nodes a pass made */
   int64_t topo;               /* position in owner for fbx_node_is_before */
   uint32_t id;                /* unique in the graph */
   fbx_graph *graph;
@@ -138,6 +140,7 @@ struct fbx_graph {
   uint32_t next_value_id, next_node_id;
   uint64_t next_name;     /* fresh numeric names start here */
   fbx_graph *parent;      /* for subgraphs held in attributes */
+  const char *source;     /* the file name the parser read the graph from, or NULL */
 };
 
 /* Iterate over the nodes of a block: for (n = fbx_block_first(b); n; n = n->next).

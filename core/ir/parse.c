@@ -158,6 +158,10 @@ typedef struct parser {
   strmap group_bases;
   cand *orphans;
   size_t norphans, caporphans;
+  /* where node_pos last counted lines: nodes are read in order, so the
+   * line and column of each is found in time linear in the text */
+  const char *lpos, *lstart;
+  long lline;
 } parser;
 
 #define AT_END(P) ((P)->p >= (P)->end)
@@ -1608,12 +1612,24 @@ static int parse_block(parser *P, gctx *gc, fbx_node *n, span kind, int index, c
   return 0;
 }
 
+/* The line and column of pos, counting on from the last position asked
+ * about (from the start when pos is before it). */
+static void node_pos(parser *P, const char *pos, uint32_t *line, uint32_t *col) {
+  if (!P->lpos || pos < P->lpos) P->lpos = P->lstart = P->src, P->lline = 1;
+  for (const char *q = P->lpos; q < pos && q < P->end; q++)
+    if (*q == '\n') P->lline++, P->lstart = q + 1;
+  P->lpos = pos;
+  *line = P->lline > UINT32_MAX ? UINT32_MAX : (uint32_t)P->lline;
+  *col = pos - P->lstart + 1 > UINT32_MAX ? UINT32_MAX : (uint32_t)(pos - P->lstart + 1);
+}
+
 static int parse_node(parser *P, gctx *gc, fbx_block *b) {
   FOUND_BUF;
   fbx_graph *g = gc->g;
   fbx_node *n = fbx_node_create(g, FBX_SYM_prim_Param, 0);
   if (!n) return oom(P);
   fbx_node_append(b, n);
+  node_pos(P, P->p, &n->line, &n->col);
   size_t first_out = gc->nents;
   if (CUR(P) == '%') {
     for (;;) {
@@ -1897,6 +1913,10 @@ fbx_status *fbx_graph_parse(fbx_graph **out, const char *text, size_t len, const
   }
   fbx_graph *g = fbx_graph_create();
   if (!g) return fbx_status_nomem();
+  if (!(g->source = fbx_arena_strdup(g->arena, filename))) {
+    fbx_graph_destroy(g);
+    return fbx_status_nomem();
+  }
   gctx top = {.g = g};
   FOUND_BUF;
   if (!parse_graph(&P, &top) && !parse_withs(&P, &top)) {

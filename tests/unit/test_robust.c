@@ -82,6 +82,10 @@ static void setup(void) {
   write_text("tuple.ir", G_TUPLE_AS_TENSOR);
   write_text("writes.ir", G_WRITES_INPUT);
   write_text("dead.ir", G_DEAD_WHERE);
+  write_text("twoout.ir", "graph(%x.1 : Tensor):\n"
+                          "  %y : Tensor = aten::neg(%x.1)\n"
+                          "    %a : Tensor, %b : Tensor = aten::relu(%y)\n"
+                          "  return (%a)\n");
   /* x = [-1, 0.5, 2, -3] */
   fbx_tensor *t = NULL;
   const float x[] = {-1.0f, 0.5f, 2.0f, -3.0f};
@@ -194,6 +198,15 @@ START_TEST(backward_on_tuple_declared_tensor) {
   EXPECT(1, NULL, "run tuple.ir --input x.npy --backward", "invalid graph", "%t is declared Tensor");
   EXPECT(1, NULL, "run tuple.ir --input x.npy", "invalid graph");
   EXPECT(1, NULL, "print tuple.ir --verify", "invalid graph");
+}
+END_TEST
+
+START_TEST(schema_output_count_with_position) {
+  /* issue 18 item 7: print --verify accepted a node with more outputs than
+   * its op returns, and the errors named no position in the file */
+  EXPECT(1, NULL, "print twoout.ir --verify", "twoout.ir:3:5: invalid graph: aten::relu returns 1 value");
+  EXPECT(1, NULL, "run twoout.ir --input x.npy", "twoout.ir:3:5: invalid graph");
+  EXPECT(0, NULL, "print twoout.ir", "aten::relu"); /* printing alone does not judge it */
 }
 END_TEST
 
@@ -368,6 +381,7 @@ int main(void) {
   tcase_add_test(tc, verifier_rejects_contradicting_types);
   tcase_add_test(tc, op_outputs_against_schema);
   tcase_add_test(tc, backward_on_tuple_declared_tensor);
+  tcase_add_test(tc, schema_output_count_with_position);
   tcase_add_test(tc, iters_do_not_reuse_written_inputs);
   tcase_add_test(tc, bench_none_exact_on_written_inputs);
   tcase_add_test(tc, dead_where_same_under_every_fuser);
