@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <fusebox/fuser_abi.h>
+
 #include "cli.h"
 #include "exec/executor.h"
 #include "exec/fold.h"
@@ -20,13 +22,14 @@ static const command commands[] = {
     {"explain", fbx_cmd_explain, "show the optimized graph: fusion groups, guards, fallbacks, unfused nodes"},
     {"plugin-check", fbx_cmd_plugin_check, "conformance tests of a fuser plugin against the reference"},
     {"bench", fbx_cmd_bench, "compare fusers on a graph: time, compile time, kernels, error"},
+    {"ops", fbx_cmd_ops, "list the operators fusebox runs, and which have a gradient"},
 };
 
 static void usage(FILE *f) {
   fprintf(f, "usage: fusebox <command> [args]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-  fprintf(f, "\n`fusebox <command> --help` describes a command.\n");
+  fprintf(f, "\n`fusebox <command> --help` describes a command; `fusebox --version` prints the version.\n");
 }
 
 int fbx_cli_fail(const char *cmd, fbx_status *st) {
@@ -51,6 +54,10 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return 2;
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version")) {
+    printf("fusebox %s (plugin ABI %d.%d)\n", FBX_VERSION, FBXP_ABI_MAJOR, FBXP_ABI_MINOR);
+    return 0;
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);

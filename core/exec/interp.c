@@ -113,8 +113,12 @@ static fbx_status *node_error(fbx_status *st, const fbx_node *n) {
   fbx_strbuf b = {0};
   const fbx_graph *root = n->graph;
   while (root && root->parent) root = root->parent;
-  if (n->line && root && root->source) fbx_strbuf_printf(&b, "%s:%u:%u: ", root->source, n->line, n->col);
-  if (n->srcloc) fbx_strbuf_printf(&b, "%s: ", n->srcloc);
+  /* where the graph came from: PyTorch's source comment when the node has
+   * one, else the node's place in the IR file */
+  if (n->srcloc)
+    fbx_strbuf_printf(&b, "%s: ", n->srcloc);
+  else if (n->line && root && root->source)
+    fbx_strbuf_printf(&b, "%s:%u:%u: ", root->source, n->line, n->col);
   fbx_strbuf_puts(&b, fbx_status_message(st));
   fbx_strbuf_puts(&b, "\n  in node: ");
   put_node_line(&b, n);
