@@ -1,4 +1,4 @@
-/* fusebox bench GRAPH [--input [NAME=]X]... | --random [--shape [NAME=]DIMS]...  --fusers A,B,...
+/* fusebox bench GRAPH [--input [NAME=]X]... [--random [--shape [NAME=]DIMS]...]  --fusers A,B,...
  *                [--iters N] [--seed S] [--bytes N] [--json FILE] [--backward]
  *
  * Compares fusers on one graph and one set of inputs. Each fuser gets its
@@ -58,7 +58,7 @@
 #include "inputs.h"
 #include "ir/text.h"
 
-static const char *const USAGE = "fusebox bench GRAPH [--input [NAME=]X]... | --random [--shape [NAME=]DIMS]... "
+static const char *const USAGE = "fusebox bench GRAPH [--input [NAME=]X]... [--random [--shape [NAME=]DIMS]...] "
                                  "--fusers A,B,... [--iters N] [--seed S] [--bytes N] [--json FILE] [--backward]";
 
 #define MAX_FUSERS 16
@@ -88,9 +88,9 @@ static void help(void) {
          "  --fusers LIST    comma list of fuser names or plugin paths; `none` is the\n"
          "                   interpreter alone (the baseline of the speedup)\n"
          FBX_CLI_INPUT_HELP
-         "  --random         make every input up: random values, contiguous; sizes from the\n"
-         "                   IR type (Float(4, 8)) or --shape; dtype from the IR type, else\n"
-         "                   float32.\n"
+         "  --random         make every input up that no --input NAME=X gives: random values,\n"
+         "                   contiguous; sizes from the IR type (Float(4, 8)) or --shape;\n"
+         "                   dtype from the IR type, else float32. Scalars must be given.\n"
          "  --shape [NAME=]D0,D1,...  sizes of a --random input: unnamed, of every input whose\n"
          "                   type lacks sizes (`Tensor`); named, of that input (repeatable)\n"
          "  --iters N        timed runs per fuser (default 20)\n"
@@ -498,7 +498,6 @@ int fbx_cmd_bench(int argc, char **argv) {
   }
   if (!rc && !path) rc = fbx_cli_usage("bench", USAGE, "no graph given");
   if (!rc && !fusers) rc = fbx_cli_usage("bench", USAGE, "no --fusers given (e.g. --fusers none,legacy)");
-  if (!rc && random && ninputs) rc = fbx_cli_usage("bench", USAGE, "--random and --input exclude each other");
   if (!rc && nshapes && !random) rc = fbx_cli_usage("bench", USAGE, "--shape sizes --random inputs; add --random");
   if (!rc && iters > 1000000) rc = fbx_cli_usage("bench", USAGE, "--iters: at most 1000000");
 
@@ -550,7 +549,7 @@ int fbx_cmd_bench(int argc, char **argv) {
     st = fbx_status_nomem();
     goto done;
   }
-  if (random) st = fbx_cli_random_inputs_shaped(g, (uint64_t)seed, shapes, nshapes, vals);
+  if (random) st = fbx_cli_mixed_inputs(g, inputs, ninputs, (uint64_t)seed, shapes, nshapes, vals);
   else st = fbx_cli_gather_inputs(g, inputs, ninputs, vals);
   if (st) goto done;
   bi.vals = vals;

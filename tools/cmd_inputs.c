@@ -49,7 +49,15 @@ static bool parse_scalar(const char *s, fbx_ivalue *out) {
   return false;
 }
 
-/* A list literal of scalars: [1, 2, 3] or [] */
+/* A quoted string literal: 'tanh' or "tanh" (no escapes). */
+static fbx_status *parse_quoted(const char *s, fbx_ivalue *out, bool *ok) {
+  size_t n = strlen(s);
+  *ok = n >= 2 && (s[0] == '\'' || s[0] == '"') && s[n - 1] == s[0];
+  return *ok ? fbx_iv_str_new(out, s + 1, n - 2) : NULL;
+}
+
+/* A list literal of scalars: [1, 2, 3] or [], of .npy files (a Tensor[]
+ * input: [a.npy, b.npy]) or of quoted strings. */
 static fbx_status *parse_list(const char *s, fbx_ivalue *out, bool *ok) {
   *ok = false;
   size_t n = strlen(s);
@@ -69,11 +77,25 @@ static fbx_status *parse_list(const char *s, fbx_ivalue *out, bool *ok) {
     while (e > tok && e[-1] == ' ') *--e = '\0';
     fbx_ivalue v;
     if (!*tok && !save[0]) break; /* "[]" or "[ ]" */
-    if (!parse_scalar(tok, &v) || v.kind == FBX_IV_NONE) {
+    bool quoted = false;
+    fbx_status *st = NULL;
+    if (has_suffix(tok, ".npy")) {
+      fbx_tensor *t = NULL;
+      if ((st = fbx_npy_read_file(&t, tok))) {
+        fbx_free(body);
+        fbx_iv_release(&l);
+        return st;
+      }
+      v = fbx_iv_tensor(t);
+    } else if ((st = parse_quoted(tok, &v, &quoted))) {
+      fbx_free(body);
+      fbx_iv_release(&l);
+      return st;
+    } else if (!quoted && (!parse_scalar(tok, &v) || v.kind == FBX_IV_NONE)) {
       good = false;
       break;
     }
-    fbx_status *st = fbx_iv_list_push(&l, v);
+    st = fbx_iv_list_push(&l, v);
     if (st) {
       fbx_free(body);
       fbx_iv_release(&l);
@@ -99,10 +121,13 @@ fbx_status *fbx_cli_load_value(const char *text, fbx_ivalue *out) {
   }
   if (parse_scalar(text, out)) return NULL;
   bool ok;
+  FBX_TRY(parse_quoted(text, out, &ok));
+  if (ok) return NULL;
   FBX_TRY(parse_list(text, out, &ok));
   if (ok) return NULL;
   return fbx_status_new(FBX_ERR_INVALID_ARG,
-                        "'%s' is neither a .npy file nor a value (3, 0.5, true, false, None, [1, 2])", text);
+                        "'%s' is neither a .npy file nor a value (3, 0.5, true, false, None, 'text', [1, 2], "
+                        "[a.npy, b.npy])", text);
 }
 
 /* ---- input names ------------------------------------------------------------------------------ */
@@ -171,10 +196,21 @@ static const char *split_name(const char *arg, size_t *name_len) {
   return eq + 1;
 }
 
+static fbx_status *gather(const fbx_graph *g, char **args, int nargs, fbx_ivalue *vals, bool *set, bool partial);
+
 fbx_status *fbx_cli_gather_inputs(const fbx_graph *g, char **args, int nargs, fbx_ivalue *vals) {
   int n = fbx_graph_ninputs(g);
   bool *set = fbx_calloc((size_t)(n > 0 ? n : 1), sizeof *set);
   if (!set) return fbx_status_nomem();
+  fbx_status *st = gather(g, args, nargs, vals, set, false);
+  fbx_free(set);
+  return st;
+}
+
+/* --input values into vals, marking set[]; partial: named ones only, and
+ * inputs may stay unset (the caller makes them up). */
+static fbx_status *gather(const fbx_graph *g, char **args, int nargs, fbx_ivalue *vals, bool *set, bool partial) {
+  int n = fbx_graph_ninputs(g);
   fbx_status *st = NULL;
   /* named first, then positional ones fill the rest in order */
   for (int pass = 0; pass < 2 && !st; pass++)
@@ -191,19 +227,28 @@ fbx_status *fbx_cli_gather_inputs(const fbx_graph *g, char **args, int nargs, fb
         }
       } else {
         if (value) continue;
+        if (partial) {
+          st = fbx_status_new(FBX_ERR_INVALID_ARG,
+                              "--input %s: with --random, name the input (--input NAME=VALUE); the others are made up",
+                              args[a]);
+          break;
+        }
         value = args[a];
         for (idx = 0; idx < n && set[idx]; idx++) {
         }
         if (idx == n) break; /* counted below */
       }
-      if ((st = fbx_cli_load_value(value, &vals[idx]))) {
+      const fbx_type *ty = fbx_graph_input(g, idx)->type;
+      bool bare_str = ty && ty->kind == FBX_TYPE_STR && !(value[0] == '\'' || value[0] == '"');
+      if (bare_str ? (st = fbx_iv_str_new(&vals[idx], value, strlen(value))) != NULL
+                   : (st = fbx_cli_load_value(value, &vals[idx])) != NULL) {
         if (fbx_status_code(st) != FBX_ERR_NOMEM && !has_suffix(value, ".npy"))
           st = fbx_status_wrap(st, "input %s", fbx_graph_input(g, idx)->name);
         break;
       }
       set[idx] = true;
     }
-  if (!st) {
+  if (!st && !partial) {
     int given = 0;
     for (int i = 0; i < n; i++) given += set[i];
     if (given < n || given < nargs) {
@@ -220,7 +265,6 @@ fbx_status *fbx_cli_gather_inputs(const fbx_graph *g, char **args, int nargs, fb
       fbx_strbuf_free(&b);
     }
   }
-  fbx_free(set);
   return st;
 }
 
@@ -288,10 +332,30 @@ static fbx_status *shape_for(const fbx_graph *g, int i, const fbx_cli_shape *sha
   return NULL;
 }
 
+static fbx_status *random_inputs(const fbx_graph *g, uint64_t seed, const fbx_cli_shape *shapes, int nshapes,
+                                 fbx_ivalue *vals, const bool *given);
+
 fbx_status *fbx_cli_random_inputs_shaped(const fbx_graph *g, uint64_t seed, const fbx_cli_shape *shapes, int nshapes,
                                          fbx_ivalue *vals) {
+  return random_inputs(g, seed, shapes, nshapes, vals, NULL);
+}
+
+fbx_status *fbx_cli_mixed_inputs(const fbx_graph *g, char **args, int nargs, uint64_t seed,
+                                 const fbx_cli_shape *shapes, int nshapes, fbx_ivalue *vals) {
+  int n = fbx_graph_ninputs(g);
+  bool *set = fbx_calloc((size_t)(n > 0 ? n : 1), sizeof *set);
+  if (!set) return fbx_status_nomem();
+  fbx_status *st = gather(g, args, nargs, vals, set, true);
+  if (!st) st = random_inputs(g, seed, shapes, nshapes, vals, set);
+  fbx_free(set);
+  return st;
+}
+
+static fbx_status *random_inputs(const fbx_graph *g, uint64_t seed, const fbx_cli_shape *shapes, int nshapes,
+                                 fbx_ivalue *vals, const bool *given) {
   uint64_t s = seed * 0x2545f4914f6cdd1dULL + 1;
   for (int i = 0; i < fbx_graph_ninputs(g); i++) {
+    if (given && given[i]) continue;
     const fbx_value *v = fbx_graph_input(g, i);
     const fbx_type *t = v->type;
     const fbx_cli_shape *sh;

@@ -18,12 +18,14 @@
 
 /* The text of --input help shared by the commands. */
 #define FBX_CLI_INPUT_HELP                                                                 \
-  "  --input [NAME=]X  one graph input: a .npy file, or a scalar literal 3, 0.5, true,\n" \
-  "                    false, None, or a list of them [1, 2]. NAME is the input's name\n" \
+  "  --input [NAME=]X  one graph input: a .npy file, a scalar literal 3, 0.5, true,\n"  \
+  "                    false, None, a string 'tanh' (bare text for a str input), or a\n"  \
+  "                    list [1, 2] / [a.npy, b.npy] (Tensor[]). NAME is the input's name\n" \
   "                    in the graph (x.1) or its base (x) when that is unambiguous;\n"    \
   "                    inputs without a name fill the remaining ones in graph order.\n"
 
-/* Read one --input value: a .npy file or a literal (3, 0.5, true, None, [1, 2]). */
+/* Read one --input value: a .npy file or a literal (3, 0.5, true, None,
+ * 'text', [1, 2], [a.npy, b.npy]). */
 fbx_status *fbx_cli_load_value(const char *text, fbx_ivalue *out);
 /* Fill vals[0..ninputs(g)) from --input arguments (named ones first, then
  * positional ones in graph order); every input must be given exactly once.
@@ -54,6 +56,12 @@ bool fbx_cli_parse_shape(const char *text, fbx_cli_shape *out);
  * each input may be named once. */
 fbx_status *fbx_cli_random_inputs_shaped(const fbx_graph *g, uint64_t seed, const fbx_cli_shape *shapes, int nshapes,
                                          fbx_ivalue *vals);
+
+/* --random with some inputs given: the named --input values (a positional
+ * one is an error), and random values (as fbx_cli_random_inputs_shaped) for
+ * every input not named — scalars, lists and strings must be named. */
+fbx_status *fbx_cli_mixed_inputs(const fbx_graph *g, char **args, int nargs, uint64_t seed,
+                                 const fbx_cli_shape *shapes, int nshapes, fbx_ivalue *vals);
 
 /* Load a fuser by selection name or path; `none` (or NULL) gives NULL. */
 fbx_status *fbx_cli_load_fuser(const char *name, fbx_fuser **out);

@@ -49,6 +49,10 @@ static void setup(void) {
   ck_assert(f);
   fputs(G_CHAIN, f);
   fclose(f);
+  f = fopen(path_in("scalar.ir"), "w");
+  ck_assert(f);
+  fputs("graph(%x.1 : Float(16, 8), %s : float):\n  %y : Tensor = aten::mul(%x.1, %s)\n  return (%y)\n", f);
+  fclose(f);
   f = fopen(path_in("untyped.ir"), "w");
   ck_assert(f);
   fputs(G_UNTYPED, f);
@@ -253,6 +257,17 @@ START_TEST(random_and_errors) {
   free(out);
   ck_assert_int_eq(bench("chain.ir --input x.npy --fusers none", &out), 1);
   ck_assert_msg(strstr(out, "missing: y.1"), "%s", out);
+  free(out);
+  /* issue 18 item 8: --random refused every graph with a scalar input; the
+   * scalar is now named with --input and the tensors made up */
+  rc = bench("scalar.ir --random --input s=0.5 --fusers none --iters 2", &out);
+  ck_assert_msg(rc == 0 && strstr(out, "\nnone "), "exit %d:\n%s", rc, out);
+  free(out);
+  ck_assert_int_eq(bench("scalar.ir --random --fusers none", &out), 1);
+  ck_assert_msg(strstr(out, "%s : float is not a tensor") && strstr(out, "--input [NAME=]"), "%s", out);
+  free(out);
+  ck_assert_int_eq(bench("scalar.ir --random --input 0.5 --fusers none", &out), 1);
+  ck_assert_msg(strstr(out, "with --random, name the input"), "%s", out);
   free(out);
 }
 END_TEST

@@ -100,6 +100,25 @@ static const char *G_GRAD_OUTSIDE =
     "  %q : Tensor = aten::mul(%xi.1, %xi.1)\n"
     "  return (%z, %e, %q)\n";
 
+/* a str input steering a branch, a float scalar, and a Tensor[] input */
+static const char *const G_STR =
+    "graph(%x.1 : Tensor, %mode : str, %s : float):\n"
+    "  %t : str = prim::Constant[value=\"tanh\"]()\n"
+    "  %c : bool = aten::eq(%mode, %t)\n"
+    "  %y : Tensor = prim::If(%c)\n"
+    "    block0():\n"
+    "      %a : Tensor = aten::neg(%x.1)\n"
+    "      -> (%a)\n"
+    "    block1():\n"
+    "      %b : Tensor = aten::mul(%x.1, %s)\n"
+    "      -> (%b)\n"
+    "  return (%y, %mode)\n";
+static const char *const G_LIST =
+    "graph(%xs : Tensor[]):\n"
+    "  %d : int = prim::Constant[value=0]()\n"
+    "  %y : Tensor = aten::cat(%xs, %d)\n"
+    "  return (%y)\n";
+
 static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/fbx_run_cli_XXXXXX");
   ck_assert(mkdtemp(dir));
@@ -108,6 +127,8 @@ static void setup(void) {
   write_text("raise.ir", G_RAISE);
   write_text("grad.ir", G_GRAD);
   write_text("outside.ir", G_GRAD_OUTSIDE);
+  write_text("str.ir", G_STR);
+  write_text("list.ir", G_LIST);
   write_text("bad.npy", "\x93NUMPY\x01\x00garbage");
   fbx_tensor *t = NULL;
   int64_t sz[2] = {4, 3};
@@ -132,6 +153,17 @@ static void teardown(void) {
 START_TEST(positional_and_summary) {
   EXPECT(0, "main.ir --input x.npy --input 3 --input 0.5 --input true --input None", "out0: int 7",
          "out1: float 1.5", "out2: float32[4, 3]", "out3: bool True", "time: ", "median of 1");
+}
+END_TEST
+
+START_TEST(str_and_tensor_list_inputs) {
+  /* issue 18 item 8: a str input was refused in every spelling, Tensor[] too.
+   * x = 0, 0.5, ..., 5.5: neg gives max 0, mul by 2 gives max 11. */
+  EXPECT(0, "str.ir --input x.npy --input mode=tanh --input s=2", "out0: float32[4, 3] min=-5.5 max=-0 ", "out1: str \"tanh\"");
+  EXPECT(0, "str.ir --input x.npy --input \"mode='relu'\" --input s=2", "max=11", "out1: str \"relu\"");
+  EXPECT(0, "str.ir --input x.npy --input \"'tanh'\" --input 2", "max=-0 ");
+  EXPECT(0, "list.ir --input \"xs=[x.npy, x.npy]\"", "out0: float32[8, 3]");
+  EXPECT(1, "list.ir --input \"xs=[x.npy, nope.npy]\"", "nope.npy");
 }
 END_TEST
 
@@ -326,6 +358,7 @@ int main(void) {
   tcase_add_test(tc, explain_backward);
   tcase_add_test(tc, exit_codes);
   tcase_add_test(tc, fuser_from_environment);
+  tcase_add_test(tc, str_and_tensor_list_inputs);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
