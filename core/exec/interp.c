@@ -19,6 +19,7 @@
 #include "base/strbuf.h"
 #include "ir/text.h"
 #include "ops/optable.h"
+#include "passes/passes.h"
 
 /* ---- the plan --------------------------------------------------------------------------------- */
 
@@ -823,9 +824,24 @@ static fbx_status *exec_unpack(frame *f, pnode *pn) {
 static fbx_status *exec_unknown(const pnode *pn) {
   const char *kind = fbx_sym_str(pn->node->kind);
   fbx_status *st;
-  if (pn->node->kind == FBX_SYM_prim_CallFunction)
-    st = fbx_status_new(FBX_ERR_UNSUPPORTED, "prim::CallFunction is not run by fusebox: it calls another function; "
-                                             "run the inlined graph (torch.jit.script(fn).inlined_graph)");
+  if (pn->node->kind == FBX_SYM_prim_CallFunction) {
+    const fbx_node *fn = pn->node->ninputs ? pn->node->inputs[0]->node : NULL;
+    fbx_sym name_sym;
+    const fbx_attr *a = fn && fn->kind == FBX_SYM_prim_Constant && !fbx_sym_intern(&name_sym, "name", 4)
+                            ? fbx_node_attr(fn, name_sym)
+                            : NULL;
+    const char *name = a && a->kind == FBX_ATTR_STR ? a->u.s : "?";
+    st = fbx_status_new(FBX_ERR_UNSUPPORTED,
+                        "prim::CallFunction of '%s' is not run by fusebox: the called function's body is not in the "
+                        "graph. %s Give fusebox the inlined graph (torch.jit.script(fn).inlined_graph)",
+                        name,
+                        fbx_pass_inline_knows(name)
+                            ? "The inline pass knows this torch.nn.functional function but kept the call "
+                              "(FUSEBOX_LOG=passes says why: an argument it needs as a constant is not one), "
+                              "or the pass is disabled."
+                            : "The inline pass replaces calls of common torch.nn.functional functions by their "
+                              "aten op; this one it does not know.");
+  }
   else if (fbx_op_kind_known(pn->node->kind))
     st = fbx_status_new(FBX_ERR_INTERNAL, "%s has no kernel and the interpreter does not run it", kind);
   else

@@ -90,9 +90,17 @@
  *              does not rewrite aten::expand_as(x, x) (the result is a new view,
  *              not x) and it removes only the nodes it rewrote, leaving their
  *              now-unused producers to dce.
+ *   inline     prim::CallFunction of a known torch.nn.functional function
+ *              (a `Function` constant named relu, dropout, softmax, layer_norm,
+ *              batch_norm, embedding, mse_loss, cross_entropy, ...: the table
+ *              in inline.c) -> the aten op that function calls, with its
+ *              arguments rearranged and defaults made explicit (the in-place
+ *              variant when `inplace` is a constant true). Calls whose
+ *              arguments it needs as constants and are not, and functions it
+ *              does not know, stay calls (the interpreter reports them).
  *
- * The default pipeline (see pipeline.c) is
- *   peephole, constprop, dce, cse, constpool, dce
+ * The default pipeline (see pipeline.c) is inline, then
+ *   peephole, constprop, inline, dce, cse, constpool, dce
  * repeated while any pass changed something, at most 8 rounds.
  */
 #ifndef FBX_PASSES_PASSES_H
@@ -107,6 +115,9 @@ fbx_status *fbx_pass_cse(fbx_graph *g, bool *changed);
 fbx_status *fbx_pass_constprop(fbx_graph *g, bool *changed);
 fbx_status *fbx_pass_constpool(fbx_graph *g, bool *changed);
 fbx_status *fbx_pass_peephole(fbx_graph *g, bool *changed);
+fbx_status *fbx_pass_inline(fbx_graph *g, bool *changed);
+/* Does the inline pass know the torch.nn.functional function `name`? */
+bool fbx_pass_inline_knows(const char *name);
 
 /* Run a list of passes. `list` is "default" (or NULL): the default pipeline
  * iterated to a fixpoint; or a comma-separated list of pass names

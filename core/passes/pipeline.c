@@ -22,11 +22,12 @@ static const struct {
     {"constprop", fbx_pass_constprop},
     {"constpool", fbx_pass_constpool},
     {"peephole", fbx_pass_peephole},
+    {"inline", fbx_pass_inline},
 };
 enum { NPASSES = sizeof passes / sizeof passes[0], MAX_ROUNDS = 8 };
 
-static const char valid_names[] = "default, dce, cse, constprop, constpool, peephole";
-static const char *const pass_names[] = {"dce", "cse", "constprop", "constpool", "peephole", NULL};
+static const char valid_names[] = "default, dce, cse, constprop, constpool, peephole, inline";
+static const char *const pass_names[] = {"dce", "cse", "constprop", "constpool", "peephole", "inline", NULL};
 
 fbx_status *fbx_pass_check_env(void) {
   const char *list = NULL;
@@ -94,11 +95,16 @@ static fbx_status *run(run_ctx *c, const char *name, pass_fn fn) {
 
 static fbx_status *run_default(run_ctx *c) {
   bool any = false;
+  /* calls first: what they become is optimized with the rest; constprop and
+   * peephole make their constant arguments, so inline again in the rounds */
+  FBX_TRY(run(c, "inline", fbx_pass_inline));
+  any |= c->changed;
   for (int round = 0; round < MAX_ROUNDS; round++) {
     c->changed = false;
     fbx_log(FBX_LOG_PASSES, "pipeline: round %d", round + 1);
     FBX_TRY(run(c, "peephole", fbx_pass_peephole));
     FBX_TRY(run(c, "constprop", fbx_pass_constprop));
+    FBX_TRY(run(c, "inline", fbx_pass_inline));
     FBX_TRY(run(c, "dce", fbx_pass_dce));
     FBX_TRY(run(c, "cse", fbx_pass_cse));
     FBX_TRY(run(c, "constpool", fbx_pass_constpool));
