@@ -187,7 +187,10 @@ static fbx_status *const_value(fbx_ivalue *out, const fbx_node *n) {
       if (!tc->data) {
         fbx_strbuf b = {0};
         if (n->srcloc) fbx_strbuf_printf(&b, "%s: ", n->srcloc);
-        fbx_strbuf_puts(&b, "a tensor constant whose data the graph text does not give (<Tensor>) cannot be run\n"
+        fbx_strbuf_puts(&b, "a tensor constant whose data the graph text does not give (<Tensor>) cannot be run: "
+                            "PyTorch prints a constant of more than 10 elements (a frozen module's weights) without "
+                            "its values. Give fusebox a graph that takes the weights as inputs (script a function "
+                            "of the input and the parameters, and pass them with --input NAME=FILE.npy)\n"
                             "  in node: ");
         put_node_line(&b, n);
         fbx_status *st = b.oom ? fbx_status_nomem() : fbx_status_new(FBX_ERR_UNSUPPORTED, "%s", b.data);
@@ -842,6 +845,13 @@ static fbx_status *exec_unknown(const pnode *pn) {
                             : "The inline pass replaces calls of common torch.nn.functional functions by their "
                               "aten op; this one it does not know.");
   }
+  else if (pn->node->kind == FBX_SYM_prim_GetAttr || pn->node->kind == FBX_SYM_prim_CallMethod)
+    st = fbx_status_new(FBX_ERR_UNSUPPORTED,
+                        "%s reads a module's attribute or calls its method: the graph of a scripted nn.Module "
+                        "refers to its submodules and parameters through `self`, and their values are not in the "
+                        "text. Give fusebox a graph that takes the weights as inputs (script a function of the "
+                        "input and the parameters, and pass them with --input NAME=FILE.npy)",
+                        kind);
   else if (fbx_op_kind_known(pn->node->kind))
     st = fbx_status_new(FBX_ERR_INTERNAL, "%s has no kernel and the interpreter does not run it", kind);
   else

@@ -1389,12 +1389,32 @@ static int parse_list_attr(parser *P, gctx *gc, fbx_node *n, fbx_sym name, int f
                   FOUND(P));
 }
 
+/* Does an inline tensor printout start here: numbers separated by blanks,
+ * then the '[ CPUFloatType{...} ]' footer? (A negative first value has no
+ * blank before it: `value=-0.5717  0.5188 [ CPUFloatType{2} ]`.) */
+static bool inline_tensor_ahead(const parser *P) {
+  const char *q = P->p;
+  bool blank = false;
+  while (q < P->end && q - P->p < 4096) {
+    char ch = *q;
+    if (ch == ' ' || ch == '\t') {
+      blank = true;
+    } else if (ch == '[') {
+      return blank && q + 2 < P->end && q[1] == ' ' && is_id0((unsigned char)q[2]);
+    } else if (!(is_digit((unsigned char)ch) || strchr("+-.eEnaifNI*", ch))) {
+      return false;
+    }
+    q++;
+  }
+  return false;
+}
+
 static int parse_attr_value(parser *P, gctx *gc, fbx_node *n, fbx_sym name, span aname) {
   FOUND_BUF;
   int c = CUR(P);
   /* PyTorch prints a small tensor as `value= 1  2 [ CPULongType{2} ]` and an
    * empty one as `value=[ CPUFloatType{0} ]`. */
-  if (c == ' ' ||
+  if (c == ' ' || ((is_digit(c) || c == '-' || c == '+') && inline_tensor_ahead(P)) ||
       (c == '[' && P->p + 2 < P->end && P->p[1] == ' ' && is_id0((unsigned char)P->p[2])))
     return parse_inline_tensor(P, gc, n, name);
   int is_value_const = n->kind == FBX_SYM_prim_Constant && name == FBX_SYM_attr_value && n->noutputs == 1;

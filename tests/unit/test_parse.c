@@ -225,6 +225,11 @@ static const char *ATTRS_GRAPH =
     "  %t3 : Long(3, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value= 1  2  3 [ CPULongType{3} ]]()\n"
     "  %t4 : Float(2, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value= 0.5000  1.5000 [ CPUFloatType{2} ]]()\n"
     "  %t5 : Float(0, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value=[ CPUFloatType{0} ]]()\n"
+    /* a frozen module's weight as PyTorch 1.13 prints it: the first value
+     * negative, so no blank after '=' */
+    "  %t6 : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu) = prim::Constant[value=-0.5717  0.5188  0.4822 "
+    "-0.4880  0.2820 -0.3953 [ CPUFloatType{2,3} ]]()\n"
+    "  %t7 : Long(2, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value=-1  2 [ CPULongType{2} ]]()\n"
     "  %p : Tensor = prim::profile[profiled_type=Float(2, strides=[1], requires_grad=0, device=cpu), seen_none=0](%t4)\n"
     "  %q : Float(2), %ok : bool = prim::TypeCheck[types=[Float(2, requires_grad=0, device=cpu), Tensor]](%t4)\n"
     "  %q2 : bool = prim::TypeCheck[types=[]]()\n"
@@ -295,6 +300,14 @@ START_TEST(test_attrs) {
   ck_assert(((float *)a->u.t->data)[1] == 1.5f);
   a = fbx_node_attr(val(g, "t5")->node, FBX_SYM_attr_value);
   ck_assert_int_eq(a->u.t->sizes[0], 0);
+  a = fbx_node_attr(val(g, "t6")->node, FBX_SYM_attr_value);
+  ck_assert_int_eq(a->kind, FBX_ATTR_TENSOR);
+  ck_assert_int_eq(a->u.t->rank, 2);
+  ck_assert_int_eq(a->u.t->sizes[1], 3);
+  ck_assert(((float *)a->u.t->data)[0] == -0.5717f && ((float *)a->u.t->data)[3] == -0.4880f &&
+            ((float *)a->u.t->data)[5] == -0.3953f);
+  a = fbx_node_attr(val(g, "t7")->node, FBX_SYM_attr_value);
+  ck_assert_int_eq(((int64_t *)a->u.t->data)[0], -1);
 
   fbx_node *prof = val(g, "p")->node;
   a = fbx_node_attr(prof, sym("profiled_type"));

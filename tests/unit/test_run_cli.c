@@ -119,6 +119,17 @@ static const char *const G_LIST =
     "  %y : Tensor = aten::cat(%xs, %d)\n"
     "  return (%y)\n";
 
+/* what PyTorch 1.13 prints for torch.jit.script(M()) of a Linear + LayerNorm module */
+static const char *const G_SCRIPTED_MODULE =
+    "graph(%s : __torch__.M,\n"
+    "      %x.1 : Tensor):\n"
+    "  %n : __torch__.torch.nn.modules.normalization.LayerNorm = prim::GetAttr[name=\"n\"](%s)\n"
+    "  %l : __torch__.torch.nn.modules.linear.Linear = prim::GetAttr[name=\"l\"](%s)\n"
+    "  %5 : Tensor = prim::CallMethod[name=\"forward\"](%l, %x.1) # /tmp/fr.py:6:30\n"
+    "  %6 : Tensor = aten::relu(%5) # /tmp/fr.py:6:19\n"
+    "  %7 : Tensor = prim::CallMethod[name=\"forward\"](%n, %6) # /tmp/fr.py:6:15\n"
+    "  return (%7)\n";
+
 static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/fbx_run_cli_XXXXXX");
   ck_assert(mkdtemp(dir));
@@ -129,6 +140,7 @@ static void setup(void) {
   write_text("outside.ir", G_GRAD_OUTSIDE);
   write_text("str.ir", G_STR);
   write_text("list.ir", G_LIST);
+  write_text("module.ir", G_SCRIPTED_MODULE);
   write_text("bad.npy", "\x93NUMPY\x01\x00garbage");
   fbx_tensor *t = NULL;
   int64_t sz[2] = {4, 3};
@@ -164,6 +176,13 @@ START_TEST(str_and_tensor_list_inputs) {
   EXPECT(0, "str.ir --input x.npy --input \"'tanh'\" --input 2", "max=-0 ");
   EXPECT(0, "list.ir --input \"xs=[x.npy, x.npy]\"", "out0: float32[8, 3]");
   EXPECT(1, "list.ir --input \"xs=[x.npy, nope.npy]\"", "nope.npy");
+}
+END_TEST
+
+START_TEST(scripted_module_says_what_to_do) {
+  /* issue 18 item 3: was "prim::GetAttr is not in fusebox's op table" */
+  EXPECT(1, "module.ir --input None --input x.npy", "module.ir:3:3: prim::GetAttr reads a module's attribute",
+         "takes the weights as inputs");
 }
 END_TEST
 
@@ -359,6 +378,7 @@ int main(void) {
   tcase_add_test(tc, exit_codes);
   tcase_add_test(tc, fuser_from_environment);
   tcase_add_test(tc, str_and_tensor_list_inputs);
+  tcase_add_test(tc, scripted_module_says_what_to_do);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
