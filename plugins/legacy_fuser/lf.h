@@ -79,6 +79,7 @@ typedef struct lf_store {
   int npieces; /* 0: a plain output */
   int piece;
   int cat_dim;
+  uint64_t cone; /* operands the stored value depends on (a bitmask) */
 } lf_store;
 
 typedef struct lf_kir {
@@ -99,9 +100,6 @@ typedef struct lf_kir {
   int out_npieces[LF_MAX_ARGS]; /* cat outputs: pieces; 0 plain */
   int out_cat_dim[LF_MAX_ARGS];
   int out_dtype[LF_MAX_ARGS];
-  /* operands each output's value depends on (a bitmask over operands), so
-   * run can check that every output has the iteration shape */
-  uint64_t out_cone[LF_MAX_ARGS];
 } lf_kir;
 
 /* Build the kernel IR of a group subgraph for these input specs. Returns

@@ -292,13 +292,18 @@ static fbxp_status *lay_out(const lf_kernel *kk, const fbxp_arg *in, int32_t nin
   for (int j = 0; j < k->noperands; j++)
     for (int d = 0; d < R; d++)
       if (L->osizes[j][d] == 1) L->ostrides[j][d] = 0;
-  /* every output must have the iteration shape (no smaller outputs) */
-  for (int o = 0; o < k->noutputs; o++)
+  /* every stored value must have the iteration shape: no smaller outputs,
+   * and no cat piece smaller than the others along any dim (PyTorch's
+   * fuser does not broadcast the pieces of a cat: (2, 4) and (1, 4) cat to
+   * (3, 4), which this kernel cannot write) */
+  for (int st = 0; st < k->nstores; st++)
     for (int d = 0; d < R; d++) {
       int64_t s = 1;
       for (int j = 0; j < k->noperands; j++)
-        if (k->out_cone[o] >> j & 1 && L->osizes[j][d] != 1) s = L->osizes[j][d];
-      if (s != L->sizes[d]) return decline("legacy: an output is smaller than the kernel's iteration shape");
+        if (k->stores[st].cone >> j & 1 && L->osizes[j][d] != 1) s = L->osizes[j][d];
+      if (s != L->sizes[d])
+        return decline(k->stores[st].npieces ? "legacy: the pieces of a cat differ in shape"
+                                              : "legacy: an output is smaller than the kernel's iteration shape");
     }
   return NULL;
 }

@@ -293,6 +293,32 @@ START_TEST(cat_is_a_group_exit) {
 }
 END_TEST
 
+START_TEST(cat_pieces_of_other_sizes) {
+  /* issue 18 item 6 (PyTorch's test_checks_cat_inputs): pieces (2, 4) and
+   * (1, 4) cat to (3, 4); the kernel broadcast the smaller piece and
+   * returned (4, 4) */
+  pair p = open_pair("graph(%x : Tensor, %y : Tensor):\n"
+                     "  %dim : int = prim::Constant[value=0]()\n"
+                     "  %a : Tensor = aten::relu(%x)\n"
+                     "  %b : Tensor = aten::sigmoid(%y)\n"
+                     "  %l : Tensor[] = prim::ListConstruct(%a, %b)\n"
+                     "  %c : Tensor = aten::cat(%l, %dim)\n"
+                     "  return (%c)\n");
+  int64_t s24[2] = {2, 4}, s14[2] = {1, 4}, s04[2] = {0, 4};
+  fbx_ivalue in[2] = {fbx_iv_tensor(make(FBX_DTYPE_FLOAT32, 2, s24, 1)),
+                      fbx_iv_tensor(make(FBX_DTYPE_FLOAT32, 2, s24, 2))};
+  run_both(&p, in, 2, 3, "equal pieces");
+  fbx_iv_release(&in[1]);
+  in[1] = fbx_iv_tensor(make(FBX_DTYPE_FLOAT32, 2, s14, 2));
+  run_both(&p, in, 2, 2, "pieces (2, 4) and (1, 4)");
+  fbx_iv_release(&in[1]);
+  in[1] = fbx_iv_tensor(make(FBX_DTYPE_FLOAT32, 2, s04, 2));
+  run_both(&p, in, 2, 2, "pieces (2, 4) and (0, 4)");
+  release_all(in, 2);
+  close_pair(&p);
+}
+END_TEST
+
 START_TEST(decline_when_inputs_do_not_broadcast) {
   pair p = open_pair(binary_ir);
   int64_t s45[2] = {4, 5}, s35[2] = {3, 5};
@@ -410,6 +436,7 @@ int main(void) {
   tcase_add_test(tc, parallel_threshold_omp);
   tcase_add_test(tc, parallel_threshold_pool);
   tcase_add_test(tc, cat_is_a_group_exit);
+  tcase_add_test(tc, cat_pieces_of_other_sizes);
   tcase_add_test(tc, decline_when_inputs_do_not_broadcast);
   tcase_add_test(tc, decline_when_chunk_does_not_divide);
   tcase_add_test(tc, clamp_with_tensor_bounds);
