@@ -18,6 +18,11 @@
  * clamp_, ...: computed out of place by the row they mirror, then copied into
  * self, whose dtype and shape they keep, as PyTorch requires).
  *
+ * ATen's internal and legacy overloads (k_compat.c): _softmax, _log_softmax,
+ * _unsafe_view, _to_copy, the _cast_* family, native_layer_norm (with mean and
+ * rstd), native_dropout (with its mask), nonzero, adaptive_avg_pool2d, and
+ * bitwise_left/right_shift (the __lshift__/__rshift__ kernels).
+ *
  * dtype rules marked FBX_DT_CUSTOM are documented with each kernel. */
 #ifndef FBX_OPS_LIST_EXTRA_H
 #define FBX_OPS_LIST_EXTRA_H
@@ -151,6 +156,52 @@
     "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "                \
     "int ignore_index=-100, float label_smoothing=0.) -> Tensor",                                                 \
     FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_cross_entropy)                                              \
+  /* ---- ATen's internal and legacy overloads (k_compat.c) ------------------------------------- */     \
+  X(_softmax, "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME,    \
+    FBX_SH_SAME, 0, fbx_k__softmax)                                                                              \
+  X(_log_softmax, "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", FBX_EX_CMP_,         \
+    FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k__log_softmax)                                                             \
+  X(_unsafe_view, "aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor", FBX_OPCAT_VIEW, FBX_DT_SAME,       \
+    FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k__unsafe_view)                                                        \
+  X(_to_copy,                                                                                                    \
+    "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "          \
+    "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",               \
+    FBX_OPCAT_CONVERSION, FBX_DT_ARG, FBX_SH_SAME, 0, fbx_k__to_copy)                                            \
+  X(_cast_Byte, "aten::_cast_Byte(Tensor self, bool non_blocking=False) -> Tensor", FBX_OPCAT_CONVERSION,        \
+    FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k__cast)                                                      \
+  X(_cast_Char, "aten::_cast_Char(Tensor self, bool non_blocking=False) -> Tensor", FBX_OPCAT_CONVERSION,        \
+    FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k__cast)                                                      \
+  X(_cast_Short, "aten::_cast_Short(Tensor self, bool non_blocking=False) -> Tensor", FBX_OPCAT_CONVERSION,      \
+    FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k__cast)                                                      \
+  X(_cast_Int, "aten::_cast_Int(Tensor self, bool non_blocking=False) -> Tensor", FBX_OPCAT_CONVERSION,          \
+    FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k__cast)                                                      \
+  X(_cast_Long, "aten::_cast_Long(Tensor self, bool non_blocking=False) -> Tensor", FBX_OPCAT_CONVERSION,        \
+    FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k__cast)                                                      \
+  X(_cast_Half, "aten::_cast_Half(Tensor self, bool non_blocking=False) -> Tensor", FBX_OPCAT_CONVERSION,        \
+    FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k__cast)                                                      \
+  X(_cast_Float, "aten::_cast_Float(Tensor self, bool non_blocking=False) -> Tensor", FBX_OPCAT_CONVERSION,      \
+    FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k__cast)                                                      \
+  X(_cast_Double, "aten::_cast_Double(Tensor self, bool non_blocking=False) -> Tensor", FBX_OPCAT_CONVERSION,    \
+    FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k__cast)                                                      \
+  X(native_layer_norm,                                                                                           \
+    "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "            \
+    "float eps) -> (Tensor, Tensor, Tensor)",                                                                    \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_native_layer_norm)                                         \
+  X(native_dropout, "aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", FBX_EX_CMP_, \
+    FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_NONDET, fbx_k_native_dropout)                                            \
+  X(nonzero, "aten::nonzero(Tensor self) -> Tensor", FBX_EX_IDX_, FBX_DT_LONG, FBX_SH_CUSTOM, 0, fbx_k_nonzero)  \
+  X(adaptive_avg_pool2d, "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", FBX_EX_CMP_, \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_avg_pool2d)                                                    \
+  X(bitwise_left_shift_Tensor, "aten::bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor",           \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_lshift_Tensor)                               \
+  X(bitwise_left_shift_Tensor_Scalar,                                                                            \
+    "aten::bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor", FBX_OPCAT_BINARY,             \
+    FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_lshift_Scalar)                                                 \
+  X(bitwise_right_shift_Tensor, "aten::bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor",         \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_rshift_Tensor)                               \
+  X(bitwise_right_shift_Tensor_Scalar,                                                                           \
+    "aten::bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor", FBX_OPCAT_BINARY,            \
+    FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_rshift_Scalar)                                                 \
   /* ---- in-place variants (k_misc.c: fbx_k_inplace) -------------------------------------------- */         \
   FBX_EX_IP_(X, add__Tensor, "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)") \
   FBX_EX_IP_(X, add__Scalar, "aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)")   \

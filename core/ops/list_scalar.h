@@ -156,6 +156,8 @@
   FBX_SC_(X, or_int, "aten::__or__.int(int a, int b) -> int", fbx_k_sc_bitwise)                  \
   FBX_SC_(X, xor_bool, "aten::__xor__.bool(bool a, bool b) -> bool", fbx_k_sc_bitwise)           \
   FBX_SC_(X, xor_int, "aten::__xor__.int(int a, int b) -> int", fbx_k_sc_bitwise)                \
+  FBX_SC_(X, lshift_int, "aten::__lshift__.int(int a, int b) -> int", fbx_k_sc_shift)            \
+  FBX_SC_(X, rshift_int, "aten::__rshift__.int(int a, int b) -> int", fbx_k_sc_shift)            \
   FBX_SC_(X, is, "aten::__is__(t self, t obj) -> bool", fbx_k_sc_is)                           \
   FBX_SC_(X, isnot, "aten::__isnot__(t self, t obj) -> bool", fbx_k_sc_is)                     \
   /* ---- conversions between tensors and numbers -------------------------------------------- */ \

@@ -186,6 +186,20 @@ START_TEST(scripted_module_says_what_to_do) {
 }
 END_TEST
 
+START_TEST(int_shifts) {
+  /* issue 18 item 1: aten::__lshift__.int / __rshift__.int were not in the
+   * op table. Python's values: 5 << 3 = 40, -5 >> 1 = -3. */
+  write_text("shift.ir", "graph(%a : int, %b : int):\n"
+                         "  %l : int = aten::__lshift__(%a, %b)\n"
+                         "  %r : int = aten::__rshift__(%a, %b)\n"
+                         "  return (%l, %r)\n");
+  EXPECT(0, "shift.ir --input 5 --input 3", "out0: int 40", "out1: int 0");
+  EXPECT(0, "shift.ir --input -5 --input 1", "out0: int -10", "out1: int -3");
+  EXPECT(0, "shift.ir --input -5 --input 70", "out0: int 0", "out1: int -1");
+  EXPECT(1, "shift.ir --input 5 --input -1", "negative shift count");
+}
+END_TEST
+
 START_TEST(by_name) {
   /* full names, base names and a positional one filling the rest in graph order */
   EXPECT(0, "main.ir --input flag=false --input n.1=-2 --input x=x.npy --input s=2 --input b=None",
@@ -379,6 +393,7 @@ int main(void) {
   tcase_add_test(tc, fuser_from_environment);
   tcase_add_test(tc, str_and_tensor_list_inputs);
   tcase_add_test(tc, scripted_module_says_what_to_do);
+  tcase_add_test(tc, int_shifts);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
