@@ -70,6 +70,7 @@
 
 #include "autodiff/autodiff.h"
 #include "autodiff/builders.h"
+#include "autodiff/formulas_compat.h"
 #include "autodiff/formulas_extra.h"
 #include "autodiff/formulas_linalg.h"
 #include "autodiff/formulas_pointwise.h"
@@ -102,7 +103,7 @@ static const tmpl_row tmpl_rows[] = {
 #define FBX_GRAD_ROW_(id, text) {FBX_OP_##id, text},
     FBX_GRAD_FORMULAS_POINTWISE(FBX_GRAD_ROW_) FBX_GRAD_FORMULAS_REDUCE(FBX_GRAD_ROW_)
         FBX_GRAD_FORMULAS_LINALG(FBX_GRAD_ROW_) FBX_GRAD_FORMULAS_SHAPE(FBX_GRAD_ROW_)
-            FBX_GRAD_FORMULAS_EXTRA(FBX_GRAD_ROW_)
+            FBX_GRAD_FORMULAS_EXTRA(FBX_GRAD_ROW_) FBX_GRAD_FORMULAS_COMPAT(FBX_GRAD_ROW_)
 #undef FBX_GRAD_ROW_
     {-1, NULL}};
 

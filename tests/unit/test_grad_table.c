@@ -37,6 +37,14 @@ static const struct {
     /* not on purpose: a gap (issue 16 added the forward kernels only) */
     {"conv2d", "NOT YET: no formula; needs a transposed convolution / conv backward kernel"},
     {"conv1d", "NOT YET: no formula; needs a transposed convolution / conv backward kernel"},
+    {"_cast_Byte", "integral result"},
+    {"_cast_Char", "integral result"},
+    {"_cast_Short", "integral result"},
+    {"_cast_Int", "integral result"},
+    {"_cast_Long", "integral result"},
+    {"native_layer_norm", "NOT YET: no formula (aten::layer_norm has one)"},
+    {"native_dropout", "NOT YET: no formula (aten::dropout has one)"},
+    {"adaptive_avg_pool2d", "NOT YET: no formula; needs an adaptive_avg_pool2d_backward kernel"},
 };
 
 /* The *_backward rows of backward graphs (aten::*_backward, fusebox::*):

@@ -200,6 +200,41 @@ START_TEST(int_shifts) {
 }
 END_TEST
 
+START_TEST(underscore_ops_differentiate_like_theirs) {
+  /* issue 18 item 1: _log_softmax, _softmax and _cast_Double have the
+   * gradients of log_softmax, softmax and to (the graph written with the
+   * public ops, run by the same interpreter, is the reference) */
+  write_text("us.ir", "graph(%x.1 : Tensor, %w : Tensor):\n"
+                      "  %d : int = prim::Constant[value=1]()\n"
+                      "  %f : bool = prim::Constant[value=0]()\n"
+                      "  %s : Tensor = aten::_log_softmax(%x.1, %d, %f)\n"
+                      "  %t : Tensor = aten::_softmax(%s, %d, %f)\n"
+                      "  %c : Tensor = aten::_cast_Double(%t, %f)\n"
+                      "  %y : Tensor = aten::mul(%c, %w)\n"
+                      "  return (%y)\n");
+  write_text("pub.ir", "graph(%x.1 : Tensor, %w : Tensor):\n"
+                       "  %d : int = prim::Constant[value=1]()\n"
+                       "  %n : NoneType = prim::Constant()\n"
+                       "  %s : Tensor = aten::log_softmax(%x.1, %d, %n)\n"
+                       "  %t : Tensor = aten::softmax(%s, %d, %n)\n"
+                       "  %dt : int = prim::Constant[value=7]()\n"
+                       "  %f : bool = prim::Constant[value=0]()\n"
+                       "  %c : Tensor = aten::to(%t, %dt, %f, %f, %n)\n"
+                       "  %y : Tensor = aten::mul(%c, %w)\n"
+                       "  return (%y)\n");
+  EXPECT(0, "us.ir --input x.npy --input w=x.npy --backward --out ua", "wrote 2 gradients");
+  EXPECT(0, "pub.ir --input x.npy --input w=x.npy --backward --out ub", "wrote 2 gradients");
+  fbx_tensor *a = NULL, *b = NULL;
+  ck_assert(!fbx_npy_read_file(&a, path_in("ua/grad_x.1.npy")));
+  ck_assert(!fbx_npy_read_file(&b, path_in("ub/grad_x.1.npy")));
+  ck_assert_int_eq(a->dtype, FBX_DTYPE_FLOAT32);
+  ck_assert_int_eq(a->numel, b->numel);
+  for (int64_t i = 0; i < a->numel; i++) ck_assert(((float *)a->data)[i] == ((float *)b->data)[i]);
+  fbx_tensor_release(a);
+  fbx_tensor_release(b);
+}
+END_TEST
+
 START_TEST(by_name) {
   /* full names, base names and a positional one filling the rest in graph order */
   EXPECT(0, "main.ir --input flag=false --input n.1=-2 --input x=x.npy --input s=2 --input b=None",
@@ -394,6 +429,7 @@ int main(void) {
   tcase_add_test(tc, str_and_tensor_list_inputs);
   tcase_add_test(tc, scripted_module_says_what_to_do);
   tcase_add_test(tc, int_shifts);
+  tcase_add_test(tc, underscore_ops_differentiate_like_theirs);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
