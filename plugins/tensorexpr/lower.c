@@ -37,6 +37,39 @@ static int dtype_ok(int dt) {
 /* a constant int, or -1 when not one */
 static int const_int(const fbxp_value *v, int64_t *out) { return te_host->value_const_int(v, out) ? 0 : -1; }
 
+/* The reductions: where their arguments are (input indices, -1: absent). */
+typedef struct red_form {
+  const char *schema;
+  te_red red;
+  int dims;      /* the dims: a list (or one int with dims_int; None allowed with dims_none); -1: all */
+  int dims_int, dims_none;
+  int keep;      /* keepdim; -1: false */
+  int dtype;     /* a dtype argument that must be None; -1: none */
+  int corr;      /* var/std: unbiased (a bool) or, with corr_int, the correction (None: 1) */
+  int corr_int;
+} red_form;
+
+static const red_form red_forms[] = {
+    {"aten::sum.dim_IntList(", TE_RED_SUM, 1, 0, 1, 2, 3, -1, 0},
+    {"aten::sum(Tensor self, *", TE_RED_SUM, -1, 0, 0, -1, 1, -1, 0},
+    {"aten::mean.dim(", TE_RED_MEAN, 1, 0, 1, 2, 3, -1, 0},
+    {"aten::mean(Tensor self, *", TE_RED_MEAN, -1, 0, 0, -1, 1, -1, 0},
+    {"aten::amax(", TE_RED_AMAX, 1, 0, 0, 2, -1, -1, 0},
+    {"aten::amin(", TE_RED_AMIN, 1, 0, 0, 2, -1, -1, 0},
+    {"aten::max(Tensor self)", TE_RED_AMAX, -1, 0, 0, -1, -1, -1, 0},
+    {"aten::min(Tensor self)", TE_RED_AMIN, -1, 0, 0, -1, -1, -1, 0},
+    {"aten::max.dim(", TE_RED_AMAX, 1, 1, 0, 2, -1, -1, 0},
+    {"aten::min.dim(", TE_RED_AMIN, 1, 1, 0, 2, -1, -1, 0},
+    {"aten::prod.dim_int(", TE_RED_PROD, 1, 1, 0, 2, 3, -1, 0},
+    {"aten::prod(Tensor self, *", TE_RED_PROD, -1, 0, 0, -1, 1, -1, 0},
+    {"aten::var(Tensor self, bool", TE_RED_VAR, -1, 0, 0, -1, -1, 1, 0},
+    {"aten::var.dim(", TE_RED_VAR, 1, 0, 1, 3, -1, 2, 0},
+    {"aten::var.correction(", TE_RED_VAR, 1, 0, 1, 3, -1, 2, 1},
+    {"aten::std(Tensor self, bool", TE_RED_STD, -1, 0, 0, -1, -1, 1, 0},
+    {"aten::std.dim(", TE_RED_STD, 1, 0, 1, 3, -1, 2, 0},
+    {"aten::std.correction(", TE_RED_STD, 1, 0, 1, 3, -1, 2, 1},
+};
+
 te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *o) {
   memset(o, 0, sizeof *o);
   o->cls = TE_N_NO;
@@ -47,30 +80,52 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     int len = te_host->value_const_int_list(te_host->node_output(n, 0), tmp, TE_MAX_DIMS);
     return o->cls = len >= 0 && len <= TE_MAX_DIMS ? TE_N_LIST : TE_N_NO;
   }
-  if (te_host->node_num_outputs(n) != 1) return TE_N_NO;
+  /* max.dim/min.dim: the values only (their indices unused) */
+  int nout = te_host->node_num_outputs(n);
+  int mmdim = schema_is(n, "aten::max.dim(") || schema_is(n, "aten::min.dim(");
+  if (nout != 1 && !(mmdim && nout == 2 && te_host->value_num_uses(te_host->node_output(n, 1)) == 0))
+    return TE_N_NO;
   /* the result's own type (-1 when not profiled: then only computed) */
   te_vtype out = tf(ctx, te_host->node_output(n, 0));
   if (!out.known || !out.tensor) return TE_N_NO;
   int nin = te_host->node_num_inputs(n);
   /* reductions */
-  te_red red = TE_RED_SUM;
-  int is_red = 0;
-  if (schema_is(n, "aten::sum.dim_IntList(")) is_red = 1, red = TE_RED_SUM;
-  else if (schema_is(n, "aten::mean.dim(")) is_red = 1, red = TE_RED_MEAN;
-  else if (schema_is(n, "aten::amax(")) is_red = 1, red = TE_RED_AMAX;
-  else if (schema_is(n, "aten::amin(")) is_red = 1, red = TE_RED_AMIN;
-  if (is_red) {
-    if (nin < 3) return TE_N_NO;
+  const red_form *rf = NULL;
+  for (size_t i = 0; i < sizeof red_forms / sizeof red_forms[0] && !rf; i++)
+    if (schema_is(n, red_forms[i].schema)) rf = &red_forms[i];
+  if (rf) {
+    int need = rf->dims > rf->keep ? rf->dims : rf->keep;
+    if (rf->dtype > need) need = rf->dtype;
+    if (rf->corr > need) need = rf->corr;
+    if (nin <= need) return TE_N_NO;
+    te_red red = rf->red;
     te_vtype x = tf(ctx, te_host->node_input(n, 0));
     int unknown = x.known && x.tensor && x.dtype < 0;
     if (!x.known || !x.tensor || (!unknown && (!dtype_ok(x.dtype) || x.ndim < 1))) return TE_N_NO;
-    int64_t dims[TE_MAX_DIMS], keep;
-    int nd = te_host->value_const_int_list(te_host->node_input(n, 1), dims, TE_MAX_DIMS);
-    if (nd < 1 || const_int(te_host->node_input(n, 2), &keep)) return TE_N_NO;
-    if ((red == TE_RED_SUM || red == TE_RED_MEAN) && (nin < 4 || !te_host->value_is_none(te_host->node_input(n, 3))))
-      return TE_N_NO;
+    int64_t dims[TE_MAX_DIMS], keep = 0;
+    int nd = -1; /* -1: all dims */
+    if (rf->dims >= 0) {
+      const fbxp_value *dv = te_host->node_input(n, rf->dims);
+      if (rf->dims_int) {
+        if (const_int(dv, &dims[0])) return TE_N_NO;
+        nd = 1;
+      } else if (!(rf->dims_none && te_host->value_is_none(dv))) {
+        nd = te_host->value_const_int_list(dv, dims, TE_MAX_DIMS);
+        if (nd < 1) return TE_N_NO;
+      }
+    }
+    if (rf->keep >= 0 && const_int(te_host->node_input(n, rf->keep), &keep)) return TE_N_NO;
+    if (rf->dtype >= 0 && !te_host->value_is_none(te_host->node_input(n, rf->dtype))) return TE_N_NO;
+    o->corr = 0;
+    if (red == TE_RED_VAR || red == TE_RED_STD) {
+      int64_t c = 1;
+      const fbxp_value *cv = rf->corr >= 0 ? te_host->node_input(n, rf->corr) : NULL;
+      if (cv && !(rf->corr_int && te_host->value_is_none(cv)) && const_int(cv, &c)) return TE_N_NO;
+      o->corr = (double)c; /* unbiased: 1/0; correction: its value (None: 1) */
+    }
     o->keepdim = keep != 0;
     o->red = red;
+    o->ndims = -1;
     if (unknown) /* not profiled: the dims are checked when compile sees the rank */
       return o->cls = TE_N_RED;
     if (nd > x.ndim) return TE_N_NO;
@@ -82,10 +137,10 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     }
     o->ndims = 0;
     for (int d = 0; d < x.ndim; d++)
-      if (seen[d]) o->dims[o->ndims++] = d;
+      if (nd < 0 || seen[d]) o->dims[o->ndims++] = d;
     int fl = fbxk_is_float(x.dtype);
-    if (red == TE_RED_MEAN && !fl) return TE_N_NO;
-    if (red == TE_RED_SUM || red == TE_RED_MEAN) {
+    if ((red == TE_RED_MEAN || red == TE_RED_VAR || red == TE_RED_STD) && !fl) return TE_N_NO;
+    if (red == TE_RED_SUM || red == TE_RED_MEAN || red == TE_RED_PROD || red == TE_RED_VAR || red == TE_RED_STD) {
       o->rdtype = fl ? x.dtype : FBXK_I64;
       o->cdtype = fl ? FBXK_F64 : FBXK_I64;
     } else {
@@ -94,6 +149,68 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     }
     if (out.dtype >= 0 && o->rdtype != out.dtype) return TE_N_NO;
     return o->cls = TE_N_RED;
+  }
+  if (schema_is(n, "aten::layer_norm(")) {
+    if (nin < 6) return TE_N_NO;
+    te_vtype x = tf(ctx, te_host->node_input(n, 0));
+    int unknown = x.known && x.tensor && x.dtype < 0;
+    if (!x.known || !x.tensor || (!unknown && (!fbxk_is_float(x.dtype) || x.ndim < 1))) return TE_N_NO;
+    int64_t shape[TE_MAX_DIMS];
+    int ns = te_host->value_const_int_list(te_host->node_input(n, 1), shape, TE_MAX_DIMS);
+    if (ns < 1) return TE_N_NO;
+    for (int p = 2; p <= 3; p++) {
+      const fbxp_value *wv = te_host->node_input(n, p);
+      if (te_host->value_is_none(wv)) continue;
+      te_vtype w = tf(ctx, wv);
+      if (!w.known || !w.tensor || (w.dtype >= 0 && !unknown && w.dtype != x.dtype)) return TE_N_NO;
+    }
+    te_vtype e = tf(ctx, te_host->node_input(n, 4));
+    if (!e.known || e.tensor || e.dtype != FBXK_F64) return TE_N_NO;
+    o->ndims = ns;
+    if (unknown) return o->cls = TE_N_NORM;
+    if (ns > x.ndim) return TE_N_NO;
+    o->rdtype = x.dtype;
+    o->cdtype = x.dtype == FBXK_F64 ? FBXK_F64 : FBXK_F32;
+    if (out.dtype >= 0 && out.dtype != x.dtype) return TE_N_NO;
+    return o->cls = TE_N_NORM;
+  }
+  static const struct {
+    const char *schema;
+    te_shape_op op;
+    int nlist, nint; /* constant arguments after self: int lists, then ints */
+  } shapes[] = {
+      {"aten::permute(", TE_SH_PERMUTE, 1, 0},          {"aten::t(", TE_SH_T, 0, 0},
+      {"aten::transpose.int(", TE_SH_TRANSPOSE, 0, 2},  {"aten::unsqueeze(", TE_SH_UNSQUEEZE, 0, 1},
+      {"aten::squeeze(Tensor(a) self)", TE_SH_SQUEEZE, 0, 0}, {"aten::squeeze.dim(", TE_SH_SQUEEZE_DIM, 0, 1},
+      {"aten::expand(", TE_SH_EXPAND, 1, 0},            {"aten::expand_as(", TE_SH_EXPAND_AS, 0, 0},
+  };
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+    if (!schema_is(n, shapes[si].schema)) continue;
+    te_vtype x = tf(ctx, te_host->node_input(n, 0));
+    int unknown = x.known && x.tensor && x.dtype < 0;
+    if (!x.known || !x.tensor || (!unknown && !dtype_ok(x.dtype))) return TE_N_NO;
+    int a = 1;
+    for (int i = 0; i < shapes[si].nlist; i++, a++) {
+      int64_t tmp[TE_MAX_DIMS];
+      if (a >= nin || te_host->value_const_int_list(te_host->node_input(n, a), tmp, TE_MAX_DIMS) < 0) return TE_N_NO;
+    }
+    for (int i = 0; i < shapes[si].nint; i++, a++) {
+      int64_t tmp;
+      if (a >= nin || const_int(te_host->node_input(n, a), &tmp)) return TE_N_NO;
+    }
+    if (shapes[si].op == TE_SH_EXPAND_AS) {
+      te_vtype y = tf(ctx, te_host->node_input(n, 1));
+      if (!y.known || !y.tensor) return TE_N_NO;
+    }
+    /* expand(..., implicit): a constant bool */
+    if (shapes[si].op == TE_SH_EXPAND && nin > 2) {
+      int64_t tmp;
+      if (const_int(te_host->node_input(n, 2), &tmp)) return TE_N_NO;
+    }
+    o->sop = shapes[si].op;
+    o->rdtype = o->cdtype = x.dtype;
+    if (!unknown && out.dtype >= 0 && out.dtype != x.dtype) return TE_N_NO;
+    return o->cls = TE_N_SHAPE;
   }
   int sm = schema_is(n, "aten::softmax.int("), lsm = schema_is(n, "aten::log_softmax.int(");
   if (sm || lsm) {
@@ -353,13 +470,17 @@ static te_stmt *reduce_stmt(te_kernel_ir *k, int local, int combiner, fbxk_scala
 
 static fbxk_scalar red_init(te_red red, int dt) {
   int fl = fbxk_is_float(dt);
+  if (red == TE_RED_PROD) return (fbxk_scalar){1, 1};
   if (red == TE_RED_AMAX) return fl ? (fbxk_scalar){-__builtin_inf(), 0} : (fbxk_scalar){0, dt == FBXK_BOOL ? 0 : INT64_MIN};
   if (red == TE_RED_AMIN) return fl ? (fbxk_scalar){__builtin_inf(), 0} : (fbxk_scalar){0, dt == FBXK_BOOL ? 1 : INT64_MAX};
   return (fbxk_scalar){0, 0};
 }
 
 static int red_combiner(te_red red) {
-  return red == TE_RED_AMAX ? FBXK_OP_MAX_OTHER : red == TE_RED_AMIN ? FBXK_OP_MIN_OTHER : FBXK_OP_ADD_T;
+  return red == TE_RED_AMAX   ? FBXK_OP_MAX_OTHER
+         : red == TE_RED_AMIN ? FBXK_OP_MIN_OTHER
+         : red == TE_RED_PROD ? FBXK_OP_MUL_T
+                              : FBXK_OP_ADD_T;
 }
 
 /* One reduction of x (vinfo) over the sorted dims `dims` into a new buffer
@@ -368,7 +489,7 @@ static int red_combiner(te_red red) {
 typedef te_expr *(*elem_fn)(lctx *c, te_expr *x, const int *xidx_vars, void *ud);
 
 static vinfo *reduce(lctx *c, const fbxp_value *result, vinfo *x, const int *dims, int nd, int keep, te_red red,
-                     int accdt, int rdtype, elem_fn f, void *ud) {
+                     int accdt, int rdtype, elem_fn f, void *ud, double corr) {
   te_kernel_ir *k = c->k;
   int r = x->t.ndim, isred[TE_MAX_DIMS] = {0};
   for (int i = 0; i < nd; i++) isred[dims[i]] = 1;
@@ -403,6 +524,12 @@ static vinfo *reduce(lctx *c, const fbxp_value *result, vinfo *x, const int *dim
   if (red == TE_RED_MEAN) {
     te_expr *a[2] = {res, te_imm(k, accdt, (fbxk_scalar){(double)count, count})};
     res = te_op(k, FBXK_OP_DIV_T, accdt, accdt, 2, a);
+  } else if (red == TE_RED_VAR || red == TE_RED_STD) {
+    /* PyTorch: the sum of squares over max(count - correction, 0) */
+    double dof = (double)count - corr;
+    te_expr *a[2] = {res, te_imm(k, accdt, (fbxk_scalar){dof > 0 ? dof : 0, 0})};
+    res = te_op(k, FBXK_OP_DIV_T, accdt, accdt, 2, a);
+    if (red == TE_RED_STD) res = te_op(k, FBXK_OP_SQRT, accdt, accdt, 1, &res);
   }
   te_stmt *body = te_block(k);
   if (!body || !rs) return NULL;
@@ -449,7 +576,7 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
   int cd = in->rdtype == FBXK_F64 ? FBXK_F64 : FBXK_F32;
   smctx s = {cd, NULL};
   int r = x->t.ndim, dim = in->dims[0];
-  s.m = reduce(c, NULL, x, &dim, 1, 1, TE_RED_AMAX, cd, cd, to_cd, &s);
+  s.m = reduce(c, NULL, x, &dim, 1, 1, TE_RED_AMAX, cd, cd, to_cd, &s, 0);
   if (!s.m) return nomem();
   if (!in->log && in->rdtype == cd) {
     /* softmax in float32/float64: exp(x - max) once, into the output,
@@ -465,7 +592,7 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
     te_stmt *sa = nest(k, r, va, x->sizes, store_all(k, out->buf, r, va, te_cast(k, e, in->rdtype)));
     if (!sa) return nomem();
     te_append(k->root, sa);
-    vinfo *sum = reduce(c, NULL, out, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, NULL, NULL);
+    vinfo *sum = reduce(c, NULL, out, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, NULL, NULL, 0);
     if (!sum) return nomem();
     for (int d = 0; d < r; d++) vb[d] = te_new_var(k);
     te_expr *ib[TE_MAX_DIMS];
@@ -477,7 +604,7 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
     te_append(k->root, sb);
     return NULL;
   }
-  vinfo *sum = reduce(c, NULL, x, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, exp_shifted, &s);
+  vinfo *sum = reduce(c, NULL, x, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, exp_shifted, &s, 0);
   if (!sum) return nomem();
   vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
   if (!out) return nomem();
@@ -496,6 +623,201 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
     val = te_op(k, FBXK_OP_DIV_T, cd, cd, 2, a);
   }
   te_stmt *st = nest(k, r, vars, x->sizes, store_all(k, out->buf, r, vars, te_cast(k, val, in->rdtype)));
+  if (!st) return nomem();
+  te_append(k->root, st);
+  return NULL;
+}
+
+/* (x - mean)^2 in float64, mean being the keepdim row statistic in ud */
+static te_expr *sq_dev(lctx *c, te_expr *x, const int *xv, void *ud) {
+  vinfo *m = ud;
+  te_kernel_ir *k = c->k;
+  te_expr *a[2] = {te_cast(k, x, FBXK_F64), load_row_stat(c, m, xv, m->t.ndim)};
+  te_expr *d = te_op(k, FBXK_OP_SUB_T, FBXK_F64, FBXK_F64, 2, a);
+  te_expr *b[2] = {d, d ? te_expr_copy(k, d) : NULL};
+  return te_op(k, FBXK_OP_MUL_T, FBXK_F64, FBXK_F64, 2, b);
+}
+
+static fbxp_status *lower_red(lctx *c, const fbxp_node *n, const te_ninfo *in) {
+  vinfo *x = find(c, te_host->node_input(n, 0));
+  if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
+  if (in->ndims < 0) return unsupported("tensorexpr: %s over dims of an unknown rank", te_host->node_kind(n));
+  vinfo *m = NULL;
+  if (in->red == TE_RED_VAR || in->red == TE_RED_STD) {
+    /* two passes: the mean (float64, kept as a row statistic), then the
+     * squared deviations from it */
+    m = reduce(c, NULL, x, in->dims, in->ndims, 1, TE_RED_MEAN, FBXK_F64, FBXK_F64, NULL, NULL, 0);
+    if (!m) return nomem();
+  }
+  if (!reduce(c, te_host->node_output(n, 0), x, in->dims, in->ndims, in->keepdim, in->red, in->cdtype, in->rdtype,
+              m ? sq_dev : NULL, m, in->corr))
+    return nomem();
+  return NULL;
+}
+
+/* aten::layer_norm(x, normalized_shape, weight?, bias?, eps, cudnn_enable):
+ * the mean and the biased variance over the last dims (float64 row
+ * statistics), then (x - mean) * rsqrt(var + eps) [* weight] [+ bias] in
+ * the compute dtype (float32 for float32/half/bfloat16) */
+static fbxp_status *lower_layer_norm(lctx *c, const fbxp_node *n, const te_ninfo *in) {
+  te_kernel_ir *k = c->k;
+  vinfo *x = find(c, te_host->node_input(n, 0));
+  if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
+  int r = x->t.ndim, nk = in->ndims, dims[TE_MAX_DIMS];
+  int64_t shape[TE_MAX_DIMS];
+  if (nk < 1 || nk > r || te_host->value_const_int_list(te_host->node_input(n, 1), shape, TE_MAX_DIMS) != nk)
+    return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: layer_norm's normalized_shape does not fit the input");
+  for (int i = 0; i < nk; i++) {
+    dims[i] = r - nk + i;
+    if (shape[i] != x->sizes[dims[i]])
+      return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: layer_norm's normalized_shape is not the input's last sizes");
+  }
+  int cd = in->cdtype;
+  vinfo *m = reduce(c, NULL, x, dims, nk, 1, TE_RED_MEAN, FBXK_F64, FBXK_F64, NULL, NULL, 0);
+  if (!m) return nomem();
+  vinfo *v = reduce(c, NULL, x, dims, nk, 1, TE_RED_VAR, FBXK_F64, FBXK_F64, sq_dev, m, 0);
+  if (!v) return nomem();
+  vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
+  if (!out) return nomem();
+  int vars[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
+  te_expr *idx[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) idx[d] = x->sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, vars[d]);
+  te_expr *eps = operand_at(c, te_host->node_input(n, 4), r, vars);
+  if (!eps) return unsupported("tensorexpr: %s's eps is not a number", te_host->node_kind(n));
+  te_expr *ve[2] = {load_row_stat(c, v, vars, r), te_cast(k, eps, FBXK_F64)};
+  te_expr *sum = te_op(k, FBXK_OP_ADD_T, FBXK_F64, FBXK_F64, 2, ve);
+  te_expr *rstd = te_cast(k, te_op(k, FBXK_OP_RSQRT, FBXK_F64, FBXK_F64, 1, &sum), cd);
+  te_expr *xm[2] = {te_cast(k, te_load(k, x->buf, r, idx), cd), te_cast(k, load_row_stat(c, m, vars, r), cd)};
+  te_expr *y[2] = {te_op(k, FBXK_OP_SUB_T, cd, cd, 2, xm), rstd};
+  te_expr *val = te_op(k, FBXK_OP_MUL_T, cd, cd, 2, y);
+  for (int p = 2; p <= 3; p++) {
+    const fbxp_value *wv = te_host->node_input(n, p);
+    if (te_host->value_is_none(wv)) continue;
+    vinfo *w = find(c, wv);
+    if (!w || !w->t.tensor) return unsupported("tensorexpr: %s's weight or bias is not a tensor", te_host->node_kind(n));
+    te_expr *a[2] = {val, te_cast(k, operand_at(c, wv, r, vars), cd)};
+    val = te_op(k, p == 2 ? FBXK_OP_MUL_T : FBXK_OP_ADD_T, cd, cd, 2, a);
+  }
+  te_stmt *st = nest(k, r, vars, x->sizes, store_all(k, out->buf, r, vars, te_cast(k, val, in->rdtype)));
+  if (!st) return nomem();
+  te_append(k->root, st);
+  return NULL;
+}
+
+static int norm_dim(int64_t d, int r, int *out) {
+  if (d < 0) d += r;
+  if (d < 0 || d >= r) return -1;
+  *out = (int)d;
+  return 0;
+}
+
+/* Shape-only ops: a copy nest whose load is the index remap (a broadcast
+ * dim read at 0); the inline transformation then substitutes it into its
+ * consumers, so no copy is made when it is inlined. */
+static fbxp_status *lower_shape(lctx *c, const fbxp_node *n, const te_ninfo *in) {
+  te_kernel_ir *k = c->k;
+  const char *kind = te_host->node_kind(n);
+  vinfo *x = find(c, te_host->node_input(n, 0));
+  if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", kind);
+  int rx = x->t.ndim, ro = rx, map[TE_MAX_DIMS], perm[TE_MAX_DIMS];
+  int64_t osz[TE_MAX_DIMS], l[TE_MAX_DIMS];
+  for (int d = 0; d < rx; d++) map[d] = d, perm[d] = d, osz[d] = x->sizes[d];
+  int bad = 0;
+  switch (in->sop) {
+    case TE_SH_PERMUTE: {
+      int seen[TE_MAX_DIMS] = {0};
+      if (te_host->value_const_int_list(te_host->node_input(n, 1), l, TE_MAX_DIMS) != rx) bad = 1;
+      for (int j = 0; j < rx && !bad; j++)
+        if (norm_dim(l[j], rx, &perm[j]) || seen[perm[j]]++) bad = 1;
+      break;
+    }
+    case TE_SH_T:
+      if (rx > 2) bad = 1;
+      else if (rx == 2) perm[0] = 1, perm[1] = 0;
+      break;
+    case TE_SH_TRANSPOSE: {
+      int64_t a, b;
+      int da, db;
+      if (const_int(te_host->node_input(n, 1), &a) || const_int(te_host->node_input(n, 2), &b)) bad = 1;
+      else if (rx == 0) bad = (a != 0 && a != -1) || (b != 0 && b != -1);
+      else if (norm_dim(a, rx, &da) || norm_dim(b, rx, &db)) bad = 1;
+      else perm[da] = db, perm[db] = da;
+      break;
+    }
+    case TE_SH_UNSQUEEZE: {
+      int64_t a;
+      int d;
+      if (const_int(te_host->node_input(n, 1), &a) || norm_dim(a, rx + 1, &d) || rx + 1 > TE_MAX_DIMS) {
+        bad = 1;
+        break;
+      }
+      ro = rx + 1;
+      for (int j = 0; j < ro; j++) osz[j] = j < d ? x->sizes[j] : j == d ? 1 : x->sizes[j - 1];
+      for (int i = 0; i < rx; i++) map[i] = i < d ? i : i + 1;
+      break;
+    }
+    case TE_SH_SQUEEZE: case TE_SH_SQUEEZE_DIM: {
+      int64_t a = 0;
+      int only = -1;
+      if (in->sop == TE_SH_SQUEEZE_DIM) {
+        if (const_int(te_host->node_input(n, 1), &a)) bad = 1;
+        else if (rx == 0) bad = a != 0 && a != -1;
+        else if (norm_dim(a, rx, &only)) bad = 1;
+        if (bad || rx == 0) break;
+      }
+      ro = 0;
+      for (int i = 0; i < rx; i++) {
+        if (x->sizes[i] == 1 && (only < 0 || only == i)) {
+          map[i] = -1;
+          continue;
+        }
+        map[i] = ro;
+        osz[ro++] = x->sizes[i];
+      }
+      break;
+    }
+    case TE_SH_EXPAND: case TE_SH_EXPAND_AS: {
+      if (in->sop == TE_SH_EXPAND) {
+        ro = te_host->value_const_int_list(te_host->node_input(n, 1), l, TE_MAX_DIMS);
+      } else {
+        vinfo *o = find(c, te_host->node_input(n, 1));
+        ro = o && o->t.tensor ? o->t.ndim : -1;
+        for (int j = 0; j < ro; j++) l[j] = o->sizes[j];
+      }
+      if (ro < rx) {
+        bad = 1;
+        break;
+      }
+      for (int j = 0; j < ro && !bad; j++) {
+        int i = j - (ro - rx);
+        if (i < 0) {
+          bad = l[j] < 0;
+          osz[j] = l[j];
+          continue;
+        }
+        map[i] = j;
+        if (l[j] == -1 || l[j] == x->sizes[i]) osz[j] = x->sizes[i];
+        else if (x->sizes[i] == 1 && l[j] >= 0) osz[j] = l[j];
+        else bad = 1;
+      }
+      break;
+    }
+    default: bad = 1; break;
+  }
+  if (bad) return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: a shape op's arguments do not fit its input");
+  if (in->sop == TE_SH_PERMUTE || in->sop == TE_SH_T || in->sop == TE_SH_TRANSPOSE)
+    for (int j = 0; j < rx; j++) {
+      osz[j] = x->sizes[perm[j]];
+      map[perm[j]] = j;
+    }
+  vinfo *out = new_tensor(c, te_host->node_output(n, 0), x->t.dtype, ro, osz);
+  if (!out) return nomem();
+  int vars[TE_MAX_DIMS];
+  for (int d = 0; d < ro; d++) vars[d] = te_new_var(k);
+  te_expr *idx[TE_MAX_DIMS];
+  for (int d = 0; d < rx; d++) idx[d] = x->sizes[d] == 1 || map[d] < 0 ? te_imm_i(k, 0) : te_var(k, vars[map[d]]);
+  te_stmt *st = nest(k, ro, vars, osz, store_all(k, out->buf, ro, vars, te_load(k, x->buf, rx, idx)));
   if (!st) return nomem();
   te_append(k->root, st);
   return NULL;
@@ -552,14 +874,9 @@ fbxp_status *te_lower(te_kernel_ir *k, const fbxp_graph *g, const fbxp_arg_spec 
     switch (te_classify(n, typeof_lowered, c, &info)) {
       case TE_N_CONST: case TE_N_LIST: break;
       case TE_N_PW: st = lower_pw(c, n, &info); break;
-      case TE_N_RED: {
-        vinfo *x = find(c, te_host->node_input(n, 0));
-        if (!x || !x->t.tensor) st = unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
-        else if (!reduce(c, te_host->node_output(n, 0), x, info.dims, info.ndims, info.keepdim, info.red, info.cdtype,
-                         info.rdtype, NULL, NULL))
-          st = nomem();
-        break;
-      }
+      case TE_N_RED: st = lower_red(c, n, &info); break;
+      case TE_N_NORM: st = lower_layer_norm(c, n, &info); break;
+      case TE_N_SHAPE: st = lower_shape(c, n, &info); break;
       case TE_N_SOFTMAX: st = lower_softmax(c, n, &info); break;
       default: st = unsupported("tensorexpr: cannot lower %s", te_host->node_kind(n)); break;
     }

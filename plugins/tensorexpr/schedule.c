@@ -520,7 +520,10 @@ static void vec_in(te_stmt *s) {
     else if (s->kind == TE_S_FOR) {
       if (!has_loop(s->body->first)) s->vectorize = 1;
       else vec_in(s->body);
-    } else if (s->kind == TE_S_REDUCE && (s->combiner == FBXK_OP_ADD_T || fbxk_is_float(s->dtype))) {
+    } else if (s->kind == TE_S_REDUCE &&
+               (s->combiner == FBXK_OP_ADD_T || (fbxk_is_float(s->dtype) && (s->combiner == FBXK_OP_MAX_OTHER ||
+                                                                              s->combiner == FBXK_OP_MIN_OTHER)))) {
+      /* a product is not vectorized (the C backend knows +, max and min reductions) */
       s->vectorize = 1;
     }
   }
