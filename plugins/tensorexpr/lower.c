@@ -78,7 +78,57 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
   if (!strcmp(k, "prim::ListConstruct")) {
     int64_t tmp[TE_MAX_DIMS];
     int len = te_host->value_const_int_list(te_host->node_output(n, 0), tmp, TE_MAX_DIMS);
-    return o->cls = len >= 0 && len <= TE_MAX_DIMS ? TE_N_LIST : TE_N_NO;
+    if (len >= 0 && len <= TE_MAX_DIMS) return o->cls = TE_N_LIST;
+    /* tensors for one aten::cat */
+    const fbxp_value *lv = te_host->node_output(n, 0);
+    int32_t idx;
+    if (te_host->value_num_uses(lv) != 1 || te_host->node_num_inputs(n) < 1) return TE_N_NO;
+    const fbxp_node *u = te_host->value_use(lv, 0, &idx);
+    if (!u || !schema_is(u, "aten::cat(") || idx != 0) return TE_N_NO;
+    int dt = -2;
+    for (int i = 0; i < te_host->node_num_inputs(n); i++) {
+      te_vtype t = tf(ctx, te_host->node_input(n, i));
+      if (!t.known || !t.tensor || (t.dtype >= 0 && !dtype_ok(t.dtype))) return TE_N_NO;
+      if (dt != -2 && t.dtype != dt) return TE_N_NO; /* no promotion across the pieces */
+      dt = t.dtype;
+    }
+    o->sop = TE_SH_TLIST;
+    return o->cls = TE_N_SHAPE;
+  }
+  if (schema_is(n, "aten::cat(")) {
+    const fbxp_node *l = te_host->value_producer(te_host->node_input(n, 0));
+    int64_t dim;
+    if (!l || strcmp(te_host->node_kind(l), "prim::ListConstruct") || const_int(te_host->node_input(n, 1), &dim))
+      return TE_N_NO;
+    te_ninfo li;
+    if (te_classify(l, tf, ctx, &li) != TE_N_SHAPE || li.sop != TE_SH_TLIST) return TE_N_NO;
+    o->sop = TE_SH_CAT;
+    return o->cls = TE_N_SHAPE;
+  }
+  if (schema_is(n, "aten::chunk(")) {
+    const fbxp_value *lv = te_host->node_output(n, 0);
+    int32_t idx;
+    int64_t chunks, dim;
+    if (te_host->value_num_uses(lv) != 1) return TE_N_NO;
+    const fbxp_node *u = te_host->value_use(lv, 0, &idx);
+    if (!u || strcmp(te_host->node_kind(u), "prim::ListUnpack")) return TE_N_NO;
+    te_vtype x = tf(ctx, te_host->node_input(n, 0));
+    if (!x.known || !x.tensor || (x.dtype >= 0 && !dtype_ok(x.dtype))) return TE_N_NO;
+    if (const_int(te_host->node_input(n, 1), &chunks) || chunks < 1 || const_int(te_host->node_input(n, 2), &dim))
+      return TE_N_NO;
+    o->sop = TE_SH_CHUNK;
+    return o->cls = TE_N_SHAPE;
+  }
+  if (!strcmp(k, "prim::ListUnpack")) {
+    const fbxp_node *ch = te_host->value_producer(te_host->node_input(n, 0));
+    te_ninfo ci;
+    if (!ch || !schema_is(ch, "aten::chunk(") || te_classify(ch, tf, ctx, &ci) != TE_N_SHAPE) return TE_N_NO;
+    for (int i = 0; i < te_host->node_num_outputs(n); i++) {
+      te_vtype t = tf(ctx, te_host->node_output(n, i));
+      if (!t.known || !t.tensor) return TE_N_NO;
+    }
+    o->sop = TE_SH_UNPACK;
+    return o->cls = TE_N_SHAPE;
   }
   /* max.dim/min.dim: the values only (their indices unused) */
   int nout = te_host->node_num_outputs(n);
@@ -715,9 +765,98 @@ static int norm_dim(int64_t d, int r, int *out) {
 /* Shape-only ops: a copy nest whose load is the index remap (a broadcast
  * dim read at 0); the inline transformation then substitutes it into its
  * consumers, so no copy is made when it is inlined. */
+/* prim::ListUnpack of aten::chunk(x, chunks, dim): piece p is x's slice
+ * [p * size, p * size + its size) along dim, size = ceil(n / chunks) */
+static fbxp_status *lower_unpack(lctx *c, const fbxp_node *n) {
+  te_kernel_ir *k = c->k;
+  const fbxp_node *ch = te_host->value_producer(te_host->node_input(n, 0));
+  vinfo *x = ch ? find(c, te_host->node_input(ch, 0)) : NULL;
+  int64_t chunks = 0, d64 = 0;
+  int r = x && x->t.tensor ? x->t.ndim : 0, dim = 0;
+  if (!x || !x->t.tensor || const_int(te_host->node_input(ch, 1), &chunks) || chunks < 1 ||
+      const_int(te_host->node_input(ch, 2), &d64) || norm_dim(d64, r, &dim))
+    return unsupported("tensorexpr: %s of a chunk it cannot read", te_host->node_kind(n));
+  int64_t len = x->sizes[dim], size = (len + chunks - 1) / chunks;
+  int np = size ? (int)((len + size - 1) / size) : 0;
+  if (np != te_host->node_num_outputs(n))
+    return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: prim::ListUnpack's outputs are not the chunk's pieces");
+  for (int p = 0; p < np; p++) {
+    int64_t sz[TE_MAX_DIMS], off = p * size;
+    memcpy(sz, x->sizes, sizeof(int64_t) * (size_t)r);
+    sz[dim] = len - off < size ? len - off : size;
+    vinfo *out = new_tensor(c, te_host->node_output(n, p), x->t.dtype, r, sz);
+    if (!out) return nomem();
+    int vars[TE_MAX_DIMS];
+    te_expr *idx[TE_MAX_DIMS];
+    for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
+    for (int d = 0; d < r; d++) {
+      if (x->sizes[d] == 1) idx[d] = te_imm_i(k, 0);
+      else if (d != dim) idx[d] = te_var(k, vars[d]);
+      else if (sz[d] == 1) idx[d] = te_imm_i(k, off);
+      else idx[d] = off ? te_idx(k, TE_E_ADD, te_var(k, vars[d]), te_imm_i(k, off)) : te_var(k, vars[d]);
+    }
+    te_stmt *st = nest(k, r, vars, sz, store_all(k, out->buf, r, vars, te_load(k, x->buf, r, idx)));
+    if (!st) return nomem();
+    te_append(k->root, st);
+  }
+  return NULL;
+}
+
+/* aten::cat(ListConstruct(pieces), dim): one nest per piece storing it at
+ * its offset along dim (the result is then a buffer, not inlined) */
+static fbxp_status *lower_cat(lctx *c, const fbxp_node *n) {
+  te_kernel_ir *k = c->k;
+  const fbxp_node *l = te_host->value_producer(te_host->node_input(n, 0));
+  int np = l ? te_host->node_num_inputs(l) : 0, r = -1, dim = 0;
+  int64_t d64, osz[TE_MAX_DIMS];
+  if (np < 1 || np > MAXV || const_int(te_host->node_input(n, 1), &d64))
+    return unsupported("tensorexpr: %s of a list it cannot read", te_host->node_kind(n));
+  int dt = -1;
+  for (int p = 0; p < np; p++) {
+    vinfo *x = find(c, te_host->node_input(l, p));
+    if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
+    if (p == 0) {
+      r = x->t.ndim;
+      dt = x->t.dtype;
+      if (r < 1 || norm_dim(d64, r, &dim)) return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: aten::cat's dim is out of range");
+      memcpy(osz, x->sizes, sizeof(int64_t) * (size_t)r);
+      osz[dim] = 0;
+    }
+    if (x->t.ndim != r || x->t.dtype != dt)
+      return unsupported("tensorexpr: aten::cat of pieces of different ranks or dtypes%s", "");
+    for (int d = 0; d < r; d++)
+      if (d != dim && x->sizes[d] != osz[d])
+        return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: aten::cat's pieces differ in a size");
+    osz[dim] += x->sizes[dim];
+  }
+  vinfo *out = new_tensor(c, te_host->node_output(n, 0), dt, r, osz);
+  if (!out) return nomem();
+  int64_t off = 0;
+  for (int p = 0; p < np; p++) {
+    vinfo *x = find(c, te_host->node_input(l, p));
+    int vars[TE_MAX_DIMS];
+    te_expr *si[TE_MAX_DIMS];
+    for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
+    for (int d = 0; d < r; d++) {
+      if (osz[d] == 1) si[d] = te_imm_i(k, 0);
+      else if (d != dim) si[d] = te_var(k, vars[d]);
+      else if (x->sizes[d] == 1) si[d] = te_imm_i(k, off);
+      else si[d] = off ? te_idx(k, TE_E_ADD, te_var(k, vars[d]), te_imm_i(k, off)) : te_var(k, vars[d]);
+    }
+    te_stmt *st = nest(k, r, vars, x->sizes, te_store(k, out->buf, r, si, operand_at(c, x->v, r, vars)));
+    if (!st) return nomem();
+    te_append(k->root, st);
+    off += x->sizes[dim];
+  }
+  return NULL;
+}
+
 static fbxp_status *lower_shape(lctx *c, const fbxp_node *n, const te_ninfo *in) {
   te_kernel_ir *k = c->k;
   const char *kind = te_host->node_kind(n);
+  if (in->sop == TE_SH_CHUNK || in->sop == TE_SH_TLIST) return NULL; /* read by their one user */
+  if (in->sop == TE_SH_UNPACK) return lower_unpack(c, n);
+  if (in->sop == TE_SH_CAT) return lower_cat(c, n);
   vinfo *x = find(c, te_host->node_input(n, 0));
   if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", kind);
   int rx = x->t.ndim, ro = rx, map[TE_MAX_DIMS], perm[TE_MAX_DIMS];

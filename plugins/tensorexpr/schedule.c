@@ -286,17 +286,13 @@ void te_rowblock(te_kernel_ir *k) {
 
 /* ---- linearize ------------------------------------------------------------------------ */
 
-static int linearize_acc(te_kernel_ir *k, te_access *a) {
-  if (a->linear) return 0;
-  const te_buf *b = &k->bufs[a->buf];
-  a->offset = 0;
-  a->nterms = 0;
-  for (int d = 0; d < a->nidx; d++) {
-    const te_expr *e = a->idx[d];
-    if (e->kind == TE_E_IMM) {
-      a->offset += e->imm.i * b->strides[d];
-    } else if (e->kind == TE_E_VAR) {
-      if (b->strides[d] == 0) continue;
+/* mul * e added to the linear form; -1 when e is not affine in the vars
+ * (index arithmetic: immediates, vars, sums, products with an immediate) */
+static int lin_term(te_access *a, const te_expr *e, int64_t mul) {
+  switch (e->kind) {
+    case TE_E_IMM: a->offset += e->imm.i * mul; return 0;
+    case TE_E_VAR: {
+      if (mul == 0) return 0;
       int t = 0;
       while (t < a->nterms && a->var[t] != e->id) t++;
       if (t == a->nterms) {
@@ -304,11 +300,33 @@ static int linearize_acc(te_kernel_ir *k, te_access *a) {
         a->var[a->nterms] = e->id;
         a->coef[a->nterms++] = 0;
       }
-      a->coef[t] += b->strides[d];
-    } else {
-      return -1;
+      a->coef[t] += mul;
+      return 0;
     }
+    case TE_E_ADD: return lin_term(a, e->a[0], mul) || lin_term(a, e->a[1], mul) ? -1 : 0;
+    case TE_E_MUL:
+      if (e->a[0]->kind == TE_E_IMM) return lin_term(a, e->a[1], mul * e->a[0]->imm.i);
+      if (e->a[1]->kind == TE_E_IMM) return lin_term(a, e->a[0], mul * e->a[1]->imm.i);
+      return -1;
+    default: return -1;
   }
+}
+
+static int linearize_acc(te_kernel_ir *k, te_access *a) {
+  if (a->linear) return 0;
+  const te_buf *b = &k->bufs[a->buf];
+  a->offset = 0;
+  a->nterms = 0;
+  for (int d = 0; d < a->nidx; d++)
+    if (lin_term(a, a->idx[d], b->strides[d])) return -1;
+  /* a term whose coefficients cancelled */
+  int w = 0;
+  for (int t = 0; t < a->nterms; t++)
+    if (a->coef[t]) {
+      a->var[w] = a->var[t];
+      a->coef[w++] = a->coef[t];
+    }
+  a->nterms = w;
   a->linear = 1;
   return 0;
 }

@@ -943,3 +943,10 @@ def c_te_shape_ops(x, y, z):
     c = (z.unsqueeze(1).expand(4, 3) + y).unsqueeze(2).squeeze(2) * 2.0
     d = x.transpose(0, 1).exp() * z.unsqueeze(-1)
     return a, b, c, d
+
+
+def c_te_cat_chunk(x, y):
+    a, b, c = (x * 2.0).chunk(3, 1)
+    d = torch.cat([a.sigmoid(), b * c, y], 1) + 1.0
+    e, f = torch.chunk(y + 1.0, 2, 0)
+    return d, torch.cat([e.exp(), f], 0) * 2.0, torch.cat([x.t(), y.t()], 0).tanh()
