@@ -233,6 +233,9 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
       {"aten::transpose.int(", TE_SH_TRANSPOSE, 0, 2},  {"aten::unsqueeze(", TE_SH_UNSQUEEZE, 0, 1},
       {"aten::squeeze(Tensor(a) self)", TE_SH_SQUEEZE, 0, 0}, {"aten::squeeze.dim(", TE_SH_SQUEEZE_DIM, 0, 1},
       {"aten::expand(", TE_SH_EXPAND, 1, 0},            {"aten::expand_as(", TE_SH_EXPAND_AS, 0, 0},
+      {"aten::view(", TE_SH_VIEW, 1, 0},                {"aten::reshape(", TE_SH_VIEW, 1, 0},
+      {"aten::flatten.using_ints(", TE_SH_VIEW, 0, 2},  {"aten::view_as(", TE_SH_VIEW, 0, 0},
+      {"aten::reshape_as(", TE_SH_VIEW, 0, 0},
   };
   for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
     if (!schema_is(n, shapes[si].schema)) continue;
@@ -247,6 +250,10 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     for (int i = 0; i < shapes[si].nint; i++, a++) {
       int64_t tmp;
       if (a >= nin || const_int(te_host->node_input(n, a), &tmp)) return TE_N_NO;
+    }
+    if (schema_is(n, "aten::view_as(") || schema_is(n, "aten::reshape_as(")) {
+      te_vtype y = tf(ctx, te_host->node_input(n, 1));
+      if (!y.known || !y.tensor) return TE_N_NO;
     }
     if (shapes[si].op == TE_SH_EXPAND_AS) {
       te_vtype y = tf(ctx, te_host->node_input(n, 1));
@@ -851,9 +858,123 @@ static fbxp_status *lower_cat(lctx *c, const fbxp_node *n) {
   return NULL;
 }
 
+/* The strides of a view of (sizes, strides) with new sizes, or -1 when
+ * the memory cannot be viewed so (PyTorch's rule: each run of new dims
+ * must cover a run of old dims that is contiguous in memory). Size-1 dims
+ * carry no stride information (lowering gives them stride 0). */
+static int view_strides(int r, const int64_t *sz, const int64_t *st0, int nr, const int64_t *nsz, int64_t *nst) {
+  int64_t st[TE_MAX_DIMS];
+  for (int d = r - 1; d >= 0; d--) st[d] = sz[d] != 1 ? st0[d] : d == r - 1 ? 1 : st[d + 1] * sz[d + 1];
+  int64_t numel = 1;
+  for (int d = 0; d < r; d++) numel *= sz[d];
+  if (numel == 0 || r == 0) {
+    int64_t s = 1;
+    for (int d = nr - 1; d >= 0; d--) {
+      nst[d] = s;
+      s *= nsz[d] ? nsz[d] : 1;
+    }
+    return 0;
+  }
+  int vd = nr - 1;
+  int64_t base = st[r - 1], tn = 1, vn = 1;
+  for (int d = r - 1; d >= 0; d--) {
+    tn *= sz[d];
+    /* the run of old dims ends at d when d - 1 is not contiguous with it */
+    if (d == 0 || (sz[d - 1] != 1 && st[d - 1] != tn * base)) {
+      while (vd >= 0 && (vn < tn || nsz[vd] == 1)) {
+        nst[vd] = vn * base;
+        vn *= nsz[vd];
+        vd--;
+      }
+      if (vn != tn) return -1;
+      if (d > 0) {
+        base = st[d - 1];
+        tn = vn = 1;
+      }
+    }
+  }
+  return vd == -1 ? 0 : -1;
+}
+
+/* view/reshape/flatten: a buffer over the same memory (alias), strides by
+ * PyTorch's rule; when x's memory cannot be viewed so (reshape of strided
+ * data), a contiguous copy of x is viewed */
+static fbxp_status *lower_view(lctx *c, const fbxp_node *n, vinfo *x) {
+  te_kernel_ir *k = c->k;
+  int rx = x->t.ndim, ro = 0;
+  int64_t osz[TE_MAX_DIMS], numel = 1, known = 1;
+  for (int d = 0; d < rx; d++) numel *= x->sizes[d];
+  if (schema_is(n, "aten::flatten.using_ints(")) {
+    int64_t a, b;
+    int da = 0, db = 0;
+    if (const_int(te_host->node_input(n, 1), &a) || const_int(te_host->node_input(n, 2), &b)) return unsupported("%s", "tensorexpr: flatten's dims");
+    if (rx == 0) {
+      osz[ro++] = 1;
+    } else {
+      if (norm_dim(a, rx, &da) || norm_dim(b, rx, &db) || da > db)
+        return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: flatten's dims are out of range");
+      for (int d = 0; d < rx; d++) {
+        if (d <= da || d > db) osz[ro++] = x->sizes[d];
+        else osz[ro - 1] *= x->sizes[d];
+      }
+    }
+  } else if (schema_is(n, "aten::view_as(") || schema_is(n, "aten::reshape_as(")) {
+    vinfo *o = find(c, te_host->node_input(n, 1));
+    if (!o || !o->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
+    ro = o->t.ndim;
+    memcpy(osz, o->sizes, sizeof(int64_t) * (size_t)ro);
+  } else {
+    ro = te_host->value_const_int_list(te_host->node_input(n, 1), osz, TE_MAX_DIMS);
+    int infer = -1;
+    for (int d = 0; d < ro; d++) {
+      if (osz[d] == -1 && infer < 0) infer = d;
+      else if (osz[d] < 0) ro = -1;
+      else known *= osz[d];
+      if (ro < 0) break;
+    }
+    if (ro >= 0 && infer >= 0) {
+      if (known == 0 || numel % known) ro = -1;
+      else osz[infer] = numel / known;
+    }
+  }
+  int64_t total = 1;
+  for (int d = 0; d < ro; d++) total *= osz[d];
+  if (ro < 0 || total != numel)
+    return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: a view's sizes do not match its input's");
+  int xb = x->buf;
+  int64_t nst[TE_MAX_DIMS];
+  if (view_strides(rx, x->sizes, k->bufs[xb].strides, ro, osz, nst)) {
+    /* a contiguous copy first */
+    vinfo *cp = new_tensor(c, NULL, x->t.dtype, rx, x->sizes);
+    if (!cp) return nomem();
+    int vars[TE_MAX_DIMS];
+    for (int d = 0; d < rx; d++) vars[d] = te_new_var(k);
+    te_stmt *st = nest(k, rx, vars, x->sizes, store_all(k, cp->buf, rx, vars, operand_at(c, x->v, rx, vars)));
+    if (!st) return nomem();
+    te_append(k->root, st);
+    cp->v = NULL;
+    xb = cp->buf;
+    if (view_strides(rx, x->sizes, k->bufs[xb].strides, ro, osz, nst))
+      return te_host->status_new(FBXP_ERR_INTERNAL, "tensorexpr: a contiguous buffer cannot be viewed");
+  }
+  vinfo *out = new_tensor(c, te_host->node_output(n, 0), x->t.dtype, ro, osz);
+  if (!out) return nomem();
+  te_buf *b = &k->bufs[out->buf];
+  int root = k->bufs[xb].alias ? k->bufs[xb].alias - 1 : xb;
+  for (int d = 0; d < ro; d++) b->strides[d] = osz[d] == 1 ? 0 : nst[d];
+  b->numel = 0;
+  b->alias = root + 1;
+  return NULL;
+}
+
 static fbxp_status *lower_shape(lctx *c, const fbxp_node *n, const te_ninfo *in) {
   te_kernel_ir *k = c->k;
   const char *kind = te_host->node_kind(n);
+  if (in->sop == TE_SH_VIEW) {
+    vinfo *x = find(c, te_host->node_input(n, 0));
+    if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", kind);
+    return lower_view(c, n, x);
+  }
   if (in->sop == TE_SH_CHUNK || in->sop == TE_SH_TLIST) return NULL; /* read by their one user */
   if (in->sop == TE_SH_UNPACK) return lower_unpack(c, n);
   if (in->sop == TE_SH_CAT) return lower_cat(c, n);
@@ -1029,7 +1150,7 @@ fbxp_status *te_lower(te_kernel_ir *k, const fbxp_graph *g, const fbxp_arg_spec 
       break;
     }
     te_buf *b = &k->bufs[vi->buf];
-    if (b->kind == TE_BUF_TEMP) {
+    if (b->kind == TE_BUF_TEMP && !b->alias) {
       b->kind = TE_BUF_OUTPUT;
       b->slot = o;
       k->output_buf[o] = vi->buf;

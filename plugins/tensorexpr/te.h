@@ -68,7 +68,8 @@ typedef enum te_red { TE_RED_SUM, TE_RED_MEAN, TE_RED_AMAX, TE_RED_AMIN, TE_RED_
 /* shape-only ops (TE_N_SHAPE) */
 typedef enum te_shape_op {
   TE_SH_PERMUTE, TE_SH_T, TE_SH_TRANSPOSE, TE_SH_UNSQUEEZE, TE_SH_SQUEEZE, TE_SH_SQUEEZE_DIM, TE_SH_EXPAND,
-  TE_SH_EXPAND_AS, TE_SH_VIEW,
+  TE_SH_EXPAND_AS,
+  TE_SH_VIEW,    /* view/reshape (a constant size list, -1 allowed), flatten.using_ints, view_as/reshape_as */
   TE_SH_CHUNK,   /* aten::chunk whose list goes to one prim::ListUnpack */
   TE_SH_UNPACK,  /* that prim::ListUnpack: one slice per output */
   TE_SH_TLIST,   /* a prim::ListConstruct of tensors whose one user is aten::cat */
