@@ -139,6 +139,33 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
   te_vtype out = tf(ctx, te_host->node_output(n, 0));
   if (!out.known || !out.tensor) return TE_N_NO;
   int nin = te_host->node_num_inputs(n);
+  o->lead = -1;
+  /* _grad_sum_to_size(x, size): a sum over the leading dims x has beyond
+   * size (dropped) and the dims where size is 1 (kept); size None: x */
+  if (schema_is(n, "aten::_grad_sum_to_size(")) {
+    te_vtype x = tf(ctx, te_host->node_input(n, 0));
+    int unknown = x.known && x.tensor && x.dtype < 0;
+    if (nin < 2 || !x.known || !x.tensor || (!unknown && !fbxk_is_float(x.dtype))) return TE_N_NO;
+    const fbxp_value *sv = te_host->node_input(n, 1);
+    int64_t size[TE_MAX_DIMS];
+    int ro = te_host->value_is_none(sv) ? -1 : te_host->value_const_int_list(sv, size, TE_MAX_DIMS);
+    if (ro < 0 && !te_host->value_is_none(sv)) return TE_N_NO;
+    o->red = TE_RED_SUM;
+    o->ndims = 0;
+    o->lead = -2;
+    if (unknown) return o->cls = TE_N_RED; /* compile sees the rank */
+    if (ro > x.ndim) return TE_N_NO;
+    if (ro >= 0) {
+      int lead = x.ndim - ro;
+      for (int d = 0; d < x.ndim; d++)
+        if (d < lead || size[d - lead] == 1) o->dims[o->ndims++] = d;
+      if (o->ndims) o->lead = lead;
+    }
+    o->rdtype = x.dtype;
+    o->cdtype = FBXK_F64;
+    if (out.dtype >= 0 && out.dtype != x.dtype) return TE_N_NO;
+    return o->cls = TE_N_RED;
+  }
   /* reductions */
   const red_form *rf = NULL;
   for (size_t i = 0; i < sizeof red_forms / sizeof red_forms[0] && !rf; i++)
@@ -541,7 +568,8 @@ static int red_combiner(te_red red) {
 }
 
 /* One reduction of x (vinfo) over the sorted dims `dims` into a new buffer
- * of dtype rdtype (keepdim or not), the reduced value being f(x) where f is
+ * of dtype rdtype (keep: 0 the reduced dims dropped, 1 kept as size 1,
+ * 2 + lead: dropped before dim lead, kept from it on), the reduced value being f(x) where f is
  * given as a callback of the load. Returns the buffer's vinfo. */
 typedef te_expr *(*elem_fn)(lctx *c, te_expr *x, const int *xidx_vars, void *ud);
 
@@ -558,7 +586,7 @@ static vinfo *reduce(lctx *c, const fbxp_value *result, vinfo *x, const int *dim
       xv[d] = rv[nrv] = te_new_var(k);
       re[nrv++] = x->sizes[d];
       count *= x->sizes[d];
-      if (keep) {
+      if (keep == 1 || (keep >= 2 && d >= keep - 2)) {
         osz[ro] = 1;
         ovars[ro++] = te_new_var(k);
       }
@@ -699,6 +727,23 @@ static fbxp_status *lower_red(lctx *c, const fbxp_node *n, const te_ninfo *in) {
   vinfo *x = find(c, te_host->node_input(n, 0));
   if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
   if (in->ndims < 0) return unsupported("tensorexpr: %s over dims of an unknown rank", te_host->node_kind(n));
+  if (in->lead == -2) {
+    /* the identity: the result is x's buffer */
+    if (c->nv >= MAXV) return nomem();
+    vinfo *o = &c->vs[c->nv++];
+    *o = *x;
+    o->v = te_host->node_output(n, 0);
+    return NULL;
+  }
+  if (in->lead >= 0) {
+    const fbxp_value *sv = te_host->node_input(n, 1);
+    int64_t size[TE_MAX_DIMS];
+    int ro = te_host->value_const_int_list(sv, size, TE_MAX_DIMS);
+    if (ro != x->t.ndim - in->lead) return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: _grad_sum_to_size's size does not fit");
+    for (int j = 0; j < ro; j++)
+      if (size[j] != 1 && size[j] != x->sizes[in->lead + j])
+        return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: _grad_sum_to_size's size is not a broadcast of its input");
+  }
   vinfo *m = NULL;
   if (in->red == TE_RED_VAR || in->red == TE_RED_STD) {
     /* two passes: the mean (float64, kept as a row statistic), then the
@@ -706,7 +751,8 @@ static fbxp_status *lower_red(lctx *c, const fbxp_node *n, const te_ninfo *in) {
     m = reduce(c, NULL, x, in->dims, in->ndims, 1, TE_RED_MEAN, FBXK_F64, FBXK_F64, NULL, NULL, 0);
     if (!m) return nomem();
   }
-  if (!reduce(c, te_host->node_output(n, 0), x, in->dims, in->ndims, in->keepdim, in->red, in->cdtype, in->rdtype,
+  if (!reduce(c, te_host->node_output(n, 0), x, in->dims, in->ndims, in->lead >= 0 ? 2 + in->lead : in->keepdim,
+              in->red, in->cdtype, in->rdtype,
               m ? sq_dev : NULL, m, in->corr))
     return nomem();
   return NULL;

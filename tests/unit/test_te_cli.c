@@ -161,6 +161,24 @@ START_TEST(norms_are_one_group) {
 }
 END_TEST
 
+/* issue 14 item 6: the backward of RMS norm undoes its broadcasts with
+ * aten::_grad_sum_to_size (over the rows for the weight, over the last
+ * dim for the statistic): both are fused into groups */
+START_TEST(backward_fuses_grad_sum_to_size) {
+  char *in = case_inputs("te_rms_norm", 2);
+  char *out = explain("", "tests/corpus/cases/te_rms_norm/graph.ir", in, "--backward");
+  int fused = 0;
+  for (const char *p = strstr(out, "# guard of group "); p; p = strstr(p + 1, "# guard of group ")) {
+    const char *eol = strchr(p, '\n');
+    const char *g = strstr(p, "aten::_grad_sum_to_size");
+    if (g && (!eol || g < eol)) fused++;
+  }
+  ck_assert_msg(fused >= 2, "%d groups with _grad_sum_to_size:\n%s", fused, out);
+  free(out);
+  free(in);
+}
+END_TEST
+
 START_TEST(bad_env_is_named) {
   char *in = case_inputs("softmax", 1);
   char *out = explain("FUSEBOX_TE_BACKEND=gpu FUSEBOX_TE_DISABLE=inline,fuse FUSEBOX_TE_PARALLEL_MIN=x",
@@ -203,6 +221,7 @@ int main(void) {
   tcase_add_test(tc, softmax_is_one_group_each);
   tcase_add_test(tc, layer_norm_by_hand_is_one_group);
   tcase_add_test(tc, norms_are_one_group);
+  tcase_add_test(tc, backward_fuses_grad_sum_to_size);
   tcase_add_test(tc, bad_env_is_named);
   tcase_add_test(tc, no_compiler_runs_the_interpreter);
   suite_add_tcase(s, tc);
