@@ -395,6 +395,7 @@ typedef struct vinfo {
 
 typedef struct lctx {
   te_kernel_ir *k;
+  te_expr *eps;  /* TE_RED_RSTD's eps (float64) */
   int nv;
   vinfo vs[MAXV];
 } lctx;
@@ -609,12 +610,17 @@ static vinfo *reduce(lctx *c, const fbxp_value *result, vinfo *x, const int *dim
   if (red == TE_RED_MEAN) {
     te_expr *a[2] = {res, te_imm(k, accdt, (fbxk_scalar){(double)count, count})};
     res = te_op(k, FBXK_OP_DIV_T, accdt, accdt, 2, a);
-  } else if (red == TE_RED_VAR || red == TE_RED_STD) {
+  } else if (red == TE_RED_VAR || red == TE_RED_STD || red == TE_RED_RSTD) {
     /* PyTorch: the sum of squares over max(count - correction, 0) */
     double dof = (double)count - corr;
     te_expr *a[2] = {res, te_imm(k, accdt, (fbxk_scalar){dof > 0 ? dof : 0, 0})};
     res = te_op(k, FBXK_OP_DIV_T, accdt, accdt, 2, a);
     if (red == TE_RED_STD) res = te_op(k, FBXK_OP_SQRT, accdt, accdt, 1, &res);
+    if (red == TE_RED_RSTD) {
+      te_expr *e[2] = {res, c->eps};
+      te_expr *ve = te_op(k, FBXK_OP_ADD_T, accdt, accdt, 2, e);
+      res = te_op(k, FBXK_OP_RSQRT, accdt, accdt, 1, &ve);
+    }
   }
   te_stmt *body = te_block(k);
   if (!body || !rs) return NULL;
@@ -778,19 +784,19 @@ static fbxp_status *lower_layer_norm(lctx *c, const fbxp_node *n, const te_ninfo
   int cd = in->cdtype;
   vinfo *m = reduce(c, NULL, x, dims, nk, 1, TE_RED_MEAN, FBXK_F64, FBXK_F64, NULL, NULL, 0);
   if (!m) return nomem();
-  vinfo *v = reduce(c, NULL, x, dims, nk, 1, TE_RED_VAR, FBXK_F64, FBXK_F64, sq_dev, m, 0);
+  int vars[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
+  te_expr *eps = operand_at(c, te_host->node_input(n, 4), r, vars);
+  if (!eps) return unsupported("tensorexpr: %s's eps is not a number", te_host->node_kind(n));
+  /* rsqrt(var + eps) once per row: a row statistic */
+  c->eps = te_cast(k, eps, FBXK_F64);
+  vinfo *v = reduce(c, NULL, x, dims, nk, 1, TE_RED_RSTD, FBXK_F64, FBXK_F64, sq_dev, m, 0);
   if (!v) return nomem();
   vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
   if (!out) return nomem();
-  int vars[TE_MAX_DIMS];
-  for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
   te_expr *idx[TE_MAX_DIMS];
   for (int d = 0; d < r; d++) idx[d] = x->sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, vars[d]);
-  te_expr *eps = operand_at(c, te_host->node_input(n, 4), r, vars);
-  if (!eps) return unsupported("tensorexpr: %s's eps is not a number", te_host->node_kind(n));
-  te_expr *ve[2] = {load_row_stat(c, v, vars, r), te_cast(k, eps, FBXK_F64)};
-  te_expr *sum = te_op(k, FBXK_OP_ADD_T, FBXK_F64, FBXK_F64, 2, ve);
-  te_expr *rstd = te_cast(k, te_op(k, FBXK_OP_RSQRT, FBXK_F64, FBXK_F64, 1, &sum), cd);
+  te_expr *rstd = te_cast(k, load_row_stat(c, v, vars, r), cd);
   te_expr *xm[2] = {te_cast(k, te_load(k, x->buf, r, idx), cd), te_cast(k, load_row_stat(c, m, vars, r), cd)};
   te_expr *y[2] = {te_op(k, FBXK_OP_SUB_T, cd, cd, 2, xm), rstd};
   te_expr *val = te_op(k, FBXK_OP_MUL_T, cd, cd, 2, y);

@@ -64,7 +64,10 @@ typedef enum te_nclass {
 } te_nclass;
 /* VAR/STD: the sum of squared deviations from the mean divided by
  * max(count - corr, 0) (STD: its sqrt); PROD: a product */
-typedef enum te_red { TE_RED_SUM, TE_RED_MEAN, TE_RED_AMAX, TE_RED_AMIN, TE_RED_PROD, TE_RED_VAR, TE_RED_STD } te_red;
+typedef enum te_red {
+  TE_RED_SUM, TE_RED_MEAN, TE_RED_AMAX, TE_RED_AMIN, TE_RED_PROD, TE_RED_VAR, TE_RED_STD,
+  TE_RED_RSTD /* lowering only (layer_norm): rsqrt(biased var + eps), a row statistic */
+} te_red;
 /* shape-only ops (TE_N_SHAPE) */
 typedef enum te_shape_op {
   TE_SH_PERMUTE, TE_SH_T, TE_SH_TRANSPOSE, TE_SH_UNSQUEEZE, TE_SH_SQUEEZE, TE_SH_SQUEEZE_DIM, TE_SH_EXPAND,
