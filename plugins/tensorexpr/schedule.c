@@ -338,7 +338,7 @@ static int linearize_acc(te_kernel_ir *k, te_access *a) {
   return 0;
 }
 
-static int lin_bad;
+static _Thread_local int lin_bad; /* per thread: groups may be compiled concurrently */
 
 static te_expr *lin_load(te_kernel_ir *k, te_expr *e, void *ud) {
   (void)ud;

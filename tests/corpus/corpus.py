@@ -952,9 +952,9 @@ def c_te_cat_chunk(x, y):
     return d, torch.cat([e.exp(), f], 0) * 2.0, torch.cat([x.t(), y.t()], 0).tanh()
 
 
-def c_te_views(x, y):
+def c_te_views(x, y, z):
     a = (x * 2.0).view(3, 2, 4).sum(1) + 1.0
     b = (x.reshape(-1) + 1.0).exp()
     c = (x.t().reshape(24) * 3.0).sin()
     d = torch.flatten(x.unsqueeze(0) * y, 1) - 1.0
-    return a, b, c, d
+    return a, b, c, d, (z.reshape(-1) * 2.0).cos()
