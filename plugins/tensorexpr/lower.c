@@ -133,8 +133,12 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
   /* max.dim/min.dim: the values only (their indices unused) */
   int nout = te_host->node_num_outputs(n);
   int mmdim = schema_is(n, "aten::max.dim(") || schema_is(n, "aten::min.dim(");
-  if (nout != 1 && !(mmdim && nout == 2 && te_host->value_num_uses(te_host->node_output(n, 1)) == 0))
-    return TE_N_NO;
+  if (nout != 1 && !(mmdim && nout == 2)) return TE_N_NO;
+  if (mmdim && te_host->value_num_uses(te_host->node_output(n, 1)) > 0) {
+    te_vtype it = tf(ctx, te_host->node_output(n, 1));
+    if (!it.known || !it.tensor || (it.dtype >= 0 && it.dtype != FBXK_I64)) return TE_N_NO;
+    o->indices = 1;
+  }
   /* the result's own type (-1 when not profiled: then only computed) */
   te_vtype out = tf(ctx, te_host->node_output(n, 0));
   if (!out.known || !out.tensor) return TE_N_NO;
@@ -729,6 +733,56 @@ static te_expr *sq_dev(lctx *c, te_expr *x, const int *xv, void *ud) {
   return te_op(k, FBXK_OP_MUL_T, FBXK_F64, FBXK_F64, 2, b);
 }
 
+typedef struct argctx {
+  vinfo *m;  /* the extremum, keepdim */
+  int dim, fl;
+} argctx;
+
+/* where(x == m || isnan(x), i, INT64_MAX): the smallest such i is the
+ * index PyTorch returns (the first extremum, or the first NaN) */
+static te_expr *arg_index(lctx *c, te_expr *x, const int *xv, void *ud) {
+  argctx *a = ud;
+  te_kernel_ir *k = c->k;
+  int cd = a->fl ? FBXK_F64 : FBXK_I64;
+  te_expr *xc = te_cast(k, x, cd);
+  te_expr *e[2] = {xc, te_cast(k, load_row_stat(c, a->m, xv, a->m->t.ndim), cd)};
+  te_expr *cond = te_op(k, FBXK_OP_EQ_T, cd, FBXK_BOOL, 2, e);
+  if (a->fl) {
+    te_expr *xn = te_expr_copy(k, xc);
+    te_expr *o[2] = {cond, te_op(k, FBXK_OP_ISNAN, cd, FBXK_BOOL, 1, &xn)};
+    cond = te_op(k, FBXK_OP_LOGICAL_OR, FBXK_BOOL, FBXK_BOOL, 2, o);
+  }
+  te_expr *w[3] = {cond, te_var(k, xv[a->dim]), te_imm_i(k, INT64_MAX)};
+  return te_op(k, FBXK_OP_WHERE, FBXK_I64, FBXK_I64, 3, w);
+}
+
+/* max.dim/min.dim with their indices: the extremum (keepdim; a view of it
+ * without the dim when keepdim is false), then the first index holding it */
+static fbxp_status *lower_arg_red(lctx *c, const fbxp_node *n, const te_ninfo *in, vinfo *x) {
+  te_kernel_ir *k = c->k;
+  int r = x->t.ndim, dim = in->dims[0];
+  const fbxp_value *vals = te_host->node_output(n, 0);
+  vinfo *m = reduce(c, in->keepdim ? vals : NULL, x, in->dims, 1, 1, in->red, in->cdtype, in->rdtype, NULL, NULL, 0);
+  if (!m) return nomem();
+  if (!in->keepdim) {
+    int64_t sz[TE_MAX_DIMS];
+    int ro = 0;
+    for (int d = 0; d < r; d++)
+      if (d != dim) sz[ro++] = x->sizes[d];
+    vinfo *v = new_tensor(c, vals, in->rdtype, ro, sz);
+    if (!v) return nomem();
+    te_buf *b = &k->bufs[v->buf];
+    for (int d = 0, j = 0; d < r; d++)
+      if (d != dim) b->strides[j++] = k->bufs[m->buf].strides[d];
+    b->numel = 0;
+    b->alias = m->buf + 1;
+  }
+  argctx a = {m, dim, fbxk_is_float(x->t.dtype)};
+  if (!reduce(c, te_host->node_output(n, 1), x, in->dims, 1, in->keepdim, TE_RED_AMIN, FBXK_I64, FBXK_I64, arg_index, &a, 0))
+    return nomem();
+  return NULL;
+}
+
 static fbxp_status *lower_red(lctx *c, const fbxp_node *n, const te_ninfo *in) {
   vinfo *x = find(c, te_host->node_input(n, 0));
   if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
@@ -750,6 +804,7 @@ static fbxp_status *lower_red(lctx *c, const fbxp_node *n, const te_ninfo *in) {
       if (size[j] != 1 && size[j] != x->sizes[in->lead + j])
         return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: _grad_sum_to_size's size is not a broadcast of its input");
   }
+  if (in->indices) return lower_arg_red(c, n, in, x);
   vinfo *m = NULL;
   if (in->red == TE_RED_VAR || in->red == TE_RED_STD) {
     /* two passes: the mean (float64, kept as a row statistic), then the

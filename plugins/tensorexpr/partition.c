@@ -234,7 +234,7 @@ static void partition_nodes(blk *b, fbxp_proposals *p, int no_shape) {
     if (b->cls[i] == TE_N_SHAPE && no_shape) b->cls[i] = TE_N_NO;
     /* softmax, layer_norm, var and std are two or three loop nests */
     int passes = b->cls[i] == TE_N_SOFTMAX || b->cls[i] == TE_N_NORM ||
-                 (b->cls[i] == TE_N_RED && (info.red == TE_RED_VAR || info.red == TE_RED_STD));
+                 (b->cls[i] == TE_N_RED && (info.red == TE_RED_VAR || info.red == TE_RED_STD || info.indices));
     b->weight[i] = passes ? 2
                    : b->cls[i] == TE_N_SHAPE                         ? info.sop == TE_SH_CAT
                    : b->cls[i] >= TE_N_PW                            ? 1

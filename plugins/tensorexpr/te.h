@@ -99,6 +99,7 @@ typedef struct te_ninfo {
                             (-1 in RED: all dims, the rank not known yet) */
   int dims[TE_MAX_DIMS];
   int keepdim;
+  int indices;           /* RED from max.dim/min.dim whose indices are used: they are a second output */
   int lead;              /* RED from _grad_sum_to_size: dims before it dropped, the reduced ones after kept (else -1);
                             lead == -2 with ndims 0: the identity (size None, or nothing to sum) */
   int log;               /* SOFTMAX: log_softmax */

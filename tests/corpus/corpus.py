@@ -958,3 +958,9 @@ def c_te_views(x, y, z):
     c = (x.t().reshape(24) * 3.0).sin()
     d = torch.flatten(x.unsqueeze(0) * y, 1) - 1.0
     return a, b, c, d, (z.reshape(-1) * 2.0).cos()
+
+
+def c_te_max_dim_nan(x):
+    v, i = torch.max(x * 2.0, 1)
+    w, j = torch.min(x, 0, keepdim=True)
+    return v, i, w + 1.0, j
