@@ -146,14 +146,22 @@ START_TEST(norms_are_one_group) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *path = typed_graph(cases[i].graph, cases[i].names, cases[i].types, cases[i].n);
     char cmd[4096], *out = NULL;
-    snprintf(cmd, sizeof cmd, "%s explain %s --fuser tensorexpr --random 2>&1", FBX_CLI, path);
+    snprintf(cmd, sizeof cmd, "%s explain %s --fuser tensorexpr --random --source 2>&1", FBX_CLI, path);
     int rc = tu_run(cmd, &out);
-    ck_assert_msg(rc == 0, "%s: explain failed (%d):\n%s", cases[i].graph, rc, out ? out : "");
-    ck_assert_msg(strstr(out, "optimized, 1 group\n") != NULL, "%s:\n%s", cases[i].graph, out);
-    ck_assert_msg(count(out, ": 1 launch per run") == 1, "%s:\n%s", cases[i].graph, out);
+    ck_assert_msg(rc == 0, "%s: explain failed (%d):\n%.3000s", cases[i].graph, rc, out ? out : "");
+    ck_assert_msg(strstr(out, "optimized, 1 group\n") != NULL, "%s:\n%.3000s", cases[i].graph, out);
+    ck_assert_msg(count(out, ": 1 launch per run") == 1, "%s:\n%.3000s", cases[i].graph, out);
     ck_assert_msg(strstr(out, "nodes outside fusion groups in function 1 (the graph)\n#   (none)") != NULL ||
                       strstr(out, "nodes outside fusion groups in function 1 (the graph)\n#   and ") != NULL,
-                  "%s: nodes left outside:\n%s", cases[i].graph, out);
+                  "%s: nodes left outside:\n%.3000s", cases[i].graph, out);
+    /* the schedule: one loop nest over the rows (rowblock: a norm's passes
+     * read their row from cache), or one flat loop for ratio-IoU */
+    const char *a = strstr(out, "loop IR after the schedule"), *e = a ? strstr(a, "==== C (backend") : NULL;
+    ck_assert_msg(a && e, "%s: no scheduled IR:\n%.3000s", cases[i].graph, out);
+    int outer = 0;
+    for (const char *p = a; p && p < e; p = strchr(p + 1, '\n'))
+      if (!strncmp(p, "\nfor v", 6)) outer++;
+    ck_assert_msg(outer == 1, "%s: %d outer loops after the schedule:\n%.3000s", cases[i].graph, outer, out);
     free(out);
     remove(path);
     free(path);
@@ -173,7 +181,7 @@ START_TEST(backward_fuses_grad_sum_to_size) {
     const char *g = strstr(p, "aten::_grad_sum_to_size");
     if (g && (!eol || g < eol)) fused++;
   }
-  ck_assert_msg(fused >= 2, "%d groups with _grad_sum_to_size:\n%s", fused, out);
+  ck_assert_msg(fused >= 2, "%d groups with _grad_sum_to_size:\n%.3000s", fused, out);
   free(out);
   free(in);
 }
