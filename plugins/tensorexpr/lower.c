@@ -143,6 +143,16 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
   te_vtype out = tf(ctx, te_host->node_output(n, 0));
   if (!out.known || !out.tensor) return TE_N_NO;
   int nin = te_host->node_num_inputs(n);
+  if (schema_is(n, "aten::type_as(")) {
+    te_vtype x = tf(ctx, te_host->node_input(n, 0)), y = tf(ctx, te_host->node_input(n, 1));
+    if (!x.known || !x.tensor || !y.known || !y.tensor || (x.dtype >= 0 && !dtype_ok(x.dtype)) ||
+        (y.dtype >= 0 && !dtype_ok(y.dtype)))
+      return TE_N_NO;
+    if (y.dtype >= 0 && out.dtype >= 0 && out.dtype != y.dtype) return TE_N_NO;
+    o->sop = TE_SH_TYPE_AS;
+    o->rdtype = o->cdtype = y.dtype;
+    return o->cls = TE_N_SHAPE;
+  }
   o->lead = -1;
   /* _grad_sum_to_size(x, size): a sum over the leading dims x has beyond
    * size (dropped) and the dims where size is 1 (kept); size None: x */
@@ -1085,6 +1095,19 @@ static fbxp_status *lower_shape(lctx *c, const fbxp_node *n, const te_ninfo *in)
   if (in->sop == TE_SH_CHUNK || in->sop == TE_SH_TLIST) return NULL; /* read by their one user */
   if (in->sop == TE_SH_UNPACK) return lower_unpack(c, n);
   if (in->sop == TE_SH_CAT) return lower_cat(c, n);
+  if (in->sop == TE_SH_TYPE_AS) {
+    vinfo *x = find(c, te_host->node_input(n, 0)), *y = find(c, te_host->node_input(n, 1));
+    if (!x || !x->t.tensor || !y || !y->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", kind);
+    vinfo *out = new_tensor(c, te_host->node_output(n, 0), y->t.dtype, x->t.ndim, x->sizes);
+    if (!out) return nomem();
+    int vars[TE_MAX_DIMS];
+    for (int d = 0; d < x->t.ndim; d++) vars[d] = te_new_var(k);
+    te_stmt *st = nest(k, x->t.ndim, vars, x->sizes,
+                       store_all(k, out->buf, x->t.ndim, vars, te_cast(k, operand_at(c, x->v, x->t.ndim, vars), y->t.dtype)));
+    if (!st) return nomem();
+    te_append(k->root, st);
+    return NULL;
+  }
   vinfo *x = find(c, te_host->node_input(n, 0));
   if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", kind);
   int rx = x->t.ndim, ro = rx, map[TE_MAX_DIMS], perm[TE_MAX_DIMS];

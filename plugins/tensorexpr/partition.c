@@ -236,7 +236,7 @@ static void partition_nodes(blk *b, fbxp_proposals *p, int no_shape) {
     int passes = b->cls[i] == TE_N_SOFTMAX || b->cls[i] == TE_N_NORM ||
                  (b->cls[i] == TE_N_RED && (info.red == TE_RED_VAR || info.red == TE_RED_STD || info.indices));
     b->weight[i] = passes ? 2
-                   : b->cls[i] == TE_N_SHAPE                         ? info.sop == TE_SH_CAT
+                   : b->cls[i] == TE_N_SHAPE                         ? info.sop == TE_SH_CAT || info.sop == TE_SH_TYPE_AS
                    : b->cls[i] >= TE_N_PW                            ? 1
                                                                      : 0;
     if (is_barrier(b->nodes[i])) seg++;

@@ -76,7 +76,8 @@ typedef enum te_shape_op {
   TE_SH_CHUNK,   /* aten::chunk whose list goes to one prim::ListUnpack */
   TE_SH_UNPACK,  /* that prim::ListUnpack: one slice per output */
   TE_SH_TLIST,   /* a prim::ListConstruct of tensors whose one user is aten::cat */
-  TE_SH_CAT      /* aten::cat of such a list */
+  TE_SH_CAT,     /* aten::cat of such a list */
+  TE_SH_TYPE_AS  /* aten::type_as: a conversion to the other tensor's dtype */
 } te_shape_op;
 
 /* A value's type as the classifier sees it: a tensor (dtype, ndim, prio;

@@ -519,6 +519,7 @@ def holdout_case_specs():
     xm[3, :] = 1.0
     case("te_max_dim_nan", C.c_te_max_dim_nan, [xm], grad=False,
          notes="in0 has NaN at [1, 3] and [2, 0] (max.dim/min.dim return the NaN and its index) and a row of ties.")
+    r = R("te_type_as"); case("te_type_as", C.c_te_type_as, [r.f(3, 4), r.i(3, 4)])
     r = R("ce_gather"); case("ce_gather", C.c_ce_gather, [r.f(4, 6), r.i(4, lo=0, hi=5)], tol="1e-5 1e-6")
     r = R("cross_entropy_ls")
     case("cross_entropy_ls", C.c_cross_entropy_ls, [r.f(4, 6), np.array([1, 2, 5, 0]), r.f(6, lo=0.2, hi=2)],
