@@ -252,10 +252,15 @@ char *te_codegen_c(const te_kernel_ir *k, const char *name, const char *first_li
   fbxk_p_line(&c.p, "(void)fs; (void)is; (void)nt;");
   for (int i = 0; i < k->nbufs; i++) {
     const te_buf *b = &k->bufs[i];
-    if (b->kind == TE_BUF_TEMP && !b->numel) continue;
+    if (b->kind == TE_BUF_TEMP && !b->numel && !b->alias) continue;
+    /* a view reads its base's memory: neither is restrict */
+    int aliased = b->alias != 0;
+    for (int j = 0; j < k->nbufs && !aliased; j++) aliased = k->bufs[j].alias == i + 1;
+    int base = b->alias ? b->alias - 1 : i;
+    int ro = k->bufs[base].kind == TE_BUF_INPUT;
     const char *t = fbxk_storage_type(b->dtype, FBXK_C);
-    fbxk_p_line(&c.p, "%s%s *restrict b%d = (%s%s *)bufs[%d]; /* %s */", b->kind == TE_BUF_INPUT ? "const " : "", t,
-                i, b->kind == TE_BUF_INPUT ? "const " : "", t, i, b->name ? b->name : "");
+    fbxk_p_line(&c.p, "%s%s *%sb%d = (%s%s *)bufs[%d]; /* %s */", ro ? "const " : "", t, aliased ? "" : "restrict ", i,
+                ro ? "const " : "", t, base, b->name ? b->name : "");
   }
   stmts(&c, k->root->first);
   fbxk_p_close(&c.p);

@@ -59,7 +59,8 @@ static void store(int dt, char *p, fbxk_scalar v) {
 
 static char *addr(const ev *c, const te_access *a) {
   int dt = c->k->bufs[a->buf].dtype;
-  return c->bufs[a->buf] + offset(c, a) * fbxk_dtype_size(dt);
+  int base = c->k->bufs[a->buf].alias ? c->k->bufs[a->buf].alias - 1 : a->buf; /* a view reads its base */
+  return c->bufs[base] + offset(c, a) * fbxk_dtype_size(dt);
 }
 
 static fbxk_scalar eval(const ev *c, const te_expr *e) {

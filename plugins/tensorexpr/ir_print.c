@@ -123,12 +123,13 @@ char *te_ir_print(const te_kernel_ir *k) {
   static const char *kinds[] = {"input", "output", "temp"};
   for (int i = 0; i < k->nbufs; i++) {
     const te_buf *bf = &k->bufs[i];
-    if (bf->kind == TE_BUF_TEMP && !bf->numel) continue; /* inlined */
+    if (bf->kind == TE_BUF_TEMP && !bf->numel && !bf->alias) continue; /* inlined */
     fbxk_printf(&b, "buf %s %s [", bf->name ? bf->name : "?", fbxk_dtype_name(bf->dtype));
     for (int d = 0; d < bf->ndim; d++) fbxk_printf(&b, "%s%" PRId64, d ? ", " : "", bf->sizes[d]);
     fbxk_puts(&b, "] strides [");
     for (int d = 0; d < bf->ndim; d++) fbxk_printf(&b, "%s%" PRId64, d ? ", " : "", bf->strides[d]);
-    fbxk_printf(&b, "] (%s %d)\n", kinds[bf->kind], bf->slot);
+    if (bf->alias) fbxk_printf(&b, "] (a view of %s)\n", k->bufs[bf->alias - 1].name ? k->bufs[bf->alias - 1].name : "?");
+    else fbxk_printf(&b, "] (%s %d)\n", kinds[bf->kind], bf->slot);
   }
   stmts(&b, k, k->root ? k->root->first : NULL, 0);
   if (!b.data && !b.oom) fbxk_puts(&b, "");

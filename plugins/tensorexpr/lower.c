@@ -37,6 +37,39 @@ static int dtype_ok(int dt) {
 /* a constant int, or -1 when not one */
 static int const_int(const fbxp_value *v, int64_t *out) { return te_host->value_const_int(v, out) ? 0 : -1; }
 
+/* The reductions: where their arguments are (input indices, -1: absent). */
+typedef struct red_form {
+  const char *schema;
+  te_red red;
+  int dims;      /* the dims: a list (or one int with dims_int; None allowed with dims_none); -1: all */
+  int dims_int, dims_none;
+  int keep;      /* keepdim; -1: false */
+  int dtype;     /* a dtype argument that must be None; -1: none */
+  int corr;      /* var/std: unbiased (a bool) or, with corr_int, the correction (None: 1) */
+  int corr_int;
+} red_form;
+
+static const red_form red_forms[] = {
+    {"aten::sum.dim_IntList(", TE_RED_SUM, 1, 0, 1, 2, 3, -1, 0},
+    {"aten::sum(Tensor self, *", TE_RED_SUM, -1, 0, 0, -1, 1, -1, 0},
+    {"aten::mean.dim(", TE_RED_MEAN, 1, 0, 1, 2, 3, -1, 0},
+    {"aten::mean(Tensor self, *", TE_RED_MEAN, -1, 0, 0, -1, 1, -1, 0},
+    {"aten::amax(", TE_RED_AMAX, 1, 0, 0, 2, -1, -1, 0},
+    {"aten::amin(", TE_RED_AMIN, 1, 0, 0, 2, -1, -1, 0},
+    {"aten::max(Tensor self)", TE_RED_AMAX, -1, 0, 0, -1, -1, -1, 0},
+    {"aten::min(Tensor self)", TE_RED_AMIN, -1, 0, 0, -1, -1, -1, 0},
+    {"aten::max.dim(", TE_RED_AMAX, 1, 1, 0, 2, -1, -1, 0},
+    {"aten::min.dim(", TE_RED_AMIN, 1, 1, 0, 2, -1, -1, 0},
+    {"aten::prod.dim_int(", TE_RED_PROD, 1, 1, 0, 2, 3, -1, 0},
+    {"aten::prod(Tensor self, *", TE_RED_PROD, -1, 0, 0, -1, 1, -1, 0},
+    {"aten::var(Tensor self, bool", TE_RED_VAR, -1, 0, 0, -1, -1, 1, 0},
+    {"aten::var.dim(", TE_RED_VAR, 1, 0, 1, 3, -1, 2, 0},
+    {"aten::var.correction(", TE_RED_VAR, 1, 0, 1, 3, -1, 2, 1},
+    {"aten::std(Tensor self, bool", TE_RED_STD, -1, 0, 0, -1, -1, 1, 0},
+    {"aten::std.dim(", TE_RED_STD, 1, 0, 1, 3, -1, 2, 0},
+    {"aten::std.correction(", TE_RED_STD, 1, 0, 1, 3, -1, 2, 1},
+};
+
 te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *o) {
   memset(o, 0, sizeof *o);
   o->cls = TE_N_NO;
@@ -45,32 +78,145 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
   if (!strcmp(k, "prim::ListConstruct")) {
     int64_t tmp[TE_MAX_DIMS];
     int len = te_host->value_const_int_list(te_host->node_output(n, 0), tmp, TE_MAX_DIMS);
-    return o->cls = len >= 0 && len <= TE_MAX_DIMS ? TE_N_LIST : TE_N_NO;
+    if (len >= 0 && len <= TE_MAX_DIMS) return o->cls = TE_N_LIST;
+    /* tensors for one aten::cat */
+    const fbxp_value *lv = te_host->node_output(n, 0);
+    int32_t idx;
+    if (te_host->value_num_uses(lv) != 1 || te_host->node_num_inputs(n) < 1) return TE_N_NO;
+    const fbxp_node *u = te_host->value_use(lv, 0, &idx);
+    if (!u || !schema_is(u, "aten::cat(") || idx != 0) return TE_N_NO;
+    int dt = -2;
+    for (int i = 0; i < te_host->node_num_inputs(n); i++) {
+      te_vtype t = tf(ctx, te_host->node_input(n, i));
+      if (!t.known || !t.tensor || (t.dtype >= 0 && !dtype_ok(t.dtype))) return TE_N_NO;
+      if (dt != -2 && t.dtype != dt) return TE_N_NO; /* no promotion across the pieces */
+      dt = t.dtype;
+    }
+    o->sop = TE_SH_TLIST;
+    return o->cls = TE_N_SHAPE;
   }
-  if (te_host->node_num_outputs(n) != 1) return TE_N_NO;
+  if (schema_is(n, "aten::cat(")) {
+    const fbxp_node *l = te_host->value_producer(te_host->node_input(n, 0));
+    int64_t dim;
+    if (!l || strcmp(te_host->node_kind(l), "prim::ListConstruct") || const_int(te_host->node_input(n, 1), &dim))
+      return TE_N_NO;
+    te_ninfo li;
+    if (te_classify(l, tf, ctx, &li) != TE_N_SHAPE || li.sop != TE_SH_TLIST) return TE_N_NO;
+    o->sop = TE_SH_CAT;
+    return o->cls = TE_N_SHAPE;
+  }
+  if (schema_is(n, "aten::chunk(")) {
+    const fbxp_value *lv = te_host->node_output(n, 0);
+    int32_t idx;
+    int64_t chunks, dim;
+    if (te_host->value_num_uses(lv) != 1) return TE_N_NO;
+    const fbxp_node *u = te_host->value_use(lv, 0, &idx);
+    if (!u || strcmp(te_host->node_kind(u), "prim::ListUnpack")) return TE_N_NO;
+    te_vtype x = tf(ctx, te_host->node_input(n, 0));
+    if (!x.known || !x.tensor || (x.dtype >= 0 && !dtype_ok(x.dtype))) return TE_N_NO;
+    if (const_int(te_host->node_input(n, 1), &chunks) || chunks < 1 || const_int(te_host->node_input(n, 2), &dim))
+      return TE_N_NO;
+    o->sop = TE_SH_CHUNK;
+    return o->cls = TE_N_SHAPE;
+  }
+  if (!strcmp(k, "prim::ListUnpack")) {
+    const fbxp_node *ch = te_host->value_producer(te_host->node_input(n, 0));
+    te_ninfo ci;
+    if (!ch || !schema_is(ch, "aten::chunk(") || te_classify(ch, tf, ctx, &ci) != TE_N_SHAPE) return TE_N_NO;
+    for (int i = 0; i < te_host->node_num_outputs(n); i++) {
+      te_vtype t = tf(ctx, te_host->node_output(n, i));
+      if (!t.known || !t.tensor) return TE_N_NO;
+    }
+    o->sop = TE_SH_UNPACK;
+    return o->cls = TE_N_SHAPE;
+  }
+  /* max.dim/min.dim: the values only (their indices unused) */
+  int nout = te_host->node_num_outputs(n);
+  int mmdim = schema_is(n, "aten::max.dim(") || schema_is(n, "aten::min.dim(");
+  if (nout != 1 && !(mmdim && nout == 2)) return TE_N_NO;
+  if (mmdim && te_host->value_num_uses(te_host->node_output(n, 1)) > 0) {
+    te_vtype it = tf(ctx, te_host->node_output(n, 1));
+    if (!it.known || !it.tensor || (it.dtype >= 0 && it.dtype != FBXK_I64)) return TE_N_NO;
+    o->indices = 1;
+  }
   /* the result's own type (-1 when not profiled: then only computed) */
   te_vtype out = tf(ctx, te_host->node_output(n, 0));
   if (!out.known || !out.tensor) return TE_N_NO;
   int nin = te_host->node_num_inputs(n);
+  if (schema_is(n, "aten::type_as(")) {
+    te_vtype x = tf(ctx, te_host->node_input(n, 0)), y = tf(ctx, te_host->node_input(n, 1));
+    if (!x.known || !x.tensor || !y.known || !y.tensor || (x.dtype >= 0 && !dtype_ok(x.dtype)) ||
+        (y.dtype >= 0 && !dtype_ok(y.dtype)))
+      return TE_N_NO;
+    if (y.dtype >= 0 && out.dtype >= 0 && out.dtype != y.dtype) return TE_N_NO;
+    o->sop = TE_SH_TYPE_AS;
+    o->rdtype = o->cdtype = y.dtype;
+    return o->cls = TE_N_SHAPE;
+  }
+  o->lead = -1;
+  /* _grad_sum_to_size(x, size): a sum over the leading dims x has beyond
+   * size (dropped) and the dims where size is 1 (kept); size None: x */
+  if (schema_is(n, "aten::_grad_sum_to_size(")) {
+    te_vtype x = tf(ctx, te_host->node_input(n, 0));
+    int unknown = x.known && x.tensor && x.dtype < 0;
+    if (nin < 2 || !x.known || !x.tensor || (!unknown && !fbxk_is_float(x.dtype))) return TE_N_NO;
+    const fbxp_value *sv = te_host->node_input(n, 1);
+    int64_t size[TE_MAX_DIMS];
+    int ro = te_host->value_is_none(sv) ? -1 : te_host->value_const_int_list(sv, size, TE_MAX_DIMS);
+    if (ro < 0 && !te_host->value_is_none(sv)) return TE_N_NO;
+    o->red = TE_RED_SUM;
+    o->ndims = 0;
+    o->lead = -2;
+    if (unknown) return o->cls = TE_N_RED; /* compile sees the rank */
+    if (ro > x.ndim) return TE_N_NO;
+    if (ro >= 0) {
+      int lead = x.ndim - ro;
+      for (int d = 0; d < x.ndim; d++)
+        if (d < lead || size[d - lead] == 1) o->dims[o->ndims++] = d;
+      if (o->ndims) o->lead = lead;
+    }
+    o->rdtype = x.dtype;
+    o->cdtype = FBXK_F64;
+    if (out.dtype >= 0 && out.dtype != x.dtype) return TE_N_NO;
+    return o->cls = TE_N_RED;
+  }
   /* reductions */
-  te_red red = TE_RED_SUM;
-  int is_red = 0;
-  if (schema_is(n, "aten::sum.dim_IntList(")) is_red = 1, red = TE_RED_SUM;
-  else if (schema_is(n, "aten::mean.dim(")) is_red = 1, red = TE_RED_MEAN;
-  else if (schema_is(n, "aten::amax(")) is_red = 1, red = TE_RED_AMAX;
-  else if (schema_is(n, "aten::amin(")) is_red = 1, red = TE_RED_AMIN;
-  if (is_red) {
-    if (nin < 3) return TE_N_NO;
+  const red_form *rf = NULL;
+  for (size_t i = 0; i < sizeof red_forms / sizeof red_forms[0] && !rf; i++)
+    if (schema_is(n, red_forms[i].schema)) rf = &red_forms[i];
+  if (rf) {
+    int need = rf->dims > rf->keep ? rf->dims : rf->keep;
+    if (rf->dtype > need) need = rf->dtype;
+    if (rf->corr > need) need = rf->corr;
+    if (nin <= need) return TE_N_NO;
+    te_red red = rf->red;
     te_vtype x = tf(ctx, te_host->node_input(n, 0));
     int unknown = x.known && x.tensor && x.dtype < 0;
     if (!x.known || !x.tensor || (!unknown && (!dtype_ok(x.dtype) || x.ndim < 1))) return TE_N_NO;
-    int64_t dims[TE_MAX_DIMS], keep;
-    int nd = te_host->value_const_int_list(te_host->node_input(n, 1), dims, TE_MAX_DIMS);
-    if (nd < 1 || const_int(te_host->node_input(n, 2), &keep)) return TE_N_NO;
-    if ((red == TE_RED_SUM || red == TE_RED_MEAN) && (nin < 4 || !te_host->value_is_none(te_host->node_input(n, 3))))
-      return TE_N_NO;
+    int64_t dims[TE_MAX_DIMS], keep = 0;
+    int nd = -1; /* -1: all dims */
+    if (rf->dims >= 0) {
+      const fbxp_value *dv = te_host->node_input(n, rf->dims);
+      if (rf->dims_int) {
+        if (const_int(dv, &dims[0])) return TE_N_NO;
+        nd = 1;
+      } else if (!(rf->dims_none && te_host->value_is_none(dv))) {
+        nd = te_host->value_const_int_list(dv, dims, TE_MAX_DIMS);
+        if (nd < 1) return TE_N_NO;
+      }
+    }
+    if (rf->keep >= 0 && const_int(te_host->node_input(n, rf->keep), &keep)) return TE_N_NO;
+    if (rf->dtype >= 0 && !te_host->value_is_none(te_host->node_input(n, rf->dtype))) return TE_N_NO;
+    o->corr = 0;
+    if (red == TE_RED_VAR || red == TE_RED_STD) {
+      int64_t c = 1;
+      const fbxp_value *cv = rf->corr >= 0 ? te_host->node_input(n, rf->corr) : NULL;
+      if (cv && !(rf->corr_int && te_host->value_is_none(cv)) && const_int(cv, &c)) return TE_N_NO;
+      o->corr = (double)c; /* unbiased: 1/0; correction: its value (None: 1) */
+    }
     o->keepdim = keep != 0;
     o->red = red;
+    o->ndims = -1;
     if (unknown) /* not profiled: the dims are checked when compile sees the rank */
       return o->cls = TE_N_RED;
     if (nd > x.ndim) return TE_N_NO;
@@ -82,10 +228,10 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     }
     o->ndims = 0;
     for (int d = 0; d < x.ndim; d++)
-      if (seen[d]) o->dims[o->ndims++] = d;
+      if (nd < 0 || seen[d]) o->dims[o->ndims++] = d;
     int fl = fbxk_is_float(x.dtype);
-    if (red == TE_RED_MEAN && !fl) return TE_N_NO;
-    if (red == TE_RED_SUM || red == TE_RED_MEAN) {
+    if ((red == TE_RED_MEAN || red == TE_RED_VAR || red == TE_RED_STD) && !fl) return TE_N_NO;
+    if (red == TE_RED_SUM || red == TE_RED_MEAN || red == TE_RED_PROD || red == TE_RED_VAR || red == TE_RED_STD) {
       o->rdtype = fl ? x.dtype : FBXK_I64;
       o->cdtype = fl ? FBXK_F64 : FBXK_I64;
     } else {
@@ -94,6 +240,75 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     }
     if (out.dtype >= 0 && o->rdtype != out.dtype) return TE_N_NO;
     return o->cls = TE_N_RED;
+  }
+  if (schema_is(n, "aten::layer_norm(")) {
+    if (nin < 6) return TE_N_NO;
+    te_vtype x = tf(ctx, te_host->node_input(n, 0));
+    int unknown = x.known && x.tensor && x.dtype < 0;
+    if (!x.known || !x.tensor || (!unknown && (!fbxk_is_float(x.dtype) || x.ndim < 1))) return TE_N_NO;
+    int64_t shape[TE_MAX_DIMS];
+    int ns = te_host->value_const_int_list(te_host->node_input(n, 1), shape, TE_MAX_DIMS);
+    if (ns < 1) return TE_N_NO;
+    for (int p = 2; p <= 3; p++) {
+      const fbxp_value *wv = te_host->node_input(n, p);
+      if (te_host->value_is_none(wv)) continue;
+      te_vtype w = tf(ctx, wv);
+      if (!w.known || !w.tensor || (w.dtype >= 0 && !unknown && w.dtype != x.dtype)) return TE_N_NO;
+    }
+    te_vtype e = tf(ctx, te_host->node_input(n, 4));
+    if (!e.known || e.tensor || e.dtype != FBXK_F64) return TE_N_NO;
+    o->ndims = ns;
+    if (unknown) return o->cls = TE_N_NORM;
+    if (ns > x.ndim) return TE_N_NO;
+    o->rdtype = x.dtype;
+    o->cdtype = x.dtype == FBXK_F64 ? FBXK_F64 : FBXK_F32;
+    if (out.dtype >= 0 && out.dtype != x.dtype) return TE_N_NO;
+    return o->cls = TE_N_NORM;
+  }
+  static const struct {
+    const char *schema;
+    te_shape_op op;
+    int nlist, nint; /* constant arguments after self: int lists, then ints */
+  } shapes[] = {
+      {"aten::permute(", TE_SH_PERMUTE, 1, 0},          {"aten::t(", TE_SH_T, 0, 0},
+      {"aten::transpose.int(", TE_SH_TRANSPOSE, 0, 2},  {"aten::unsqueeze(", TE_SH_UNSQUEEZE, 0, 1},
+      {"aten::squeeze(Tensor(a) self)", TE_SH_SQUEEZE, 0, 0}, {"aten::squeeze.dim(", TE_SH_SQUEEZE_DIM, 0, 1},
+      {"aten::expand(", TE_SH_EXPAND, 1, 0},            {"aten::expand_as(", TE_SH_EXPAND_AS, 0, 0},
+      {"aten::view(", TE_SH_VIEW, 1, 0},                {"aten::reshape(", TE_SH_VIEW, 1, 0},
+      {"aten::flatten.using_ints(", TE_SH_VIEW, 0, 2},  {"aten::view_as(", TE_SH_VIEW, 0, 0},
+      {"aten::reshape_as(", TE_SH_VIEW, 0, 0},
+  };
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+    if (!schema_is(n, shapes[si].schema)) continue;
+    te_vtype x = tf(ctx, te_host->node_input(n, 0));
+    int unknown = x.known && x.tensor && x.dtype < 0;
+    if (!x.known || !x.tensor || (!unknown && !dtype_ok(x.dtype))) return TE_N_NO;
+    int a = 1;
+    for (int i = 0; i < shapes[si].nlist; i++, a++) {
+      int64_t tmp[TE_MAX_DIMS];
+      if (a >= nin || te_host->value_const_int_list(te_host->node_input(n, a), tmp, TE_MAX_DIMS) < 0) return TE_N_NO;
+    }
+    for (int i = 0; i < shapes[si].nint; i++, a++) {
+      int64_t tmp;
+      if (a >= nin || const_int(te_host->node_input(n, a), &tmp)) return TE_N_NO;
+    }
+    if (schema_is(n, "aten::view_as(") || schema_is(n, "aten::reshape_as(")) {
+      te_vtype y = tf(ctx, te_host->node_input(n, 1));
+      if (!y.known || !y.tensor) return TE_N_NO;
+    }
+    if (shapes[si].op == TE_SH_EXPAND_AS) {
+      te_vtype y = tf(ctx, te_host->node_input(n, 1));
+      if (!y.known || !y.tensor) return TE_N_NO;
+    }
+    /* expand(..., implicit): a constant bool */
+    if (shapes[si].op == TE_SH_EXPAND && nin > 2) {
+      int64_t tmp;
+      if (const_int(te_host->node_input(n, 2), &tmp)) return TE_N_NO;
+    }
+    o->sop = shapes[si].op;
+    o->rdtype = o->cdtype = x.dtype;
+    if (!unknown && out.dtype >= 0 && out.dtype != x.dtype) return TE_N_NO;
+    return o->cls = TE_N_SHAPE;
   }
   int sm = schema_is(n, "aten::softmax.int("), lsm = schema_is(n, "aten::log_softmax.int(");
   if (sm || lsm) {
@@ -194,6 +409,7 @@ typedef struct vinfo {
 
 typedef struct lctx {
   te_kernel_ir *k;
+  te_expr *eps;  /* TE_RED_RSTD's eps (float64) */
   int nv;
   vinfo vs[MAXV];
 } lctx;
@@ -353,22 +569,27 @@ static te_stmt *reduce_stmt(te_kernel_ir *k, int local, int combiner, fbxk_scala
 
 static fbxk_scalar red_init(te_red red, int dt) {
   int fl = fbxk_is_float(dt);
+  if (red == TE_RED_PROD) return (fbxk_scalar){1, 1};
   if (red == TE_RED_AMAX) return fl ? (fbxk_scalar){-__builtin_inf(), 0} : (fbxk_scalar){0, dt == FBXK_BOOL ? 0 : INT64_MIN};
   if (red == TE_RED_AMIN) return fl ? (fbxk_scalar){__builtin_inf(), 0} : (fbxk_scalar){0, dt == FBXK_BOOL ? 1 : INT64_MAX};
   return (fbxk_scalar){0, 0};
 }
 
 static int red_combiner(te_red red) {
-  return red == TE_RED_AMAX ? FBXK_OP_MAX_OTHER : red == TE_RED_AMIN ? FBXK_OP_MIN_OTHER : FBXK_OP_ADD_T;
+  return red == TE_RED_AMAX   ? FBXK_OP_MAX_OTHER
+         : red == TE_RED_AMIN ? FBXK_OP_MIN_OTHER
+         : red == TE_RED_PROD ? FBXK_OP_MUL_T
+                              : FBXK_OP_ADD_T;
 }
 
 /* One reduction of x (vinfo) over the sorted dims `dims` into a new buffer
- * of dtype rdtype (keepdim or not), the reduced value being f(x) where f is
+ * of dtype rdtype (keep: 0 the reduced dims dropped, 1 kept as size 1,
+ * 2 + lead: dropped before dim lead, kept from it on), the reduced value being f(x) where f is
  * given as a callback of the load. Returns the buffer's vinfo. */
 typedef te_expr *(*elem_fn)(lctx *c, te_expr *x, const int *xidx_vars, void *ud);
 
 static vinfo *reduce(lctx *c, const fbxp_value *result, vinfo *x, const int *dims, int nd, int keep, te_red red,
-                     int accdt, int rdtype, elem_fn f, void *ud) {
+                     int accdt, int rdtype, elem_fn f, void *ud, double corr) {
   te_kernel_ir *k = c->k;
   int r = x->t.ndim, isred[TE_MAX_DIMS] = {0};
   for (int i = 0; i < nd; i++) isred[dims[i]] = 1;
@@ -380,7 +601,7 @@ static vinfo *reduce(lctx *c, const fbxp_value *result, vinfo *x, const int *dim
       xv[d] = rv[nrv] = te_new_var(k);
       re[nrv++] = x->sizes[d];
       count *= x->sizes[d];
-      if (keep) {
+      if (keep == 1 || (keep >= 2 && d >= keep - 2)) {
         osz[ro] = 1;
         ovars[ro++] = te_new_var(k);
       }
@@ -403,6 +624,17 @@ static vinfo *reduce(lctx *c, const fbxp_value *result, vinfo *x, const int *dim
   if (red == TE_RED_MEAN) {
     te_expr *a[2] = {res, te_imm(k, accdt, (fbxk_scalar){(double)count, count})};
     res = te_op(k, FBXK_OP_DIV_T, accdt, accdt, 2, a);
+  } else if (red == TE_RED_VAR || red == TE_RED_STD || red == TE_RED_RSTD) {
+    /* PyTorch: the sum of squares over max(count - correction, 0) */
+    double dof = (double)count - corr;
+    te_expr *a[2] = {res, te_imm(k, accdt, (fbxk_scalar){dof > 0 ? dof : 0, 0})};
+    res = te_op(k, FBXK_OP_DIV_T, accdt, accdt, 2, a);
+    if (red == TE_RED_STD) res = te_op(k, FBXK_OP_SQRT, accdt, accdt, 1, &res);
+    if (red == TE_RED_RSTD) {
+      te_expr *e[2] = {res, c->eps};
+      te_expr *ve = te_op(k, FBXK_OP_ADD_T, accdt, accdt, 2, e);
+      res = te_op(k, FBXK_OP_RSQRT, accdt, accdt, 1, &ve);
+    }
   }
   te_stmt *body = te_block(k);
   if (!body || !rs) return NULL;
@@ -449,7 +681,7 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
   int cd = in->rdtype == FBXK_F64 ? FBXK_F64 : FBXK_F32;
   smctx s = {cd, NULL};
   int r = x->t.ndim, dim = in->dims[0];
-  s.m = reduce(c, NULL, x, &dim, 1, 1, TE_RED_AMAX, cd, cd, to_cd, &s);
+  s.m = reduce(c, NULL, x, &dim, 1, 1, TE_RED_AMAX, cd, cd, to_cd, &s, 0);
   if (!s.m) return nomem();
   if (!in->log && in->rdtype == cd) {
     /* softmax in float32/float64: exp(x - max) once, into the output,
@@ -465,7 +697,7 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
     te_stmt *sa = nest(k, r, va, x->sizes, store_all(k, out->buf, r, va, te_cast(k, e, in->rdtype)));
     if (!sa) return nomem();
     te_append(k->root, sa);
-    vinfo *sum = reduce(c, NULL, out, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, NULL, NULL);
+    vinfo *sum = reduce(c, NULL, out, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, NULL, NULL, 0);
     if (!sum) return nomem();
     for (int d = 0; d < r; d++) vb[d] = te_new_var(k);
     te_expr *ib[TE_MAX_DIMS];
@@ -477,7 +709,7 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
     te_append(k->root, sb);
     return NULL;
   }
-  vinfo *sum = reduce(c, NULL, x, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, exp_shifted, &s);
+  vinfo *sum = reduce(c, NULL, x, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, exp_shifted, &s, 0);
   if (!sum) return nomem();
   vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
   if (!out) return nomem();
@@ -496,6 +728,486 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
     val = te_op(k, FBXK_OP_DIV_T, cd, cd, 2, a);
   }
   te_stmt *st = nest(k, r, vars, x->sizes, store_all(k, out->buf, r, vars, te_cast(k, val, in->rdtype)));
+  if (!st) return nomem();
+  te_append(k->root, st);
+  return NULL;
+}
+
+/* (x - mean)^2 in float64, mean being the keepdim row statistic in ud */
+static te_expr *sq_dev(lctx *c, te_expr *x, const int *xv, void *ud) {
+  vinfo *m = ud;
+  te_kernel_ir *k = c->k;
+  te_expr *a[2] = {te_cast(k, x, FBXK_F64), load_row_stat(c, m, xv, m->t.ndim)};
+  te_expr *d = te_op(k, FBXK_OP_SUB_T, FBXK_F64, FBXK_F64, 2, a);
+  te_expr *b[2] = {d, d ? te_expr_copy(k, d) : NULL};
+  return te_op(k, FBXK_OP_MUL_T, FBXK_F64, FBXK_F64, 2, b);
+}
+
+typedef struct argctx {
+  vinfo *m;  /* the extremum, keepdim */
+  int dim, fl;
+} argctx;
+
+/* where(x == m || isnan(x), i, INT64_MAX): the smallest such i is the
+ * index PyTorch returns (the first extremum, or the first NaN) */
+static te_expr *arg_index(lctx *c, te_expr *x, const int *xv, void *ud) {
+  argctx *a = ud;
+  te_kernel_ir *k = c->k;
+  int cd = a->fl ? FBXK_F64 : FBXK_I64;
+  te_expr *xc = te_cast(k, x, cd);
+  te_expr *e[2] = {xc, te_cast(k, load_row_stat(c, a->m, xv, a->m->t.ndim), cd)};
+  te_expr *cond = te_op(k, FBXK_OP_EQ_T, cd, FBXK_BOOL, 2, e);
+  if (a->fl) {
+    te_expr *xn = te_expr_copy(k, xc);
+    te_expr *o[2] = {cond, te_op(k, FBXK_OP_ISNAN, cd, FBXK_BOOL, 1, &xn)};
+    cond = te_op(k, FBXK_OP_LOGICAL_OR, FBXK_BOOL, FBXK_BOOL, 2, o);
+  }
+  te_expr *w[3] = {cond, te_var(k, xv[a->dim]), te_imm_i(k, INT64_MAX)};
+  return te_op(k, FBXK_OP_WHERE, FBXK_I64, FBXK_I64, 3, w);
+}
+
+/* max.dim/min.dim with their indices: the extremum (keepdim; a view of it
+ * without the dim when keepdim is false), then the first index holding it */
+static fbxp_status *lower_arg_red(lctx *c, const fbxp_node *n, const te_ninfo *in, vinfo *x) {
+  te_kernel_ir *k = c->k;
+  int r = x->t.ndim, dim = in->dims[0];
+  const fbxp_value *vals = te_host->node_output(n, 0);
+  vinfo *m = reduce(c, in->keepdim ? vals : NULL, x, in->dims, 1, 1, in->red, in->cdtype, in->rdtype, NULL, NULL, 0);
+  if (!m) return nomem();
+  if (!in->keepdim) {
+    int64_t sz[TE_MAX_DIMS];
+    int ro = 0;
+    for (int d = 0; d < r; d++)
+      if (d != dim) sz[ro++] = x->sizes[d];
+    vinfo *v = new_tensor(c, vals, in->rdtype, ro, sz);
+    if (!v) return nomem();
+    te_buf *b = &k->bufs[v->buf];
+    for (int d = 0, j = 0; d < r; d++)
+      if (d != dim) b->strides[j++] = k->bufs[m->buf].strides[d];
+    b->numel = 0;
+    b->alias = m->buf + 1;
+  }
+  argctx a = {m, dim, fbxk_is_float(x->t.dtype)};
+  if (!reduce(c, te_host->node_output(n, 1), x, in->dims, 1, in->keepdim, TE_RED_AMIN, FBXK_I64, FBXK_I64, arg_index, &a, 0))
+    return nomem();
+  return NULL;
+}
+
+static fbxp_status *lower_red(lctx *c, const fbxp_node *n, const te_ninfo *in) {
+  vinfo *x = find(c, te_host->node_input(n, 0));
+  if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
+  if (in->ndims < 0) return unsupported("tensorexpr: %s over dims of an unknown rank", te_host->node_kind(n));
+  if (in->lead == -2) {
+    /* the identity: the result is x's buffer */
+    if (c->nv >= MAXV) return nomem();
+    vinfo *o = &c->vs[c->nv++];
+    *o = *x;
+    o->v = te_host->node_output(n, 0);
+    return NULL;
+  }
+  if (in->lead >= 0) {
+    const fbxp_value *sv = te_host->node_input(n, 1);
+    int64_t size[TE_MAX_DIMS];
+    int ro = te_host->value_const_int_list(sv, size, TE_MAX_DIMS);
+    if (ro != x->t.ndim - in->lead) return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: _grad_sum_to_size's size does not fit");
+    for (int j = 0; j < ro; j++)
+      if (size[j] != 1 && size[j] != x->sizes[in->lead + j])
+        return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: _grad_sum_to_size's size is not a broadcast of its input");
+  }
+  if (in->indices) return lower_arg_red(c, n, in, x);
+  vinfo *m = NULL;
+  if (in->red == TE_RED_VAR || in->red == TE_RED_STD) {
+    /* two passes: the mean (float64, kept as a row statistic), then the
+     * squared deviations from it */
+    m = reduce(c, NULL, x, in->dims, in->ndims, 1, TE_RED_MEAN, FBXK_F64, FBXK_F64, NULL, NULL, 0);
+    if (!m) return nomem();
+  }
+  if (!reduce(c, te_host->node_output(n, 0), x, in->dims, in->ndims, in->lead >= 0 ? 2 + in->lead : in->keepdim,
+              in->red, in->cdtype, in->rdtype,
+              m ? sq_dev : NULL, m, in->corr))
+    return nomem();
+  return NULL;
+}
+
+/* aten::layer_norm(x, normalized_shape, weight?, bias?, eps, cudnn_enable):
+ * the mean and the biased variance over the last dims (float64 row
+ * statistics), then (x - mean) * rsqrt(var + eps) [* weight] [+ bias] in
+ * the compute dtype (float32 for float32/half/bfloat16) */
+static fbxp_status *lower_layer_norm(lctx *c, const fbxp_node *n, const te_ninfo *in) {
+  te_kernel_ir *k = c->k;
+  vinfo *x = find(c, te_host->node_input(n, 0));
+  if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
+  int r = x->t.ndim, nk = in->ndims, dims[TE_MAX_DIMS];
+  int64_t shape[TE_MAX_DIMS];
+  if (nk < 1 || nk > r || te_host->value_const_int_list(te_host->node_input(n, 1), shape, TE_MAX_DIMS) != nk)
+    return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: layer_norm's normalized_shape does not fit the input");
+  for (int i = 0; i < nk; i++) {
+    dims[i] = r - nk + i;
+    if (shape[i] != x->sizes[dims[i]])
+      return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: layer_norm's normalized_shape is not the input's last sizes");
+  }
+  int cd = in->cdtype;
+  vinfo *m = reduce(c, NULL, x, dims, nk, 1, TE_RED_MEAN, FBXK_F64, FBXK_F64, NULL, NULL, 0);
+  if (!m) return nomem();
+  int vars[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
+  te_expr *eps = operand_at(c, te_host->node_input(n, 4), r, vars);
+  if (!eps) return unsupported("tensorexpr: %s's eps is not a number", te_host->node_kind(n));
+  /* rsqrt(var + eps) once per row: a row statistic */
+  c->eps = te_cast(k, eps, FBXK_F64);
+  vinfo *v = reduce(c, NULL, x, dims, nk, 1, TE_RED_RSTD, FBXK_F64, FBXK_F64, sq_dev, m, 0);
+  if (!v) return nomem();
+  vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
+  if (!out) return nomem();
+  te_expr *idx[TE_MAX_DIMS];
+  for (int d = 0; d < r; d++) idx[d] = x->sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, vars[d]);
+  te_expr *rstd = te_cast(k, load_row_stat(c, v, vars, r), cd);
+  te_expr *xm[2] = {te_cast(k, te_load(k, x->buf, r, idx), cd), te_cast(k, load_row_stat(c, m, vars, r), cd)};
+  te_expr *y[2] = {te_op(k, FBXK_OP_SUB_T, cd, cd, 2, xm), rstd};
+  te_expr *val = te_op(k, FBXK_OP_MUL_T, cd, cd, 2, y);
+  for (int p = 2; p <= 3; p++) {
+    const fbxp_value *wv = te_host->node_input(n, p);
+    if (te_host->value_is_none(wv)) continue;
+    vinfo *w = find(c, wv);
+    if (!w || !w->t.tensor) return unsupported("tensorexpr: %s's weight or bias is not a tensor", te_host->node_kind(n));
+    te_expr *a[2] = {val, te_cast(k, operand_at(c, wv, r, vars), cd)};
+    val = te_op(k, p == 2 ? FBXK_OP_MUL_T : FBXK_OP_ADD_T, cd, cd, 2, a);
+  }
+  te_stmt *st = nest(k, r, vars, x->sizes, store_all(k, out->buf, r, vars, te_cast(k, val, in->rdtype)));
+  if (!st) return nomem();
+  te_append(k->root, st);
+  return NULL;
+}
+
+static int norm_dim(int64_t d, int r, int *out) {
+  if (d < 0) d += r;
+  if (d < 0 || d >= r) return -1;
+  *out = (int)d;
+  return 0;
+}
+
+/* Shape-only ops: a copy nest whose load is the index remap (a broadcast
+ * dim read at 0); the inline transformation then substitutes it into its
+ * consumers, so no copy is made when it is inlined. */
+/* prim::ListUnpack of aten::chunk(x, chunks, dim): piece p is x's slice
+ * [p * size, p * size + its size) along dim, size = ceil(n / chunks) */
+static fbxp_status *lower_unpack(lctx *c, const fbxp_node *n) {
+  te_kernel_ir *k = c->k;
+  const fbxp_node *ch = te_host->value_producer(te_host->node_input(n, 0));
+  vinfo *x = ch ? find(c, te_host->node_input(ch, 0)) : NULL;
+  int64_t chunks = 0, d64 = 0;
+  int r = x && x->t.tensor ? x->t.ndim : 0, dim = 0;
+  if (!x || !x->t.tensor || const_int(te_host->node_input(ch, 1), &chunks) || chunks < 1 ||
+      const_int(te_host->node_input(ch, 2), &d64) || norm_dim(d64, r, &dim))
+    return unsupported("tensorexpr: %s of a chunk it cannot read", te_host->node_kind(n));
+  int64_t len = x->sizes[dim], size = (len + chunks - 1) / chunks;
+  int np = size ? (int)((len + size - 1) / size) : 0;
+  if (np != te_host->node_num_outputs(n))
+    return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: prim::ListUnpack's outputs are not the chunk's pieces");
+  for (int p = 0; p < np; p++) {
+    int64_t sz[TE_MAX_DIMS], off = p * size;
+    memcpy(sz, x->sizes, sizeof(int64_t) * (size_t)r);
+    sz[dim] = len - off < size ? len - off : size;
+    vinfo *out = new_tensor(c, te_host->node_output(n, p), x->t.dtype, r, sz);
+    if (!out) return nomem();
+    int vars[TE_MAX_DIMS];
+    te_expr *idx[TE_MAX_DIMS];
+    for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
+    for (int d = 0; d < r; d++) {
+      if (x->sizes[d] == 1) idx[d] = te_imm_i(k, 0);
+      else if (d != dim) idx[d] = te_var(k, vars[d]);
+      else if (sz[d] == 1) idx[d] = te_imm_i(k, off);
+      else idx[d] = off ? te_idx(k, TE_E_ADD, te_var(k, vars[d]), te_imm_i(k, off)) : te_var(k, vars[d]);
+    }
+    te_stmt *st = nest(k, r, vars, sz, store_all(k, out->buf, r, vars, te_load(k, x->buf, r, idx)));
+    if (!st) return nomem();
+    te_append(k->root, st);
+  }
+  return NULL;
+}
+
+/* aten::cat(ListConstruct(pieces), dim): one nest per piece storing it at
+ * its offset along dim (the result is then a buffer, not inlined) */
+static fbxp_status *lower_cat(lctx *c, const fbxp_node *n) {
+  te_kernel_ir *k = c->k;
+  const fbxp_node *l = te_host->value_producer(te_host->node_input(n, 0));
+  int np = l ? te_host->node_num_inputs(l) : 0, r = -1, dim = 0;
+  int64_t d64, osz[TE_MAX_DIMS];
+  if (np < 1 || np > MAXV || const_int(te_host->node_input(n, 1), &d64))
+    return unsupported("tensorexpr: %s of a list it cannot read", te_host->node_kind(n));
+  int dt = -1;
+  for (int p = 0; p < np; p++) {
+    vinfo *x = find(c, te_host->node_input(l, p));
+    if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
+    if (p == 0) {
+      r = x->t.ndim;
+      dt = x->t.dtype;
+      if (r < 1 || norm_dim(d64, r, &dim)) return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: aten::cat's dim is out of range");
+      memcpy(osz, x->sizes, sizeof(int64_t) * (size_t)r);
+      osz[dim] = 0;
+    }
+    if (x->t.ndim != r || x->t.dtype != dt)
+      return unsupported("tensorexpr: aten::cat of pieces of different ranks or dtypes%s", "");
+    for (int d = 0; d < r; d++)
+      if (d != dim && x->sizes[d] != osz[d])
+        return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: aten::cat's pieces differ in a size");
+    osz[dim] += x->sizes[dim];
+  }
+  vinfo *out = new_tensor(c, te_host->node_output(n, 0), dt, r, osz);
+  if (!out) return nomem();
+  int64_t off = 0;
+  for (int p = 0; p < np; p++) {
+    vinfo *x = find(c, te_host->node_input(l, p));
+    int vars[TE_MAX_DIMS];
+    te_expr *si[TE_MAX_DIMS];
+    for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
+    for (int d = 0; d < r; d++) {
+      if (osz[d] == 1) si[d] = te_imm_i(k, 0);
+      else if (d != dim) si[d] = te_var(k, vars[d]);
+      else if (x->sizes[d] == 1) si[d] = te_imm_i(k, off);
+      else si[d] = off ? te_idx(k, TE_E_ADD, te_var(k, vars[d]), te_imm_i(k, off)) : te_var(k, vars[d]);
+    }
+    te_stmt *st = nest(k, r, vars, x->sizes, te_store(k, out->buf, r, si, operand_at(c, x->v, r, vars)));
+    if (!st) return nomem();
+    te_append(k->root, st);
+    off += x->sizes[dim];
+  }
+  return NULL;
+}
+
+/* The strides of a view of (sizes, strides) with new sizes, or -1 when
+ * the memory cannot be viewed so (PyTorch's rule: each run of new dims
+ * must cover a run of old dims that is contiguous in memory). Size-1 dims
+ * carry no stride information (lowering gives them stride 0). */
+static int view_strides(int r, const int64_t *sz, const int64_t *st0, int nr, const int64_t *nsz, int64_t *nst) {
+  int64_t st[TE_MAX_DIMS];
+  for (int d = r - 1; d >= 0; d--) st[d] = sz[d] != 1 ? st0[d] : d == r - 1 ? 1 : st[d + 1] * sz[d + 1];
+  int64_t numel = 1;
+  for (int d = 0; d < r; d++) numel *= sz[d];
+  if (numel == 0 || r == 0) {
+    int64_t s = 1;
+    for (int d = nr - 1; d >= 0; d--) {
+      nst[d] = s;
+      s *= nsz[d] ? nsz[d] : 1;
+    }
+    return 0;
+  }
+  int vd = nr - 1;
+  int64_t base = st[r - 1], tn = 1, vn = 1;
+  for (int d = r - 1; d >= 0; d--) {
+    tn *= sz[d];
+    /* the run of old dims ends at d when d - 1 is not contiguous with it */
+    if (d == 0 || (sz[d - 1] != 1 && st[d - 1] != tn * base)) {
+      while (vd >= 0 && (vn < tn || nsz[vd] == 1)) {
+        nst[vd] = vn * base;
+        vn *= nsz[vd];
+        vd--;
+      }
+      if (vn != tn) return -1;
+      if (d > 0) {
+        base = st[d - 1];
+        tn = vn = 1;
+      }
+    }
+  }
+  return vd == -1 ? 0 : -1;
+}
+
+/* view/reshape/flatten: a buffer over the same memory (alias), strides by
+ * PyTorch's rule; when x's memory cannot be viewed so (reshape of strided
+ * data), a contiguous copy of x is viewed */
+static fbxp_status *lower_view(lctx *c, const fbxp_node *n, vinfo *x) {
+  te_kernel_ir *k = c->k;
+  int rx = x->t.ndim, ro = 0;
+  int64_t osz[TE_MAX_DIMS], numel = 1, known = 1;
+  for (int d = 0; d < rx; d++) numel *= x->sizes[d];
+  if (schema_is(n, "aten::flatten.using_ints(")) {
+    int64_t a, b;
+    int da = 0, db = 0;
+    if (const_int(te_host->node_input(n, 1), &a) || const_int(te_host->node_input(n, 2), &b)) return unsupported("%s", "tensorexpr: flatten's dims");
+    if (rx == 0) {
+      osz[ro++] = 1;
+    } else {
+      if (norm_dim(a, rx, &da) || norm_dim(b, rx, &db) || da > db)
+        return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: flatten's dims are out of range");
+      for (int d = 0; d < rx; d++) {
+        if (d <= da || d > db) osz[ro++] = x->sizes[d];
+        else osz[ro - 1] *= x->sizes[d];
+      }
+    }
+  } else if (schema_is(n, "aten::view_as(") || schema_is(n, "aten::reshape_as(")) {
+    vinfo *o = find(c, te_host->node_input(n, 1));
+    if (!o || !o->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
+    ro = o->t.ndim;
+    memcpy(osz, o->sizes, sizeof(int64_t) * (size_t)ro);
+  } else {
+    ro = te_host->value_const_int_list(te_host->node_input(n, 1), osz, TE_MAX_DIMS);
+    int infer = -1;
+    for (int d = 0; d < ro; d++) {
+      if (osz[d] == -1 && infer < 0) infer = d;
+      else if (osz[d] < 0) ro = -1;
+      else known *= osz[d];
+      if (ro < 0) break;
+    }
+    if (ro >= 0 && infer >= 0) {
+      if (known == 0 || numel % known) ro = -1;
+      else osz[infer] = numel / known;
+    }
+  }
+  int64_t total = 1;
+  for (int d = 0; d < ro; d++) total *= osz[d];
+  if (ro < 0 || total != numel)
+    return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: a view's sizes do not match its input's");
+  int xb = x->buf;
+  int64_t nst[TE_MAX_DIMS];
+  if (view_strides(rx, x->sizes, k->bufs[xb].strides, ro, osz, nst)) {
+    /* a contiguous copy first */
+    vinfo *cp = new_tensor(c, NULL, x->t.dtype, rx, x->sizes);
+    if (!cp) return nomem();
+    int vars[TE_MAX_DIMS];
+    for (int d = 0; d < rx; d++) vars[d] = te_new_var(k);
+    te_stmt *st = nest(k, rx, vars, x->sizes, store_all(k, cp->buf, rx, vars, operand_at(c, x->v, rx, vars)));
+    if (!st) return nomem();
+    te_append(k->root, st);
+    cp->v = NULL;
+    xb = cp->buf;
+    if (view_strides(rx, x->sizes, k->bufs[xb].strides, ro, osz, nst))
+      return te_host->status_new(FBXP_ERR_INTERNAL, "tensorexpr: a contiguous buffer cannot be viewed");
+  }
+  vinfo *out = new_tensor(c, te_host->node_output(n, 0), x->t.dtype, ro, osz);
+  if (!out) return nomem();
+  te_buf *b = &k->bufs[out->buf];
+  int root = k->bufs[xb].alias ? k->bufs[xb].alias - 1 : xb;
+  for (int d = 0; d < ro; d++) b->strides[d] = osz[d] == 1 ? 0 : nst[d];
+  b->numel = 0;
+  b->alias = root + 1;
+  return NULL;
+}
+
+static fbxp_status *lower_shape(lctx *c, const fbxp_node *n, const te_ninfo *in) {
+  te_kernel_ir *k = c->k;
+  const char *kind = te_host->node_kind(n);
+  if (in->sop == TE_SH_VIEW) {
+    vinfo *x = find(c, te_host->node_input(n, 0));
+    if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", kind);
+    return lower_view(c, n, x);
+  }
+  if (in->sop == TE_SH_CHUNK || in->sop == TE_SH_TLIST) return NULL; /* read by their one user */
+  if (in->sop == TE_SH_UNPACK) return lower_unpack(c, n);
+  if (in->sop == TE_SH_CAT) return lower_cat(c, n);
+  if (in->sop == TE_SH_TYPE_AS) {
+    vinfo *x = find(c, te_host->node_input(n, 0)), *y = find(c, te_host->node_input(n, 1));
+    if (!x || !x->t.tensor || !y || !y->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", kind);
+    vinfo *out = new_tensor(c, te_host->node_output(n, 0), y->t.dtype, x->t.ndim, x->sizes);
+    if (!out) return nomem();
+    int vars[TE_MAX_DIMS];
+    for (int d = 0; d < x->t.ndim; d++) vars[d] = te_new_var(k);
+    te_stmt *st = nest(k, x->t.ndim, vars, x->sizes,
+                       store_all(k, out->buf, x->t.ndim, vars, te_cast(k, operand_at(c, x->v, x->t.ndim, vars), y->t.dtype)));
+    if (!st) return nomem();
+    te_append(k->root, st);
+    return NULL;
+  }
+  vinfo *x = find(c, te_host->node_input(n, 0));
+  if (!x || !x->t.tensor) return unsupported("tensorexpr: %s of a non-tensor", kind);
+  int rx = x->t.ndim, ro = rx, map[TE_MAX_DIMS], perm[TE_MAX_DIMS];
+  int64_t osz[TE_MAX_DIMS], l[TE_MAX_DIMS];
+  for (int d = 0; d < rx; d++) map[d] = d, perm[d] = d, osz[d] = x->sizes[d];
+  int bad = 0;
+  switch (in->sop) {
+    case TE_SH_PERMUTE: {
+      int seen[TE_MAX_DIMS] = {0};
+      if (te_host->value_const_int_list(te_host->node_input(n, 1), l, TE_MAX_DIMS) != rx) bad = 1;
+      for (int j = 0; j < rx && !bad; j++)
+        if (norm_dim(l[j], rx, &perm[j]) || seen[perm[j]]++) bad = 1;
+      break;
+    }
+    case TE_SH_T:
+      if (rx > 2) bad = 1;
+      else if (rx == 2) perm[0] = 1, perm[1] = 0;
+      break;
+    case TE_SH_TRANSPOSE: {
+      int64_t a, b;
+      int da, db;
+      if (const_int(te_host->node_input(n, 1), &a) || const_int(te_host->node_input(n, 2), &b)) bad = 1;
+      else if (rx == 0) bad = (a != 0 && a != -1) || (b != 0 && b != -1);
+      else if (norm_dim(a, rx, &da) || norm_dim(b, rx, &db)) bad = 1;
+      else perm[da] = db, perm[db] = da;
+      break;
+    }
+    case TE_SH_UNSQUEEZE: {
+      int64_t a;
+      int d;
+      if (const_int(te_host->node_input(n, 1), &a) || norm_dim(a, rx + 1, &d) || rx + 1 > TE_MAX_DIMS) {
+        bad = 1;
+        break;
+      }
+      ro = rx + 1;
+      for (int j = 0; j < ro; j++) osz[j] = j < d ? x->sizes[j] : j == d ? 1 : x->sizes[j - 1];
+      for (int i = 0; i < rx; i++) map[i] = i < d ? i : i + 1;
+      break;
+    }
+    case TE_SH_SQUEEZE: case TE_SH_SQUEEZE_DIM: {
+      int64_t a = 0;
+      int only = -1;
+      if (in->sop == TE_SH_SQUEEZE_DIM) {
+        if (const_int(te_host->node_input(n, 1), &a)) bad = 1;
+        else if (rx == 0) bad = a != 0 && a != -1;
+        else if (norm_dim(a, rx, &only)) bad = 1;
+        if (bad || rx == 0) break;
+      }
+      ro = 0;
+      for (int i = 0; i < rx; i++) {
+        if (x->sizes[i] == 1 && (only < 0 || only == i)) {
+          map[i] = -1;
+          continue;
+        }
+        map[i] = ro;
+        osz[ro++] = x->sizes[i];
+      }
+      break;
+    }
+    case TE_SH_EXPAND: case TE_SH_EXPAND_AS: {
+      if (in->sop == TE_SH_EXPAND) {
+        ro = te_host->value_const_int_list(te_host->node_input(n, 1), l, TE_MAX_DIMS);
+      } else {
+        vinfo *o = find(c, te_host->node_input(n, 1));
+        ro = o && o->t.tensor ? o->t.ndim : -1;
+        for (int j = 0; j < ro; j++) l[j] = o->sizes[j];
+      }
+      if (ro < rx) {
+        bad = 1;
+        break;
+      }
+      for (int j = 0; j < ro && !bad; j++) {
+        int i = j - (ro - rx);
+        if (i < 0) {
+          bad = l[j] < 0;
+          osz[j] = l[j];
+          continue;
+        }
+        map[i] = j;
+        if (l[j] == -1 || l[j] == x->sizes[i]) osz[j] = x->sizes[i];
+        else if (x->sizes[i] == 1 && l[j] >= 0) osz[j] = l[j];
+        else bad = 1;
+      }
+      break;
+    }
+    default: bad = 1; break;
+  }
+  if (bad) return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: a shape op's arguments do not fit its input");
+  if (in->sop == TE_SH_PERMUTE || in->sop == TE_SH_T || in->sop == TE_SH_TRANSPOSE)
+    for (int j = 0; j < rx; j++) {
+      osz[j] = x->sizes[perm[j]];
+      map[perm[j]] = j;
+    }
+  vinfo *out = new_tensor(c, te_host->node_output(n, 0), x->t.dtype, ro, osz);
+  if (!out) return nomem();
+  int vars[TE_MAX_DIMS];
+  for (int d = 0; d < ro; d++) vars[d] = te_new_var(k);
+  te_expr *idx[TE_MAX_DIMS];
+  for (int d = 0; d < rx; d++) idx[d] = x->sizes[d] == 1 || map[d] < 0 ? te_imm_i(k, 0) : te_var(k, vars[map[d]]);
+  te_stmt *st = nest(k, ro, vars, osz, store_all(k, out->buf, ro, vars, te_load(k, x->buf, rx, idx)));
   if (!st) return nomem();
   te_append(k->root, st);
   return NULL;
@@ -552,14 +1264,9 @@ fbxp_status *te_lower(te_kernel_ir *k, const fbxp_graph *g, const fbxp_arg_spec 
     switch (te_classify(n, typeof_lowered, c, &info)) {
       case TE_N_CONST: case TE_N_LIST: break;
       case TE_N_PW: st = lower_pw(c, n, &info); break;
-      case TE_N_RED: {
-        vinfo *x = find(c, te_host->node_input(n, 0));
-        if (!x || !x->t.tensor) st = unsupported("tensorexpr: %s of a non-tensor", te_host->node_kind(n));
-        else if (!reduce(c, te_host->node_output(n, 0), x, info.dims, info.ndims, info.keepdim, info.red, info.cdtype,
-                         info.rdtype, NULL, NULL))
-          st = nomem();
-        break;
-      }
+      case TE_N_RED: st = lower_red(c, n, &info); break;
+      case TE_N_NORM: st = lower_layer_norm(c, n, &info); break;
+      case TE_N_SHAPE: st = lower_shape(c, n, &info); break;
       case TE_N_SOFTMAX: st = lower_softmax(c, n, &info); break;
       default: st = unsupported("tensorexpr: cannot lower %s", te_host->node_kind(n)); break;
     }
@@ -573,7 +1280,7 @@ fbxp_status *te_lower(te_kernel_ir *k, const fbxp_graph *g, const fbxp_arg_spec 
       break;
     }
     te_buf *b = &k->bufs[vi->buf];
-    if (b->kind == TE_BUF_TEMP) {
+    if (b->kind == TE_BUF_TEMP && !b->alias) {
       b->kind = TE_BUF_OUTPUT;
       b->slot = o;
       k->output_buf[o] = vi->buf;

@@ -120,7 +120,22 @@ static int set_ok(blk *b) {
   return ok;
 }
 
-static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth);
+static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth, int no_shape);
+
+/* Does a node of the block (or of a nested one) write into a tensor? A
+ * shape-only op in a group computes a copy, not a view: that is the same
+ * value only while nothing is written in place. */
+static int mutates(const fbxp_block *bl, int depth) {
+  for (const fbxp_node *n = te_host->block_first(bl); n; n = te_host->node_next(n)) {
+    const char *k = te_host->node_kind(n);
+    size_t len = strlen(k);
+    if (len > 1 && k[len - 1] == '_' && k[len - 2] != '_') return 1;
+    if (!strncmp(k, "aten::copy_", 11) || !strcmp(k, "aten::index_put_")) return 1;
+    for (int i = 0; i < te_host->node_num_blocks(n); i++)
+      if (depth >= 64 || mutates(te_host->node_block(n, i), depth + 1)) return 1;
+  }
+  return 0;
+}
 
 /* One grouping of the block; returns 1 when a reduction had to be taken
  * out (its dims list is shared with nodes outside its group). */
@@ -156,6 +171,44 @@ static int group_nodes(blk *b) {
       if (g == -2) g = gj;
       else if (gj != g) split = 1;
     }
+    if (split) {
+      /* its users in several groups (reductions over the same dims, CSE'd
+       * into one list): those groups merge when the union stays convex */
+      int all = 1;
+      for (int u = 0; u < te_host->value_num_uses(v) && all; u++) {
+        int32_t idx;
+        int j = index_of(b, te_host->value_use(v, u, &idx));
+        all = j >= 0 && b->cls[j] >= TE_N_PW && b->group[j] >= 0;
+      }
+      if (all) {
+        for (int m = 0; m < b->n; m++) b->mark[m] = 0;
+        for (int u = 0; u < te_host->value_num_uses(v); u++) {
+          int32_t idx;
+          int gj = b->group[index_of(b, te_host->value_use(v, u, &idx))];
+          for (int m = 0; m < b->n; m++)
+            if (b->group[m] == gj) b->mark[m] = 1;
+        }
+        int ok = set_ok(b);
+        for (int m = 0; m < b->n; m++) b->mark[m] = 0;
+        if (ok) {
+          int into = b->n;
+          for (int u = 0; u < te_host->value_num_uses(v); u++) {
+            int32_t idx;
+            int gj = b->group[index_of(b, te_host->value_use(v, u, &idx))];
+            if (gj < into) into = gj;
+          }
+          for (int u = 0; u < te_host->value_num_uses(v); u++) {
+            int32_t idx;
+            int gj = b->group[index_of(b, te_host->value_use(v, u, &idx))];
+            if (gj != into)
+              for (int m = 0; m < b->n; m++)
+                if (b->group[m] == gj) b->group[m] = into;
+          }
+          split = 0;
+          g = into;
+        }
+      }
+    }
     if (!split && g >= 0) {
       b->group[i] = g;
       continue;
@@ -163,7 +216,7 @@ static int group_nodes(blk *b) {
     for (int u = 0; u < te_host->value_num_uses(v); u++) {
       int32_t idx;
       int j = index_of(b, te_host->value_use(v, u, &idx));
-      if (j >= 0 && b->cls[j] == TE_N_RED && b->group[j] >= 0) {
+      if (j >= 0 && b->cls[j] >= TE_N_RED && b->group[j] >= 0) {
         b->cls[j] = TE_N_NO;
         b->weight[j] = 0;
         changed = 1;
@@ -173,12 +226,19 @@ static int group_nodes(blk *b) {
   return changed;
 }
 
-static void partition_nodes(blk *b, fbxp_proposals *p) {
+static void partition_nodes(blk *b, fbxp_proposals *p, int no_shape) {
   int seg = 0;
   for (int i = 0; i < b->n; i++) {
     te_ninfo info;
     b->cls[i] = te_classify(b->nodes[i], te_typeof_profiled, NULL, &info);
-    b->weight[i] = b->cls[i] == TE_N_SOFTMAX ? 2 : b->cls[i] >= TE_N_PW ? 1 : 0;
+    if (b->cls[i] == TE_N_SHAPE && no_shape) b->cls[i] = TE_N_NO;
+    /* softmax, layer_norm, var and std are two or three loop nests */
+    int passes = b->cls[i] == TE_N_SOFTMAX || b->cls[i] == TE_N_NORM ||
+                 (b->cls[i] == TE_N_RED && (info.red == TE_RED_VAR || info.red == TE_RED_STD || info.indices));
+    b->weight[i] = passes ? 2
+                   : b->cls[i] == TE_N_SHAPE                         ? info.sop == TE_SH_CAT || info.sop == TE_SH_TYPE_AS
+                   : b->cls[i] >= TE_N_PW                            ? 1
+                                                                     : 0;
     if (is_barrier(b->nodes[i])) seg++;
     b->seg[i] = seg;
     if (is_barrier(b->nodes[i])) seg++;
@@ -209,7 +269,7 @@ static void partition_nodes(blk *b, fbxp_proposals *p) {
   }
 }
 
-static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth) {
+static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth, int no_shape) {
   int n = 0;
   for (const fbxp_node *x = te_host->block_first(bl); x; x = te_host->node_next(x)) n++;
   if (n == 0) return;
@@ -227,10 +287,10 @@ static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth) 
     int i = 0;
     for (const fbxp_node *x = te_host->block_first(bl); x; x = te_host->node_next(x)) b.nodes[i++] = x;
     index_build(&b);
-    partition_nodes(&b, p);
+    partition_nodes(&b, p, no_shape);
     for (i = 0; i < n && depth < 32; i++)
       for (int k = 0; k < te_host->node_num_blocks(b.nodes[i]); k++)
-        partition_block(te_host->node_block(b.nodes[i], k), p, depth + 1);
+        partition_block(te_host->node_block(b.nodes[i], k), p, depth + 1, no_shape);
   }
   te_host->free(b.nodes);
   te_host->free(ints);
@@ -238,6 +298,6 @@ static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth) 
 
 fbxp_status *te_partition(void *state, const fbxp_graph *g, fbxp_proposals *p) {
   (void)state;
-  partition_block(te_host->graph_block(g), p, 0);
+  partition_block(te_host->graph_block(g), p, 0, mutates(te_host->graph_block(g), 0));
   return NULL;
 }

@@ -143,6 +143,7 @@ void te_inline(te_kernel_ir *k) {
     /* only a buffer written once: its loads all mean this value (a
      * softmax rewrites its output in place) */
     int ok = st && k->bufs[st->acc.buf].kind == TE_BUF_TEMP && count_stores(k->root->first, st->acc.buf) == 1;
+    for (int b = 0; ok && b < k->nbufs; b++) ok = k->bufs[b].alias != st->acc.buf + 1; /* a view reads its memory */
     /* every var of the nest is a store index (the value uses no other) */
     for (int d = 0; ok && d < st->acc.nidx; d++) {
       te_expr *ix = st->acc.idx[d];
@@ -244,12 +245,18 @@ static void check_stmt_loads(te_stmt *s, rb_ud *u) {
 
 /* every store of s1 (outer var v1) to a buffer s2 (outer var v2) reads:
  * same position for v1 in the store and v2 in each load */
-static int stores_ok(te_stmt *s, int v1, te_stmt *s2) {
+static int stores_ok(const te_kernel_ir *k, te_stmt *s, int v1, te_stmt *s2) {
   for (; s; s = s->next) {
-    if (s->kind == TE_S_BLOCK && !stores_ok(s->first, v1, s2)) return 0;
-    if (s->kind == TE_S_FOR && !stores_ok(s->body, v1, s2)) return 0;
+    if (s->kind == TE_S_BLOCK && !stores_ok(k, s->first, v1, s2)) return 0;
+    if (s->kind == TE_S_FOR && !stores_ok(k, s->body, v1, s2)) return 0;
     if (s->kind != TE_S_STORE) continue;
     int pos = var_pos(&s->acc, v1);
+    for (int b = 0; b < k->nbufs; b++) /* a view of it, read anywhere in s2: its rows are not s1's */
+      if (k->bufs[b].alias == s->acc.buf + 1) {
+        rb_ud view = {b, -12345, -7, 1};
+        check_stmt_loads(s2->body, &view);
+        if (!view.ok) return 0;
+      }
     rb_ud u = {s->acc.buf, s2->var, pos, 1};
     check_stmt_loads(s2->body, &u);
     if (!u.ok) return 0;
@@ -267,7 +274,7 @@ void te_rowblock(te_kernel_ir *k) {
   te_stmt *s = k->root->first;
   while (s && s->next) {
     te_stmt *t = s->next;
-    if (s->kind == TE_S_FOR && t->kind == TE_S_FOR && s->extent == t->extent && stores_ok(s->body, s->var, t)) {
+    if (s->kind == TE_S_FOR && t->kind == TE_S_FOR && s->extent == t->extent && stores_ok(k, s->body, s->var, t)) {
       te_expr *v1 = te_var(k, s->var);
       if (!v1) return;
       subst_stmt(k, t->body->first, &t->var, &v1, 1);
@@ -286,17 +293,13 @@ void te_rowblock(te_kernel_ir *k) {
 
 /* ---- linearize ------------------------------------------------------------------------ */
 
-static int linearize_acc(te_kernel_ir *k, te_access *a) {
-  if (a->linear) return 0;
-  const te_buf *b = &k->bufs[a->buf];
-  a->offset = 0;
-  a->nterms = 0;
-  for (int d = 0; d < a->nidx; d++) {
-    const te_expr *e = a->idx[d];
-    if (e->kind == TE_E_IMM) {
-      a->offset += e->imm.i * b->strides[d];
-    } else if (e->kind == TE_E_VAR) {
-      if (b->strides[d] == 0) continue;
+/* mul * e added to the linear form; -1 when e is not affine in the vars
+ * (index arithmetic: immediates, vars, sums, products with an immediate) */
+static int lin_term(te_access *a, const te_expr *e, int64_t mul) {
+  switch (e->kind) {
+    case TE_E_IMM: a->offset += e->imm.i * mul; return 0;
+    case TE_E_VAR: {
+      if (mul == 0) return 0;
       int t = 0;
       while (t < a->nterms && a->var[t] != e->id) t++;
       if (t == a->nterms) {
@@ -304,16 +307,38 @@ static int linearize_acc(te_kernel_ir *k, te_access *a) {
         a->var[a->nterms] = e->id;
         a->coef[a->nterms++] = 0;
       }
-      a->coef[t] += b->strides[d];
-    } else {
-      return -1;
+      a->coef[t] += mul;
+      return 0;
     }
+    case TE_E_ADD: return lin_term(a, e->a[0], mul) || lin_term(a, e->a[1], mul) ? -1 : 0;
+    case TE_E_MUL:
+      if (e->a[0]->kind == TE_E_IMM) return lin_term(a, e->a[1], mul * e->a[0]->imm.i);
+      if (e->a[1]->kind == TE_E_IMM) return lin_term(a, e->a[0], mul * e->a[1]->imm.i);
+      return -1;
+    default: return -1;
   }
+}
+
+static int linearize_acc(te_kernel_ir *k, te_access *a) {
+  if (a->linear) return 0;
+  const te_buf *b = &k->bufs[a->buf];
+  a->offset = 0;
+  a->nterms = 0;
+  for (int d = 0; d < a->nidx; d++)
+    if (lin_term(a, a->idx[d], b->strides[d])) return -1;
+  /* a term whose coefficients cancelled */
+  int w = 0;
+  for (int t = 0; t < a->nterms; t++)
+    if (a->coef[t]) {
+      a->var[w] = a->var[t];
+      a->coef[w++] = a->coef[t];
+    }
+  a->nterms = w;
   a->linear = 1;
   return 0;
 }
 
-static int lin_bad;
+static _Thread_local int lin_bad; /* per thread: groups may be compiled concurrently */
 
 static te_expr *lin_load(te_kernel_ir *k, te_expr *e, void *ud) {
   (void)ud;
@@ -440,9 +465,8 @@ static te_expr *reg_load(te_kernel_ir *k, te_expr *e, void *ud) {
 }
 
 static te_expr *count_load(te_kernel_ir *k, te_expr *e, void *ud) {
-  (void)k;
   reg_ud *u = ud;
-  if (e->acc.buf == u->acc->buf) u->other_reads++;
+  if (e->acc.buf == u->acc->buf || k->bufs[e->acc.buf].alias == u->acc->buf + 1) u->other_reads++;
   return e;
 }
 
@@ -520,7 +544,10 @@ static void vec_in(te_stmt *s) {
     else if (s->kind == TE_S_FOR) {
       if (!has_loop(s->body->first)) s->vectorize = 1;
       else vec_in(s->body);
-    } else if (s->kind == TE_S_REDUCE && (s->combiner == FBXK_OP_ADD_T || fbxk_is_float(s->dtype))) {
+    } else if (s->kind == TE_S_REDUCE &&
+               (s->combiner == FBXK_OP_ADD_T || (fbxk_is_float(s->dtype) && (s->combiner == FBXK_OP_MAX_OTHER ||
+                                                                              s->combiner == FBXK_OP_MIN_OTHER)))) {
+      /* a product is not vectorized (the C backend knows +, max and min reductions) */
       s->vectorize = 1;
     }
   }

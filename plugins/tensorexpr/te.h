@@ -57,8 +57,28 @@ int te_eval(const te_kernel_ir *k, char *const *bufs, const double *fs, const in
 
 /* ---- what the fuser takes (lower.c; partition.c asks the same question) ---- */
 
-typedef enum te_nclass { TE_N_NO = -1, TE_N_CONST, TE_N_LIST, TE_N_PW, TE_N_RED, TE_N_SOFTMAX } te_nclass;
-typedef enum te_red { TE_RED_SUM, TE_RED_MEAN, TE_RED_AMAX, TE_RED_AMIN } te_red;
+/* TE_N_PW and above are ops a group computes; TE_N_SHAPE (a shape-only op:
+ * an index remap inside the group) weighs nothing in a group's size. */
+typedef enum te_nclass {
+  TE_N_NO = -1, TE_N_CONST, TE_N_LIST, TE_N_PW, TE_N_RED, TE_N_SOFTMAX, TE_N_NORM, TE_N_SHAPE
+} te_nclass;
+/* VAR/STD: the sum of squared deviations from the mean divided by
+ * max(count - corr, 0) (STD: its sqrt); PROD: a product */
+typedef enum te_red {
+  TE_RED_SUM, TE_RED_MEAN, TE_RED_AMAX, TE_RED_AMIN, TE_RED_PROD, TE_RED_VAR, TE_RED_STD,
+  TE_RED_RSTD /* lowering only (layer_norm): rsqrt(biased var + eps), a row statistic */
+} te_red;
+/* shape-only ops (TE_N_SHAPE) */
+typedef enum te_shape_op {
+  TE_SH_PERMUTE, TE_SH_T, TE_SH_TRANSPOSE, TE_SH_UNSQUEEZE, TE_SH_SQUEEZE, TE_SH_SQUEEZE_DIM, TE_SH_EXPAND,
+  TE_SH_EXPAND_AS,
+  TE_SH_VIEW,    /* view/reshape (a constant size list, -1 allowed), flatten.using_ints, view_as/reshape_as */
+  TE_SH_CHUNK,   /* aten::chunk whose list goes to one prim::ListUnpack */
+  TE_SH_UNPACK,  /* that prim::ListUnpack: one slice per output */
+  TE_SH_TLIST,   /* a prim::ListConstruct of tensors whose one user is aten::cat */
+  TE_SH_CAT,     /* aten::cat of such a list */
+  TE_SH_TYPE_AS  /* aten::type_as: a conversion to the other tensor's dtype */
+} te_shape_op;
 
 /* A value's type as the classifier sees it: a tensor (dtype, ndim, prio;
  * dtype and ndim -1 for an unprofiled tensor, taken optimistically) or a
@@ -72,11 +92,17 @@ typedef te_vtype (*te_typeof_fn)(void *ctx, const fbxp_value *v);
 typedef struct te_ninfo {
   te_nclass cls;
   fbxk_match m;          /* TE_N_PW */
-  int cdtype, rdtype;    /* PW: compute/result; RED, SOFTMAX: accumulate/result */
+  int cdtype, rdtype;    /* PW: compute/result; RED, SOFTMAX, NORM: accumulate/result */
   te_red red;            /* TE_N_RED */
-  int ndims;             /* RED: reduced dims (normalized, sorted), SOFTMAX: 1 */
+  double corr;           /* TE_RED_VAR/STD: the correction (1: unbiased) */
+  te_shape_op sop;       /* TE_N_SHAPE */
+  int ndims;             /* RED: reduced dims (normalized, sorted), SOFTMAX: 1; NORM: the last ndims
+                            (-1 in RED: all dims, the rank not known yet) */
   int dims[TE_MAX_DIMS];
   int keepdim;
+  int indices;           /* RED from max.dim/min.dim whose indices are used: they are a second output */
+  int lead;              /* RED from _grad_sum_to_size: dims before it dropped, the reduced ones after kept (else -1);
+                            lead == -2 with ndims 0: the identity (size None, or nothing to sum) */
   int log;               /* SOFTMAX: log_softmax */
 } te_ninfo;
 

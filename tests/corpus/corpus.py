@@ -920,3 +920,51 @@ def c_label_smoothing_onehot(logits, target, eps: float):
 def c_embedding_einsum(idx, table, q, k):
     e = F.embedding(idx, table)
     return e, torch.einsum("bhqd,bhkd->bhqk", q, k), torch.baddbmm(e[:, :, :3], e, e.transpose(1, 2), beta=0.5)
+
+
+# tensorexpr (issue 14): the reductions, norms and shape-only ops NNC fuses, each next to pointwise work
+
+def c_te_reductions(x):
+    a = (x * 2.0).prod(1) + 1.0
+    v = torch.max(x.abs() + 1.0, 1)[0] * 2.0
+    m = torch.min(x * x, 0, keepdim=True)[0] - 1.0
+    s = x.var(1, unbiased=False) + 1.0
+    d = torch.std(x, dim=[0], correction=2, keepdim=True) * x
+    return a, v, m, s, d
+
+
+def c_te_rms_norm(x, w):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+
+def c_te_shape_ops(x, y, z):
+    a = torch.tanh(x.t() * 2.0 + y)
+    b = x.permute(1, 0).unsqueeze(0) * 3.0 - 1.0
+    c = (z.unsqueeze(1).expand(4, 3) + y).unsqueeze(2).squeeze(2) * 2.0
+    d = x.transpose(0, 1).exp() * z.unsqueeze(-1)
+    return a, b, c, d
+
+
+def c_te_cat_chunk(x, y):
+    a, b, c = (x * 2.0).chunk(3, 1)
+    d = torch.cat([a.sigmoid(), b * c, y], 1) + 1.0
+    e, f = torch.chunk(y + 1.0, 2, 0)
+    return d, torch.cat([e.exp(), f], 0) * 2.0, torch.cat([x.t(), y.t()], 0).tanh()
+
+
+def c_te_views(x, y, z):
+    a = (x * 2.0).view(3, 2, 4).sum(1) + 1.0
+    b = (x.reshape(-1) + 1.0).exp()
+    c = (x.t().reshape(24) * 3.0).sin()
+    d = torch.flatten(x.unsqueeze(0) * y, 1) - 1.0
+    return a, b, c, d, (z.reshape(-1) * 2.0).cos()
+
+
+def c_te_max_dim_nan(x):
+    v, i = torch.max(x * 2.0, 1)
+    w, j = torch.min(x, 0, keepdim=True)
+    return v, i, w + 1.0, j
+
+
+def c_te_type_as(x, i):
+    return (x * 3.0).type_as(i) + i, ((i + 1).type_as(x) * x).exp()

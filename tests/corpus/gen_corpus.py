@@ -506,6 +506,20 @@ def holdout_case_specs():
     def R(name):
         return Rng(name)
 
+    r = R("te_reductions"); case("te_reductions", C.c_te_reductions, [r.f(4, 5, lo=0.5, hi=1.5)], tol="1e-5 1e-5")
+    r = R("te_rms_norm"); case("te_rms_norm", C.c_te_rms_norm, [r.f(3, 8), r.f(8)], tol="1e-5 1e-5")
+    r = R("te_shape_ops"); case("te_shape_ops", C.c_te_shape_ops, [r.f(3, 4), r.f(4, 3), r.f(4)])
+    r = R("te_cat_chunk"); case("te_cat_chunk", C.c_te_cat_chunk, [r.f(4, 6), r.f(4, 3)])
+    r = R("te_views"); case("te_views", C.c_te_views, [r.f(6, 4), r.f(2, 6, 4), Fortran(r.f(3, 5))],
+                               notes="in2 is passed with transposed strides: its reshape cannot be a view.")
+    r = R("te_max_dim_nan")
+    xm = r.f(4, 5)
+    xm[1, 3] = np.nan
+    xm[2, 0] = np.nan
+    xm[3, :] = 1.0
+    case("te_max_dim_nan", C.c_te_max_dim_nan, [xm], grad=False,
+         notes="in0 has NaN at [1, 3] and [2, 0] (max.dim/min.dim return the NaN and its index) and a row of ties.")
+    r = R("te_type_as"); case("te_type_as", C.c_te_type_as, [r.f(3, 4), r.i(3, 4)])
     r = R("ce_gather"); case("ce_gather", C.c_ce_gather, [r.f(4, 6), r.i(4, lo=0, hi=5)], tol="1e-5 1e-6")
     r = R("cross_entropy_ls")
     case("cross_entropy_ls", C.c_cross_entropy_ls, [r.f(4, 6), np.array([1, 2, 5, 0]), r.f(6, lo=0.2, hi=2)],

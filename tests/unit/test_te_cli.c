@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -86,6 +87,106 @@ START_TEST(layer_norm_by_hand_is_one_group) {
 }
 END_TEST
 
+/* A copy of the graph at `rel` (inputs typed plain Tensor) with every
+ * "%NAME : Tensor" of names[] typed `type` (rows x 1024 or 1024), in a
+ * temporary file; returns its path (caller frees and removes it). */
+static char *typed_graph(const char *rel, const char *const *names, const char *const *types, int n) {
+  size_t len = 0;
+  char *text = tu_read_file(tu_src_path(rel), &len);
+  ck_assert_msg(text != NULL, "cannot read %s", rel);
+  size_t cap = len + 4096, o = 0;
+  char *out = malloc(cap);
+  for (const char *p = text; *p;) {
+    int hit = 0;
+    for (int i = 0; i < n && !hit; i++) {
+      char pat[128];
+      snprintf(pat, sizeof pat, "%%%s : Tensor", names[i]);
+      size_t pl = strlen(pat);
+      if (!strncmp(p, pat, pl) && (p[pl] == ',' || p[pl] == ')')) {
+        o += (size_t)snprintf(out + o, cap - o, "%%%s : %s", names[i], types[i]);
+        p += pl;
+        hit = 1;
+      }
+    }
+    if (!hit) out[o++] = *p++;
+    ck_assert(o + 256 < cap);
+  }
+  out[o] = 0;
+  char *path = malloc(256);
+  static int seq;
+  snprintf(path, 256, "/tmp/test_te_cli_%d_%d.ir", (int)getpid(), seq++);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(out, f);
+  fclose(f);
+  free(out);
+  free(text);
+  return path;
+}
+
+#define ROWS "Float(64, 1024, strides=[1024, 1], requires_grad=0, device=cpu)"
+#define VEC "Float(1024, strides=[1], requires_grad=0, device=cpu)"
+
+/* issue 14: softmax, the hand-written softmax, aten::layer_norm, the
+ * hand-written layer norm, RMS norm and ratio-IoU: one group, one kernel */
+START_TEST(norms_are_one_group) {
+  static const char *const x[] = {"x.1", "weight.1", "bias.1"};
+  static const char *const t[] = {ROWS, VEC, VEC};
+  static const char *const iou[] = {"x1.1", "y1.1", "w1.1", "h1.1", "x2.1", "y2.1", "w2.1", "h2.1"};
+  static const char *const it[] = {VEC, VEC, VEC, VEC, VEC, VEC, VEC, VEC};
+  static const struct {
+    const char *graph;
+    int n;
+    const char *const *names, *const *types;
+  } cases[] = {
+      {"bench/graphs/softmax.ir", 1, x, t},        {"bench/graphs/softmax_manual.ir", 1, x, t},
+      {"bench/graphs/layer_norm.ir", 3, x, t},     {"bench/graphs/layer_norm_manual.ir", 3, x, t},
+      {"bench/graphs/rms_norm.ir", 2, x, t},       {"examples/ratio_iou.ir", 8, iou, it},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *path = typed_graph(cases[i].graph, cases[i].names, cases[i].types, cases[i].n);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "%s explain %s --fuser tensorexpr --random --source 2>&1", FBX_CLI, path);
+    int rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == 0, "%s: explain failed (%d):\n%.3000s", cases[i].graph, rc, out ? out : "");
+    ck_assert_msg(strstr(out, "optimized, 1 group\n") != NULL, "%s:\n%.3000s", cases[i].graph, out);
+    ck_assert_msg(count(out, ": 1 launch per run") == 1, "%s:\n%.3000s", cases[i].graph, out);
+    ck_assert_msg(strstr(out, "nodes outside fusion groups in function 1 (the graph)\n#   (none)") != NULL ||
+                      strstr(out, "nodes outside fusion groups in function 1 (the graph)\n#   and ") != NULL,
+                  "%s: nodes left outside:\n%.3000s", cases[i].graph, out);
+    /* the schedule: one loop nest over the rows (rowblock: a norm's passes
+     * read their row from cache), or one flat loop for ratio-IoU */
+    const char *a = strstr(out, "loop IR after the schedule"), *e = a ? strstr(a, "==== C (backend") : NULL;
+    ck_assert_msg(a && e, "%s: no scheduled IR:\n%.3000s", cases[i].graph, out);
+    int outer = 0;
+    for (const char *p = a; p && p < e; p = strchr(p + 1, '\n'))
+      if (!strncmp(p, "\nfor v", 6)) outer++;
+    ck_assert_msg(outer == 1, "%s: %d outer loops after the schedule:\n%.3000s", cases[i].graph, outer, out);
+    free(out);
+    remove(path);
+    free(path);
+  }
+}
+END_TEST
+
+/* issue 14 item 6: the backward of RMS norm undoes its broadcasts with
+ * aten::_grad_sum_to_size (over the rows for the weight, over the last
+ * dim for the statistic): both are fused into groups */
+START_TEST(backward_fuses_grad_sum_to_size) {
+  char *in = case_inputs("te_rms_norm", 2);
+  char *out = explain("", "tests/corpus/cases/te_rms_norm/graph.ir", in, "--backward");
+  int fused = 0;
+  for (const char *p = strstr(out, "# guard of group "); p; p = strstr(p + 1, "# guard of group ")) {
+    const char *eol = strchr(p, '\n');
+    const char *g = strstr(p, "aten::_grad_sum_to_size");
+    if (g && (!eol || g < eol)) fused++;
+  }
+  ck_assert_msg(fused >= 2, "%d groups with _grad_sum_to_size:\n%.3000s", fused, out);
+  free(out);
+  free(in);
+}
+END_TEST
+
 START_TEST(bad_env_is_named) {
   char *in = case_inputs("softmax", 1);
   char *out = explain("FUSEBOX_TE_BACKEND=gpu FUSEBOX_TE_DISABLE=inline,fuse FUSEBOX_TE_PARALLEL_MIN=x",
@@ -127,6 +228,8 @@ int main(void) {
   tcase_add_test(tc, ratio_iou_is_one_group);
   tcase_add_test(tc, softmax_is_one_group_each);
   tcase_add_test(tc, layer_norm_by_hand_is_one_group);
+  tcase_add_test(tc, norms_are_one_group);
+  tcase_add_test(tc, backward_fuses_grad_sum_to_size);
   tcase_add_test(tc, bad_env_is_named);
   tcase_add_test(tc, no_compiler_runs_the_interpreter);
   suite_add_tcase(s, tc);
