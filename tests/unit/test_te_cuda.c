@@ -7,7 +7,10 @@
  *     __global__ functions of the CUDA C), no compile fails, and the
  *     outputs still equal PyTorch's (they run as the C backend's kernels:
  *     the plugin has no GPU runtime). The kernels are counted and printed;
- *     there must be some. Skipped, with a message, without libnvrtc.
+ *     there must be some. The cases with PyTorch's input gradients also run
+ *     forward + backward: no compile fails (the gradient plans' groups go
+ *     through NVRTC too), the gradients equal PyTorch's, and some backward
+ *     kernels run fused. Skipped, with a message, without libnvrtc.
  *   - `fusebox explain --fuser tensorexpr --source` under the cuda backend
  *     shows the CUDA C: a row softmax [64, 1000] is one kernel with one
  *     thread block per row (a block reduction per statistic), ratio-IoU one
@@ -129,12 +132,85 @@ static char *cuda_case(const char *name, int *kernels, int *compiled) {
   return why.data;
 }
 
+/* One case, forward + backward through the gradient API (cases with
+ * PyTorch's input gradients): NULL or why; adds the backward's fused kernel
+ * runs. The gradient plans' groups compile under the cuda backend too: an
+ * NVRTC failure would be a compile failure. */
+static char *cuda_backward_case(const char *name, int64_t *bw_kernel_runs) {
+  fbx_graph *g = NULL;
+  fbx_executor *ex = NULL;
+  fbx_strbuf why = {0};
+  fbx_ivalue in[MAX_ARGS] = {{0}}, out[MAX_OUTS] = {{0}}, gout[MAX_OUTS] = {{0}}, gin[MAX_ARGS] = {{0}};
+  int nin = 0, nout = 0, nflat = 0;
+  fbx_status *st = fbx_graph_parse_file(&g, cc_path(name, "graph.ir"));
+  if (!st) {
+    fbx_executor_opts o = {.struct_size = sizeof o, .fuser = "tensorexpr", .profiling_runs = 1};
+    st = fbx_executor_create(&ex, g, &o);
+  }
+  if (st) goto done;
+  if ((nin = cc_load_inputs(name, in, MAX_ARGS, &why)) < 0) goto done;
+  nout = fbx_graph_noutputs(g);
+  nflat = fbx_executor_num_outputs(ex);
+  if (nflat > MAX_OUTS || nout > MAX_OUTS) {
+    fbx_strbuf_puts(&why, "too many outputs");
+    goto done;
+  }
+  bool defined[MAX_OUTS];
+  if (cc_load_grad_outputs(name, gout, defined, nflat, &why) < 0) goto done;
+  bool rg[MAX_ARGS] = {0};
+  for (int i = 0; i < nin; i++)
+    rg[i] = in[i].kind == FBX_IV_TENSOR && (in[i].u.t->dtype == FBX_DTYPE_FLOAT32 || in[i].u.t->dtype == FBX_DTYPE_FLOAT64);
+  for (int it = 0; it < 3; it++) {
+    fbx_grad_handle *h = NULL;
+    for (int i = 0; i < nout; i++) fbx_iv_release(&out[i]);
+    for (int i = 0; i < nin; i++) fbx_iv_release(&gin[i]);
+    if ((st = fbx_executor_forward_values(ex, in, nin, rg, out, nout, 0, &h))) goto done;
+    st = fbx_executor_backward_values(h, gout, nflat, gin, nin);
+    fbx_grad_free(h);
+    if (st) goto done;
+  }
+  for (int i = 0; i < nin; i++) {
+    bool compared;
+    fbx_strbuf w = {0};
+    if (!cc_check_input_grad(name, fbx_graph_input(g, i)->name, &gin[i], &compared, &w))
+      fbx_strbuf_printf(&why, "%s", w.data ? w.data : "gradient differs");
+    fbx_strbuf_free(&w);
+  }
+  fbx_executor_stats s = {.struct_size = sizeof s};
+  fbx_executor_stats_get(ex, &s);
+  *bw_kernel_runs += s.backward_kernel_runs;
+  if (s.compile_failures > 0 || s.fallbacks_run > 0)
+    fbx_strbuf_printf(&why, "%lld compile failures, %lld failed runs", (long long)s.compile_failures,
+                      (long long)s.fallbacks_run);
+done:
+  if (st) {
+    fbx_strbuf_puts(&why, fbx_status_message(st));
+    fbx_status_free(st);
+  }
+  for (int i = 0; i < MAX_ARGS; i++) {
+    fbx_iv_release(&in[i]);
+    fbx_iv_release(&gin[i]);
+  }
+  for (int i = 0; i < MAX_OUTS; i++) {
+    fbx_iv_release(&out[i]);
+    fbx_iv_release(&gout[i]);
+  }
+  fbx_executor_destroy(ex);
+  fbx_graph_destroy(g);
+  if (!why.len) {
+    fbx_strbuf_free(&why);
+    return NULL;
+  }
+  return fbx_strbuf_take(&why);
+}
+
 START_TEST(corpus_cuda_kernels_compile_with_nvrtc) {
   ck_assert(!setenv("FUSEBOX_TE_BACKEND", "cuda", 1));
   unsetenv("FUSEBOX_PROFILING_RUNS");
   if (!nvrtc_present()) return;
   char **names = NULL;
-  int n = cc_list(&names), failed = 0, kernels = 0, compiled = 0, cases = 0;
+  int n = cc_list(&names), failed = 0, kernels = 0, compiled = 0, cases = 0, bw_cases = 0;
+  int64_t bw_runs = 0;
   fbx_strbuf report = {0};
   for (int i = 0; i < n; i++) {
     int before = kernels;
@@ -145,12 +221,23 @@ START_TEST(corpus_cuda_kernels_compile_with_nvrtc) {
       free(why);
     }
     cases += kernels > before;
+    if (cc_has_input_grads(names[i])) {
+      bw_cases++;
+      why = cuda_backward_case(names[i], &bw_runs);
+      if (why) {
+        failed++;
+        fbx_strbuf_printf(&report, "  %s (forward + backward): %.600s\n", names[i], why);
+        free(why);
+      }
+    }
   }
   printf("tensorexpr cuda: %d CUDA kernels in %d compiled groups of %d of %d corpus cases, each compiled to PTX by "
-         "NVRTC; %d cases failed\n", kernels, compiled, cases, n, failed);
+         "NVRTC; forward + backward of %d cases: %lld fused backward kernel runs; %d failed\n", kernels, compiled, cases,
+         n, bw_cases, (long long)bw_runs, failed);
   ck_assert_msg(failed == 0, "%d of %d cases failed under FUSEBOX_TE_BACKEND=cuda:\n%s", failed, n,
                 report.data ? report.data : "");
   ck_assert_msg(kernels > 0, "the corpus produced no CUDA kernel");
+  ck_assert_msg(bw_runs > 0, "no backward graph ran a fused kernel under the cuda backend");
   fbx_strbuf_free(&report);
   cc_free_names(names, n);
 }
