@@ -24,7 +24,8 @@
  *               statement defined: one kernel, one block, the row rules.
  *
  * Kernel NAME_<i> takes every buffer as a pointer (b<n>, in buffer order:
- * inputs const, outputs, then the temporaries run allocates) and each
+ * inputs const, outputs, then the temporaries run allocates; a view, a temp
+ * with `alias`, is declared in the body as its base's pointer) and each
  * scalar input j as `double fs<j>, int64_t is<j>` (the one its kind does not
  * use is 0). Sizes and strides are literals, as in C: the kernel is
  * specialized on its input specs. Combiners are the kit's rows (NaN
@@ -385,7 +386,7 @@ static void kernel_begin(cg *c, const char *name, int idx) {
   int n = 0;
   for (int i = 0; i < k->nbufs; i++) {
     const te_buf *b = &k->bufs[i];
-    if (b->kind == TE_BUF_TEMP && !b->numel) continue;
+    if (b->kind == TE_BUF_TEMP && !b->numel) continue; /* inlined, or a view (declared in the body) */
     snprintf(names[n], sizeof names[n], "b%d", i);
     ps[n] = (fbxk_param){names[n], b->dtype, b->kind == TE_BUF_INPUT ? FBXK_PARAM_IN : FBXK_PARAM_OUT};
     n++;
@@ -400,6 +401,20 @@ static void kernel_begin(cg *c, const char *name, int idx) {
   char kname[96];
   snprintf(kname, sizeof kname, "%s_%d", name, idx);
   fbxk_p_kernel_begin(&c->p, kname, ps, n);
+  /* views (reshapes lowered without a copy): loads through the base's
+   * pointer, with the view's own strides */
+  for (int i = 0; i < k->nbufs; i++) {
+    const te_buf *b = &k->bufs[i];
+    if (b->kind != TE_BUF_TEMP || b->numel || !b->alias) continue;
+    int base = b->alias - 1;
+    while (base >= 0 && base < k->nbufs && k->bufs[base].alias) base = k->bufs[base].alias - 1; /* a view of a view */
+    if (base < 0 || base >= k->nbufs) {
+      c->bad = "a view of no buffer";
+      return;
+    }
+    const char *t = fbxk_storage_type(b->dtype, CU);
+    fbxk_p_line(&c->p, "const %s *b%d = (const %s *)b%d; /* view of b%d */", t, i, t, base, b->alias - 1);
+  }
 }
 
 char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first_line, int *nkernels,

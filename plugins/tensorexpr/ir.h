@@ -53,6 +53,9 @@ typedef struct te_buf {
   int64_t sizes[TE_MAX_DIMS];
   int64_t strides[TE_MAX_DIMS]; /* elements */
   int64_t numel;                /* temps: elements to allocate */
+  /* 1 + the buffer whose memory this one reads (a view: kind TEMP, numel 0,
+   * never stored, its strides relative to that buffer's base); 0: none */
+  int alias;
 } te_buf;
 
 typedef enum te_ekind {
