@@ -430,19 +430,23 @@ char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first
   if (!defd || !used || !scratch) c.oom = 1;
   const te_stmt *s = k->root->first;
   while (s && !c.oom && !c.bad) {
-    /* a run of root statements: one, or more while a statement uses a
-     * local that an earlier one of the run defined */
+    /* a run of root statements: one, extended to the last later statement
+     * that uses a local some statement of the run defines at the root
+     * (one kernel: locals do not cross kernels) */
     const te_stmt *first = s, *last = s;
     memset(defd, 0, (size_t)nl);
     for (const te_stmt *n = s;; n = n->next) {
       if ((n->kind == TE_S_LET || n->kind == TE_S_REDUCE) && n->local >= 0 && n->local < nl) defd[n->local] = 1;
-      if (!n->next) break;
-      memset(used, 0, (size_t)nl);
-      stmt_locals(n->next, 1, used, scratch, nl);
-      int needs = 0;
-      for (int i = 0; i < nl && !needs; i++) needs = used[i] && defd[i];
-      if (!needs) break;
-      last = n->next;
+      for (const te_stmt *m = last->next; m; m = m->next) {
+        memset(used, 0, (size_t)nl);
+        stmt_locals(m, 1, used, scratch, nl);
+        for (int i = 0; i < nl; i++)
+          if (used[i] && defd[i]) {
+            last = m;
+            break;
+          }
+      }
+      if (n == last) break;
     }
     int single = first != last || first->kind != TE_S_FOR;
     int idx = (*nkernels)++;
