@@ -195,12 +195,13 @@ for line in sys.stdin:
 '''
 
 
-def start_worker(peer, threads, env_extra, workdir):
+def start_worker(peer, threads, env_extra, workdir, script=WORKER, name="torch_worker.py"):
+    """A worker process of `peer` running `script` (a line protocol on stdin/stdout); None unless it says ready."""
     env = dict(os.environ)
     env.update(env_extra)
-    path = os.path.join(workdir, "torch_worker.py")
+    path = os.path.join(workdir, name)
     with open(path, "w") as f:
-        f.write(WORKER)
+        f.write(script)
     p = subprocess.Popen([peer, path, str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                          env=env)
     if p.stdout.readline().strip() != "ready":
@@ -215,6 +216,13 @@ def ask(p, line):
 
 
 def fusebox_row(build, row, workdir, threads, use_npy):
+    t, err = fusebox_bench(build, row, workdir, threads, use_npy, ["none"])
+    return (t["none"]["median_ms"] if t else None), err
+
+
+def fusebox_bench(build, row, workdir, threads, use_npy, fusers, env_extra=None):
+    """`fusebox bench` of one row with the given fusers (interleaved by fusebox itself): ({fuser: its JSON entry:
+    median_ms, compile_ms, groups, max_rel_error, ...}, None) or (None, the error's last line). Inputs: the worker's .npy files (use_npy), else --random."""
     name, _, graph, inputs, iters, backward, _ = row
     if "\n" in graph:
         path = os.path.join(workdir, name + ".ir")
@@ -222,7 +230,7 @@ def fusebox_row(build, row, workdir, threads, use_npy):
             f.write(graph)
     else:
         path = os.path.join(ROOT, graph)
-    cmd = [os.path.join(build, "fusebox"), "bench", path, "--fusers", "none", "--iters", str(iters),
+    cmd = [os.path.join(build, "fusebox"), "bench", path, "--fusers", ",".join(fusers), "--iters", str(iters),
            "--json", os.path.join(workdir, name + ".json")]
     if use_npy:
         for k, _ in inputs:
@@ -234,12 +242,13 @@ def fusebox_row(build, row, workdir, threads, use_npy):
     if backward:
         cmd += ["--backward"]
     env = dict(os.environ, FUSEBOX_NUM_THREADS=str(threads))
+    env.update(env_extra or {})
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     if r.returncode != 0:
         msg = (r.stderr.strip().splitlines() or ["failed"])[-1]
         return None, msg
     with open(os.path.join(workdir, name + ".json")) as f:
-        return json.load(f)["fusers"][0]["median_ms"], None
+        return {f_["name"]: f_ for f_ in json.load(f)["fusers"]}, None
 
 
 def median(v):

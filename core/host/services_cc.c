@@ -15,6 +15,12 @@
  *                spec and the device, inode, size and mtime of each program
  *                the spec names (the compiler; a wrapper and its compiler
  *                for "ccache gcc"): a warm process runs no compiler at all.
+ *                The first compile that asks for -fopenmp while no verdict
+ *                is known is itself the probe: it succeeding (and loading)
+ *                means OpenMP works; only when it fails does the separate
+ *                probe run (no OpenMP: the request is compiled again
+ *                without the flags), so a cold process runs --version and
+ *                its compiles, nothing else.
  *                A compiler replaced behind a wrapper script the spec does
  *                not name is not noticed: delete the .probe files then
  *
@@ -94,6 +100,7 @@
 #include "base/log.h"
 #include "base/sha256.h"
 #include "base/strbuf.h"
+#include "host/hostimpl.h" /* fbxp_status: the code of a failed speculative compile */
 #include "host/services.h"
 #include "host/services_cc.h"
 
@@ -1051,6 +1058,19 @@ static int openmp_works(cc_info *ci, const cache_dir *d, double deadline) {
   return oom ? -1 : verdict > 0;
 }
 
+/* A compile that asked for OpenMP before the compiler's verdict was known
+ * succeeded and its object loaded: OpenMP works (kept in the probe file,
+ * so no process runs the probe for this compiler). */
+static void openmp_confirmed(cc_info *ci, const cache_dir *d) {
+  pthread_mutex_lock(&omp_lock);
+  if (ci->openmp < 0 && !ci->openmp_unknown) {
+    ci->openmp = 1;
+    fbx_log(FBX_LOG_CACHE, "cc: OpenMP works with '%s' (a compile with -fopenmp loaded)", ci->spec);
+    probe_write(d, ci);
+  }
+  pthread_mutex_unlock(&omp_lock);
+}
+
 /* ---- loaded objects ------------------------------------------------------------------------ */
 
 struct fbxp_shlib {
@@ -1434,16 +1454,29 @@ static fbxp_status *build_entry(cc_info *ci, char **flagv, int nflags, const cha
 
 /* ---- the service --------------------------------------------------------------------------- */
 
-/* Flags the compile really uses (OpenMP dropped if unavailable), as words and as one string. */
+/* Flags the compile really uses (OpenMP dropped if unavailable), as words
+ * and as one string. While the compiler's OpenMP verdict is unknown (no
+ * probe file yet) the flags are kept and *speculative set: the compile
+ * itself is the probe (it succeeding means OpenMP works; if it fails the
+ * real probe decides and the request is retried), which saves a compiler
+ * run in the first process that uses a compiler. */
 static fbxp_status *final_flags(cc_info *ci, const cache_dir *d, double deadline, const char *flags, char ***flagv,
-                                int *nflags, char **joined) {
+                                int *nflags, char **joined, int *speculative) {
   char **v = split_words(flags, nflags);
   if (!v) return nomem();
+  *speculative = 0;
+  pthread_mutex_lock(&omp_lock);
+  const int unknown = ci->openmp < 0 && !ci->openmp_unknown;
+  pthread_mutex_unlock(&omp_lock);
   int k = 0, omp = -2; /* -2: not asked yet (asked at most once per request) */
   for (int i = 0; i < *nflags; i++) {
     /* -fopenmp-simd goes with it: a compiler without OpenMP (the probe
      * failed) is not assumed to know the simd-only flag either. */
     if (!strcmp(v[i], "-fopenmp") || !strcmp(v[i], "-fopenmp-simd")) {
+      if (omp == -2 && unknown) {
+        omp = 1;
+        *speculative = 1;
+      }
       if (omp == -2) omp = openmp_works(ci, d, deadline);
       if (omp < 0) {
         fbx_free(v);
@@ -1505,10 +1538,11 @@ fbxp_status *fbx_svc_cc_compile(const char *source, const char *flags, fbxp_shli
   }
   cc_info *ci = NULL;
   char **flagv = NULL, *flags_str = NULL;
-  int nflags = 0;
+  int nflags = 0, speculative = 0;
   st = get_cc(&d, deadline, &ci);
   if (st) goto done;
-  st = final_flags(ci, &d, deadline, flags, &flagv, &nflags, &flags_str);
+again:
+  st = final_flags(ci, &d, deadline, flags, &flagv, &nflags, &flags_str, &speculative);
   if (st) goto done;
   char key[FBX_SHA256_HEX_LEN + 1];
   compute_key(ci, flags_str, source, key);
@@ -1559,6 +1593,31 @@ fbxp_status *fbx_svc_cc_compile(const char *source, const char *flags, fbxp_shli
   pthread_cond_broadcast(&lib_built);
   pthread_mutex_unlock(&lib_lock);
   *out = lib;
+  if (speculative && !st) {
+    openmp_confirmed(ci, &d);
+  } else if (speculative && st->code != FBXP_ERR_NOMEM) {
+    /* the compile with OpenMP failed before we knew whether the compiler
+     * has it: ask now; if it has none, compile again without the flags
+     * (a probe that could not run decides nothing: the failure stands) */
+    int omp = openmp_works(ci, &d, deadline);
+    pthread_mutex_lock(&omp_lock);
+    const int none = ci->openmp == 0;
+    pthread_mutex_unlock(&omp_lock);
+    if (omp < 0) {
+      fbx_host_drop_status(st);
+      st = nomem();
+    } else if (none) {
+      fbx_log(FBX_LOG_CACHE, "cc: the compile with -fopenmp failed and '%s' has no OpenMP: compiling without it",
+              ci->spec);
+      fbx_host_drop_status(st);
+      st = NULL;
+      fbx_free(flagv);
+      fbx_free(flags_str);
+      flagv = NULL;
+      flags_str = NULL;
+      goto again;
+    }
+  }
 done:
   if (st) atomic_fetch_add(&n_failures, 1);
   fbx_free(flagv);

@@ -12,9 +12,14 @@
  *
  * Environment, read once when the plugin is loaded (a bad value is
  * reported with the variable's name and the default is used):
- * FUSEBOX_TE_BACKEND = c (default) | eval: generated C, or the IR
- *   interpreter. When the C compiler fails, a kernel runs on the
- *   interpreter (logged once).
+ * FUSEBOX_TE_BACKEND = c (default) | eval | cuda: generated C, the IR
+ *   interpreter, or CUDA C compiled to PTX by NVRTC (codegen_cuda.c). The
+ *   plugin has no GPU runtime (the driver API) yet: under cuda the kernels
+ *   are printed and compiled to PTX (explain --source shows both) and the
+ *   group runs as the C backend's kernel on the CPU (logged once); an NVRTC
+ *   failure fails the compile (the group runs in the interpreter, counted);
+ *   NVRTC absent: a warning once, C only. When the C compiler fails, a
+ *   kernel runs on the interpreter (logged once).
  * FUSEBOX_TE_DISABLE = comma list of inline, rowblock, registers, flatten,
  *   parallel, vectorize (or all): transformations left out of the schedule.
  * FUSEBOX_TE_PARALLEL_MIN = elements (default 32768): a nest moving fewer
@@ -39,13 +44,14 @@ const fbxp_host_api *te_host;
 
 typedef void (*te_fn)(char *const *bufs, const double *fs, const int64_t *is, int nt);
 
-static int backend_eval;
+enum { TE_BACKEND_C, TE_BACKEND_EVAL, TE_BACKEND_CUDA };
+static int backend = TE_BACKEND_C;
 static unsigned transforms = TE_T_ALL;
 static int64_t par_min = 32768;
 static int nthreads = 1;
 static char cc_flags[160];
 static char target_line[256];
-static atomic_int told_fallback, told_serial;
+static atomic_int told_fallback, told_serial, told_cuda_cpu, told_no_nvrtc;
 
 typedef struct te_kernel {
   te_kernel_ir *ir;
@@ -73,6 +79,50 @@ static void transforms_text(char *out, size_t cap) {
       snprintf(out + l, cap - l, "%s%s", l ? "," : "", te_transform_names[i]);
     }
   if (!out[0]) snprintf(out, cap, "none");
+}
+
+static int v11(void) { return te_host->struct_size >= FBXP_HOST_API_SIZE_V1_1; }
+
+/* The CUDA C of a scheduled kernel, compiled to PTX by NVRTC to check it
+ * (the PTX is not kept: nothing runs it yet). *note says how it went (for
+ * explain --source). NVRTC absent: a warning once, the CUDA C is shown
+ * uncompiled. */
+static fbxp_status *cuda_compile(const te_kernel_ir *ir, char **cu, char *note, size_t cap) {
+  int nk = 0;
+  const char *bad = NULL;
+  *cu = te_codegen_cuda(ir, "te_kernel", NULL, &nk, &bad);
+  if (!*cu) {
+    if (!bad) return nomem();
+    char msg[200];
+    snprintf(msg, sizeof msg, "tensorexpr: the CUDA backend cannot print this kernel: %s", bad);
+    return te_host->status_new(FBXP_ERR_COMPILE, msg);
+  }
+  char *ptx = NULL, *log = NULL;
+  fbxp_status *cs = te_host->nvrtc_compile(*cu, "te_kernel.cu", NULL, &ptx, &log);
+  fbxp_status *st = NULL;
+  if (!cs) {
+    int entries = 0;
+    for (const char *p = ptx; p && (p = strstr(p, ".entry ")); p++) entries++;
+    snprintf(note, cap, "%d kernel%s, NVRTC: %d PTX entr%s, %zu bytes", nk, nk == 1 ? "" : "s", entries,
+             entries == 1 ? "y" : "ies", ptx ? strlen(ptx) : (size_t)0);
+  } else if (v11() && te_host->status_code(cs) == FBXP_ERR_UNSUPPORTED) {
+    snprintf(note, cap, "%d kernel%s, not compiled: NVRTC is not available", nk, nk == 1 ? "" : "s");
+    if (!atomic_exchange(&told_no_nvrtc, 1)) {
+      char why[400];
+      snprintf(why, sizeof why, "tensorexpr: FUSEBOX_TE_BACKEND=cuda: %s; CUDA C is printed, not compiled",
+               te_host->status_message(cs));
+      te_host->log(FBXP_LOG_WARN, why);
+    }
+  } else {
+    char msg[2048];
+    snprintf(msg, sizeof msg, "tensorexpr: NVRTC rejected the CUDA C: %s\n%.1500s", v11() ? te_host->status_message(cs) : "",
+             log ? log : "");
+    st = te_host->status_new(FBXP_ERR_COMPILE, msg);
+  }
+  if (cs && v11()) te_host->status_free(cs);
+  te_host->free(ptx);
+  te_host->free(log);
+  return st;
 }
 
 static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin,
@@ -105,20 +155,27 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
   if (!st) st = te_schedule(k->ir, transforms, par_min);
   char *after = st ? NULL : te_ir_print(k->ir);
   if (!st && !after) st = nomem();
-  char *c = NULL;
+  char *c = NULL, *cu = NULL, cu_note[160] = "";
   if (!st && !(c = te_codegen_c(k->ir, "te_kernel", target_line))) st = nomem();
+  if (!st && backend == TE_BACKEND_CUDA) st = cuda_compile(k->ir, &cu, cu_note, sizeof cu_note);
   if (!st) {
     char tl[96];
     transforms_text(tl, sizeof tl);
     fbxk_buf b = {0};
     fbxk_printf(&b, "/* ==== tensorexpr: loop IR as lowered ==== */\n%s", before);
     fbxk_printf(&b, "/* ==== loop IR after the schedule (%s) ==== */\n%s", tl, after);
-    fbxk_printf(&b, "/* ==== C (backend %s) ==== */\n%s", backend_eval ? "eval: not compiled" : "c", c);
+    if (cu) fbxk_printf(&b, "/* ==== CUDA C (backend cuda: %s) ==== */\n%s", cu_note, cu);
+    fbxk_printf(&b, "/* ==== C (backend %s) ==== */\n%s",
+                backend == TE_BACKEND_EVAL ? "eval: not compiled" : backend == TE_BACKEND_CUDA ? "cuda: what runs on the CPU" : "c", c);
     if (!(k->text = fbxk_take(&b))) st = nomem();
   }
+  fbxk_free(cu);
   fbxk_free(before);
   fbxk_free(after);
-  if (!st && !backend_eval) {
+  if (!st && backend == TE_BACKEND_CUDA && !atomic_exchange(&told_cuda_cpu, 1))
+    te_host->log(FBXP_LOG_INFO, "tensorexpr: FUSEBOX_TE_BACKEND=cuda: kernels are compiled to PTX but this plugin has "
+                                "no GPU runtime yet; they run as C kernels on the CPU");
+  if (!st && backend != TE_BACKEND_EVAL) {
     fbxp_status *cs = te_host->cc_compile(c, cc_flags, &k->lib);
     if (!cs) {
       void *sym = te_host->shlib_symbol(k->lib, "te_kernel");
@@ -343,10 +400,10 @@ FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, 
   te_host = host;
   fbxk_set_allocator(host->alloc, host->free);
   const char *b = getenv("FUSEBOX_TE_BACKEND");
-  backend_eval = 0;
-  if (b && !strcmp(b, "eval")) backend_eval = 1;
-  else if (b && *b && strcmp(b, "c"))
-    warn_env("FUSEBOX_TE_BACKEND", b, "is neither 'c' nor 'eval' (cuda is not written yet); using c");
+  backend = TE_BACKEND_C;
+  if (b && !strcmp(b, "eval")) backend = TE_BACKEND_EVAL;
+  else if (b && !strcmp(b, "cuda")) backend = TE_BACKEND_CUDA;
+  else if (b && *b && strcmp(b, "c")) warn_env("FUSEBOX_TE_BACKEND", b, "is neither 'c' nor 'eval' nor 'cuda'; using c");
   read_disable();
   const char *pm = getenv("FUSEBOX_TE_PARALLEL_MIN");
   par_min = 32768;

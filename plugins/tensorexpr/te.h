@@ -5,6 +5,7 @@
  *   ir.c, ir_print.c, ir_verify.c   the IR: construction, text, checks
  *   schedule.c    IR -> IR transformations, each with an off switch
  *   codegen_c.c   IR -> C through the kit printer (host->cc_compile)
+ *   codegen_cuda.c  IR -> CUDA C through the kit printer (host->nvrtc_compile)
  *   eval.c        an interpreter of the IR (NNC's SimpleIREval)
  *   plugin.c      the ABI table, environment, kernels
  */
@@ -49,6 +50,13 @@ void te_vectorize(te_kernel_ir *k);
  * `name`: void name(char *const *bufs, const double *fs, const int64_t *is, int nt),
  * bufs in buffer order. */
 char *te_codegen_c(const te_kernel_ir *k, const char *name, const char *first_line);
+
+/* codegen_cuda.c: the CUDA C source (fbxk_alloc'd) of kernels NAME_0 ..
+ * NAME_<*nkernels - 1>, launched in that order; NULL when out of memory or
+ * when the IR has a construct the backend does not print (*unsupported
+ * says which; NULL: out of memory). */
+char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first_line, int *nkernels,
+                      const char **unsupported);
 
 /* eval.c: run the IR on buffers (bufs[i]: buffer i's base). */
 int te_eval(const te_kernel_ir *k, char *const *bufs, const double *fs, const int64_t *is); /* -1: out of memory */

@@ -581,9 +581,10 @@ START_TEST(cc_openmp_works) {
 END_TEST
 
 START_TEST(cc_openmp_dropped) {
-  /* A compiler that rejects -fopenmp (and -fopenmp-simd): the probe fails
-   * once, both flags are dropped from this and later compiles, and they
-   * still succeed. */
+  /* A compiler that rejects -fopenmp (and -fopenmp-simd): the first
+   * compile asks for OpenMP before anything is known (the compile is the
+   * probe) and fails; the probe then fails once, both flags are dropped from
+   * this (compiled again) and later compiles, and they succeed. */
   char path[400], log[400];
   snprintf(path, sizeof path, "%s/noompcc", tmpdir);
   snprintf(log, sizeof log, "%s/noompcc.calls", tmpdir);
@@ -605,13 +606,15 @@ START_TEST(cc_openmp_dropped) {
   fbxp_shlib *lib = NULL;
   OK(fbx_svc_cc_compile(src2, "-fopenmp -fopenmp-simd -DX=1", &lib));
   fbx_svc_shlib_release(lib);
-  /* calls: --version, the probe (with -fopenmp), two compiles without it */
+  /* calls: --version, the compile with -fopenmp (refused), the probe (with
+   * -fopenmp), the compile again and the second compile without it */
   char *calls = tu_read_file(log, NULL);
   ck_assert_ptr_nonnull(calls);
   int lines = 0, omp = 0;
   for (char *p = calls; *p; p++) lines += *p == '\n';
   for (char *p = calls; (p = strstr(p, "-fopenmp")); p++) omp++;
-  ck_assert_msg(lines == 4 && omp == 1, "calls:\n%s", calls);
+  ck_assert_msg(lines == 5 && omp == 2, "calls:\n%s", calls);
+  ck_assert_msg(strstr(calls, "openmp-probe") > strstr(calls, ".c -fopenmp"), "calls:\n%s", calls);
   free(calls);
 }
 END_TEST
@@ -893,15 +896,39 @@ START_TEST(cc_warm_process_runs_no_compiler) {
   char *out = run_child(env, &rc);
   ck_assert_msg(rc == 0 && strstr(out, "child: result=13 compiles=1"), "cold child said:\n%s", out);
   free(out);
-  /* cold: --version, the OpenMP probe (once, though two flags ask), the compile */
+  /* cold: --version and the compile, which is also the OpenMP probe (it
+   * loads: OpenMP works, kept in the probe file); no separate probe */
   char *calls = tu_read_file(log, NULL);
-  ck_assert_msg(lines_of(log) == 3, "cold calls:\n%s", calls);
+  ck_assert_msg(lines_of(log) == 2 && !strstr(calls, "openmp-probe"), "cold calls:\n%s", calls);
   free(calls);
   out = run_child(env, &rc);
   ck_assert_msg(rc == 0 && strstr(out, "child: result=13 compiles=0 disk_hits=1"), "warm child said:\n%s", out);
   free(out);
   calls = tu_read_file(log, NULL);
-  ck_assert_msg(lines_of(log) == 3, "a warm process ran the compiler; calls:\n%s", calls);
+  ck_assert_msg(lines_of(log) == 2, "a warm process ran the compiler; calls:\n%s", calls);
+  free(calls);
+}
+END_TEST
+
+START_TEST(cc_failed_first_compile_probes_openmp) {
+  /* The first compile of a compiler not seen before asks for OpenMP and
+   * fails for its own reason (a syntax error): the probe runs, says OpenMP
+   * works, and the compile's own error is what the caller gets (no retry
+   * without the flags). */
+  char path[400], log[400];
+  counting_cc(path, sizeof path, log, sizeof log);
+  setenv("FUSEBOX_CC", path, 1);
+  ck_assert_int_eq(fbx_svc_cc_openmp_state(), -1);
+  fbxp_shlib *lib = NULL;
+  fbxp_status *st = fbx_svc_cc_compile("int broken(void) { return 1 }\n", "-fopenmp", &lib);
+  ck_assert_ptr_null(lib);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(st->code, FBXP_ERR_COMPILE);
+  ck_assert_msg(strstr(st->msg, "expected"), "message: %s", st->msg);
+  drop(st);
+  ck_assert_int_eq(fbx_svc_cc_openmp_state(), 1);
+  char *calls = tu_read_file(log, NULL);
+  ck_assert_msg(lines_of(log) == 3 && strstr(calls, "openmp-probe"), "calls:\n%s", calls);
   free(calls);
 }
 END_TEST
@@ -1290,6 +1317,7 @@ static Suite *services_suite(void) {
   tcase_add_test(tc, cc_stale_temporaries_are_swept);
   tcase_add_test(tc, cc_compiler_dies_with_its_parent);
   tcase_add_test(tc, cc_warm_process_runs_no_compiler);
+  tcase_add_test(tc, cc_failed_first_compile_probes_openmp);
   tcase_add_test(tc, cc_timeout_is_one_deadline);
   tcase_add_test(tc, cc_cache_size_limit_evicts_lru);
   tcase_add_test(tc, cc_environment_is_validated);
