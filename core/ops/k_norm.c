@@ -481,7 +481,7 @@ static fbx_status *lnb_run(fbx_kctx *ctx, fbx_ivalue *outs, fbx_tensor *g, fbx_t
   /* partial sums added in block order */
   fbx_tensor *pt[2] = {dw, db};
   for (int k = 0; k < 2; k++) {
-    if (!pt[k]) continue;
+    if (!pt[k] || !j.part) continue; /* no part: N == 0, nothing to sum */
     int64_t nb = j.M > 0 ? j.nblk : 1;
     if (j.f64) {
       double *o = pt[k]->data;
