@@ -17,6 +17,14 @@ row by row; each cell is the median over rounds of the per-round medians.
 Both sides use T threads (default 2): FUSEBOX_NUM_THREADS and
 torch.set_num_threads.
 
+--torch-cache: `fusebox bench` copies a buffer the size of the largest
+tensor (once on one thread, once on the pool) between its timed runs, which
+evicts the inputs from the last-level cache (32 MiB here; a [4096, 1024]
+float32 input is 16 MiB). `flushed` (the default) makes the torch worker do
+the same before each timed call, so both columns read their inputs from
+memory; `hot` times torch's calls back to back, inputs left in cache (what
+the first tables of issue #16 measured for torch).
+
 --malloc: torch's worker with glibc malloc tuned to keep freed blocks
 (MALLOC_MMAP_THRESHOLD_, MALLOC_TOP_PAD_, MALLOC_TRIM_THRESHOLD_; fusebox's
 own block cache does the same) or with glibc's defaults, or both columns
@@ -125,15 +133,28 @@ WORKER = r'''
 import sys, time, statistics, os
 import numpy as np
 import torch
-torch.set_num_threads(int(sys.argv[1]))
+NT = int(sys.argv[1])
+torch.set_num_threads(NT)
 torch.manual_seed(0)
 F = torch.nn.functional
 T = {}
-def med(fn, iters):
-    for _ in range(3):
+FLUSH = sys.argv[2] == "flushed"
+def nbytes(v):
+    if isinstance(v, torch.Tensor): return v.numel() * v.element_size()
+    if isinstance(v, (tuple, list)): return max([nbytes(u) for u in v] + [0])
+    return 0
+def med(fn, iters, inputs):
+    for _ in range(2):
         fn()
+    # as `fusebox bench` does between timed runs: a memcpy the size of the
+    # largest input or output, once on one thread and once on the pool
+    size = max(nbytes(list(inputs.values())), nbytes(fn()))
+    src = torch.ones(size, dtype=torch.uint8) if FLUSH else None
+    dst = torch.empty_like(src) if FLUSH else None
     ts = []
     for _ in range(iters):
+        if FLUSH:
+            torch.set_num_threads(1); dst.copy_(src); torch.set_num_threads(NT); dst.copy_(src)
         t0 = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t0)
@@ -148,6 +169,7 @@ def fwd(name, I):
             y = F.layer_norm(x, (1024,), w, b, 1e-5)
             y.backward(torch.ones_like(y))
             x.grad = w.grad = b.grad = None
+            return y
         return f
     if name == "rms_norm": return lambda: I["x"] * torch.rsqrt((I["x"] * I["x"]).mean(-1, keepdim=True) + 1e-6) * I["w"]
     if name == "row_sum": return lambda: I["x"].sum(-1)
@@ -191,18 +213,19 @@ for line in sys.stdin:
         print("ok", flush=True)
     elif cmd[0] == "time":  # time NAME ITERS
         with torch.no_grad() if not cmd[1].endswith("_bwd") else torch.enable_grad():
-            print("%.6f" % med(fwd(cmd[1], T[cmd[1]]), int(cmd[2])), flush=True)
+            print("%.6f" % med(fwd(cmd[1], T[cmd[1]]), int(cmd[2]), T[cmd[1]]), flush=True)
 '''
 
 
-def start_worker(peer, threads, env_extra, workdir, script=WORKER, name="torch_worker.py"):
-    """A worker process of `peer` running `script` (a line protocol on stdin/stdout); None unless it says ready."""
+def start_worker(peer, threads, env_extra, workdir, script=WORKER, name="torch_worker.py", cache="flushed"):
+    """A worker process of `peer` running `script` (a line protocol on stdin/stdout; argv: threads, cache
+    mode); None unless it says ready."""
     env = dict(os.environ)
     env.update(env_extra)
     path = os.path.join(workdir, name)
     with open(path, "w") as f:
         f.write(script)
-    p = subprocess.Popen([peer, path, str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    p = subprocess.Popen([peer, path, str(threads), cache], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                          env=env)
     if p.stdout.readline().strip() != "ready":
         return None
@@ -271,6 +294,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--malloc", choices=("tuned", "default", "both"), default="both")
     ap.add_argument("--only", help="comma list of row names")
+    ap.add_argument("--torch-cache", choices=("flushed", "hot"), default="flushed")
     a = ap.parse_args()
     rows = [r for r in ROWS if not a.only or r[0] in a.only.split(",")]
     workdir = tempfile.mkdtemp(prefix="bench_ops.")
@@ -278,7 +302,7 @@ def main():
     if a.peer:
         modes = ["tuned", "default"] if a.malloc == "both" else [a.malloc]
         for m in modes:
-            w = start_worker(a.peer, a.threads, TUNED_MALLOC if m == "tuned" else {}, workdir)
+            w = start_worker(a.peer, a.threads, TUNED_MALLOC if m == "tuned" else {}, workdir, cache=a.torch_cache)
             if w is None:
                 print("# %s cannot run torch: torch columns left out" % a.peer)
                 workers = []
@@ -311,7 +335,8 @@ def main():
     for m, _ in workers:
         head += " torch eager (%s malloc) | ratio |" % m
         sep += " --- | --- |"
-    print("threads: %d, rounds: %d, float32; ratio = torch / fusebox (> 1: fusebox faster)" % (a.threads, a.rounds))
+    print("threads: %d, rounds: %d, float32, torch's caches %s; ratio = torch / fusebox (> 1: fusebox faster)" %
+          (a.threads, a.rounds, a.torch_cache))
     print(head)
     print(sep)
     for r in rows:

@@ -6,14 +6,27 @@
  * best of 30 short runs (so that a moment without other load is caught). bench/bench_ops.py prints GEMM figures against it.
  *
  *   bench_peak          # prints "peak_gflops <value> <isa> <threads>"
- */
+ *   bench_peak --sgemm 1024x1024x1024 --sgemm 4096x1024x1024t [--reps 20]
+ *
+ * --sgemm MxNxK[t] also times row-major cblas_sgemm (C[M,N] = A[M,K] @ B,
+ * B [K,N], or with t B given as its transpose [N,K], as linear's weight is)
+ * called directly, after OpenBLAS's thread count was set as the kernels set
+ * it (fbx_linalg_blas_init: FUSEBOX_NUM_THREADS), and prints per shape
+ *   sgemm M N K t best_gflops median_gflops best_share median_share
+ * (shares of the peak above), plus the thread count OpenBLAS reports: the
+ * GEMM's own efficiency, apart from anything the interpreter adds. */
 #define _POSIX_C_SOURCE 200809L
+#include <cblas.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "base/parallel.h"
+#include "ops/reduce.h" /* fbx_linalg_blas_init */
 
 #define ACC 12
 #define ITERS 4000000L
@@ -64,7 +77,69 @@ static void body(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-int main(void) {
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* An --sgemm shape; false (with a message) when malformed. */
+static bool parse_shape(const char *spec, long *m, long *n, long *k, char *t) {
+  char extra = 0;
+  *t = 0;
+  int got = sscanf(spec, "%ldx%ldx%ld%c%c", m, n, k, t, &extra);
+  if (got < 3 || got > 4 || *m <= 0 || *n <= 0 || *k <= 0 || (*t && *t != 't') || *m > 65536 || *n > 65536 ||
+      *k > 65536) {
+    fprintf(stderr, "bench_peak: --sgemm wants MxNxK or MxNxKt (each 1..65536), got '%s'\n", spec);
+    return false;
+  }
+  return true;
+}
+
+/* Times `reps` calls of one (parsed) sgemm shape; 0 on success. */
+static int time_sgemm(const char *spec, int reps, double peak) {
+  long m, n, k;
+  char t;
+  parse_shape(spec, &m, &n, &k, &t);
+  float *a = fbx_malloc(sizeof(float) * (size_t)(m * k)), *b = fbx_malloc(sizeof(float) * (size_t)(k * n));
+  float *c = fbx_malloc(sizeof(float) * (size_t)(m * n));
+  double *ts = fbx_malloc(sizeof(double) * (size_t)reps);
+  if (!a || !b || !c || !ts) {
+    fprintf(stderr, "bench_peak: out of memory for %s\n", spec);
+    fbx_free(a), fbx_free(b), fbx_free(c), fbx_free(ts);
+    return 1;
+  }
+  for (long i = 0; i < m * k; i++) a[i] = (float)((i * 7) % 13) * 0.1f - 0.6f;
+  for (long i = 0; i < k * n; i++) b[i] = (float)((i * 5) % 11) * 0.1f - 0.5f;
+  for (int r = -2; r < reps; r++) { /* two untimed warm-up calls */
+    double t0 = now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, t ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)k,
+                b, t ? (int)k : (int)n, 0.0f, c, (int)n);
+    if (r >= 0) ts[r] = now() - t0;
+  }
+  qsort(ts, (size_t)reps, sizeof *ts, cmp_d);
+  double fl = 2.0 * (double)m * (double)n * (double)k;
+  double best = fl / ts[0] * 1e-9, med = fl / ts[reps / 2] * 1e-9;
+  printf("sgemm %ld %ld %ld %s %.1f %.1f %.0f%% %.0f%%\n", m, n, k, t ? "t" : "n", best, med, 100 * best / peak,
+         100 * med / peak);
+  fbx_free(a), fbx_free(b), fbx_free(c), fbx_free(ts);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *shapes[16];
+  int nshapes = 0, reps = 20;
+  for (int i = 1; i < argc; i++) {
+    long m, n, k;
+    char t;
+    if (!strcmp(argv[i], "--sgemm") && i + 1 < argc && nshapes < 16) {
+      if (!parse_shape(argv[i + 1], &m, &n, &k, &t)) return 2;
+      shapes[nshapes++] = argv[++i];
+    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc && (reps = atoi(argv[++i])) > 0) continue;
+    else {
+      fprintf(stderr, "usage: bench_peak [--sgemm MxNxK[t]]... [--reps N]  (at most 16 shapes, N >= 1)\n");
+      return 2;
+    }
+  }
   __builtin_cpu_init();
   const char *isa = "sse";
   lanes = 4;
@@ -79,11 +154,19 @@ int main(void) {
     if (t < best) best = t;
   }
   double flops = 2.0 * lanes * ACC * (double)ITERS * threads;
-  printf("peak_gflops %.1f %s %d\n", flops / best * 1e-9, isa, threads);
+  double peak = flops / best * 1e-9;
+  printf("peak_gflops %.1f %s %d\n", peak, isa, threads);
+  if (nshapes) {
+    fbx_linalg_blas_init();
+    printf("openblas_threads %d (FUSEBOX_NUM_THREADS pool: %d)\n", openblas_get_num_threads(), threads);
+  }
+  for (int i = 0; i < nshapes; i++)
+    if (time_sgemm(shapes[i], reps, peak)) return 1;
   return 0;
 }
 #else
 int main(void) {
+  /* no FMA loop for this compiler or CPU: no peak, and no share to give */
   printf("peak_gflops 0 unknown 0\n");
   return 0;
 }

@@ -158,6 +158,14 @@
     "  %d : Tensor = aten::sub(%grad, %s, %one)\n"                                                            \
     "  %g : Tensor = aten::mul(%result, %d)\n" FBX_GFR_CAST_("%g")                                            \
     "  return (%gi, %none, %none)\n")                                                                         \
+  /* layer_norm: one row kernel for all three gradients (ops/k_norm.c) */                                     \
+  G(layer_norm,                                                                                               \
+    "graph(%input : Tensor, %normalized_shape : int[], %weight : Tensor?, %bias : Tensor?, %eps : float, "    \
+    "%cudnn_enable : bool, %result : Tensor, %grad : Tensor):\n"                                               \
+    "  %none : NoneType = prim::Constant()\n"                                                                  \
+    "  %gi : Tensor, %gw : Tensor, %gb : Tensor = fusebox::layer_norm_backward(%grad, %input, "               \
+    "%normalized_shape, %weight, %bias, %eps)\n"                                                               \
+    "  return (%gi, %none, %gw, %gb, %none, %none)\n")                                                        \
   G(log_softmax_int,                                                                                          \
     "graph(%self : Tensor, %dim : int, %dtype : int?, %result : Tensor, %grad : Tensor):\n" FBX_GFR_CONSTS_    \
     "  %dl : int[] = prim::ListConstruct(%dim)\n"                                                             \

@@ -352,51 +352,7 @@ fbx_status *fbx_grad_norm(const fbx_grad_env *env, const fbx_node *n, fbx_value 
   return e.st;
 }
 
-/* ---- layer_norm, linear, permute -------------------------------------------------------- */
-
-/* layer_norm(input, normalized_shape, weight?, bias?, eps, cudnn_enable):
- * over the last len(normalized_shape) dims flattened to one (N values),
- * with xhat = (x - mean) * rstd and dxhat = grad * weight:
- *   d input  = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
- *   d weight = grad * xhat summed to weight's size;  d bias = grad summed */
-fbx_status *fbx_grad_layer_norm(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
-                                fbx_value **grad_inputs) {
-  em e = {env, n, NULL};
-  if (!grad_outputs[0]) return NULL;
-  bool has_w = has_input(n, 2);
-  bool has_b = has_input(n, 3);
-  fbx_value *x = in(&e, 0), *none = c_none(&e), *t = c_bool(&e, true), *one = c_int(&e, 1);
-  fbx_value *eps = n->ninputs > 4 ? in(&e, 4) : c_float(&e, 1e-5);
-  fbx_value *k = EMIT(&e, "aten::len", t_int(), in(&e, 1));
-  fbx_value *sd = EMIT(&e, "aten::sub", t_int(), EMIT(&e, "aten::dim", t_int(), x), k);
-  fbx_value *m1 = c_int(&e, -1);
-  fbx_value *x2 = EMIT(&e, "aten::flatten", T_, x, sd, m1);
-  fbx_value *last = list_of(&e, t_ints(&e), 1, &m1);
-  fbx_value *mu = EMIT(&e, "aten::mean", T_, x2, last, t, none);
-  fbx_value *xc = EMIT(&e, "aten::sub", T_, x2, mu, one);
-  fbx_value *var = EMIT(&e, "aten::mean", T_, EMIT(&e, "aten::mul", T_, xc, xc), last, t, none);
-  fbx_value *rstd = EMIT(&e, "aten::rsqrt", T_, EMIT(&e, "aten::add", T_, var, eps, one));
-  fbx_value *xhat = EMIT(&e, "aten::mul", T_, xc, rstd);
-  fbx_value *xsz = size_of(&e, x);
-  fbx_value *g2 = EMIT(&e, "aten::reshape", T_, grad_outputs[0], size_of(&e, x2));
-  fbx_value *dxhat = g2;
-  if (has_w) {
-    fbx_value *w = in(&e, 2);
-    fbx_value *wf = EMIT(&e, "aten::reshape", T_, w, list_of(&e, t_ints(&e), 1, &m1));
-    dxhat = EMIT(&e, "aten::mul", T_, g2, wf);
-    fbx_value *gw = EMIT(&e, "aten::reshape", T_, EMIT(&e, "aten::mul", T_, g2, xhat), xsz);
-    grad_inputs[2] = EMIT(&e, "aten::sum_to_size", T_, gw, size_of(&e, w));
-  }
-  if (has_b)
-    grad_inputs[3] =
-        EMIT(&e, "aten::sum_to_size", T_, grad_outputs[0], size_of(&e, in(&e, 3)));
-  fbx_value *a = EMIT(&e, "aten::mean", T_, dxhat, last, t, none);
-  fbx_value *b = EMIT(&e, "aten::mean", T_, EMIT(&e, "aten::mul", T_, dxhat, xhat), last, t, none);
-  fbx_value *inner = EMIT(&e, "aten::sub", T_, EMIT(&e, "aten::sub", T_, dxhat, a, one),
-                          EMIT(&e, "aten::mul", T_, xhat, b), one);
-  grad_inputs[0] = EMIT(&e, "aten::reshape", T_, EMIT(&e, "aten::mul", T_, inner, rstd), xsz);
-  return e.st;
-}
+/* ---- linear, permute (layer_norm: formulas_reduce.h) -------------------------------------------------------- */
 
 /* linear(input, weight, bias?) = matmul(input, weight.t()) + bias */
 fbx_status *fbx_grad_linear(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,

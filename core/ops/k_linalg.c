@@ -9,7 +9,10 @@
  *     dimension, never copied); the BLAS's thread count is
  *     FUSEBOX_NUM_THREADS's (fbx_parallel_threads). Other layouts (both
  *     strides non-unit, a stride-0 expanded row or column) take the packed
- *     loops below;
+ *     loops below. addmm's self and linear's bias, when they have the
+ *     product's dtype and broadcast to it, are written into C first and the
+ *     BLAS adds the product to them (beta = addmm's beta, 1 for linear):
+ *     no separate pass over the result;
  *   - float32/float64 otherwise: B is packed once per distinct batch into panels of NR
  *     columns ([K][NR] each, zero-padded); row blocks of MB rows of C are
  *     spread over threads, and each runs MR x NR register tiles over KC-deep
@@ -55,7 +58,18 @@ typedef struct gemm_job {
   int64_t npanels;
   void *c;
   int64_t nrb;                     /* row blocks per batch */
+  double alpha, beta;              /* BLAS path: C = alpha * A @ B + beta * C */
 } gemm_job;
+
+/* Something added to the product inside the GEMM (addmm's self, linear's
+ * bias): c is filled with s broadcast to the result (strides, 0 where
+ * broadcast), and the BLAS computes alpha * A @ B + beta * c in its C
+ * operand. applied tells whether that happened (the BLAS path only). */
+typedef struct addend {
+  const fbx_tensor *s;
+  double alpha, beta;
+  bool applied;
+} addend;
 
 /* Element offset of batch bi for the given batch strides. */
 static int64_t batch_off(const gemm_job *j, int64_t bi, const int64_t *bstr) {
@@ -205,34 +219,86 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t s0, int64_t s1, bool
   return *ld <= INT_MAX;
 }
 
-/* C[b] = A[b] @ B[b] through sgemm/dgemm, one call per batch (each call
- * spreads over the BLAS's threads). False when a layout does not fit, and
- * then nothing was written. */
-static bool bgemm_blas(const gemm_job *j, fbx_dtype dt) {
+/* Whether the BLAS takes j's operands as they are. */
+static bool blas_fits(const gemm_job *j, bool *ta, int64_t *lda, bool *tb, int64_t *ldb) {
+  if (j->M > INT_MAX || j->N > INT_MAX || j->K > INT_MAX) return false;
+  return blas_layout(j->M, j->K, j->sa0, j->sa1, ta, lda) && blas_layout(j->K, j->N, j->sb0, j->sb1, tb, ldb);
+}
+
+/* C[b] = alpha * A[b] @ B[b] + beta * C[b] through sgemm/dgemm, one call
+ * per batch (each call spreads over the BLAS's threads); the caller checked
+ * blas_fits. */
+static void bgemm_blas(const gemm_job *j, fbx_dtype dt) {
   bool ta, tb;
   int64_t lda, ldb;
-  if (j->M > INT_MAX || j->N > INT_MAX || j->K > INT_MAX) return false;
-  if (!blas_layout(j->M, j->K, j->sa0, j->sa1, &ta, &lda) || !blas_layout(j->K, j->N, j->sb0, j->sb1, &tb, &ldb))
-    return false;
+  blas_fits(j, &ta, &lda, &tb, &ldb);
   fbx_linalg_blas_init();
   int M = (int)j->M, N = (int)j->N, K = (int)j->K;
   enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   for (int64_t bi = 0; bi < j->nb; bi++) {
     int64_t ao = batch_off(j, bi, j->abstr), bo = batch_off(j, bi, j->bbstr), co = bi * j->M * j->N;
     if (dt == FBX_DTYPE_FLOAT32)
-      cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, 1.0f, (const float *)j->a + ao, (int)lda, (const float *)j->b + bo,
-                  (int)ldb, 0.0f, (float *)j->c + co, N);
+      cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, (float)j->alpha, (const float *)j->a + ao, (int)lda,
+                  (const float *)j->b + bo, (int)ldb, (float)j->beta, (float *)j->c + co, N);
     else
-      cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, 1.0, (const double *)j->a + ao, (int)lda, (const double *)j->b + bo,
-                  (int)ldb, 0.0, (double *)j->c + co, N);
+      cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, j->alpha, (const double *)j->a + ao, (int)lda,
+                  (const double *)j->b + bo, (int)ldb, j->beta, (double *)j->c + co, N);
+  }
+}
+
+/* c (contiguous, `nd` dims `sizes`) := s read through `strides`, row by
+ * row over the last dim, rows spread over threads. */
+typedef struct fill_job {
+  const fbx_tensor *s;
+  const int64_t *strides, *sizes;
+  int nd;
+  void *c;
+  int64_t N;
+} fill_job;
+
+static void fill_body(void *ctx, int64_t begin, int64_t end) {
+  const fill_job *f = ctx;
+  int nd = f->nd;
+  int64_t N = f->N, sn = f->strides[nd - 1];
+  size_t es = fbx_dtype_size(f->s->dtype);
+  for (int64_t r = begin; r < end; r++) {
+    int64_t off = 0, q = r;
+    for (int d = nd - 2; d >= 0; d--) {
+      off += (q % f->sizes[d]) * f->strides[d];
+      q /= f->sizes[d];
+    }
+    char *p = (char *)f->c + (size_t)(r * N) * es;
+    const char *x = (const char *)f->s->data + (size_t)off * es;
+    if (sn == 1) {
+      memcpy(p, x, (size_t)N * es);
+    } else if (es == 4) {
+      for (int64_t i = 0; i < N; i++) ((float *)p)[i] = ((const float *)x)[i * sn];
+    } else {
+      for (int64_t i = 0; i < N; i++) ((double *)p)[i] = ((const double *)x)[i * sn];
+    }
+  }
+}
+
+/* The strides that broadcast s to (nd, sizes); false when it does not. */
+static bool broadcast_strides(const fbx_tensor *s, int nd, const int64_t *sizes, int64_t *strides) {
+  if (s->ndim > nd) return false;
+  for (int i = 0; i < nd; i++) {
+    int is = i - (nd - s->ndim);
+    if (is < 0) strides[i] = 0;
+    else if (s->sizes[is] == sizes[i]) strides[i] = s->strides[is];
+    else if (s->sizes[is] == 1) strides[i] = 0;
+    else return false;
   }
   return true;
 }
 
 /* C = A @ B for a [nbd..., M, K] and b [nbd..., K, N] views (batch dims
  * equal, strides may be 0), both in dtype `work` (float32, float64 or
- * int64); c is a zeroed contiguous [nbd..., M, N] tensor of that dtype. */
-static fbx_status *bgemm(fbx_tensor *c, const fbx_tensor *a, const fbx_tensor *b) {
+ * int64); c is a fresh contiguous [nbd..., M, N] tensor of that dtype
+ * (contents undefined). With `fill` (a fill_job whose c is c's data, and
+ * add's factors) on the BLAS path, C = alpha * A @ B + beta * the addend
+ * and add->applied is set; otherwise C = A @ B. */
+static fbx_status *bgemm(fbx_tensor *c, const fbx_tensor *a, const fbx_tensor *b, fill_job *fill, addend *add) {
   int nbd = a->ndim - 2;
   gemm_job j = {.nb = 1, .M = a->sizes[nbd], .K = a->sizes[nbd + 1], .N = b->sizes[nbd + 1], .nbd = nbd,
                 .bsizes = a->sizes, .abstr = a->strides, .bbstr = b->strides, .a = a->data,
@@ -242,10 +308,22 @@ static fbx_status *bgemm(fbx_tensor *c, const fbx_tensor *a, const fbx_tensor *b
     j.nb *= a->sizes[d];
     if (b->strides[d] != 0 && b->sizes[d] > 1) j.b_shared = false;
   }
-  if (j.nb * j.M * j.N == 0 || j.K == 0) return NULL; /* C stays zero */
-  bool fl = a->dtype == FBX_DTYPE_FLOAT32 || a->dtype == FBX_DTYPE_FLOAT64;
-  if (fl && !fbx_linalg_no_blas && bgemm_blas(&j, a->dtype)) return NULL;
+  if (j.nb * j.M * j.N == 0) return NULL;
   size_t esz = fbx_dtype_size(a->dtype);
+  bool fl = a->dtype == FBX_DTYPE_FLOAT32 || a->dtype == FBX_DTYPE_FLOAT64, ta, tb;
+  int64_t lda, ldb;
+  if (fl && !fbx_linalg_no_blas && j.K > 0 && blas_fits(&j, &ta, &lda, &tb, &ldb)) {
+    j.alpha = 1, j.beta = 0; /* beta 0: the BLAS writes C without reading it */
+    if (fill && add) {
+      int64_t rows = fill->N ? c->numel / fill->N : 0;
+      fbx_parallel_for(rows, fill->N >= 16384 ? 1 : 16384 / (fill->N + 1) + 1, fill_body, fill);
+      j.alpha = add->alpha, j.beta = add->beta, add->applied = true;
+    }
+    bgemm_blas(&j, a->dtype);
+    return NULL;
+  }
+  memset(c->data, 0, esz * (size_t)c->numel); /* the packed loops add into C */
+  if (j.K == 0) return NULL;
   int64_t nr = a->dtype == FBX_DTYPE_FLOAT32 ? NR_f32 : a->dtype == FBX_DTYPE_FLOAT64 ? NR_f64 : 0;
   j.npanels = nr ? (j.N + nr - 1) / nr : 1;
   int64_t per = nr ? j.npanels * nr * j.K : j.K * j.N, npack = j.b_shared ? 1 : j.nb;
@@ -301,7 +379,7 @@ static fbx_status *shape_mismatch(const fbx_kctx *ctx, const fbx_tensor *a, cons
  * and a 1-D b a column [K, 1], the extra dim dropped from the result; batch
  * dims broadcast. Returns a fresh contiguous tensor in the work dtype with
  * the final shape. */
-static fbx_status *matmul_work(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor *a, fbx_tensor *b) {
+static fbx_status *matmul_work(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor *a, fbx_tensor *b, addend *add) {
   if (a->ndim == 0 || b->ndim == 0)
     return fbx_kernel_error(ctx, "both arguments need at least 1 dim, got %dD and %dD", a->ndim, b->ndim);
   fbx_dtype work = work_dtype(a->dtype);
@@ -346,14 +424,22 @@ static fbx_status *matmul_work(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor
   int64_t cs[FBX_MAX_DIMS];
   memcpy(cs, batch, sizeof(int64_t) * (size_t)nbd);
   cs[nbd] = es[nbd], cs[nbd + 1] = fs[nbd + 1];
-  if (!st) st = fbx_tensor_zeros(&c, work, nbd + 2, cs);
-  if (!st) st = bgemm(c, av, bv);
-  if (st) goto done;
-  /* drop the dims a 1-D operand added */
+  /* the result drops the dims a 1-D operand added */
+  int64_t rs[FBX_MAX_DIMS], astr[FBX_MAX_DIMS];
   int nd = nbd;
-  if (a->ndim > 1) cs[nd++] = es[nbd];
-  if (b->ndim > 1) cs[nd++] = fs[nbd + 1];
-  st = fbx_tensor_view(out, c, nd, cs, NULL, c->offset);
+  memcpy(rs, batch, sizeof(int64_t) * (size_t)nbd);
+  if (a->ndim > 1) rs[nd++] = es[nbd];
+  if (b->ndim > 1) rs[nd++] = fs[nbd + 1];
+  /* an addend of the work dtype that broadcasts to the result can ride in the GEMM's C */
+  bool fuse = add && add->s && add->beta != 0 && add->s->dtype == work &&
+              (work == FBX_DTYPE_FLOAT32 || work == FBX_DTYPE_FLOAT64) && nd >= 1 &&
+              broadcast_strides(add->s, nd, rs, astr);
+  if (!st) st = fbx_tensor_empty(&c, work, nbd + 2, cs);
+  fill_job fill = {.s = add ? add->s : NULL, .strides = astr, .sizes = rs, .nd = nd, .c = c ? c->data : NULL,
+                   .N = nd >= 1 ? rs[nd - 1] : 1};
+  if (!st) st = bgemm(c, av, bv, fuse ? &fill : NULL, fuse ? add : NULL);
+  if (st) goto done;
+  st = fbx_tensor_view(out, c, nd, rs, NULL, c->offset);
 done:
   fbx_tensor_release(ac);
   fbx_tensor_release(bc);
@@ -463,7 +549,7 @@ fbx_status *fbx_k_mm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     return fbx_kernel_error(ctx, "both arguments must be matrices, got %dD and %dD", a->ndim, b->ndim);
   if (a->sizes[1] != b->sizes[0]) return shape_mismatch(ctx, a, b);
   FBX_TRY(check_dtypes(ctx, a, b));
-  FBX_TRY(matmul_work(ctx, &w, a, b));
+  FBX_TRY(matmul_work(ctx, &w, a, b, NULL));
   return finish(outs, w, a->dtype);
 }
 
@@ -481,7 +567,7 @@ fbx_status *fbx_k_bmm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     return fbx_kernel_error(ctx, "batch shapes cannot be multiplied (%s and %s)", sa, sb);
   }
   FBX_TRY(check_dtypes(ctx, a, b));
-  FBX_TRY(matmul_work(ctx, &w, a, b));
+  FBX_TRY(matmul_work(ctx, &w, a, b, NULL));
   return finish(outs, w, a->dtype);
 }
 
@@ -491,7 +577,7 @@ fbx_status *fbx_k_matmul(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &a));
   FBX_TRY(fbx_arg_tensor(ctx, args, 1, &b));
   FBX_TRY(check_dtypes(ctx, a, b));
-  FBX_TRY(matmul_work(ctx, &w, a, b));
+  FBX_TRY(matmul_work(ctx, &w, a, b, NULL));
   return finish(outs, w, a->dtype);
 }
 
@@ -508,9 +594,11 @@ fbx_status *fbx_k_addmm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   FBX_TRY(check_dtypes(ctx, s, a));
   if (!fbx_iv_is_scalar(&args[3]) || !fbx_iv_is_scalar(&args[4]))
     return fbx_kernel_error(ctx, "beta and alpha must be numbers");
-  FBX_TRY(matmul_work(ctx, &w, a, b));
-  fbx_status *st = axpby(ctx, w, s, fbx_iv_to_double(&args[4]), fbx_iv_to_double(&args[3]),
-                         fbx_iv_to_int(&args[4]), fbx_iv_to_int(&args[3]));
+  addend ad = {.s = s, .alpha = fbx_iv_to_double(&args[4]), .beta = fbx_iv_to_double(&args[3])};
+  FBX_TRY(matmul_work(ctx, &w, a, b, &ad));
+  fbx_status *st = ad.applied ? NULL
+                              : axpby(ctx, w, s, fbx_iv_to_double(&args[4]), fbx_iv_to_double(&args[3]),
+                                      fbx_iv_to_int(&args[4]), fbx_iv_to_int(&args[3]));
   if (st) {
     fbx_tensor_release(w);
     return st;
@@ -537,10 +625,11 @@ fbx_status *fbx_k_linear(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   } else {
     wtv = fbx_tensor_retain(wt);
   }
-  fbx_status *st = matmul_work(ctx, &w, x, wtv);
+  addend ad = {.s = bias, .alpha = 1, .beta = 1};
+  fbx_status *st = matmul_work(ctx, &w, x, wtv, &ad);
   fbx_tensor_release(wtv);
   if (st) return st;
-  if (bias) {
+  if (bias && !ad.applied) {
     st = axpby(ctx, w, bias, 1, 1, 1, 1);
     if (st) {
       fbx_tensor_release(w);

@@ -9,7 +9,10 @@
  * layer_norm takes statistics in double (two passes: mean, then squared
  * deviations); float32 inputs with float32 (or no) weight and bias run
  * on fbx_row_layer_norm_f32 (double lanes over a row in cache), others on
- * the chunked double loop. batch_norm in inference on float32 applies its
+ * the chunked double loop. layer_norm's backward (native_layer_norm_backward,
+ * fusebox::layer_norm_backward) runs fbx_row_layer_norm_bwd_f32 over rows
+ * (float64 inputs: the same formula in double), weight and bias gradients
+ * summed in float32 (float64) per block of rows as PyTorch does. batch_norm in inference on float32 applies its
  * per-channel scale and shift with fbx_row_affine_f32.
  */
 #include <math.h>
@@ -305,6 +308,258 @@ fbx_status *fbx_k_layer_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   fbx_tensor_release(c);
   fbx_tensor_release(y);
   return st;
+}
+
+/* ---- layer_norm backward ------------------------------------------------------------------------ */
+
+/* One backward over [M, N] rows (ops/rowops.h's formula), in float32 or
+ * float64: rows in nblk fixed blocks (a function of M and N only, so the
+ * result does not depend on the thread count), each block accumulating its
+ * own partial dw and db sums, which are added in block order at the end. */
+typedef struct lnb_job {
+  const void *g, *x, *w;    /* contiguous in the work dtype; w NULL: none */
+  const void *mean, *rstd;  /* M each, or NULL: taken from x with eps */
+  double eps;
+  void *dx;                 /* or NULL */
+  void *part;               /* nblk x [dw | db] partial sums, or NULL */
+  bool want_dw, want_db, f64;
+  int64_t M, N, nblk;
+} lnb_job;
+
+static void lnb_row_f64(const double *g, const double *x, double *dx, int64_t n, const double *w, double mean,
+                        double rstd, double *dw, double *db) {
+  if (dw)
+    for (int64_t i = 0; i < n; i++) dw[i] += g[i] * (rstd * x[i] - rstd * mean);
+  if (db)
+    for (int64_t i = 0; i < n; i++) db[i] += g[i];
+  if (!dx) return;
+  double ds = 0, dbs = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double gw = w ? g[i] * w[i] : g[i];
+    ds += gw * x[i], dbs += gw;
+  }
+  double scale = 1.0 / (double)n, b = (dbs * mean - ds) * rstd * rstd * rstd * scale;
+  double c = -b * mean - dbs * rstd * scale;
+  for (int64_t i = 0; i < n; i++) dx[i] = rstd * (w ? g[i] * w[i] : g[i]) + b * x[i] + c;
+}
+
+static void lnb_body(void *c, int64_t begin, int64_t end) {
+  const lnb_job *j = c;
+  int64_t N = j->N;
+  for (int64_t blk = begin; blk < end; blk++) {
+    int64_t r0 = blk * j->M / j->nblk, r1 = (blk + 1) * j->M / j->nblk;
+    if (j->f64) {
+      double *pw = j->part ? (double *)j->part + blk * 2 * N : NULL;
+      if (pw) memset(pw, 0, sizeof(double) * (size_t)(2 * N));
+      for (int64_t m = r0; m < r1; m++) {
+        const double *x = (const double *)j->x + m * N;
+        double mean, rstd;
+        if (j->mean) {
+          mean = ((const double *)j->mean)[m], rstd = ((const double *)j->rstd)[m];
+        } else {
+          double s = 0, ss = 0;
+          for (int64_t i = 0; i < N; i++) s += x[i];
+          mean = s / (double)N;
+          for (int64_t i = 0; i < N; i++) ss += (x[i] - mean) * (x[i] - mean);
+          rstd = 1 / sqrt(ss / (double)N + j->eps);
+        }
+        lnb_row_f64((const double *)j->g + m * N, x, j->dx ? (double *)j->dx + m * N : NULL, N, j->w, mean, rstd,
+                    j->want_dw ? pw : NULL, j->want_db ? pw + N : NULL);
+      }
+    } else {
+      float *pw = j->part ? (float *)j->part + blk * 2 * N : NULL;
+      if (pw) memset(pw, 0, sizeof(float) * (size_t)(2 * N));
+      for (int64_t m = r0; m < r1; m++) {
+        const float *x = (const float *)j->x + m * N;
+        float mean, rstd;
+        if (j->mean) mean = ((const float *)j->mean)[m], rstd = ((const float *)j->rstd)[m];
+        else fbx_row_moments_f32(x, N, (float)j->eps, &mean, &rstd);
+        fbx_row_layer_norm_bwd_f32((const float *)j->g + m * N, x, j->dx ? (float *)j->dx + m * N : NULL, N, j->w,
+                                   mean, rstd, j->want_dw ? pw : NULL, j->want_db ? pw + N : NULL);
+      }
+    }
+  }
+}
+
+/* t in dtype `work`, contiguous (a new reference). */
+static fbx_status *as_work(fbx_tensor **out, fbx_tensor *t, fbx_dtype work) {
+  return t->dtype != work ? fbx_tensor_clone_as(out, t, work) : fbx_tensor_contiguous(out, t);
+}
+
+/* A Tensor? parameter of normalized_shape (NULL when None). */
+static fbx_status *ln_param(const fbx_kctx *ctx, fbx_tensor **out, const fbx_ivalue *v, const char *what, int nn,
+                            const int64_t *ns) {
+  *out = NULL;
+  if (v->kind == FBX_IV_NONE) return NULL;
+  if (v->kind != FBX_IV_TENSOR) return fbx_kernel_error(ctx, "%s must be a Tensor or None", what);
+  const fbx_tensor *t = v->u.t;
+  bool ok = t->ndim == nn;
+  for (int i = 0; ok && i < nn; i++) ok = t->sizes[i] == ns[i];
+  if (!ok) {
+    char a[256], b[256];
+    fbx_red_shape_str(a, sizeof a, t->ndim, t->sizes);
+    fbx_red_shape_str(b, sizeof b, nn, ns);
+    return fbx_kernel_error(ctx, "expected %s of shape %s, got %s", what, b, a);
+  }
+  if (!fbx_dtype_is_floating(t->dtype))
+    return fbx_kernel_error(ctx, "%s must be floating point, got %s", what, fbx_dtype_name(t->dtype));
+  *out = v->u.t;
+  return NULL;
+}
+
+/* The backward of layer_norm over the trailing dims `ns` of x: outputs 0..2
+ * are d input (x's shape and dtype), d weight and d bias (their shapes and
+ * dtypes), each computed where want[k] (and, for 1 and 2, weight or bias is
+ * given), else None. mean/rstd (M values each, any layout) or eps. Work in
+ * float64 for float64 inputs, else float32 (as PyTorch for half types). */
+static fbx_status *lnb_run(fbx_kctx *ctx, fbx_ivalue *outs, fbx_tensor *g, fbx_tensor *x, const fbx_ivalue *nsv,
+                           int ns_arg, const fbx_ivalue *wv, const fbx_ivalue *bv, fbx_tensor *mean, fbx_tensor *rstd,
+                           double eps, const bool want[3]) {
+  int64_t ns[FBX_MAX_DIMS];
+  fbx_status *st = NULL;
+  int nn = fbx_arg_int_list(ctx->op, ns_arg, nsv, ns, FBX_MAX_DIMS, &st);
+  if (nn < 0) return st;
+  if (!fbx_dtype_is_floating(x->dtype))
+    return fbx_kernel_error(ctx, "expected a floating point input, got %s", fbx_dtype_name(x->dtype));
+  char a[256], b[256];
+  bool ok = nn >= 1 && nn <= x->ndim;
+  for (int i = 0; ok && i < nn; i++) ok = x->sizes[x->ndim - nn + i] == ns[i];
+  if (!ok) {
+    fbx_red_shape_str(a, sizeof a, nn, ns);
+    fbx_red_shape_str(b, sizeof b, x->ndim, x->sizes);
+    return fbx_kernel_error(ctx, "normalized_shape %s does not match the trailing dims of an input of shape %s", a,
+                            b);
+  }
+  if (!fbx_tensor_same_shape(g, x)) {
+    fbx_red_shape_str(a, sizeof a, g->ndim, g->sizes);
+    fbx_red_shape_str(b, sizeof b, x->ndim, x->sizes);
+    return fbx_kernel_error(ctx, "the gradient's shape %s is not the input's %s", a, b);
+  }
+  if (!fbx_dtype_is_floating(g->dtype))
+    return fbx_kernel_error(ctx, "expected a floating point gradient, got %s", fbx_dtype_name(g->dtype));
+  lnb_job j = {.eps = eps, .M = 1, .N = 1};
+  for (int i = 0; i < x->ndim; i++) {
+    if (i < x->ndim - nn) j.M *= x->sizes[i];
+    else j.N *= x->sizes[i];
+  }
+  fbx_tensor *w, *bias;
+  FBX_TRY(ln_param(ctx, &w, wv, "weight", nn, ns));
+  FBX_TRY(ln_param(ctx, &bias, bv, "bias", nn, ns));
+  if (mean && (mean->numel != j.M || rstd->numel != j.M))
+    return fbx_kernel_error(ctx, "mean and rstd must hold one value per normalized row (%lld), got %lld and %lld",
+                            (long long)j.M, (long long)mean->numel, (long long)rstd->numel);
+  fbx_dtype work = x->dtype == FBX_DTYPE_FLOAT64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32;
+  size_t es = fbx_dtype_size(work);
+  j.f64 = work == FBX_DTYPE_FLOAT64;
+  j.want_dw = want[1] && w, j.want_db = want[2] && bias;
+  fbx_tensor *gc = NULL, *xc = NULL, *wc = NULL, *mc = NULL, *rc = NULL, *dx = NULL, *dw = NULL, *db = NULL;
+  fbx_tensor *r = NULL;
+  st = as_work(&gc, g, work);
+  if (!st) st = as_work(&xc, x, work);
+  if (!st && w) st = as_work(&wc, w, work);
+  if (!st && mean) st = as_work(&mc, mean, work);
+  if (!st && mean) st = as_work(&rc, rstd, work);
+  if (!st && want[0]) st = fbx_tensor_empty(&dx, work, x->ndim, x->sizes);
+  if (!st && j.want_dw) st = fbx_tensor_empty(&dw, work, w->ndim, w->sizes);
+  if (!st && j.want_db) st = fbx_tensor_empty(&db, work, bias->ndim, bias->sizes);
+  if (st) goto done;
+  /* at most 32 blocks, and at most 64 MiB of partial sums */
+  j.nblk = min64(j.M, 32);
+  if ((j.want_dw || j.want_db) && j.N > 0) {
+    int64_t cap = ((int64_t)64 << 20) / (int64_t)(2 * (size_t)j.N * es);
+    j.nblk = min64(j.nblk, cap > 1 ? cap : 1);
+    j.part = fbx_malloc(es * (size_t)(2 * j.N * (j.nblk > 0 ? j.nblk : 1)));
+    if (!j.part) {
+      st = fbx_status_nomem();
+      goto done;
+    }
+    if (j.M == 0) memset(j.part, 0, es * (size_t)(2 * j.N));
+  }
+  j.g = gc->data, j.x = xc->data, j.w = wc ? wc->data : NULL, j.mean = mc ? mc->data : NULL;
+  j.rstd = rc ? rc->data : NULL, j.dx = dx ? dx->data : NULL;
+  if (j.M > 0 && j.N > 0) fbx_parallel_for(j.nblk, 1, lnb_body, &j);
+  /* partial sums added in block order */
+  fbx_tensor *pt[2] = {dw, db};
+  for (int k = 0; k < 2; k++) {
+    if (!pt[k] || !j.part) continue; /* no part: N == 0, nothing to sum */
+    int64_t nb = j.M > 0 ? j.nblk : 1;
+    if (j.f64) {
+      double *o = pt[k]->data;
+      const double *p = (const double *)j.part + k * j.N;
+      for (int64_t i = 0; i < j.N; i++) o[i] = p[i];
+      for (int64_t blk = 1; blk < nb; blk++)
+        for (int64_t i = 0; i < j.N; i++) o[i] += p[blk * 2 * j.N + i];
+    } else {
+      float *o = pt[k]->data;
+      const float *p = (const float *)j.part + k * j.N;
+      for (int64_t i = 0; i < j.N; i++) o[i] = p[i];
+      for (int64_t blk = 1; blk < nb; blk++)
+        for (int64_t i = 0; i < j.N; i++) o[i] += p[blk * 2 * j.N + i];
+    }
+  }
+  /* back to the callers' dtypes */
+  fbx_tensor **res[3] = {&dx, &dw, &db};
+  fbx_dtype want_dt[3] = {x->dtype, w ? w->dtype : work, bias ? bias->dtype : work};
+  for (int k = 0; k < 3 && !st; k++)
+    if (*res[k] && (*res[k])->dtype != want_dt[k]) {
+      st = fbx_tensor_clone_as(&r, *res[k], want_dt[k]);
+      if (st) break;
+      fbx_tensor_release(*res[k]);
+      *res[k] = r;
+      r = NULL;
+    }
+  if (st) goto done;
+  for (int k = 0; k < 3; k++) {
+    outs[k] = *res[k] ? fbx_iv_tensor(*res[k]) : fbx_iv_none();
+    *res[k] = NULL;
+  }
+done:
+  fbx_free(j.part);
+  fbx_tensor_release(gc);
+  fbx_tensor_release(xc);
+  fbx_tensor_release(wc);
+  fbx_tensor_release(mc);
+  fbx_tensor_release(rc);
+  fbx_tensor_release(dx);
+  fbx_tensor_release(dw);
+  fbx_tensor_release(db);
+  return st;
+}
+
+/* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
+ * weight?, bias?, output_mask): PyTorch's op, with the mean and rstd that
+ * native_layer_norm saved; masked-off gradients are None, and so are
+ * weight's and bias's when that parameter is None. */
+fbx_status *fbx_k_native_layer_norm_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, *x, *mean, *rstd;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 3, &mean));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 4, &rstd));
+  if (args[7].kind != FBX_IV_LIST || fbx_iv_list_len(&args[7]) != 3)
+    return fbx_kernel_error(ctx, "output_mask must be a list of 3 bools");
+  bool want[3];
+  for (int k = 0; k < 3; k++) {
+    const fbx_ivalue *e = fbx_iv_list_at(&args[7], k);
+    if (e->kind != FBX_IV_BOOL && e->kind != FBX_IV_INT) return fbx_kernel_error(ctx, "output_mask must hold bools");
+    want[k] = fbx_iv_to_int(e) != 0;
+  }
+  if (!fbx_dtype_is_floating(mean->dtype) || !fbx_dtype_is_floating(rstd->dtype))
+    return fbx_kernel_error(ctx, "mean and rstd must be floating point");
+  return lnb_run(ctx, outs, g, x, &args[2], 2, &args[5], &args[6], mean, rstd, 0, want);
+}
+
+/* fusebox::layer_norm_backward(grad, input, normalized_shape, weight?, bias?,
+ * eps): layer_norm's gradients with the row statistics taken again from
+ * the input (as the forward took them), for graphs that ran aten::layer_norm
+ * and kept no mean or rstd. */
+fbx_status *fbx_k_fbx_layer_norm_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, *x;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
+  if (!fbx_iv_is_scalar(&args[5])) return fbx_kernel_error(ctx, "eps must be a float");
+  bool want[3] = {true, true, true};
+  return lnb_run(ctx, outs, g, x, &args[2], 2, &args[3], &args[4], NULL, NULL, fbx_iv_to_double(&args[5]), want);
 }
 
 /* ---- batch_norm -------------------------------------------------------------------------------- */

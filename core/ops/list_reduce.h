@@ -19,6 +19,11 @@
  * argmin of an empty extent are errors; sum gives 0, prod 1, mean and var
  * NaN, logsumexp -inf.
  *
+ * native_layer_norm_backward / fusebox::layer_norm_backward (the gradient
+ * formula of layer_norm uses the latter, which takes the row statistics
+ * again from the input): d input in the input's dtype, d weight and d bias
+ * in theirs, None where masked off or where the parameter is None.
+ *
  * batch_norm with training=True normalizes with the batch's statistics and
  * does not update running_mean/running_var (the interpreter does not mutate
  * inputs). dropout with train=True draws from the run's generator
@@ -90,6 +95,14 @@
     "aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "          \
     "float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor",                                     \
     FBX_LR_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_layer_norm)                                                   \
+  X(native_layer_norm_backward,                                                                               \
+    "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, "   \
+    "Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",              \
+    FBX_LR_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_native_layer_norm_backward)                              \
+  X(fbx_layer_norm_backward,                                                                                   \
+    "fusebox::layer_norm_backward(Tensor grad, Tensor input, int[] normalized_shape, Tensor? weight, "          \
+    "Tensor? bias, float eps) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",                   \
+    FBX_LR_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_layer_norm_backward)                                 \
   X(batch_norm,                                                                                                \
     "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "                      \
     "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",            \

@@ -154,12 +154,21 @@ FBX_PW_CLONES void fbx_cols_softmax_f32(const float *x, float *y, int64_t R, int
   }
 }
 
+ROW_INLINE void moments_body(const float *x, int64_t n, float eps, float *mean, float *rstd) {
+  double md = sum_body(x, n) / (double)n;
+  double var = sqdev_body(x, n, md) / (double)n;
+  *mean = (float)md;
+  *rstd = (float)(1.0 / sqrt(var + (double)eps));
+}
+
+FBX_PW_CLONES void fbx_row_moments_f32(const float *x, int64_t n, float eps, float *mean, float *rstd) {
+  moments_body(x, n, eps, mean, rstd);
+}
+
 FBX_PW_CLONES void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, const float *w, const float *b,
                                           float eps, float *mean, float *rstd) {
-  double md = sum_body(x, n) / (double)n;
-  float mf = (float)md;
-  double var = sqdev_body(x, n, md) / (double)n;
-  float r = (float)(1.0 / sqrt(var + (double)eps));
+  float mf, r;
+  moments_body(x, n, eps, &mf, &r);
   *mean = mf, *rstd = r;
   if (w && b)
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r * w[i] + b[i];
@@ -169,6 +178,49 @@ FBX_PW_CLONES void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, c
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r + b[i];
   else
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r;
+}
+
+FBX_PW_CLONES void fbx_row_layer_norm_bwd_f32(const float *g, const float *x, float *dx, int64_t n, const float *w,
+                                              float mean, float rstd, float *dw, float *db) {
+  if (dw) {
+    float nb = -rstd * mean;
+    for (int64_t i = 0; i < n; i++) dw[i] += g[i] * (rstd * x[i] + nb);
+  }
+  if (db)
+    for (int64_t i = 0; i < n; i++) db[i] += g[i];
+  if (!dx) return;
+  double as[DL] = {0}, ab[DL] = {0}, ts = 0, tb = 0;
+  int64_t i = 0;
+  if (w) {
+    for (; i + DL <= n; i += DL)
+      for (int k = 0; k < DL; k++) {
+        float gw = g[i + k] * w[i + k];
+        as[k] += (double)(gw * x[i + k]);
+        ab[k] += (double)gw;
+      }
+    for (; i < n; i++) {
+      float gw = g[i] * w[i];
+      ts += (double)(gw * x[i]);
+      tb += (double)gw;
+    }
+  } else {
+    for (; i + DL <= n; i += DL)
+      for (int k = 0; k < DL; k++) {
+        as[k] += (double)(g[i + k] * x[i + k]);
+        ab[k] += (double)g[i + k];
+      }
+    for (; i < n; i++) {
+      ts += (double)(g[i] * x[i]);
+      tb += (double)g[i];
+    }
+  }
+  double ds = fold_d(as) + ts, dbs = fold_d(ab) + tb, scale = 1.0 / (double)n, a = rstd;
+  double bd = (dbs * (double)mean - ds) * a * a * a * scale;
+  float b = (float)bd, c = (float)(-bd * (double)mean - dbs * a * scale);
+  if (w)
+    for (int64_t k = 0; k < n; k++) dx[k] = rstd * g[k] * w[k] + b * x[k] + c;
+  else
+    for (int64_t k = 0; k < n; k++) dx[k] = rstd * g[k] + b * x[k] + c;
 }
 
 FBX_PW_CLONES void fbx_row_affine_f32(const float *x, float *y, int64_t n, float scale, float shift) {

@@ -40,6 +40,19 @@ void fbx_cols_softmax_f32(const float *x, float *y, int64_t R, int64_t stride, i
  * the row's mean and rstd = 1 / sqrt(biased var + eps) go to *mean, *rstd. */
 void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, const float *w, const float *b, float eps,
                             float *mean, float *rstd);
+/* The row statistics fbx_row_layer_norm_f32 uses: mean and
+ * rstd = 1 / sqrt(biased var + eps), taken in double. */
+void fbx_row_moments_f32(const float *x, int64_t n, float eps, float *mean, float *rstd);
+/* layer_norm's backward over one row of n >= 1, PyTorch's formula
+ * (native_layer_norm_backward) with g the output gradient, w the weight
+ * (NULL: ones), the row's mean and rstd:
+ *   dx = rstd * g * w + b * x + c, with ds = sum(g * w * x), db = sum(g * w),
+ *   b = (db * mean - ds) * rstd^3 / n, c = -b * mean - db * rstd / n
+ * (ds, db in double lanes; dx may be NULL). dw[i] += g[i] * (rstd * x[i] -
+ * rstd * mean) and db[i] += g[i] accumulate the row into the caller's
+ * float32 partial sums (each may be NULL). */
+void fbx_row_layer_norm_bwd_f32(const float *g, const float *x, float *dx, int64_t n, const float *w, float mean,
+                                float rstd, float *dw, float *db);
 /* y = x * scale + shift over n values. */
 void fbx_row_affine_f32(const float *x, float *y, int64_t n, float scale, float shift);
 

@@ -12,8 +12,9 @@ args:    T:<file>[:t][:e<AxB..>][:c<dtype code>]  tensor (t: transpose the
          last two dims, e: expand to that shape, c: convert to that dtype;
          applied in that order)
          i:<int>  f:<float>  b:0|1  N (None)  L:<i,j,..> (int list, L: empty)
+         B:<0|1,..> (bool list)
 results: O:<file>:<dtype code>  expected tensor (bfloat16 results are stored
-         as float32 and compared after conversion)
+         as float32 and compared after conversion); O:N  expected None
          tol:<rtol>,<atol>
          E:<substring of the expected message> (the rest of the line;
          PyTorch must raise too)
@@ -86,6 +87,8 @@ def arg_token(a):
         return "f:%r" % a
     if isinstance(a, torch.dtype):
         return "i:%d" % CODES[a]
+    if isinstance(a, (list, tuple)) and a and all(isinstance(v, bool) for v in a):
+        return "B:" + ",".join(str(int(v)) for v in a)
     if isinstance(a, (list, tuple)):
         return "L:" + ",".join(str(v) for v in a)
     raise TypeError(a)
@@ -126,6 +129,9 @@ def case(name, op, *args, via32=False, tol=None):
     toks = [name, "aten::" + base] + [arg_token(a) for a in args] + ["->"]
     worst = (0, 0)
     for r in res:
+        if r is None:  # an undefined result (a masked-off gradient)
+            toks.append("O:N")
+            continue
         dt = r.dtype
         if via32 and r.dtype == torch.float32:
             src = [a.torch().dtype for a in args if isinstance(a, T)]
@@ -139,6 +145,55 @@ def case(name, op, *args, via32=False, tol=None):
         worst = tol
     toks.append("tol:%g,%g" % worst)
     lines.append(" ".join(toks))
+
+
+def case_as(name, kind, args, res, tol):
+    """A row PyTorch has no op for (fusebox::...): `res`, PyTorch's results
+    computed another way, are the expected outputs of `kind` on `args`."""
+    toks = [name, kind] + [arg_token(a) for a in args] + ["->"]
+    for r in res:
+        toks.append("O:N" if r is None else "O:%s:%d" % (save(r.contiguous().numpy()), CODES[r.dtype]))
+    toks.append("tol:%g,%g" % tol)
+    lines.append(" ".join(toks))
+
+
+def ln_backward_cases():
+    """native_layer_norm_backward with native_layer_norm's mean and rstd,
+    and fusebox::layer_norm_backward (statistics from the input) against
+    the same PyTorch results. Last in the file: new random draws here do
+    not move the earlier cases' data."""
+    nlb = torch.ops.aten.native_layer_norm_backward.default
+    shapes = [("ln_bwd_last", (3, 4, 7), [7], torch.float32), ("ln_bwd_two", (3, 4, 7), [4, 7], torch.float32),
+              ("ln_bwd_wide", (6, 1030), [1030], torch.float32), ("ln_bwd_f64", (5, 9), [9], torch.float64)]
+    for name, shape, ns, dt in shapes:
+        x, gy = randn(*shape).to(dt) * 3 + 1, randn(*shape).to(dt)
+        w, b = randn(*ns).to(dt), randn(*ns).to(dt)
+        _, mean, rstd = torch.ops.aten.native_layer_norm(x, ns, w, b, 1e-5)
+        tol = tol_for(dt)
+        case(name, "native_layer_norm_backward.default", T(gy), T(x), ns, T(mean), T(rstd), T(w), T(b),
+             [True, True, True], tol=tol)
+        res = nlb(gy, x, ns, mean, rstd, w, b, [True, True, True])
+        case_as("fbx_" + name, "fusebox::layer_norm_backward", [T(gy), T(x), ns, T(w), T(b), 1e-5], res, tol)
+    # no affine parameters: only the input's gradient
+    x, gy = randn(4, 5) * 2, randn(4, 5)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [5], None, None, 1e-3)
+    case("ln_bwd_noaffine", "native_layer_norm_backward.default", T(gy), T(x), [5], T(mean), T(rstd), None, None,
+         [True, False, False])
+    dx = nlb(gy, x, [5], mean, rstd, None, None, [True, False, False])[0]
+    case_as("fbx_ln_bwd_noaffine", "fusebox::layer_norm_backward", [T(gy), T(x), [5], None, None, 1e-3], [dx, None, None],
+            tol_for(torch.float32))
+
+
+def addend_cases():
+    """addmm's self and linear's bias broadcast into the GEMM's C (k_linalg.c)."""
+    m1, m2 = T(randn(4, 3)), T(randn(3, 5))
+    case("addmm_self_row", "addmm.default", T(randn(5)), m1, m2, 0.5, 2.0)
+    case("addmm_self_col", "addmm.default", T(randn(4, 1)), m1, m2, 1, 1)
+    case("addmm_self_T", "addmm.default", T(randn(5, 4), t=True), m1, m2, 1.5, 1)
+    bn = randn(5)
+    bn[2] = float("nan")
+    case("linear_bias_nan", "linear.default", T(randn(2, 3, 4)), T(randn(5, 4)), T(bn))
+    case("linear_f64_bias", "linear.default", T(randn(3, 4).double()), T(randn(5, 4).double()), T(randn(5).double()))
 
 
 def error(name, op, *args, expect):
@@ -547,6 +602,8 @@ def main():
     error("err_conv2d_kernel", "conv2d.default", T(randn(1, 3, 2, 2)), wc, None, [1, 1], [0, 0], [1, 1], 1, expect="kernel size can't be greater than the (padded) input size")
     error("err_conv2d_stride", "conv2d.default", xc, wc, None, [0, 1], [0, 0], [1, 1], 1, expect="stride must be positive")
     error("err_conv1d_dims", "conv1d.default", xc, wc, None, 1, 0, 1, 1, expect="expected a 2D (unbatched) or 3D (batched) input, got 4D")
+    ln_backward_cases()
+    addend_cases()
 
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write("# generated by tests/unit/gen_reduce_golden.py with torch %s; do not edit\n" % torch.__version__)
