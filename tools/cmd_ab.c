@@ -8,7 +8,7 @@
  * gradients), then per fuser two executors, each with its own fuser handle
  * (so that the fuser's in-memory kernel cache is empty): the first compiles
  * in a fresh cache directory (FUSEBOX_CACHE_DIR set to a new temporary
- * directory for the whole command: compile time cold), is warmed past
+ * directory per workload, removed after it: compile time cold), is warmed past
  * profiling and destroyed; the second compiles the same kernels from that
  * directory (compile time from the disk cache), is warmed the same way (the
  * peak resident memory of the process is taken over these runs, after
@@ -630,19 +630,6 @@ int fbx_cmd_ab(int argc, char **argv) {
     }
   }
 
-  /* compile time cold: a fresh cache directory for the whole command */
-  {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(cache_dir, sizeof cache_dir, "%s/fusebox-ab-XXXXXX", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
-    if (!mkdtemp(cache_dir)) {
-      st = fbx_status_new(FBX_ERR_IO, "cannot make a cache directory %s: %s", cache_dir, strerror(errno));
-      cache_dir[0] = 0;
-      rc = fbx_cli_fail("ab", st);
-      goto out;
-    }
-    setenv("FUSEBOX_CACHE_DIR", cache_dir, 1);
-  }
-
   pg.total = suite.n;
   for (int i = 0; i < suite.n; i++) {
     ab_result *r = &run.r[i];
@@ -652,7 +639,19 @@ int fbx_cmd_ab(int argc, char **argv) {
       continue;
     }
     progress_show(&pg, r->w->name, NULL);
+    /* compile time cold: a fresh cache directory per workload */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(cache_dir, sizeof cache_dir, "%s/fusebox-ab-XXXXXX", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+    if (!mkdtemp(cache_dir)) {
+      st = fbx_status_new(FBX_ERR_IO, "cannot make a cache directory %s: %s", cache_dir, strerror(errno));
+      cache_dir[0] = 0;
+      rc = fbx_cli_fail("ab", st);
+      goto out;
+    }
+    setenv("FUSEBOX_CACHE_DIR", cache_dir, 1);
     fbx_status *ws = run_workload(&run, r, &pg);
+    nftw(cache_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    cache_dir[0] = 0;
     if (ws) {
       r->error = fbx_strdup(fbx_status_message(ws));
       fbx_status_free(ws);
