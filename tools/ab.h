@@ -74,6 +74,7 @@ typedef struct ab_cell {
   long long kernels, disk_hits;
   double peak_mb;
   double max_abs, max_rel;
+  int loops;        /* runs per sample */
 } ab_cell;
 
 typedef struct ab_result {
@@ -82,7 +83,6 @@ typedef struct ab_result {
   char *error;        /* the workload could not be set up (graph, inputs) */
   double elements;    /* of the largest input (the x axis of size sweeps) */
   double bytes;       /* moved per run */
-  int loops;          /* runs per sample */
   double memcpy_gbs;
   double *mc;         /* rounds samples of the memcpy, ms */
   ab_cell *cells;     /* one per fuser */
@@ -103,6 +103,9 @@ typedef struct ab_run {
 } ab_run;
 
 void ab_run_free(ab_run *run);
+/* How fuser i is shown: its selection name, or the plugin's name when it
+ * was selected by path. */
+const char *ab_fuser_label(const ab_run *run, int i);
 
 /* Speedup text "1.23x" / "-" */
 void ab_fmt_ms(char *buf, size_t n, double ms);

@@ -14,9 +14,10 @@
  * peak resident memory of the process is taken over these runs, after
  * resetting the high-water mark) and is the one timed.
  *
- * Timing: `rounds` rounds; in each, every fuser runs once (or `loops` times
- * back to back when one run is shorter than a millisecond and the graph
- * writes none of its inputs; a sample is then the mean of the loop), in
+ * Timing: `rounds` rounds; in each, every fuser runs once (or, per fuser,
+ * enough times back to back to take a millisecond when one run is shorter
+ * and the graph writes none of its inputs; a sample is then the mean of the
+ * loop), in
  * forward order in even rounds and reverse order in odd ones, and the
  * memcpy reference (benchrun.h) is timed too. Warm-up runs are not samples.
  * The median and a bootstrap 95% interval of it per fuser; the speedup
@@ -298,20 +299,17 @@ static fbx_status *run_workload(ab_run *run, ab_result *r, progress *pg) {
     c->disk_hits = s.disk_cache_hits;
   }
 
-  /* loops per sample: a sample of at least AB_MIN_SAMPLE_MS for the fastest fuser */
-  r->loops = 1;
-  if (!bi.written) {
-    double fastest = INFINITY;
-    for (int i = 0; i < nf; i++) {
-      if (!r->cells[i].ran) continue;
-      double t0 = fbx_cli_now_ms();
-      fbx_status *fs = fbx_br_step(slot[i].ex, &bi, outs, nout, 0, bg, bg ? bg->gin : NULL);
-      double t = fbx_cli_now_ms() - t0;
-      if (fs) cell_fail(&r->cells[i], "run", fs);
-      else if (t < fastest) fastest = t;
-    }
-    if (fastest < AB_MIN_SAMPLE_MS) r->loops = fastest > 0 ? (int)ceil(AB_MIN_SAMPLE_MS / fastest) : 1000;
-    if (r->loops > 1000) r->loops = 1000;
+  /* runs per sample, per fuser: a sample of at least AB_MIN_SAMPLE_MS */
+  for (int i = 0; i < nf; i++) {
+    ab_cell *c = &r->cells[i];
+    c->loops = 1;
+    if (!c->ran || bi.written) continue;
+    double t0 = fbx_cli_now_ms();
+    fbx_status *fs = fbx_br_step(slot[i].ex, &bi, outs, nout, 0, bg, bg ? bg->gin : NULL);
+    double t = fbx_cli_now_ms() - t0;
+    if (fs) cell_fail(c, "run", fs);
+    else if (t < AB_MIN_SAMPLE_MS) c->loops = t > 0 ? (int)ceil(AB_MIN_SAMPLE_MS / t) : 1000;
+    if (c->loops > 1000) c->loops = 1000;
   }
 
   /* the counters per run count the timed rounds only */
@@ -326,13 +324,13 @@ static fbx_status *run_workload(ab_run *run, ab_result *r, progress *pg) {
       if (!c->ran) continue;
       double total = 0;
       fbx_status *fs = NULL;
-      for (int l = 0; l < r->loops && !fs; l++) {
+      for (int l = 0; l < c->loops && !fs; l++) {
         if (bi.written && (fs = fbx_br_fresh(&bi))) break;
         double t0 = fbx_cli_now_ms();
         fs = fbx_br_step(slot[i].ex, &bi, outs, nout, 0, bg, bg ? bg->gin : NULL);
         total += fbx_cli_now_ms() - t0;
       }
-      c->t[k] = total / r->loops;
+      c->t[k] = total / c->loops;
       if (fs) {
         cell_fail(c, "run", fs);
         continue;
@@ -373,7 +371,7 @@ static fbx_status *run_workload(ab_run *run, ab_result *r, progress *pg) {
     fbx_executor_stats s = {.struct_size = sizeof s};
     fbx_executor_stats_get(slot[i].ex, &s);
     const fbx_executor_stats *b = &slot[i].before;
-    double runs = (double)rounds * r->loops;
+    double runs = (double)rounds * c->loops;
     c->launches = (double)(s.kernel_launches - b->kernel_launches) / runs;
     c->interp = (double)(s.interpreted_ops - b->interpreted_ops) / runs;
     c->bwd_launches = (double)(s.backward_kernel_launches - b->backward_kernel_launches) / runs;
@@ -435,6 +433,10 @@ void ab_run_free(ab_run *run) {
   fbx_free(run->suite);
   fbx_free(run->when);
   memset(run, 0, sizeof *run);
+}
+
+const char *ab_fuser_label(const ab_run *run, int i) {
+  return strchr(run->fusers[i], '/') ? run->fuser_names[i] : run->fusers[i];
 }
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {

@@ -83,7 +83,7 @@ int ab_compare(const char *old_path, const char *new_path, double fail_pct, doub
     for (int i = 0; i < rn->n; i++) {
       const ab_json *cn = &rn->items[i];
       const ab_json *co = ro ? find_result(ro, cn) : NULL;
-      const char *fuser = jstr(cn, "fuser");
+      const char *fuser = jstr(cn, "name") ? jstr(cn, "name") : jstr(cn, "fuser");
       if (!co) {
         printf("%-22.22s %-12.12s %10s %10s %8s %9s  only in new\n", name, fuser ? fuser : "?", "-", "-", "-", "-");
         missing++;

@@ -40,14 +40,13 @@ static void print_workload_line(FILE *f, const ab_run *run, const ab_result *r) 
   }
   fprintf(f, "  %.0f elements, %.1f MB/run", r->elements, r->bytes / 1e6);
   if (isfinite(r->memcpy_gbs)) fprintf(f, ", memcpy %.1f GB/s", r->memcpy_gbs);
-  if (r->loops > 1) fprintf(f, ", %d runs/sample", r->loops);
   (void)run;
   fputc('\n', f);
 }
 
 void ab_print_table(FILE *f, const ab_run *run) {
   fprintf(f, "# fusebox ab: %d workload%s, %d rounds%s, speedup over %s, 95%% bootstrap intervals\n", run->nw,
-          run->nw == 1 ? "" : "s", run->rounds, run->backward ? ", forward+backward" : "", run->fusers[run->baseline]);
+          run->nw == 1 ? "" : "s", run->rounds, run->backward ? ", forward+backward" : "", ab_fuser_label(run, run->baseline));
   fprintf(f, "  %-10s %9s %4s %6s %-11s %6s %6s %6s %7s %7s %6s %8s\n", "fuser", "median ms", "+-%", "speed",
           "95% CI", "GB/s", "kern/r", "ops/r", "cold ms", "disk ms", "peakMB", "max rel");
   for (int w = 0; w < run->nw; w++) {
@@ -57,7 +56,7 @@ void ab_print_table(FILE *f, const ab_run *run) {
     for (int i = 0; i < run->nf; i++) {
       const ab_cell *c = &r->cells[i];
       if (!c->ran) {
-        fprintf(f, "  %-10.10s FAILED: %.76s\n", run->fusers[i], c->note ? c->note : "?");
+        fprintf(f, "  %-10.10s FAILED: %.76s\n", ab_fuser_label(run, i), c->note ? c->note : "?");
         continue;
       }
       char med[16], pct[16], sp[16], ci[24], gbs[16], kern[16], ops[16], cold[16], disk[16], peak[16], err[16];
@@ -78,11 +77,11 @@ void ab_print_table(FILE *f, const ab_run *run) {
       fmt_num(disk, sizeof disk, "%.1f", c->disk_ms);
       fmt_num(peak, sizeof peak, "%.0f", c->peak_mb);
       fmt_err(err, sizeof err, c->max_rel);
-      fprintf(f, "  %-10.10s %9s %4s %6s %-11s %6s %6s %6s %7s %7s %6s %8s\n", run->fusers[i], med, pct, sp, ci, gbs,
+      fprintf(f, "  %-10.10s %9s %4s %6s %-11s %6s %6s %6s %7s %7s %6s %8s\n", ab_fuser_label(run, i), med, pct, sp, ci, gbs,
               kern, ops, cold, disk, peak, err);
       if (c->fallbacks)
-        fprintf(f, "    %.20s: %.2f fallbacks to the interpreter per run\n", run->fusers[i],
-                (double)c->fallbacks / ((double)run->rounds * r->loops));
+        fprintf(f, "    %.20s: %.2f fallbacks to the interpreter per run\n", ab_fuser_label(run, i),
+                (double)c->fallbacks / ((double)run->rounds * c->loops));
     }
   }
 }
@@ -91,7 +90,7 @@ void ab_print_markdown(FILE *f, const ab_run *run) {
   fprintf(f, "| workload | fuser | median ms | 95%% CI ms | speedup vs %s | 95%% CI | GB/s | kernels/run | "
              "ops interpreted/run | compile cold ms | compile from disk ms | peak MB | max abs err | max rel err | "
              "status |\n",
-          run->fusers[run->baseline]);
+          ab_fuser_label(run, run->baseline));
   fprintf(f, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
   for (int w = 0; w < run->nw; w++) {
     const ab_result *r = &run->r[w];
@@ -102,14 +101,14 @@ void ab_print_markdown(FILE *f, const ab_run *run) {
     for (int i = 0; i < run->nf; i++) {
       const ab_cell *c = &r->cells[i];
       if (!c->ran) {
-        fprintf(f, "| %s | %s | | | | | | | | | | | | | FAILED |\n", r->w->name, run->fusers[i]);
+        fprintf(f, "| %s | %s | | | | | | | | | | | | | FAILED |\n", r->w->name, ab_fuser_label(run, i));
         continue;
       }
       char med[16], lo[16], hi[16];
       ab_fmt_ms(med, sizeof med, c->median);
       ab_fmt_ms(lo, sizeof lo, c->lo);
       ab_fmt_ms(hi, sizeof hi, c->hi);
-      fprintf(f, "| %s | %s | %s | %s–%s | ", r->w->name, run->fusers[i], med, lo, hi);
+      fprintf(f, "| %s | %s | %s | %s–%s | ", r->w->name, ab_fuser_label(run, i), med, lo, hi);
       if (c->wrong || !isfinite(c->speedup)) fprintf(f, "- | - | ");
       else fprintf(f, "%.2fx | %.2f–%.2f | ", c->speedup, c->sp_lo, c->sp_hi);
       fprintf(f, "%.2f | %.1f | %.1f | %.1f | %.1f | %.0f | %.2g | %.2g | %s |\n", c->gbs, c->launches + c->bwd_launches,
@@ -166,7 +165,6 @@ fbx_status *ab_write_json(const char *path, const ab_run *run) {
     else fputs("null", f);
     jkey_num(f, "elements", r->elements);
     jkey_num(f, "bytes_moved", r->bytes);
-    fprintf(f, ", \"runs_per_sample\": %d", r->loops);
     jkey_num(f, "memcpy_gbs", r->memcpy_gbs);
     fputs(",\n     \"memcpy_ms\": ", f);
     jsamples(f, r->mc, r->skipped || r->error ? 0 : run->rounds);
@@ -193,7 +191,7 @@ fbx_status *ab_write_json(const char *path, const ab_run *run) {
       jkey_num(f, "interpreted_ops_per_run", c->interp);
       jkey_num(f, "backward_kernel_launches_per_run", c->bwd_launches);
       jkey_num(f, "backward_interpreted_ops_per_run", c->bwd_interp);
-      fprintf(f, ", \"groups\": %lld, \"fallbacks\": %lld", c->groups, c->fallbacks);
+      fprintf(f, ", \"runs_per_sample\": %d, \"groups\": %lld, \"fallbacks\": %lld", c->loops, c->groups, c->fallbacks);
       fputs(",\n       ", f);
       fputs("\"compile_cold_ms\": ", f);
       fbx_br_json_num(f, c->cold_ms);

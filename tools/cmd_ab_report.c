@@ -92,7 +92,7 @@ static fbx_status *write_speedup_svg(const char *dir, const ab_run *run) {
           "font-family=\"sans-serif\" font-size=\"11\">\n"
           "<title>Speedup over ",
           width, height, width, height);
-  esc(f, run->fusers[run->baseline]);
+  esc(f, ab_fuser_label(run, run->baseline));
   fputs(" per workload, 95% bootstrap intervals</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", f);
   /* legend */
   int lx = SP_LABEL_W;
@@ -100,12 +100,12 @@ static fbx_status *write_speedup_svg(const char *dir, const ab_run *run) {
     if (i == run->baseline) continue;
     fprintf(f, "<rect x=\"%d\" y=\"8\" width=\"12\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"17\">", lx,
             COLORS[i % NCOLORS], lx + 16);
-    esc(f, run->fusers[i]);
+    esc(f, ab_fuser_label(run, i));
     fputs("</text>\n", f);
-    lx += 24 + 7 * (int)strlen(run->fusers[i]);
+    lx += 24 + 7 * (int)strlen(ab_fuser_label(run, i));
   }
   fputs("<text x=\"8\" y=\"17\" font-weight=\"bold\">speedup over ", f);
-  esc(f, run->fusers[run->baseline]);
+  esc(f, ab_fuser_label(run, run->baseline));
   fputs("</text>\n", f);
   /* grid */
   int bottom = height - 24;
@@ -138,7 +138,7 @@ static fbx_status *write_speedup_svg(const char *dir, const ab_run *run) {
                 fabs(xs - x1) < 1 ? 1 : fabs(xs - x1), SP_ROW_H - 4, COLORS[i % NCOLORS]);
         esc(f, r->w->name);
         fputs(", ", f);
-        esc(f, run->fusers[i]);
+        esc(f, ab_fuser_label(run, i));
         fprintf(f, ": %.2fx [%.2f, %.2f]</title></rect>\n", c->speedup, c->sp_lo, c->sp_hi);
         if (isfinite(c->sp_lo) && isfinite(c->sp_hi)) {
           double a = X(fmin(fmax(c->sp_lo, pow(2, l2lo)), pow(2, l2hi)));
@@ -240,7 +240,7 @@ static fbx_status *write_sweep_svg(const char *dir, const ab_run *run, const cha
       double x = SX(r->elements), yv = SY(c->median);
       fbx_strbuf_printf(&path, "%s%.1f %.1f", pts++ ? "L" : "M", x, yv);
       fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", x, yv, col);
-      esc(f, run->fusers[i]);
+      esc(f, ab_fuser_label(run, i));
       fprintf(f, " at %.0f elements: %.4g ms [%.4g, %.4g]%s</title></circle>\n", r->elements, c->median, c->lo, c->hi,
               c->wrong ? " WRONG" : "");
       if (c->lo > 0 && c->hi > 0)
@@ -254,7 +254,7 @@ static fbx_status *write_sweep_svg(const char *dir, const ab_run *run, const cha
     int ly = SW_T + 10 + 16 * i;
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">", SW_L + pw + 10,
             ly - 9, col, SW_L + pw + 26, ly);
-    esc(f, run->fusers[i]);
+    esc(f, ab_fuser_label(run, i));
     fputs("</text>\n", f);
   }
 #undef SX
@@ -293,7 +293,7 @@ static void write_table(FILE *f, const ab_run *run) {
       fprintf(f, "<tr%s><td>", i == 0 ? " class=\"first\"" : "");
       if (i == 0) esc(f, r->w->name);
       fputs("</td><td>", f);
-      esc(f, run->fusers[i]);
+      esc(f, ab_fuser_label(run, i));
       fputs("</td>", f);
       if (!c->ran) {
         fputs("<td colspan=\"13\"></td><td class=\"bad\">FAILED: ", f);
@@ -319,7 +319,7 @@ static void write_table(FILE *f, const ab_run *run) {
       html_num(f, "%.1f", c->cold_ms);
       html_num(f, "%.1f", c->disk_ms);
       html_num(f, "%.0f", c->peak_mb);
-      html_num(f, "%.2f", (double)c->fallbacks / ((double)run->rounds * r->loops));
+      html_num(f, "%.2f", (double)c->fallbacks / ((double)run->rounds * c->loops));
       html_num(f, "%.2g", c->max_abs);
       html_num(f, "%.2g", c->max_rel);
       if (c->wrong) {
@@ -374,11 +374,11 @@ fbx_status *ab_write_report(const char *dir, const ab_run *run) {
     fprintf(f, "</code>, %s, %d rounds, fusers: ", run->backward ? "forward + backward" : "forward", run->rounds);
     for (int i = 0; i < run->nf; i++) {
       fputs(i ? ", <code>" : "<code>", f);
-      esc(f, run->fusers[i]);
+      esc(f, ab_fuser_label(run, i));
       fputs("</code>", f);
     }
     fputs("; speedups over <code>", f);
-    esc(f, run->fusers[run->baseline]);
+    esc(f, ab_fuser_label(run, run->baseline));
     fputs("</code>; ", f);
     esc(f, run->when);
     fputs(".</p>\n<h2>Speedup per workload</h2>\n<p>Bars start at 1x (log scale); whiskers are 95% bootstrap "
