@@ -1,6 +1,8 @@
 /* Like `good`, but every kernel run first sleeps FBX_TEST_SLEEP_US
  * microseconds (default 0): a planted, controllable slowdown for `fusebox ab
- * --compare` (tests/unit/test_cli_ab.c). The variable is read at each run. */
+ * --compare` (tests/unit/test_cli_ab.c); and with FBX_TEST_WRONG=1 it adds
+ * 0.5 to the first element of its first output (a fuser that is fast and
+ * wrong). The variables are read at each run. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <time.h>
@@ -16,7 +18,11 @@ static fbxp_status *run_sleep(void *state, fbxp_kernel *k, const fbxp_arg *in, i
     while (nanosleep(&ts, &ts)) {
     }
   }
-  return pw_run(state, k, in, nin, outs, nout);
+  fbxp_status *st = pw_run(state, k, in, nin, outs, nout);
+  const char *w = getenv("FBX_TEST_WRONG");
+  if (!st && w && !strcmp(w, "1") && nout > 0 && outs[0]->dtype.code == kDLFloat && outs[0]->dtype.bits == 32)
+    *(float *)(void *)((char *)outs[0]->data + outs[0]->byte_offset) += 0.5f;
+  return st;
 }
 
 static const fbxp_plugin_api API = {
