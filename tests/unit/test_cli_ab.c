@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fusebox/tensor.h>
+
 #include "testutil.h"
 
 #define GOOD FBX_TEST_PLUGIN_DIR "/libfbxtest_good.so"
@@ -158,6 +160,24 @@ START_TEST(backward_and_graphs) {
   ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
   ck_assert_msg(strstr(out, "fwd_only  skipped: forward only") && strstr(out, "forward+backward"), "%s", out);
   free(out);
+  /* inputs from .npy files (relative to the manifest); a mix with random ones is refused */
+  fbx_tensor *t = NULL;
+  int64_t sz[2] = {64, 32};
+  ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, 2, sz));
+  for (int i = 0; i < 64 * 32; i++) ((float *)t->data)[i] = (float)(i % 13) - 6.0f;
+  ck_assert(!fbx_npy_write_file(path_in("suite/x.npy"), t));
+  fbx_tensor_release(t);
+  write_file("suite/npy.txt", "files chain.ir yes - x=x.npy y.1=x.npy\nmixed chain.ir yes - x=x.npy 64,32\n");
+  rc = ab(NULL, "suite/npy.txt --fusers none," GOOD " --rounds 2 --json npy.json", &out);
+  ck_assert_msg(rc == 1 && strstr(out, "files  2048 elements") && strstr(out, "mixed  ERROR") &&
+                    strstr(out, "every input as a .npy file or none"),
+                "exit %d:\n%s", rc, out);
+  free(out);
+  char *j = tu_read_file(path_in("npy.json"), NULL);
+  ck_assert(j);
+  /* bytes moved: two 64x32 float32 inputs read, one output written */
+  ck_assert_msg(strstr(j, "\"name\": \"files\"") && strstr(j, "\"bytes_moved\": 24576"), "%s", j);
+  free(j);
   /* graphs given directly, --shape for untyped inputs, --baseline */
   rc = ab(NULL, "chain.ir sweep.ir --shape 16 --fusers none," GOOD " --baseline good --rounds 2", &out);
   ck_assert_msg(rc == 0 && strstr(out, "speedup over good") && strstr(out, "sweep  16 elements"), "exit %d:\n%s", rc,
@@ -179,34 +199,45 @@ START_TEST(wrong_is_flagged) {
 }
 END_TEST
 
-/* The planted slowdown: 5 ms a kernel run against 6 ms (20%). */
+/* The planted slowdown: 20 ms a kernel run against 24 ms (20%), 20 rounds.
+ * Sleeps are long so that the scheduler's wake-up delays on a loaded machine
+ * (seen here: 5 ms sleeps taking up to 11 ms at a load average of 20 on 2
+ * cores) stay small against them. Every attempt must not flag the two runs of
+ * the same build; the slowdown must be flagged, and where a loaded machine
+ * hides it, up to two more attempts measure everything again (each printed). */
 START_TEST(compare_planted_slowdown) {
   char *out = NULL;
-  const char *args[3][2] = {{"FBX_TEST_SLEEP_US=5000", "chain.ir --fusers " SLEEPS " --rounds 12 --json a.json"},
-                            {"FBX_TEST_SLEEP_US=5000", "chain.ir --fusers " SLEEPS " --rounds 12 --json b.json"},
-                            {"FBX_TEST_SLEEP_US=6000", "chain.ir --fusers " SLEEPS " --rounds 12 --json c.json"}};
-  for (int i = 0; i < 3; i++) {
-    int rc = ab(args[i][0], args[i][1], &out);
-    ck_assert_msg(rc == 0, "%s: exit %d:\n%s", args[i][1], rc, out);
+  const char *args[3][2] = {{"FBX_TEST_SLEEP_US=20000", "chain.ir --fusers " SLEEPS " --rounds 20 --json a.json"},
+                            {"FBX_TEST_SLEEP_US=20000", "chain.ir --fusers " SLEEPS " --rounds 20 --json b.json"},
+                            {"FBX_TEST_SLEEP_US=24000", "chain.ir --fusers " SLEEPS " --rounds 20 --json c.json"}};
+  bool detected = false;
+  for (int attempt = 0; attempt < 3 && !detected; attempt++) {
+    for (int i = 0; i < 3; i++) {
+      int rc = ab(args[i][0], args[i][1], &out);
+      ck_assert_msg(rc == 0, "%s: exit %d:\n%s", args[i][1], rc, out);
+      free(out);
+    }
+    /* the same build twice: nothing flagged */
+    int rc = ab(NULL, "--compare a.json b.json --fail-on-regression 5", &out);
+    printf("test_cli_ab: attempt %d, same build:\n%s", attempt + 1, out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    ck_assert_msg(strstr(out, "within noise") && strstr(out, "0 slower, 0 faster"), "%s", out);
+    free(out);
+    /* 20% slower: significant, a regression past 5% */
+    rc = ab(NULL, "--compare a.json c.json --fail-on-regression 5", &out);
+    printf("test_cli_ab: attempt %d, planted 20%% slowdown:\n%s", attempt + 1, out);
+    ck_assert_msg(rc == 0 || rc == 1, "exit %d:\n%s", rc, out);
+    detected = rc == 1;
+    if (detected)
+      ck_assert_msg(strstr(out, "sleeps") && strstr(out, "SLOWER (REGRESSION)") && strstr(out, "1 slower"), "%s", out);
     free(out);
   }
-  /* the same build twice: nothing flagged */
-  int rc = ab(NULL, "--compare a.json b.json --fail-on-regression 10", &out);
-  printf("test_cli_ab: same build:\n%s", out);
-  ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
-  ck_assert_msg(strstr(out, "within noise") && !strstr(out, "SLOWER") && strstr(out, "0 slower, 0 faster"), "%s", out);
-  free(out);
-  /* 20% slower: significant, a regression past 10% */
-  rc = ab(NULL, "--compare a.json c.json --fail-on-regression 10", &out);
-  printf("test_cli_ab: planted 20%% slowdown:\n%s", out);
-  ck_assert_msg(rc == 1, "exit %d:\n%s", rc, out);
-  ck_assert_msg(strstr(out, "sleeps") && strstr(out, "SLOWER (REGRESSION)") && strstr(out, "1 slower"), "%s", out);
-  free(out);
-  /* without the gate the exit is 0; the other way round it is faster */
-  rc = ab(NULL, "--compare c.json a.json --fail-on-regression 10", &out);
+  ck_assert_msg(detected, "the planted 20%% slowdown was not flagged in 3 attempts");
+  /* the other way round it is faster (exit 0); a gate past the change passes */
+  int rc = ab(NULL, "--compare c.json a.json --fail-on-regression 5", &out);
   ck_assert_msg(rc == 0 && strstr(out, "faster") && strstr(out, "1 faster"), "exit %d:\n%s", rc, out);
   free(out);
-  rc = ab(NULL, "--compare a.json c.json --fail-on-regression 50", &out);
+  rc = ab(NULL, "--compare a.json c.json --fail-on-regression 80", &out);
   ck_assert_msg(rc == 0 && strstr(out, "SLOWER") && !strstr(out, "REGRESSION"), "exit %d:\n%s", rc, out);
   free(out);
 }
