@@ -199,18 +199,20 @@ START_TEST(wrong_is_flagged) {
 }
 END_TEST
 
-/* The planted slowdown: 20 ms a kernel run against 24 ms (20%), 20 rounds.
+/* The planted slowdown: 50 ms a kernel run against 60 ms (20%), 30 rounds.
  * Sleeps are long so that the scheduler's wake-up delays on a loaded machine
  * (seen here: 5 ms sleeps taking up to 11 ms at a load average of 20 on 2
- * cores) stay small against them. Every attempt must not flag the two runs of
+ * cores; 20 ms sleeps hid the slowdown three times under `ctest -j2`) stay
+ * small against them. Every attempt must not flag the two runs of
  * the same build; the slowdown must be flagged, and where a loaded machine
  * hides it, up to two more attempts measure everything again (each printed). */
 START_TEST(compare_planted_slowdown) {
   char *out = NULL;
-  const char *args[3][2] = {{"FBX_TEST_SLEEP_US=20000", "chain.ir --fusers " SLEEPS " --rounds 20 --json a.json"},
-                            {"FBX_TEST_SLEEP_US=20000", "chain.ir --fusers " SLEEPS " --rounds 20 --json b.json"},
-                            {"FBX_TEST_SLEEP_US=24000", "chain.ir --fusers " SLEEPS " --rounds 20 --json c.json"}};
+  const char *args[3][2] = {{"FBX_TEST_SLEEP_US=50000", "chain.ir --fusers " SLEEPS " --rounds 30 --json a.json"},
+                            {"FBX_TEST_SLEEP_US=50000", "chain.ir --fusers " SLEEPS " --rounds 30 --json b.json"},
+                            {"FBX_TEST_SLEEP_US=60000", "chain.ir --fusers " SLEEPS " --rounds 30 --json c.json"}};
   bool detected = false;
+  char seen[8192] = ""; /* every attempt's verdicts, for the failure message */
   for (int attempt = 0; attempt < 3 && !detected; attempt++) {
     for (int i = 0; i < 3; i++) {
       int rc = ab(args[i][0], args[i][1], &out);
@@ -226,13 +228,15 @@ START_TEST(compare_planted_slowdown) {
     /* 20% slower: significant, a regression past 5% */
     rc = ab(NULL, "--compare a.json c.json --fail-on-regression 5", &out);
     printf("test_cli_ab: attempt %d, planted 20%% slowdown:\n%s", attempt + 1, out);
+    size_t used = strlen(seen);
+    snprintf(seen + used, sizeof seen - used, "attempt %d (exit %d):\n%s", attempt + 1, rc, out);
     ck_assert_msg(rc == 0 || rc == 1, "exit %d:\n%s", rc, out);
     detected = rc == 1;
     if (detected)
       ck_assert_msg(strstr(out, "sleeps") && strstr(out, "SLOWER (REGRESSION)") && strstr(out, "1 slower"), "%s", out);
     free(out);
   }
-  ck_assert_msg(detected, "the planted 20%% slowdown was not flagged in 3 attempts");
+  ck_assert_msg(detected, "the planted 20%% slowdown was not flagged in 3 attempts:\n%s", seen);
   /* the other way round it is faster (exit 0); a gate past the change passes */
   int rc = ab(NULL, "--compare c.json a.json --fail-on-regression 5", &out);
   ck_assert_msg(rc == 0 && strstr(out, "faster") && strstr(out, "1 faster"), "exit %d:\n%s", rc, out);
