@@ -77,7 +77,7 @@ static void help(void) {
          "the reference interpreter. WRONG: beyond tolerance (not ranked); FAILED: a run failed.\n\n"
          "--compare OLD.json NEW.json: per (workload, fuser) in both, the change of the median,\n"
          "significant when the Mann-Whitney U test gives p < --alpha (default 0.01) and the\n"
-         "change is past --noise percent (default 3); --fail-on-regression PCT exits 1 when a\n"
+         "change is past --noise percent (default 5); --fail-on-regression PCT exits 1 when a\n"
          "significant slowdown is PCT percent or more.\n\n"
          "Exit status: 0 success, 1 a workload or fuser failed or was WRONG (or a regression),\n"
          "2 usage error or unknown fuser.\n",
@@ -465,7 +465,7 @@ int fbx_cmd_ab(int argc, char **argv) {
   const char *fusers = NULL, *baseline = NULL, *json = NULL, *report = NULL, *shape = NULL;
   const char *cmp_old = NULL, *cmp_new = NULL;
   long long rounds = 0;
-  double rtol = -1, atol = -1, fail_pct = -1, noise = 3, alpha = 0.01;
+  double rtol = -1, atol = -1, fail_pct = -1, noise = 5, alpha = 0.01;
   bool backward = false, quick = false, markdown = false;
   int rc = 0, npaths = 0;
   const char **paths = fbx_calloc((size_t)argc + 1, sizeof *paths);
