@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages fusebox needs to build and test, if missing.
-# Usage: scripts/install-deps.sh [--with-fuzz]
+# Usage: scripts/install-deps.sh [--with-fuzz] [--with-chromium]
+#   --with-chromium  Debian's chromium, for test_cli_ab's headless render of the
+#                    `fusebox ab --report` page (large: ~100 MB download; it took
+#                    24 s to install here; without it that check is skipped)
 set -euo pipefail
 # OpenCL: the ICD loader and PoCL's CPU device, for the OpenCL host service
 # and the nvfuser_like plugin's OpenCL path (fusebox dlopens libOpenCL.so.1).
 # OpenBLAS: the CBLAS behind the matmul family (core/ops/k_linalg.c); CMake requires it.
 pkgs=(build-essential cmake pkg-config check libdlpack-dev ocl-icd-opencl-dev pocl-opencl-icd libopenblas-dev)
-if [[ "${1:-}" == "--with-fuzz" ]]; then
-  pkgs+=(clang libclang-rt-14-dev)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --with-fuzz) pkgs+=(clang libclang-rt-14-dev) ;;
+    --with-chromium) pkgs+=(chromium) ;;
+    *) echo "usage: scripts/install-deps.sh [--with-fuzz] [--with-chromium]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,7 +7,7 @@
 # target's time (three targets: 3 minutes at the default); 0 skips fuzzing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --with-fuzz
+scripts/install-deps.sh --with-fuzz --with-chromium
 jobs=$(nproc)
 
 echo "== normal build =="

@@ -51,6 +51,7 @@
 #include "base/alloc.h"
 #include "base/parallel.h"
 #include "base/strbuf.h"
+#include "benchrun.h"
 #include "cli.h"
 #include "exec/executor.h"
 #include "exec/interp.h"
@@ -127,69 +128,6 @@ typedef struct bench_row {
   char *mismatch;
 } bench_row;
 
-/* The memcpy reference, timed once per round next to the fusers. */
-typedef struct bench_memcpy {
-  size_t bytes; /* buffer size; 0: nothing to copy (no tensors) */
-  char *src, *dst;
-  double *t1, *tn; /* per round: one thread, the pool */
-  double gbs1, gbsn, gbs;
-  int threads;
-} bench_memcpy;
-
-typedef struct copy_ctx {
-  char *dst;
-  const char *src;
-} copy_ctx;
-
-static void copy_range(void *ctx, int64_t begin, int64_t end) {
-  copy_ctx *c = ctx;
-  memcpy(c->dst + begin, c->src + begin, (size_t)(end - begin));
-}
-
-static void memcpy_round(bench_memcpy *m, long long k) {
-  double t0 = fbx_cli_now_ms();
-  memcpy(m->dst, m->src, m->bytes);
-  m->t1[k] = fbx_cli_now_ms() - t0;
-  copy_ctx c = {m->dst, m->src};
-  t0 = fbx_cli_now_ms();
-  /* the grain the kernels use for float32 (32768 elements) */
-  fbx_parallel_for((int64_t)m->bytes, 4 * 32768, copy_range, &c);
-  m->tn[k] = fbx_cli_now_ms() - t0;
-}
-
-/* Bytes of the tensors among vals[0..n) (flattened): the sum and the largest. */
-static fbx_status *tensor_bytes(const fbx_ivalue *vals, int n, double *sum, size_t *largest) {
-  int k = fbx_cli_flatten(vals, n, NULL, 0);
-  fbx_ivalue *flat = fbx_calloc((size_t)k + 1, sizeof *flat);
-  if (!flat) return fbx_status_nomem();
-  fbx_cli_flatten(vals, n, flat, k);
-  for (int i = 0; i < k; i++) {
-    if (flat[i].kind != FBX_IV_TENSOR) continue;
-    const fbx_tensor *t = flat[i].u.t;
-    size_t b = (size_t)t->numel * fbx_tensor_elem_size(t);
-    *sum += (double)b;
-    if (b > *largest) *largest = b;
-  }
-  fbx_free(flat);
-  return NULL;
-}
-
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
-  }
-  fputc('"', f);
-}
-
-static void json_num(FILE *f, double v) {
-  if (isfinite(v)) fprintf(f, "%.9g", v);
-  else fputs("null", f);
-}
-
 /* What the table and the JSON file report besides the rows. */
 typedef struct bench_info {
   const char *graph;
@@ -199,7 +137,7 @@ typedef struct bench_info {
   bool bytes_given;  /* --bytes rather than the graph's tensors */
   double base;       /* none's median, 0 if none was not run */
   bool backward;     /* forward + backward per run */
-  const bench_memcpy *mc;
+  const fbx_br_memcpy *mc;
 } bench_info;
 
 static double bench_gbs(const bench_info *in, const bench_row *r) {
@@ -210,67 +148,67 @@ static fbx_status *write_json(const char *path, const bench_info *in, bench_row 
   FILE *f = fopen(path, "w");
   if (!f) return fbx_status_new(FBX_ERR_IO, "cannot write %s: %s", path, strerror(errno));
   fputs("{\n  \"graph\": ", f);
-  json_str(f, in->graph);
+  fbx_br_json_str(f, in->graph);
   fprintf(f, ",\n  \"iters\": %lld,\n  \"warmup_runs\": %d,\n  \"backward\": %s,\n  \"bytes_moved\": ", in->iters,
           in->warmup, in->backward ? "true" : "false");
-  json_num(f, in->bytes > 0 ? in->bytes : NAN);
+  fbx_br_json_num(f, in->bytes > 0 ? in->bytes : NAN);
   fputs(",\n  \"bytes_moved_from\": ", f);
-  json_str(f, in->bytes_given ? "option" : "graph");
+  fbx_br_json_str(f, in->bytes_given ? "option" : "graph");
   fputs(",\n  \"cache_dir\": ", f);
   const char *cache = getenv("FUSEBOX_CACHE_DIR");
-  if (cache && *cache) json_str(f, cache);
+  if (cache && *cache) fbx_br_json_str(f, cache);
   else fputs("null", f);
   fprintf(f, ",\n  \"memcpy\": {\"bytes\": %zu, \"threads\": %d, \"gbs_1_thread\": ", in->mc->bytes, in->mc->threads);
-  json_num(f, in->mc->gbs1);
+  fbx_br_json_num(f, in->mc->gbs1);
   fputs(", \"gbs_threads\": ", f);
-  json_num(f, in->mc->gbsn);
+  fbx_br_json_num(f, in->mc->gbsn);
   fputs(", \"gbs\": ", f);
-  json_num(f, in->mc->gbs);
+  fbx_br_json_num(f, in->mc->gbs);
   fputs("},\n  \"fusers\": [", f);
   for (int i = 0; i < n; i++) {
     bench_row *r = &rows[i];
     fputs(i ? ",\n    {" : "\n    {", f);
     fputs("\"name\": ", f);
-    json_str(f, r->fuser ? fbx_fuser_name(r->fuser) : "none");
+    fbx_br_json_str(f, r->fuser ? fbx_fuser_name(r->fuser) : "none");
     fputs(", \"selected_as\": ", f);
-    json_str(f, r->name);
+    fbx_br_json_str(f, r->name);
     fputs(", \"path\": ", f);
-    if (r->fuser) json_str(f, fbx_fuser_path(r->fuser));
+    if (r->fuser) fbx_br_json_str(f, fbx_fuser_path(r->fuser));
     else fputs("null", f);
     fputs(", \"compile_ms\": ", f);
-    json_num(f, r->compile_ms);
+    fbx_br_json_num(f, r->compile_ms);
     fprintf(f, ", \"kernels_compiled\": %lld, \"disk_cache_hits\": %lld, \"compile_ms_per_kernel\": ",
             (long long)r->kernels, (long long)r->disk_hits);
-    json_num(f, r->kernels > 0 ? r->compile_ms / (double)r->kernels : NAN);
+    fbx_br_json_num(f, r->kernels > 0 ? r->compile_ms / (double)r->kernels : NAN);
     fputs(", \"median_ms\": ", f);
-    json_num(f, r->median_ms);
+    fbx_br_json_num(f, r->median_ms);
     fputs(", \"min_ms\": ", f);
-    json_num(f, r->min_ms);
+    fbx_br_json_num(f, r->min_ms);
     fprintf(f, ", \"groups\": %lld, \"kernel_launches_per_run\": ", (long long)r->groups);
-    json_num(f, r->launches_per_run);
+    fbx_br_json_num(f, r->launches_per_run);
     fputs(", \"interpreted_ops_per_run\": ", f);
-    json_num(f, r->interp_per_run);
+    fbx_br_json_num(f, r->interp_per_run);
     if (in->backward) {
       fprintf(f, ", \"differentiable_graphs\": %lld, \"backward_kernel_launches_per_run\": ", (long long)r->diff_graphs);
-      json_num(f, r->bwd_launches_per_run);
+      fbx_br_json_num(f, r->bwd_launches_per_run);
       fputs(", \"backward_interpreted_ops_per_run\": ", f);
-      json_num(f, r->bwd_interp_per_run);
+      fbx_br_json_num(f, r->bwd_interp_per_run);
     }
     fputs(", \"speedup\": ", f);
-    json_num(f, in->base > 0 ? in->base / r->median_ms : NAN);
+    fbx_br_json_num(f, in->base > 0 ? in->base / r->median_ms : NAN);
     double gbs = bench_gbs(in, r);
     fputs(", \"gbs\": ", f);
-    json_num(f, gbs);
+    fbx_br_json_num(f, gbs);
     fputs(", \"bandwidth_vs_memcpy\": ", f);
-    json_num(f, in->mc->gbs > 0 ? gbs / in->mc->gbs : NAN);
+    fbx_br_json_num(f, in->mc->gbs > 0 ? gbs / in->mc->gbs : NAN);
     fputs(", \"max_abs_error\": ", f);
-    json_num(f, r->outputs_ok ? r->max_abs : NAN);
+    fbx_br_json_num(f, r->outputs_ok ? r->max_abs : NAN);
     fputs(", \"max_rel_error\": ", f);
-    json_num(f, r->outputs_ok ? r->max_rel : NAN);
+    fbx_br_json_num(f, r->outputs_ok ? r->max_rel : NAN);
     fprintf(f, ", \"fallbacks\": %lld, \"outputs_match\": %s", (long long)r->fallbacks, r->outputs_ok ? "true" : "false");
     if (r->mismatch) {
       fputs(", \"mismatch\": ", f);
-      json_str(f, r->mismatch);
+      fbx_br_json_str(f, r->mismatch);
     }
     fputc('}', f);
   }
@@ -281,7 +219,7 @@ static fbx_status *write_json(const char *path, const bench_info *in, bench_row 
 }
 
 static void print_table(const bench_info *in, bench_row *rows, int n) {
-  const bench_memcpy *mc = in->mc;
+  const fbx_br_memcpy *mc = in->mc;
   printf("# fusebox bench %s: %lld timed %sruns per fuser (interleaved), after %d warm-up runs\n", in->graph,
          in->iters, in->backward ? "forward+backward " : "", in->warmup);
   if (in->backward)
@@ -326,110 +264,9 @@ static void print_table(const bench_info *in, bench_row *rows, int n) {
   }
 }
 
-/* Gradient mode: the flat output count, the output gradients (ones for the
- * floating tensors of the reference's outputs, tuples flattened like the
- * executor's), and room for the input gradients. */
-typedef struct bench_grad {
-  int nflat, nin;
-  fbx_ivalue *gout; /* nflat */
-  fbx_ivalue *gin;  /* nin: the last run's */
-  fbx_ivalue *ref;  /* nin: the eager tape's */
-} bench_grad;
-
-static void flatten_tuples(const fbx_ivalue *v, fbx_ivalue *out, int *n, int cap) {
-  if (v->kind == FBX_IV_TUPLE) {
-    for (int i = 0; i < v->u.l->n; i++) flatten_tuples(&v->u.l->items[i], out, n, cap);
-    return;
-  }
-  if (*n < cap) out[*n] = *v;
-  (*n)++;
-}
-
-static fbx_status *bench_grad_init(bench_grad *bg, const fbx_ivalue *want, int nout, int nin) {
-  int n = 0;
-  for (int i = 0; i < nout; i++) flatten_tuples(&want[i], NULL, &n, 0);
-  bg->nflat = n;
-  bg->nin = nin;
-  fbx_ivalue *flat = fbx_calloc((size_t)n + 1, sizeof *flat);
-  bg->gout = fbx_calloc((size_t)n + 1, sizeof *bg->gout);
-  bg->gin = fbx_calloc((size_t)nin + 1, sizeof *bg->gin);
-  bg->ref = fbx_calloc((size_t)nin + 1, sizeof *bg->ref);
-  fbx_status *st = flat && bg->gout && bg->gin && bg->ref ? NULL : fbx_status_nomem();
-  n = 0;
-  for (int i = 0; i < nout && !st; i++) flatten_tuples(&want[i], flat, &n, bg->nflat);
-  for (int k = 0; k < n && !st; k++) {
-    const fbx_ivalue *o = &flat[k];
-    if (o->kind != FBX_IV_TENSOR || !fbx_dtype_is_floating(o->u.t->dtype)) continue;
-    fbx_tensor *d = NULL, *t = NULL;
-    if (!(st = fbx_tensor_empty(&d, FBX_DTYPE_FLOAT64, o->u.t->ndim, o->u.t->sizes))) {
-      for (int64_t e = 0; e < d->numel; e++) ((double *)d->data)[e] = 1.0;
-      st = fbx_tensor_clone_as(&t, d, o->u.t->dtype);
-      fbx_tensor_release(d);
-    }
-    if (!st) bg->gout[k] = fbx_iv_tensor(t);
-  }
-  fbx_free(flat);
-  return st;
-}
-
-static void bench_grad_free(bench_grad *bg) {
-  for (int k = 0; bg->gout && k < bg->nflat; k++) fbx_iv_release(&bg->gout[k]);
-  for (int i = 0; bg->gin && i < bg->nin; i++) fbx_iv_release(&bg->gin[i]);
-  for (int i = 0; bg->ref && i < bg->nin; i++) fbx_iv_release(&bg->ref[i]);
-  fbx_free(bg->gout);
-  fbx_free(bg->gin);
-  fbx_free(bg->ref);
-}
-
-/* The inputs of one run: vals itself, or fresh copies of the inputs the
- * graph writes (aten::relu_ on an input), so that no run, the reference's
- * included, sees what an earlier one wrote (issue #12). */
-typedef struct bench_inputs {
-  const fbx_ivalue *vals;
-  int nin;
-  const bool *written; /* NULL: the graph writes none */
-  fbx_ivalue *run;     /* nin: this run's */
-} bench_inputs;
-
-/* Fresh inputs for the next run (before its clock starts). */
-static fbx_status *bench_fresh(bench_inputs *bi) {
-  for (int i = 0; i < bi->nin; i++) fbx_iv_release(&bi->run[i]);
-  return fbx_cli_fresh_inputs(bi->vals, bi->written, bi->nin, bi->run);
-}
-
-/* One timed unit: a run, or (bg) a forward and a backward into gin. The
- * inputs are bi->run (bench_fresh before each). */
-static fbx_status *bench_step(fbx_executor *ex, const bench_inputs *bi, fbx_ivalue *outs, int nout, uint64_t seed,
-                              bench_grad *bg, fbx_ivalue *gin) {
-  const fbx_ivalue *vals = bi->run;
-  int nin = bi->nin;
-  for (int o = 0; o < nout; o++) fbx_iv_release(&outs[o]);
-  if (!bg) return fbx_executor_run_values(ex, vals, nin, outs, nout, seed);
-  for (int i = 0; i < nin; i++) fbx_iv_release(&gin[i]);
-  fbx_grad_handle *h = NULL;
-  fbx_status *st = fbx_executor_forward_values(ex, vals, nin, NULL, outs, nout, seed, &h);
-  if (!st) st = fbx_executor_backward_values(h, bg->gout, bg->nflat, gin, nin);
-  fbx_grad_free(h);
-  return st;
-}
-
 /* The gradients' largest errors against the eager tape's, folded into the row's. */
-static void grad_errors(bench_row *r, const bench_grad *bg) {
-  for (int i = 0; i < bg->nin && r->outputs_ok; i++) {
-    const fbx_ivalue *a = &bg->gin[i], *b = &bg->ref[i];
-    if (a->kind == FBX_IV_NONE && b->kind == FBX_IV_NONE) continue;
-    double ea = 0, er = 0;
-    fbx_strbuf why = {0};
-    if (!fbx_cli_max_error(a, 1, b, 1, &ea, &er, &why)) {
-      r->outputs_ok = false;
-      fbx_strbuf_printf(&why, " (gradient of input %d)", i);
-      r->mismatch = fbx_strbuf_take(&why);
-    } else {
-      if (ea > r->max_abs) r->max_abs = ea;
-      if (er > r->max_rel) r->max_rel = er;
-    }
-    fbx_strbuf_free(&why);
-  }
+static void grad_errors(bench_row *r, const fbx_br_grad *bg) {
+  fbx_br_grad_errors(bg, &r->outputs_ok, &r->max_abs, &r->max_rel, &r->mismatch);
 }
 
 int fbx_cmd_bench(int argc, char **argv) {
@@ -503,7 +340,7 @@ int fbx_cmd_bench(int argc, char **argv) {
 
   bench_row rows[MAX_FUSERS];
   memset(rows, 0, sizeof rows);
-  bench_memcpy mc = {0};
+  fbx_br_memcpy mc = {0};
   int nrows = 0;
   char *list = !rc ? fbx_strdup(fusers) : NULL;
   if (!rc && !list) rc = fbx_cli_fail("bench", fbx_status_nomem());
@@ -530,10 +367,10 @@ int fbx_cmd_bench(int argc, char **argv) {
   fbx_graph *g = NULL;
   fbx_interp *ref = NULL;
   fbx_ivalue *vals = NULL, *want = NULL, *outs = NULL;
-  bench_inputs bi = {0};
+  fbx_br_inputs bi = {0};
   bool *written = NULL;
   int nin = 0, nout = 0, warmup = 0;
-  bench_grad bgs = {0}, *bg = NULL;
+  fbx_br_grad bgs = {0}, *bg = NULL;
   fbx_executor *eager = NULL;
   fbx_status *st = NULL;
   if (rc) goto done;
@@ -559,42 +396,29 @@ int fbx_cmd_bench(int argc, char **argv) {
   /* The reference: the interpreter on the graph as given. */
   if ((st = fbx_interp_create(&ref, g))) goto done;
   fbx_run_opts ro = {.seed = (uint64_t)seed};
-  if ((st = bench_fresh(&bi))) goto done;
+  if ((st = fbx_br_fresh(&bi))) goto done;
   if ((st = fbx_interp_run(ref, bi.run, nin, want, &ro))) {
     st = fbx_status_wrap(st, "the reference interpreter failed");
     goto done;
   }
   double bytes = 0;
-  if ((st = tensor_bytes(vals, nin, &bytes, &mc.bytes)) || (st = tensor_bytes(want, nout, &bytes, &mc.bytes))) goto done;
+  if ((st = fbx_br_tensor_bytes(vals, nin, &bytes, &mc.bytes)) || (st = fbx_br_tensor_bytes(want, nout, &bytes, &mc.bytes))) goto done;
   if (backward) {
     /* The reference gradients: a plan's first run profiles on the eager tape. */
     bg = &bgs;
-    if ((st = bench_grad_init(bg, want, nout, nin))) goto done;
+    if ((st = fbx_br_grad_init(bg, want, nout, nin))) goto done;
     fbx_executor_opts eo = {.struct_size = sizeof eo, .fuser = "none", .profiling_runs = 1};
     if ((st = fbx_executor_create(&eager, g, &eo))) goto done;
-    if ((st = bench_fresh(&bi))) goto done;
-    if ((st = bench_step(eager, &bi, outs, nout, (uint64_t)seed, bg, bg->ref))) {
+    if ((st = fbx_br_fresh(&bi))) goto done;
+    if ((st = fbx_br_step(eager, &bi, outs, nout, (uint64_t)seed, bg, bg->ref))) {
       st = fbx_status_wrap(st, "the eager tape's forward+backward failed");
       goto done;
     }
-    if ((st = tensor_bytes(bg->gout, bg->nflat, &bytes, &mc.bytes)) || (st = tensor_bytes(bg->ref, nin, &bytes, &mc.bytes)))
+    if ((st = fbx_br_tensor_bytes(bg->gout, bg->nflat, &bytes, &mc.bytes)) || (st = fbx_br_tensor_bytes(bg->ref, nin, &bytes, &mc.bytes)))
       goto done;
   }
   if (bytes_opt) bytes = (double)bytes_opt;
-  mc.threads = fbx_parallel_threads();
-  if (mc.bytes) {
-    mc.src = fbx_malloc(mc.bytes);
-    mc.dst = fbx_malloc(mc.bytes);
-    mc.t1 = fbx_calloc((size_t)iters, sizeof *mc.t1);
-    mc.tn = fbx_calloc((size_t)iters, sizeof *mc.tn);
-    if (!mc.src || !mc.dst || !mc.t1 || !mc.tn) {
-      st = fbx_status_nomem();
-      goto done;
-    }
-    /* both buffers touched, so that no round pays for page faults */
-    memset(mc.src, 1, mc.bytes);
-    memset(mc.dst, 0, mc.bytes);
-  }
+  if ((st = fbx_br_memcpy_alloc(&mc, iters))) goto done;
 
   for (int i = 0; i < nrows; i++) {
     bench_row *r = &rows[i];
@@ -605,16 +429,11 @@ int fbx_cmd_bench(int argc, char **argv) {
       goto done;
     }
   }
-  {
-    const char *env = getenv("FUSEBOX_PROFILING_RUNS");
-    int prof = env && *env ? atoi(env) : 1;
-    /* gradient mode: the plan's profiling, then its forward and backward executors' */
-    warmup = (backward ? 2 : 1) * (prof > 0 ? prof : 0) + 2;
-  }
+  warmup = fbx_br_warmup_runs(backward);
   for (int w = 0; w < warmup; w++)
     for (int i = 0; i < nrows; i++) {
-      if ((st = bench_fresh(&bi))) goto done;
-      if ((st = bench_step(rows[i].ex, &bi, outs, nout, (uint64_t)seed, bg, bgs.gin))) {
+      if ((st = fbx_br_fresh(&bi))) goto done;
+      if ((st = fbx_br_step(rows[i].ex, &bi, outs, nout, (uint64_t)seed, bg, bgs.gin))) {
         st = fbx_status_wrap(st, "fuser %s", rows[i].name);
         goto done;
       }
@@ -626,9 +445,9 @@ int fbx_cmd_bench(int argc, char **argv) {
   }
   for (long long k = 0; k < iters; k++) {
     for (int i = 0; i < nrows; i++) {
-      if ((st = bench_fresh(&bi))) goto done;
+      if ((st = fbx_br_fresh(&bi))) goto done;
       double t0 = fbx_cli_now_ms();
-      st = bench_step(rows[i].ex, &bi, outs, nout, (uint64_t)seed, bg, bgs.gin);
+      st = fbx_br_step(rows[i].ex, &bi, outs, nout, (uint64_t)seed, bg, bgs.gin);
       rows[i].times[k] = fbx_cli_now_ms() - t0;
       if (st) {
         st = fbx_status_wrap(st, "fuser %s", rows[i].name);
@@ -642,13 +461,9 @@ int fbx_cmd_bench(int argc, char **argv) {
         if (bg) grad_errors(&rows[i], bg);
       }
     }
-    if (mc.bytes) memcpy_round(&mc, k);
+    if (mc.bytes) fbx_br_memcpy_round(&mc, k);
   }
-  if (mc.bytes) {
-    mc.gbs1 = 2.0 * (double)mc.bytes / (fbx_cli_median(mc.t1, (int)iters) * 1e-3) / 1e9;
-    mc.gbsn = 2.0 * (double)mc.bytes / (fbx_cli_median(mc.tn, (int)iters) * 1e-3) / 1e9;
-    mc.gbs = mc.gbs1 > mc.gbsn ? mc.gbs1 : mc.gbsn;
-  }
+  fbx_br_memcpy_finish(&mc, iters);
   double base = 0;
   for (int i = 0; i < nrows; i++) {
     bench_row *r = &rows[i];
@@ -694,7 +509,7 @@ done:
   fbx_free(vals);
   fbx_free(want);
   fbx_free(outs);
-  bench_grad_free(&bgs);
+  fbx_br_grad_free(&bgs);
   fbx_executor_destroy(eager);
   for (int i = 0; i < nrows; i++) {
     fbx_executor_destroy(rows[i].ex);
@@ -702,10 +517,7 @@ done:
     fbx_free(rows[i].times);
     fbx_free(rows[i].mismatch);
   }
-  fbx_free(mc.src);
-  fbx_free(mc.dst);
-  fbx_free(mc.t1);
-  fbx_free(mc.tn);
+  fbx_br_memcpy_free(&mc);
   fbx_interp_destroy(ref);
   fbx_graph_destroy(g);
   fbx_free(list);

@@ -22,6 +22,7 @@ static const command commands[] = {
     {"explain", fbx_cmd_explain, "show the optimized graph: fusion groups, guards, fallbacks, unfused nodes"},
     {"plugin-check", fbx_cmd_plugin_check, "conformance tests of a fuser plugin against the reference"},
     {"bench", fbx_cmd_bench, "compare fusers on a graph: time, compile time, kernels, error"},
+    {"ab", fbx_cmd_ab, "A/B benchmark fusers over a suite: statistics, report, compare runs"},
     {"ops", fbx_cmd_ops, "list the operators fusebox runs, and which have a gradient"},
 };
 
