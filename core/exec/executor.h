@@ -85,8 +85,10 @@
  * made at first use; respecialized per set of defined output gradients, or
  * zeros materialized when respecializing is refused). The plan's graph
  * itself is not fused: only F and B are. Eager nodes differentiate a
- * one-node subgraph, cached per node, requires-grad mask and input
- * dtypes/ranks, whose backward runs unfused. Grad handles must be freed
+ * one-node subgraph (per requires-grad mask and input dtypes/ranks) whose
+ * backward runs unfused; nodes whose subgraphs print alike share one such
+ * unit, so the eager tape's cost grows with the distinct nodes, not with
+ * the graph. Grad handles must be freed
  * before the executor is destroyed. The stats sum every counter of the
  * forward and backward sub-executors into the executor's (their kernel
  * launches, runs and interpreted ops into the backward_* fields for B), but
