@@ -151,6 +151,7 @@ struct fbx_executor {
   pthread_mutex_t ad_lock; /* ad_eager, ad_units, the units of DifferentiableGraphs */
   fbx_ptrmap ad_eager;    /* node -> its eager entries (small; each points into ad_units) */
   fbx_strmap ad_units;    /* one-node subgraph's text -> its eager unit, shared by every node alike */
+  int ad_recompute;       /* FUSEBOX_AUTODIFF_RECOMPUTE: 0 off, 1 with a fuser (default), 2 always */
   atomic_llong forward_runs, backward_runs, diff_graphs;
   /* the event log */
   pthread_mutex_t ev_lock;

@@ -341,7 +341,10 @@ static fbx_status *xeager_backward(fbx_tape_fn *base, const fbx_ivalue *gout, co
 /* Differentiate f->S for f->rg and build the executors. On an unsupported
  * gradient f->no_grad gets the reason and NULL is returned. */
 static fbx_status *xgradfn_build(xgradfn *f, bool fused, bool need_forward) {
-  fbx_status *st = fbx_autodiff_differentiate(&f->grad, f->S, f->rg, NULL);
+  /* Recomputing instead of saving moves fewer bytes only when the fuser fuses F and B (autodiff/recompute.c). */
+  int mode = f->owner->ad_recompute;
+  bool recompute = mode == 2 || (mode == 1 && fused && f->owner->fuser);
+  fbx_status *st = fbx_autodiff_differentiate_ex(&f->grad, f->S, f->rg, NULL, recompute);
   if (st) {
     if (fbx_status_code(st) == FBX_ERR_NOMEM) return st;
     f->no_grad = xasprintf("%s: %s", f->what, fbx_status_message(st));
@@ -1408,7 +1411,17 @@ void fbx_executor_grad_explain(const fbx_executor *cex, fbx_strbuf *b) {
           fbx_strbuf_printf(b, "#   runs on the eager tape: %s\n", f->no_grad);
           continue;
         }
-        fbx_strbuf_printf(b, "#   %d value%s saved for backward\n", f->grad->nsaved, f->grad->nsaved == 1 ? "" : "s");
+        int from_inputs = 0;
+        for (int s = 0; s < f->grad->nsaved; s++) from_inputs += !f->grad->saved[s].from_forward;
+        fbx_strbuf_printf(b, "#   %d value%s saved for backward (%d input%s, %d computed by the forward)",
+                          f->grad->nsaved, f->grad->nsaved == 1 ? "" : "s", from_inputs, from_inputs == 1 ? "" : "s",
+                          f->grad->nsaved - from_inputs);
+        if (f->grad->nrecomputed)
+          fbx_strbuf_printf(b, "; %d recomputed in the backward instead (%d node%s)", f->grad->nrecomputed,
+                            f->grad->nrecompute_nodes, f->grad->nrecompute_nodes == 1 ? "" : "s");
+        else if (!f->grad->recompute)
+          fbx_strbuf_puts(b, "; no recomputation (FUSEBOX_AUTODIFF_RECOMPUTE, or no fuser)");
+        fbx_strbuf_putc(b, '\n');
         explain_sub(b, "forward", f->fex);
         explain_sub(b, "backward", f->bex);
         for (int i = 0; i < f->nvariants; i++) {
