@@ -19,7 +19,7 @@
 #   explain-bwd      explain --fuser F --backward
 #   run-bwd          run --fuser F --backward
 # for every fuser in FUSERS (default "none legacy"), for the shapes in SHAPES
-# (default "chain wide"). A cell that runs longer
+# (default "chain wide"), the stages in STAGES (default all five). A cell that runs longer
 # than CAP seconds (default 30) is killed and printed "> CAPs"; a cell that
 # fails prints "fail" (its stderr is kept in the work directory). The legacy
 # fuser compiles its kernels into a fresh FUSEBOX_CACHE_DIR shared by the
@@ -39,6 +39,7 @@ WARM=${WARM:-1}
 WARM_CAP=${WARM_CAP:-600}
 FUSERS=${FUSERS:-none legacy}
 SHAPES=${SHAPES:-chain wide}
+STAGES=${STAGES:-print explain run explain-bwd run-bwd}
 FB=$BUILD/fusebox
 GEN=$BUILD/bench/scale_gen
 [ -x "$FB" ] || { echo "scale.sh: no $FB" >&2; exit 1; }
@@ -88,8 +89,11 @@ for shape in $SHAPES; do
     mkdir -p "$WORK/$shape$n"
     "$GEN" "$shape" "$n" "$WORK/$shape$n"
   done
-  rows="print:- "
-  for f in $FUSERS; do rows="$rows explain:$f run:$f explain-bwd:$f run-bwd:$f"; done
+  rows=""
+  case " $STAGES " in *" print "*) rows="print:-" ;; esac
+  for f in $FUSERS; do
+    for stage in $STAGES; do [ "$stage" = print ] || rows="$rows $stage:$f"; done
+  done
   for row in $rows; do
     stage=${row%%:*} fuser=${row#*:}
     printf '%-6s %-12s %-7s' "$shape" "$stage" "$fuser"
