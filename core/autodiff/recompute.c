@@ -254,8 +254,8 @@ fbx_status *fbx_split_recompute_saved(fbx_split *d) {
     const fbx_value *v = n->outputs[0];
     fbx_value *in = fbx_ptrmap_get(&d->saved_of, v);
     if (!in || !in->nuses || !d->cheap[v->id]) continue;
-    bool real = false;
-    for (int k = 0; k < d->nreal && !real; k++) real = fbx_graph_output(d->S, k) == v;
+    bool real = false; /* F returns it anyway: saving it costs B's read alone */
+    for (int u = 0; u < v->nuses && !real; u++) real = v->uses[u].user == d->S->block->ret;
     double saving = (real ? 1 : 2) * bytes_of(v), new_bytes;
     bool missing, ok;
     FBX_TRY(survey(d, v, &new_bytes, &missing, &ok));
