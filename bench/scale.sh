@@ -8,14 +8,18 @@
 # SIZES defaults to "1000 4000 16000 64000". Shapes (bench/scale_gen.c):
 #   chain  one dependence chain (sigmoid, mul, tanh, add, ...)
 #   wide   n/3 products of x with distinct constants summed by a tree of adds
-# Stages, each one `fusebox` process, timed by wall clock:
+# Stages, each one `fusebox` process, timed by wall clock and, when
+# /usr/bin/time is there, by CPU time (user + sys, children included): each
+# cell prints "WALL/CPU" microseconds per node (the machine may be shared:
+# CPU time is the steadier figure, but /usr/bin/time counts in 10 ms steps:
+# 10 us per node at 1k nodes; the ratio column compares both):
 #   print            print --passes default
 #   explain          explain --fuser F
 #   run              run --fuser F
 #   explain-bwd      explain --fuser F --backward
 #   run-bwd          run --fuser F --backward
 # for every fuser in FUSERS (default "none legacy"), for the shapes in SHAPES
-# (default "chain wide"). A cell that runs longer
+# (default "chain wide"), the stages in STAGES (default all five). A cell that runs longer
 # than CAP seconds (default 30) is killed and printed "> CAPs"; a cell that
 # fails prints "fail" (its stderr is kept in the work directory). The legacy
 # fuser compiles its kernels into a fresh FUSEBOX_CACHE_DIR shared by the
@@ -35,6 +39,7 @@ WARM=${WARM:-1}
 WARM_CAP=${WARM_CAP:-600}
 FUSERS=${FUSERS:-none legacy}
 SHAPES=${SHAPES:-chain wide}
+STAGES=${STAGES:-print explain run explain-bwd run-bwd}
 FB=$BUILD/fusebox
 GEN=$BUILD/bench/scale_gen
 [ -x "$FB" ] || { echo "scale.sh: no $FB" >&2; exit 1; }
@@ -59,25 +64,36 @@ cell() {
   fi
   t0=$(date +%s%N)
   rc=0
-  timeout -s KILL "$CAP" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f '%U %S' -o "$WORK/$name.time" timeout -s KILL "$CAP" "$@" >"$WORK/$name.out" \
+      2>"$WORK/$name.err" || rc=$?
+  else
+    timeout -s KILL "$CAP" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
+  fi
   if [ "$rc" -eq 0 ]; then
     t1=$(date +%s%N)
-    awk -v t0="$t0" -v t1="$t1" -v n="$n" 'BEGIN { printf "%.2f", (t1 - t0) / 1000 / n }'
+    awk -v t0="$t0" -v t1="$t1" -v n="$n" 'BEGIN { printf "%.1f", (t1 - t0) / 1000 / n }'
+    if [ -s "$WORK/$name.time" ]; then
+      awk -v n="$n" 'END { printf "/%.1f", ($1 + $2) * 1e6 / n }' "$WORK/$name.time"
+    fi
   else
     if [ "$rc" -eq 137 ]; then printf '> %ss' "$CAP"; else printf 'fail'; fi
   fi
 }
 
 printf '%-6s %-12s %-7s' shape stage fuser
-for n in $SIZES; do printf ' %10s' "${n}"; done
-printf '  %s\n' 'last/first (us per node)'
+for n in $SIZES; do printf ' %14s' "${n}"; done
+printf '  %s\n' 'last/first (us per node, wall/cpu)'
 for shape in $SHAPES; do
   for n in $SIZES; do
     mkdir -p "$WORK/$shape$n"
     "$GEN" "$shape" "$n" "$WORK/$shape$n"
   done
-  rows="print:- "
-  for f in $FUSERS; do rows="$rows explain:$f run:$f explain-bwd:$f run-bwd:$f"; done
+  rows=""
+  case " $STAGES " in *" print "*) rows="print:-" ;; esac
+  for f in $FUSERS; do
+    for stage in $STAGES; do [ "$stage" = print ] || rows="$rows $stage:$f"; done
+  done
   for row in $rows; do
     stage=${row%%:*} fuser=${row#*:}
     printf '%-6s %-12s %-7s' "$shape" "$stage" "$fuser"
@@ -92,10 +108,17 @@ for shape in $SHAPES; do
         explain-bwd) v=$(cell "$id" "$n" "$FB" explain "$g" --fuser "$fuser" --input "$x" --backward) ;;
         run-bwd) v=$(cell "$id" "$n" "$FB" run "$g" --fuser "$fuser" --input "$x" --backward) ;;
       esac
-      printf ' %10s' "$v"
+      printf ' %14s' "$v"
       [ -n "$first" ] || first=$v
       last=$v
     done
-    awk -v a="$first" -v b="$last" 'BEGIN { if (a + 0 > 0 && b ~ /^[0-9.]+$/) printf "  %.1fx\n", b / a; else print "  -" }'
+    awk -v a="$first" -v b="$last" 'BEGIN {
+      if (a + 0 > 0 && b ~ /^[0-9.]+(\/[0-9.]+)?$/) {
+        na = split(a, x, "/"); nb = split(b, y, "/")
+        printf "  %.1fx", y[1] / x[1]
+        if (na == 2 && nb == 2 && x[2] > 0) printf "/%.1fx", y[2] / x[2]
+        printf "\n"
+      } else print "  -"
+    }'
   done
 done

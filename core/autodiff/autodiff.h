@@ -13,7 +13,9 @@
  *      backward needs as extra outputs) and a backward graph B (output
  *      gradients and saved values in, input gradients out). Both are plain
  *      graphs: the executor runs each through its own profiling executor, so
- *      the selected fuser fuses them.
+ *      the selected fuser fuses them. With a fuser, saved values that are
+ *      cheap pointwise functions of S's inputs are recomputed in B instead
+ *      when that moves fewer bytes (recompute.c).
  *   3. fbx_grad_build (formula.c, formulas_*.h): the per-op gradient formulas
  *      that step 2 instantiates node by node, in reverse order. Most are data:
  *      TorchScript-IR text templates (like PyTorch's symbolic scripts); the
@@ -121,6 +123,10 @@ typedef struct fbx_gradient {
   fbx_saved_ref *saved;
   int ngrads;
   int *grad_of; /* B's output k is the gradient of S's input grad_of[k] */
+  /* save versus recompute (differentiate_ex) */
+  bool recompute;       /* made with recomputation allowed (respecialize does the same) */
+  int nrecomputed;      /* values B computes again instead of reading them saved */
+  int nrecompute_nodes; /* the nodes that takes in B */
 } fbx_gradient;
 
 /* Differentiate subgraph S (a DifferentiableGraph's Subgraph or a one-node
@@ -129,6 +135,13 @@ typedef struct fbx_gradient {
  * S is not modified. */
 fbx_status *fbx_autodiff_differentiate(fbx_gradient **out, const fbx_graph *S, const bool *input_requires_grad,
                                        const bool *output_grad_defined);
+/* The same; with `recompute`, a value B needs that is a cheap pointwise
+ * function of S's inputs (pointwise ops and constants all the way down) is
+ * computed again in B instead of saved when that moves fewer bytes in a
+ * fused forward and backward (the rule: autodiff/recompute.c). Fewer saved
+ * values, a larger B. */
+fbx_status *fbx_autodiff_differentiate_ex(fbx_gradient **out, const fbx_graph *S, const bool *input_requires_grad,
+                                          const bool *output_grad_defined, bool recompute);
 void fbx_gradient_free(fbx_gradient *g); /* NULL-safe */
 
 /* A backward graph for base's forward (same saved values, same B input

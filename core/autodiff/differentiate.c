@@ -19,33 +19,26 @@
  * any more (a formula computed a gradient nobody needs) are dropped again,
  * with the F outputs only they used.
  *
+ * With recomputation asked for (fbx_autodiff_differentiate_ex), saved values
+ * that are cheap pointwise functions of S's inputs are then replaced by
+ * their recomputation in B where that moves fewer bytes (recompute.c), and
+ * pruned like the others.
+ *
  * Respecialization keeps base's saved list as it is: B' gets one input per
- * base saved value (unused ones included) and may read nothing else. */
+ * base saved value (unused ones included) and may read nothing else but
+ * what it can recompute from them, when base was made with recomputation. */
 #include <stdio.h>
 #include <string.h>
 
 #include "autodiff/autodiff.h"
+#include "autodiff/split.h"
 #include "base/alloc.h"
 #include "base/ptrmap.h"
 #include "base/strmap.h"
 #include "ir/verify.h"
 #include "passes/passes.h"
 
-typedef struct dstate {
-  const fbx_graph *S;
-  fbx_graph *F;      /* NULL when respecializing */
-  fbx_value **f_of;  /* S value id -> F value */
-  int nreal;         /* S's output count */
-  fbx_graph *B;
-  bool *rg;          /* S value id -> requires grad */
-  fbx_value **grad;  /* S value id -> its gradient in B, or NULL */
-  fbx_ptrmap saved_of; /* S value -> B input */
-  fbx_ptrmap const_of; /* S value -> B constant */
-  fbx_strmap b_names; /* the names set_unique_name gave in B (B's other values are numbered) */
-  fbx_saved_ref *saved;
-  int nsaved, cap_saved;
-  bool fixed_saved;  /* respecializing: only base's saved values exist */
-} dstate;
+typedef fbx_split dstate; /* autodiff/split.h */
 
 static fbx_value *identity_map(void *ctx, fbx_value *v) {
   (void)ctx;
@@ -127,13 +120,18 @@ static fbx_status *fwd_value(void *ctx, const fbx_value *v, fbx_value **out) {
     *out = in;
     return NULL;
   }
-  if (d->fixed_saved)
+  if (d->fixed_saved) {
+    FBX_TRY(fbx_split_recompute_missing(d, v, out));
+    if (*out) return NULL;
     return fbx_status_new(FBX_ERR_UNSUPPORTED,
                           "autodiff: the backward for this set of defined output gradients needs %%%s, which the "
                           "forward does not save",
                           v->name);
+  }
   return save_value(d, v, out);
 }
+
+fbx_status *fbx_split_fwd_value(void *ctx, const fbx_value *v, fbx_value **out) { return fwd_value(ctx, v, out); }
 
 /* ---- building B -------------------------------------------------------------------------- */
 
@@ -381,6 +379,7 @@ static fbx_status *finish(dstate *d, fbx_gradient *r, int ngrad_inputs, bool pru
 }
 
 static void dstate_free(dstate *d) {
+  fbx_split_recompute_free(d);
   fbx_free(d->f_of);
   fbx_free(d->rg);
   fbx_free(d->grad);
@@ -402,12 +401,13 @@ static fbx_status *begin(dstate *d, const fbx_graph *S, const bool *input_requir
   *r = fbx_calloc(1, sizeof **r);
   if (!d->grad || !d->B || !*r) return fbx_status_nomem();
   (*r)->nreal_outputs = d->nreal;
-  return NULL;
+  (*r)->recompute = d->recompute;
+  return fbx_split_recompute_init(d);
 }
 
-fbx_status *fbx_autodiff_differentiate(fbx_gradient **out, const fbx_graph *S, const bool *input_requires_grad,
-                                       const bool *output_grad_defined) {
-  dstate d = {0};
+fbx_status *fbx_autodiff_differentiate_ex(fbx_gradient **out, const fbx_graph *S, const bool *input_requires_grad,
+                                          const bool *output_grad_defined, bool recompute) {
+  dstate d = {.recompute = recompute};
   fbx_gradient *r = NULL;
   fbx_status *st = begin(&d, S, input_requires_grad, &r);
   if (!st) st = clone_forward(&d);
@@ -415,7 +415,17 @@ fbx_status *fbx_autodiff_differentiate(fbx_gradient **out, const fbx_graph *S, c
   int ngrad_inputs = st ? 0 : fbx_graph_ninputs(d.B);
   if (!st) st = run_backward(&d);
   if (!st) st = add_outputs(&d, r, input_requires_grad);
+  if (!st && recompute) {
+    /* what B really reads: a formula may have asked for a value whose gradient nobody needs */
+    st = fbx_pass_dce(d.B, NULL);
+    fbx_ptrmap_free(&d.const_of); /* DCE may have removed copies: copy again when asked */
+    if (!st) st = fbx_split_recompute_saved(&d);
+  }
   if (!st) st = finish(&d, r, ngrad_inputs, true);
+  if (!st) {
+    r->nrecomputed = d.nrecomputed;
+    r->nrecompute_nodes = d.nrecompute_nodes;
+  }
   if (st) {
     fbx_gradient_free(r);
     dstate_free(&d);
@@ -427,6 +437,11 @@ fbx_status *fbx_autodiff_differentiate(fbx_gradient **out, const fbx_graph *S, c
   dstate_free(&d);
   *out = r;
   return NULL;
+}
+
+fbx_status *fbx_autodiff_differentiate(fbx_gradient **out, const fbx_graph *S, const bool *input_requires_grad,
+                                       const bool *output_grad_defined) {
+  return fbx_autodiff_differentiate_ex(out, S, input_requires_grad, output_grad_defined, false);
 }
 
 /* The S value that base's saved[k] stands for. */
@@ -448,7 +463,7 @@ bad:
 
 fbx_status *fbx_autodiff_respecialize(fbx_gradient **out, const fbx_graph *S, const fbx_gradient *base,
                                       const bool *input_requires_grad, const bool *output_grad_defined) {
-  dstate d = {.fixed_saved = true};
+  dstate d = {.fixed_saved = true, .recompute = base->recompute};
   fbx_gradient *r = NULL;
   fbx_strmap s_names = {0}; /* S's values by name (S is straight-line: one block) */
   fbx_status *st = begin(&d, S, input_requires_grad, &r);
@@ -480,6 +495,7 @@ fbx_status *fbx_autodiff_respecialize(fbx_gradient **out, const fbx_graph *S, co
     dstate_free(&d);
     return st;
   }
+  r->nrecompute_nodes = d.nrecompute_nodes;
   r->backward = d.B;
   d.B = NULL;
   dstate_free(&d);

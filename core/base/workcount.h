@@ -16,6 +16,8 @@ typedef enum fbx_work_kind {
   FBX_WORK_CONSTPOOL_PROBE, /* pooled constants looked at per constant (passes/constpool.c) */
   FBX_WORK_DIFFGRAPH_VISIT, /* nodes looked at by the DifferentiableGraph pass's convexity checks */
   FBX_WORK_TOPO_RESPACE,    /* nodes given a new position when an insertion found no room (ir/graph.c) */
+  FBX_WORK_EAGER_UNIT,      /* eager autodiff units built (differentiated, executors made) (exec/grad.c) */
+  FBX_WORK_VERIFY_USE,      /* input slots and use-list entries the verifier looks at (ir/verify.c) */
   FBX_WORK_NKINDS
 } fbx_work_kind;
 

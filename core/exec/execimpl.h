@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "base/ptrmap.h"
+#include "base/strmap.h"
 #include "exec/executor.h"
 #include "exec/interp.h"
 #include <fusebox/fuser_abi.h>
@@ -147,8 +148,10 @@ struct fbx_executor {
   atomic_llong kernel_runs, kernel_launches, interp_ops;
   /* gradient mode (grad.c) */
   fbx_xgplan *gplans;     /* under lock */
-  pthread_mutex_t ad_lock; /* ad_eager, the units of DifferentiableGraphs */
-  fbx_ptrmap ad_eager;    /* node -> its eager units */
+  pthread_mutex_t ad_lock; /* ad_eager, ad_units, the units of DifferentiableGraphs */
+  fbx_ptrmap ad_eager;    /* node -> its eager entries (small; each points into ad_units) */
+  fbx_strmap ad_units;    /* one-node subgraph's text -> its eager unit, shared by every node alike */
+  int ad_recompute;       /* FUSEBOX_AUTODIFF_RECOMPUTE: 0 off, 1 with a fuser (default), 2 always */
   atomic_llong forward_runs, backward_runs, diff_graphs;
   /* the event log */
   pthread_mutex_t ev_lock;

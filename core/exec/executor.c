@@ -53,6 +53,7 @@ fbx_status *fbx_env_check_all(void) {
   FBX_TRY(fbx_env_int("FUSEBOX_NUM_THREADS", 1, FBX_ENV_MAX_THREADS, 0, &v));
   FBX_TRY(fbx_env_int("FUSEBOX_PW_GRAIN", 0, FBX_ENV_MAX_GRAIN, 0, &v));
   FBX_TRY(fbx_env_int("FUSEBOX_STORAGE_CACHE_MB", 0, FBX_ENV_MAX_CACHE_MB, 0, &v));
+  FBX_TRY(fbx_env_int("FUSEBOX_AUTODIFF_RECOMPUTE", 0, 2, 1, &v));
   FBX_TRY(fbx_log_check(getenv("FUSEBOX_LOG")));
   return fbx_pass_check_env();
 }
@@ -110,9 +111,13 @@ fbx_status *fbx_executor_create(fbx_executor **out, const fbx_graph *g, const fb
   int nprof = 1;
   FBX_TRY(profiling_runs_of(o.profiling_runs, &nprof));
 
+  int64_t recompute = 1;
+  FBX_TRY(fbx_env_int("FUSEBOX_AUTODIFF_RECOMPUTE", 0, 2, 1, &recompute));
+
   fbx_executor *ex = fbx_calloc(1, sizeof *ex);
   if (!ex) return fbx_status_nomem();
   ex->strategy = strategy;
+  ex->ad_recompute = (int)recompute;
   ex->profiling_runs = nprof;
   pthread_mutex_init(&ex->lock, NULL);
   pthread_mutex_init(&ex->ev_lock, NULL);

@@ -85,8 +85,10 @@
  * made at first use; respecialized per set of defined output gradients, or
  * zeros materialized when respecializing is refused). The plan's graph
  * itself is not fused: only F and B are. Eager nodes differentiate a
- * one-node subgraph, cached per node, requires-grad mask and input
- * dtypes/ranks, whose backward runs unfused. Grad handles must be freed
+ * one-node subgraph (per requires-grad mask and input dtypes/ranks) whose
+ * backward runs unfused; nodes whose subgraphs print alike share one such
+ * unit, so the eager tape's cost grows with the distinct nodes, not with
+ * the graph. Grad handles must be freed
  * before the executor is destroyed. The stats sum every counter of the
  * forward and backward sub-executors into the executor's (their kernel
  * launches, runs and interpreted ops into the backward_* fields for B), but
@@ -102,6 +104,11 @@
  *                             A malformed value fails create with
  *                             "FUSEBOX_FUSION_STRATEGY: expected static:N,dynamic:M, got ..."
  *   FUSEBOX_LOG=exec          trace profiling, specializations, guard failures, fallbacks
+ *   FUSEBOX_AUTODIFF_RECOMPUTE  save versus recompute in DifferentiableGraphs'
+ *                             forward/backward split (autodiff/recompute.c): 1 (default)
+ *                             recompute cheap pointwise values in the backward when a
+ *                             fuser fuses both graphs, 0 always save, 2 recompute also
+ *                             without a fuser (for tests: it moves more bytes unfused)
  */
 #ifndef FBX_EXEC_EXECUTOR_H
 #define FBX_EXEC_EXECUTOR_H
@@ -142,7 +149,7 @@ const char *fbx_spec_kind_name(fbx_spec_kind k);
 /* Check every FUSEBOX_* variable that core reads (FUSEBOX_PROFILING_RUNS,
  * FUSEBOX_FUSION_STRATEGY, FUSEBOX_NUM_THREADS, FUSEBOX_PW_GRAIN,
  * FUSEBOX_STORAGE_CACHE_MB, FUSEBOX_LOG, FUSEBOX_DISABLE_PASSES,
- * FUSEBOX_VERIFY; see base/env.h): NULL, or the first bad one's status
+ * FUSEBOX_VERIFY, FUSEBOX_AUTODIFF_RECOMPUTE; see base/env.h): NULL, or the first bad one's status
  * naming the variable and its value. fbx_executor_create returns it; the
  * CLI calls it before any command and exits 2. */
 fbx_status *fbx_env_check_all(void);

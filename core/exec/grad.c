@@ -4,12 +4,21 @@
  * for everything else, and backward.
  *
  * Units of differentiation (xgradfn) come in two flavours sharing one type:
- * a single node run eagerly (a one-node subgraph, cached per node, per set
- * of inputs requiring grad and per input dtypes/ranks, its backward graph
- * run by an unfused executor), and a DifferentiableGraph (its forward F and
+ * a single node run eagerly (a one-node subgraph, its backward graph run by
+ * an unfused executor), and a DifferentiableGraph (its forward F and
  * backward B each run by an executor with the parent's fuser and strategy).
- * Both keep, per set of defined output gradients, a respecialized backward
- * (or fall back to materializing zeros when respecializing is refused). */
+ * Eager units are shared: every node whose one-node subgraph prints the same
+ * (same op, constants, input dtypes and ranks, inputs requiring grad) uses
+ * one unit, found by that text (ex->ad_units). A node keeps only a small
+ * entry (xeager, per set of inputs requiring grad and per input signature)
+ * that the tape records and that names the node in messages. Every profiling
+ * run of a DifferentiableGraph runs its nodes on the eager tape, so a unit
+ * per node cost a differentiation and two executors per node (~59 KB each: a
+ * 64k-node chain needed 3.8 GB); shared, a chain of four distinct ops builds
+ * four.
+ * Both kinds of unit keep, per set of defined output gradients, a
+ * respecialized backward (or fall back to materializing zeros when
+ * respecializing is refused). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +28,7 @@
 #include "autodiff/tape.h"
 #include "base/alloc.h"
 #include "base/log.h"
+#include "base/workcount.h"
 #include "exec/execimpl.h"
 #include "ir/text.h"
 #include "ops/optable.h"
@@ -49,14 +59,29 @@ struct xgradfn {
   pthread_mutex_t lock;  /* variants */
   int nvariants;
   xvariant variants[MAX_VARIANTS];
+  char *why;             /* with no_grad: the reason alone (an eager unit's entries name their node with it) */
   /* the cache key */
-  const fbx_node *node;
-  uint64_t rgmask;
-  char *sig;
+  const fbx_node *node;  /* DifferentiableGraph units */
+  uint64_t rgmask;       /* DifferentiableGraph units */
+  char *sig;             /* eager units: the key in ex->ad_units (S printed, then rg by input) */
   /* eager units: S input k is node input in_index[k] */
   int *in_index;
   xgradfn *next;
 };
+
+/* A node run on the eager tape, for one set of inputs requiring grad and one
+ * input signature: what the tape records for it. */
+typedef struct xeager {
+  fbx_tape_fn base;      /* first: the tape calls base.backward */
+  const fbx_node *node;
+  uint64_t rgmask;
+  char *sig;
+  char *what;            /* "aten::mul (corpus.py:3:8)" */
+  bool constant;         /* see xgradfn */
+  char *no_grad;         /* not differentiable: why (then unit is NULL) */
+  xgradfn *unit;         /* shared, owned by ex->ad_units */
+  struct xeager *next;
+} xeager;
 
 /* One specialization of a DifferentiableGraph: its subgraph typed for the
  * shapes it was profiled with (exact sizes at static levels, generalized at
@@ -147,7 +172,16 @@ static void xgradfn_free(xgradfn *f) {
   fbx_free(f->sig);
   fbx_free(f->what);
   fbx_free(f->no_grad);
+  fbx_free(f->why);
   fbx_free(f);
+}
+
+static void xeager_free(xeager *e) {
+  if (!e) return;
+  fbx_free(e->sig);
+  fbx_free(e->what);
+  fbx_free(e->no_grad);
+  fbx_free(e);
 }
 
 /* An executor for a forward or backward graph: the parent's fuser and
@@ -248,9 +282,9 @@ static fbx_status *get_variant(xgradfn *f, uint64_t defined, xvariant **out) {
   return st;
 }
 
-static fbx_status *xgradfn_backward(fbx_tape_fn *base, const fbx_ivalue *gout, const fbx_ivalue *outs, int nout,
-                                    const fbx_ivalue *saved, int nsaved, fbx_ivalue *gin, int nin) {
-  xgradfn *f = (xgradfn *)base;
+/* Unit f's backward; the caller names the unit or node in an error. */
+static fbx_status *unit_backward(xgradfn *f, const fbx_ivalue *gout, const fbx_ivalue *outs, int nout,
+                                 const fbx_ivalue *saved, int nsaved, fbx_ivalue *gin, int nin) {
   if (nout != f->nout || nsaved != f->grad->nsaved || nin != f->nin)
     return fbx_status_new(FBX_ERR_INTERNAL, "%s: tape entry does not match its unit", f->what);
   uint64_t defined = 0;
@@ -287,19 +321,36 @@ static fbx_status *xgradfn_backward(fbx_tape_fn *base, const fbx_ivalue *gout, c
   for (int j = 0; zeros && j < nout; j++) fbx_iv_release(&zeros[j]);
   fbx_free(zeros);
   fbx_free(vals);
-  if (st) return fbx_status_wrap(st, "backward of %s", f->what);
-  return NULL;
+  return st;
+}
+
+static fbx_status *xgradfn_backward(fbx_tape_fn *base, const fbx_ivalue *gout, const fbx_ivalue *outs, int nout,
+                                    const fbx_ivalue *saved, int nsaved, fbx_ivalue *gin, int nin) {
+  xgradfn *f = (xgradfn *)base;
+  fbx_status *st = unit_backward(f, gout, outs, nout, saved, nsaved, gin, nin);
+  return st ? fbx_status_wrap(st, "backward of %s", f->what) : NULL;
+}
+
+static fbx_status *xeager_backward(fbx_tape_fn *base, const fbx_ivalue *gout, const fbx_ivalue *outs, int nout,
+                                   const fbx_ivalue *saved, int nsaved, fbx_ivalue *gin, int nin) {
+  xeager *e = (xeager *)base;
+  fbx_status *st = unit_backward(e->unit, gout, outs, nout, saved, nsaved, gin, nin);
+  return st ? fbx_status_wrap(st, "backward of %s", e->what) : NULL;
 }
 
 /* Differentiate f->S for f->rg and build the executors. On an unsupported
  * gradient f->no_grad gets the reason and NULL is returned. */
 static fbx_status *xgradfn_build(xgradfn *f, bool fused, bool need_forward) {
-  fbx_status *st = fbx_autodiff_differentiate(&f->grad, f->S, f->rg, NULL);
+  /* Recomputing instead of saving moves fewer bytes only when the fuser fuses F and B (autodiff/recompute.c). */
+  int mode = f->owner->ad_recompute;
+  bool recompute = mode == 2 || (mode == 1 && fused && f->owner->fuser);
+  fbx_status *st = fbx_autodiff_differentiate_ex(&f->grad, f->S, f->rg, NULL, recompute);
   if (st) {
     if (fbx_status_code(st) == FBX_ERR_NOMEM) return st;
     f->no_grad = xasprintf("%s: %s", f->what, fbx_status_message(st));
+    f->why = fbx_strdup(fbx_status_message(st));
     fbx_status_free(st);
-    return f->no_grad ? NULL : fbx_status_nomem();
+    return f->no_grad && f->why ? NULL : fbx_status_nomem();
   }
   pthread_mutex_init(&f->lock, NULL);
   for (int k = 0; k < f->grad->nsaved; k++)
@@ -432,6 +483,9 @@ static fbx_status *eager_subgraph(xgradfn *f, const fbx_node *n, const fbx_ivalu
   }
   fbx_ptrmap_free(&cm.m);
   f->nout = n->noutputs;
+  /* No source locations: the unit serves every node alike (its entries name
+   * their node), and its text is the key that finds it. */
+  for (fbx_node *x = S ? fbx_block_first(S->block) : NULL; x; x = x->next) x->srcloc = NULL;
   return st;
 }
 
@@ -459,60 +513,108 @@ static char *signature(const fbx_node *n, const fbx_ivalue *ins) {
   return fbx_strbuf_take(&b);
 }
 
-/* The unit of an eager node for these values (cached in the executor). */
-static fbx_status *eager_unit(fbx_executor *ex, const fbx_node *n, const fbx_ivalue *ins, const fbx_ivalue *outs,
-                              uint64_t rgmask, xgradfn **out) {
+/* The key of eager unit f in ex->ad_units: S as printed, then which S
+ * input is which node input and whether it requires grad. */
+static char *unit_key(const xgradfn *f) {
+  fbx_strbuf b = {0};
+  fbx_graph_print_to(&b, f->S);
+  fbx_strbuf_puts(&b, "# inputs:");
+  for (int k = 0; k < f->nin; k++) fbx_strbuf_printf(&b, " %d%s", f->in_index[k], f->rg[k] ? "g" : "");
+  return fbx_strbuf_take(&b);
+}
+
+/* Node n's new entry: its one-node subgraph for these values, and the shared
+ * unit of that subgraph (built when it is the first of its kind). Takes sig.
+ * ex->ad_lock held. */
+static fbx_status *new_eager_entry(fbx_executor *ex, const fbx_node *n, const fbx_ivalue *ins, const fbx_ivalue *outs,
+                                   uint64_t rgmask, char *sig, xeager **out) {
+  *out = NULL;
+  xeager *e = fbx_calloc(1, sizeof *e);
+  if (!e) {
+    fbx_free(sig);
+    return fbx_status_nomem();
+  }
+  e->base.backward = xeager_backward;
+  e->node = n;
+  e->rgmask = rgmask;
+  e->sig = sig;
+  e->what = node_what(n);
+  e->base.what = e->what;
+  xgradfn *f = fbx_calloc(1, sizeof *f);
+  fbx_status *st = e->what && f ? NULL : fbx_status_nomem();
+  if (!st) {
+    f->base.backward = xgradfn_backward;
+    f->owner = ex;
+    f->what = fbx_strdup(fbx_sym_str(n->kind));
+    f->base.what = f->what;
+    st = f->what ? eager_subgraph(f, n, ins, outs) : fbx_status_nomem();
+  }
+  if (!st && !(f->rg = fbx_calloc((size_t)f->nin + 1, sizeof *f->rg))) st = fbx_status_nomem();
+  const fbx_node *sn = !st ? fbx_block_last(f->S->block) : NULL; /* after the constants it uses */
+  bool any = false;
+  for (int k = 0; !st && k < f->nin; k++) {
+    int i = f->in_index[k];
+    f->rg[k] = i < 64 && ((rgmask >> i) & 1) && fbx_grad_input_differentiable(sn, i);
+    any |= f->rg[k];
+  }
+  if (!st && !fbx_grad_has_formula(sn)) {
+    e->no_grad = n->srcloc ? xasprintf("%s has no formula (%s)", fbx_sym_str(n->kind), n->srcloc)
+                           : xasprintf("%s has no formula", fbx_sym_str(n->kind));
+    if (!e->no_grad) st = fbx_status_nomem();
+  } else if (!st && !any) {
+    e->constant = true;
+  } else if (!st) {
+    char *key = unit_key(f);
+    xgradfn *unit = key ? fbx_strmap_get(&ex->ad_units, key) : NULL;
+    if (!key) st = fbx_status_nomem();
+    else if (unit) fbx_free(key);
+    else {
+      f->sig = key;
+      fbx_work_add(FBX_WORK_EAGER_UNIT, 1);
+      st = xgradfn_build(f, false, false);
+      if (!st && fbx_strmap_put(&ex->ad_units, f->sig, f)) st = fbx_status_nomem();
+      if (!st) {
+        unit = f;
+        f = NULL; /* ex->ad_units owns it */
+      }
+    }
+    if (!st && unit->no_grad) {
+      e->no_grad = xasprintf("%s: %s", e->what, unit->why);
+      if (!e->no_grad) st = fbx_status_nomem();
+    } else if (!st) {
+      e->unit = unit;
+    }
+  }
+  xgradfn_free(f);
+  if (st) xeager_free(e);
+  else *out = e;
+  return st;
+}
+
+/* Node n's entry for these values (cached in the executor). */
+static fbx_status *eager_entry(fbx_executor *ex, const fbx_node *n, const fbx_ivalue *ins, const fbx_ivalue *outs,
+                               uint64_t rgmask, xeager **out) {
   char *sig = signature(n, ins);
   if (!sig) return fbx_status_nomem();
   fbx_status *st = NULL;
   pthread_mutex_lock(&ex->ad_lock);
-  xgradfn *head = fbx_ptrmap_get(&ex->ad_eager, n), *f = head;
-  while (f && (f->rgmask != rgmask || strcmp(f->sig, sig))) f = f->next;
-  if (!f) {
-    f = fbx_calloc(1, sizeof *f);
-    if (!f) st = fbx_status_nomem();
-    else {
-      f->base.backward = xgradfn_backward;
-      f->owner = ex;
-      f->node = n;
-      f->rgmask = rgmask;
-      f->sig = sig;
-      sig = NULL;
-      f->what = node_what(n);
-      if (!f->what) st = fbx_status_nomem();
-      if (!st) st = eager_subgraph(f, n, ins, outs);
-      if (!st && !(f->rg = fbx_calloc((size_t)f->nin + 1, sizeof *f->rg))) st = fbx_status_nomem();
-      const fbx_node *sn = !st ? fbx_block_last(f->S->block) : NULL; /* after the constants it uses */
-      bool any = false;
-      for (int k = 0; !st && k < f->nin; k++) {
-        int i = f->in_index[k];
-        f->rg[k] = i < 64 && ((rgmask >> i) & 1) && fbx_grad_input_differentiable(sn, i);
-        any |= f->rg[k];
-      }
-      if (!st && !fbx_grad_has_formula(sn)) {
-        f->no_grad = n->srcloc ? xasprintf("%s has no formula (%s)", fbx_sym_str(n->kind), n->srcloc)
-                               : xasprintf("%s has no formula", fbx_sym_str(n->kind));
-        if (!f->no_grad) st = fbx_status_nomem();
-      } else if (!st && !any) {
-        f->constant = true;
-      } else if (!st) {
-        st = xgradfn_build(f, false, false);
-      }
-      if (!st) {
-        f->next = head;
-        if (fbx_ptrmap_put(&ex->ad_eager, n, f)) {
-          st = fbx_status_nomem();
-        }
-      }
-      if (st) {
-        xgradfn_free(f);
-        f = NULL;
+  xeager *head = fbx_ptrmap_get(&ex->ad_eager, n), *e = head;
+  while (e && (e->rgmask != rgmask || strcmp(e->sig, sig))) e = e->next;
+  if (!e) {
+    st = new_eager_entry(ex, n, ins, outs, rgmask, sig, &e);
+    sig = NULL;
+    if (!st) {
+      e->next = head;
+      if (fbx_ptrmap_put(&ex->ad_eager, n, e)) {
+        st = fbx_status_nomem();
+        xeager_free(e);
+        e = NULL;
       }
     }
   }
   pthread_mutex_unlock(&ex->ad_lock);
   fbx_free(sig);
-  *out = f;
+  *out = e;
   return st;
 }
 
@@ -540,10 +642,11 @@ static fbx_status *tape_record(void *ctx, const fbx_node *n, const fbx_ivalue *i
   if (!fresh && !(inplace && nout > 0 && outs[0].kind == FBX_IV_TENSOR && outs[0].u.t &&
                   fbx_dtype_is_floating(outs[0].u.t->dtype)))
     return NULL; /* it only routes its inputs (or yields no floating tensor) */
-  xgradfn *f = NULL;
-  FBX_TRY(eager_unit(c->ex, n, ins, outs, rgmask, &f));
-  if (f->constant) return fbx_tape_mark_constant(c->tape, outs, nout);
-  if (f->no_grad) return fbx_tape_mark_no_grad(c->tape, outs, nout, f->no_grad);
+  xeager *e = NULL;
+  FBX_TRY(eager_entry(c->ex, n, ins, outs, rgmask, &e));
+  if (e->constant) return fbx_tape_mark_constant(c->tape, outs, nout);
+  if (e->no_grad) return fbx_tape_mark_no_grad(c->tape, outs, nout, e->no_grad);
+  xgradfn *f = e->unit;
   fbx_ivalue *sin = fbx_calloc((size_t)f->nin + 1, sizeof *sin);
   if (!sin) return fbx_status_nomem();
   for (int k = 0; k < f->nin; k++) sin[k] = ins[f->in_index[k]];
@@ -556,7 +659,7 @@ static fbx_status *tape_record(void *ctx, const fbx_node *n, const fbx_ivalue *i
     st = fouts ? fbx_executor_run_values(f->fex, sin, f->nin, fouts, nf, c->seed) : fbx_status_nomem();
   }
   if (!st) st = gather_saved(f, sin, outs, fouts, &saved);
-  if (!st) st = fbx_tape_record(c->tape, &f->base, sin, f->rg, f->nin, outs, nout, saved, f->grad->nsaved, inplace);
+  if (!st) st = fbx_tape_record(c->tape, &e->base, sin, f->rg, f->nin, outs, nout, saved, f->grad->nsaved, inplace);
   for (int k = 0; fouts && k < nf; k++) fbx_iv_release(&fouts[k]);
   fbx_free(fouts);
   fbx_free(saved);
@@ -609,12 +712,15 @@ void fbx_executor_grad_free_all(fbx_executor *ex) {
   }
   for (size_t i = 0; i < ex->ad_eager.cap; i++) {
     if (!ex->ad_eager.keys[i]) continue;
-    for (xgradfn *f = ex->ad_eager.vals[i], *next; f; f = next) {
-      next = f->next;
-      xgradfn_free(f);
+    for (xeager *e = ex->ad_eager.vals[i], *next; e; e = next) {
+      next = e->next;
+      xeager_free(e);
     }
   }
   fbx_ptrmap_free(&ex->ad_eager);
+  for (size_t i = 0; i < ex->ad_units.cap; i++)
+    if (ex->ad_units.keys[i]) xgradfn_free(ex->ad_units.vals[i]);
+  fbx_strmap_free(&ex->ad_units);
 }
 
 typedef struct typing {
@@ -829,6 +935,7 @@ static fbx_status *dg_unit(fbx_executor *ex, xdg *d, xdgver *ver, uint64_t rgmas
       const char *name = d->node->noutputs ? d->node->outputs[0]->name : "?";
       f->what = ver->level ? xasprintf("prim::DifferentiableGraph %%%s (level %d)", name, ver->level)
                            : xasprintf("prim::DifferentiableGraph %%%s", name);
+      f->base.what = f->what;
       f->S = fbx_graph_clone(ver->S);
       f->nin = d->node->ninputs;
       f->nout = d->node->noutputs;
@@ -1211,9 +1318,8 @@ void fbx_executor_grad_stats(const fbx_executor *cex, fbx_executor_stats *s) {
       for (xdgver *v = d->versions; v; v = atomic_load(&v->next))
         for (xgradfn *f = v->fns; f; f = f->next) unit_stats(f, s);
   }
-  for (size_t i = 0; i < ex->ad_eager.cap; i++)
-    if (ex->ad_eager.keys[i])
-      for (const xgradfn *f = ex->ad_eager.vals[i]; f; f = f->next) unit_stats(f, s);
+  for (size_t i = 0; i < ex->ad_units.cap; i++)
+    if (ex->ad_units.keys[i]) unit_stats(ex->ad_units.vals[i], s);
   pthread_mutex_unlock(&ex->ad_lock);
 }
 
@@ -1246,9 +1352,8 @@ void fbx_executor_grad_events(const fbx_executor *cex, fbx_strbuf *b) {
       for (xdgver *v = d->versions; v; v = atomic_load(&v->next))
         for (xgradfn *f = v->fns; f; f = f->next) unit_events(&t, f);
   }
-  for (size_t i = 0; i < ex->ad_eager.cap; i++)
-    if (ex->ad_eager.keys[i])
-      for (const xgradfn *f = ex->ad_eager.vals[i]; f; f = f->next) unit_events(&t, f);
+  for (size_t i = 0; i < ex->ad_units.cap; i++)
+    if (ex->ad_units.keys[i]) unit_events(&t, ex->ad_units.vals[i]);
   pthread_mutex_unlock(&ex->ad_lock);
   if (t.len) {
     fbx_strbuf_puts(b, "  events of the forward and backward executors:\n");
@@ -1306,7 +1411,17 @@ void fbx_executor_grad_explain(const fbx_executor *cex, fbx_strbuf *b) {
           fbx_strbuf_printf(b, "#   runs on the eager tape: %s\n", f->no_grad);
           continue;
         }
-        fbx_strbuf_printf(b, "#   %d value%s saved for backward\n", f->grad->nsaved, f->grad->nsaved == 1 ? "" : "s");
+        int from_inputs = 0;
+        for (int s = 0; s < f->grad->nsaved; s++) from_inputs += !f->grad->saved[s].from_forward;
+        fbx_strbuf_printf(b, "#   %d value%s saved for backward (%d input%s, %d computed by the forward)",
+                          f->grad->nsaved, f->grad->nsaved == 1 ? "" : "s", from_inputs, from_inputs == 1 ? "" : "s",
+                          f->grad->nsaved - from_inputs);
+        if (f->grad->nrecomputed)
+          fbx_strbuf_printf(b, "; %d recomputed in the backward instead (%d node%s)", f->grad->nrecomputed,
+                            f->grad->nrecompute_nodes, f->grad->nrecompute_nodes == 1 ? "" : "s");
+        else if (!f->grad->recompute)
+          fbx_strbuf_puts(b, "; no recomputation (FUSEBOX_AUTODIFF_RECOMPUTE, or no fuser)");
+        fbx_strbuf_putc(b, '\n');
         explain_sub(b, "forward", f->fex);
         explain_sub(b, "backward", f->bex);
         for (int i = 0; i < f->nvariants; i++) {

@@ -1,16 +1,19 @@
 #include "ir/verify.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/ptrmap.h"
 #include "base/strbuf.h"
+#include "base/workcount.h"
 #include "ir/text.h"
 
 typedef struct vctx {
   const fbx_graph *g;
   fbx_ptrmap in_scope; /* values visible at the current point */
+  fbx_ptrmap slots;    /* &user->inputs[offset] -> how many use-list entries name that input slot */
   fbx_status *err;
 } vctx;
 
@@ -63,20 +66,27 @@ static fbx_status *define(vctx *c, const fbx_node *n, fbx_value *v, int offset) 
   return NULL;
 }
 
-static fbx_status *check_uses(const fbx_node *n) {
+/* Use lists against inputs. A value's entries are counted by the input slot
+ * they name when its defining node is checked (definitions come first: the
+ * scope check runs before this), so a user finds its slot's count in O(1): a
+ * value used by k nodes costs O(k), not the O(k^2) of searching its list
+ * from every user. */
+static fbx_status *check_uses(vctx *c, const fbx_node *n) {
   for (int i = 0; i < n->ninputs; i++) {
-    fbx_value *v = n->inputs[i];
-    int found = 0;
-    for (int u = 0; u < v->nuses; u++)
-      if (v->uses[u].user == n && v->uses[u].offset == i) found++;
-    if (found != 1) return fail_at(n, "the use list of %%%s does not record this input exactly once", v->name);
+    fbx_work_add(FBX_WORK_VERIFY_USE, 1);
+    if ((uintptr_t)fbx_ptrmap_get(&c->slots, &n->inputs[i]) != 1)
+      return fail_at(n, "the use list of %%%s does not record this input exactly once", n->inputs[i]->name);
   }
   for (int o = 0; o < n->noutputs; o++) {
     fbx_value *v = n->outputs[o];
+    fbx_work_add(FBX_WORK_VERIFY_USE, (uint64_t)v->nuses);
     for (int u = 0; u < v->nuses; u++) {
       const fbx_use *use = &v->uses[u];
       if (use->offset < 0 || use->offset >= use->user->ninputs || use->user->inputs[use->offset] != v)
         return fail_at(n, "the use list of %%%s names a node that does not use it", v->name);
+      fbx_value *const *slot = &use->user->inputs[use->offset];
+      uintptr_t k = (uintptr_t)fbx_ptrmap_get(&c->slots, slot);
+      if (fbx_ptrmap_put(&c->slots, slot, (void *)(k + 1))) return fbx_status_nomem();
     }
   }
   return NULL;
@@ -280,7 +290,7 @@ static fbx_status *check_node(vctx *c, const fbx_block *b, const fbx_node *n) {
   if (n->owner != b) return fail_at(n, "%s", "a node's owner is not the block that lists it");
   if (n->graph != c->g) return fail_at(n, "%s", "a node belongs to another graph");
   FBX_TRY(check_inputs_in_scope(c, n));
-  FBX_TRY(check_uses(n));
+  FBX_TRY(check_uses(c, n));
   FBX_TRY(check_control(n));
   FBX_TRY(check_subgraph(n));
   FBX_TRY(check_agreement(n));
@@ -308,7 +318,7 @@ static fbx_status *check_block(vctx *c, const fbx_block *b) {
       b->ret->prev || b->ret->next)
     return fail_at(b->param, "%s", "a block's sentinels are linked into its node list");
   for (int i = 0; i < fbx_block_nparams(b); i++) FBX_TRY(define(c, b->param, fbx_block_param(b, i), i));
-  FBX_TRY(check_uses(b->param));
+  FBX_TRY(check_uses(c, b->param));
   int64_t last_topo = b->param->topo;
   const fbx_node *prev = NULL;
   for (const fbx_node *n = b->first; n; prev = n, n = n->next) {
@@ -320,7 +330,7 @@ static fbx_status *check_block(vctx *c, const fbx_block *b) {
   if (b->last != prev) return fail_at(b->ret, "%s", "a block's last-node link is wrong");
   if (b->ret->topo <= last_topo) return fail_at(b->ret, "%s", "topological positions are out of order");
   FBX_TRY(check_inputs_in_scope(c, b->ret));
-  FBX_TRY(check_uses(b->ret));
+  FBX_TRY(check_uses(c, b->ret));
   leave_block(c, b);
   return NULL;
 }
@@ -371,6 +381,7 @@ fbx_status *fbx_graph_verify(const fbx_graph *g) {
   if (g->block->owning) return fbx_status_new(FBX_ERR_VERIFY, "invalid graph: the top block has an owning node");
   fbx_status *st = check_block(&c, g->block);
   fbx_ptrmap_free(&c.in_scope);
+  fbx_ptrmap_free(&c.slots);
   if (st) return st;
   return check_unique_names(g);
 }

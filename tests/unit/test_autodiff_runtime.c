@@ -734,6 +734,46 @@ START_TEST(dlpack_api) {
 }
 END_TEST
 
+/* Nodes on the eager tape share a unit only when their one-node subgraphs
+ * are alike: x * 2.0 and a * 3.0 differ by a constant, b * b and c * x by
+ * which operands are the same value. d = (6x)^2 * x, d' = 108 x^2, on the
+ * eager tape (profiling run) and through the DifferentiableGraph. */
+START_TEST(eager_units_shared_only_when_alike) {
+  static const char *G =
+      "graph(%x.1 : Tensor):\n"
+      "  %c2 : float = prim::Constant[value=2.]()\n"
+      "  %c3 : float = prim::Constant[value=3.]()\n"
+      "  %a : Tensor = aten::mul(%x.1, %c2)\n"
+      "  %b : Tensor = aten::mul(%a, %c3)\n"
+      "  %c : Tensor = aten::mul(%b, %b)\n"
+      "  %d : Tensor = aten::mul(%c, %x.1)\n"
+      "  return (%d)\n";
+  fbx_executor *ex = make_ex(G, 1);
+  fbx_ivalue in[1] = {tensor(FBX_DTYPE_FLOAT32, 6, 0.1)};
+  for (int run = 0; run < 2; run++) {
+    fbx_ivalue out, gin[1];
+    fbx_grad_handle *h = NULL;
+    fbx_status *st = fbx_executor_forward_values(ex, in, 1, NULL, &out, 1, 0, &h);
+    ck_assert_msg(!st, "forward: %s", fbx_status_message(st));
+    fbx_ivalue gout = tensor(FBX_DTYPE_FLOAT32, 6, 0);
+    for (int i = 0; i < 6; i++) fbx_tensor_set_f64(gout.u.t, i, 1.0);
+    st = fbx_executor_backward_values(h, &gout, 1, gin, 1);
+    ck_assert_msg(!st, "backward: %s", fbx_status_message(st));
+    for (int i = 0; i < 6; i++) {
+      double x = at(&in[0], i);
+      expect_near(&out, i, 36 * x * x * x, "d");
+      expect_near(&gin[0], i, 108 * x * x, "grad x");
+    }
+    fbx_iv_release(&gout);
+    fbx_iv_release(&gin[0]);
+    fbx_iv_release(&out);
+    fbx_grad_free(h);
+  }
+  fbx_iv_release(&in[0]);
+  fbx_executor_destroy(ex);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("autodiff_runtime");
   TCase *tc = tcase_create("runtime");
@@ -741,6 +781,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, undefined_output_grads);
   tcase_add_test(tc, handle_lifecycle);
   tcase_add_test(tc, loop_carried);
+  tcase_add_test(tc, eager_units_shared_only_when_alike);
   tcase_add_test(tc, diffgraph_matches_eager_and_guard_falls_back);
   tcase_add_test(tc, static_diffgraph_respecializes);
   tcase_add_test(tc, ratio_iou_backward_fuses);

@@ -143,6 +143,25 @@ START_TEST(cse_is_linear_in_identical_nodes) {
 }
 END_TEST
 
+/* The verifier on a 20,000-node chain whose input is used by 10,000 nodes:
+ * it looks at each input slot and use-list entry O(1) times (searching the
+ * input's use list from each user looked at 10,000^2 entries; 64k-node
+ * backward graphs spent most of their time there). */
+START_TEST(verify_is_linear_in_uses) {
+  const int n = 20000;
+  char *ir = chain_ir(n);
+  fbx_graph *g = parse(ir);
+  free(ir);
+  ck_assert_int_ge(fbx_graph_find_value(g, "x.1")->nuses, n / 2);
+  uint64_t before = fbx_work_count(FBX_WORK_VERIFY_USE);
+  ck_assert_ptr_null(fbx_graph_verify(g));
+  uint64_t looked = fbx_work_count(FBX_WORK_VERIFY_USE) - before;
+  ck_assert_msg(looked <= (uint64_t)8 * n, "%llu use-list entries and slots looked at for %d nodes",
+                (unsigned long long)looked, n);
+  fbx_graph_destroy(g);
+}
+END_TEST
+
 /* ---- autodiff ------------------------------------------------------------------------ */
 
 /* Differentiating a 4,000-node chain names B's inputs without scanning B
@@ -211,6 +230,75 @@ START_TEST(diffgraph_tree_is_near_linear) {
   fbx_strbuf_printf(&b, "  return (%%t%d_0)\n", level);
   diffgraph_case(b.data, 3 * m, 1);
   fbx_strbuf_free(&b);
+}
+END_TEST
+
+/* ---- the executor's gradient mode -------------------------------------------------------- */
+
+/* Forward + backward of a 4,000-node chain: the profiling run runs every
+ * node on the eager tape. Nodes alike (same op, constants, dtypes and ranks)
+ * share one eager unit, so the run differentiates the chain's few distinct
+ * nodes, not 4,000 (a unit per node cost ~59 KB and two executors each: a
+ * 64k-node chain needed 3.8 GB). Each run's gradient is checked against the
+ * chain's derivative computed here in double precision. */
+START_TEST(eager_tape_shares_units_of_alike_nodes) {
+  ck_assert(!fbx_op_table_init());
+  const int n = 4000, len = 6;
+  char *ir = chain_ir(n);
+  fbx_graph *g = parse(ir);
+  free(ir);
+  fbx_executor *ex = NULL;
+  fbx_executor_opts o = {.struct_size = sizeof o, .fuser = "none", .profiling_runs = 1};
+  fbx_status *st = fbx_executor_create(&ex, g, &o);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  int64_t sizes[1] = {len};
+  fbx_tensor *x = NULL;
+  ck_assert(!fbx_tensor_empty(&x, FBX_DTYPE_FLOAT32, 1, sizes));
+  for (int64_t i = 0; i < len; i++) fbx_tensor_set_f64(x, i, -0.9 + 0.35 * (double)i);
+  /* d(chain)/dx by forward-mode differentiation: (v, dv) along the chain */
+  double want[6];
+  for (int i = 0; i < len; i++) {
+    double xv = fbx_tensor_get_f64(x, i), s = 1 / (1 + exp(-xv)), v = s, dv = s * (1 - s);
+    for (int k = 1; k < n; k++) {
+      switch (k % 4) {
+      case 0: s = 1 / (1 + exp(-v)), dv *= s * (1 - s), v = s; break;
+      case 1: dv = dv * xv + v, v *= xv; break;
+      case 2: v = tanh(v), dv *= 1 - v * v; break;
+      default: v += xv, dv += 1; break;
+      }
+    }
+    want[i] = dv;
+  }
+  fbx_ivalue in[1] = {fbx_iv_tensor(x)};
+  uint64_t before = fbx_work_count(FBX_WORK_EAGER_UNIT);
+  for (int run = 0; run < 2; run++) { /* the eager tape (profiling), then the DifferentiableGraph */
+    fbx_ivalue out = {0}, gin = {0};
+    fbx_grad_handle *h = NULL;
+    st = fbx_executor_forward_values(ex, in, 1, NULL, &out, 1, 0, &h);
+    ck_assert_msg(!st, "forward: %s", st ? fbx_status_message(st) : "");
+    fbx_tensor *ones = NULL;
+    ck_assert(!fbx_tensor_empty(&ones, FBX_DTYPE_FLOAT32, 1, sizes));
+    for (int64_t i = 0; i < len; i++) fbx_tensor_set_f64(ones, i, 1.0);
+    fbx_ivalue gout = fbx_iv_tensor(ones);
+    st = fbx_executor_backward_values(h, &gout, 1, &gin, 1);
+    ck_assert_msg(!st, "backward: %s", st ? fbx_status_message(st) : "");
+    ck_assert_int_eq(gin.kind, FBX_IV_TENSOR);
+    for (int i = 0; i < len; i++) {
+      double a = fbx_tensor_get_f64(gin.u.t, i);
+      ck_assert_msg(fabs(a - want[i]) <= 1e-4 + 1e-3 * fabs(want[i]), "run %d, grad[%d]: %.9g, expected %.9g", run,
+                    i, a, want[i]);
+    }
+    fbx_iv_release(&gout);
+    fbx_iv_release(&gin);
+    fbx_iv_release(&out);
+    fbx_grad_free(h);
+  }
+  uint64_t units = fbx_work_count(FBX_WORK_EAGER_UNIT) - before;
+  ck_assert_msg(units >= 1 && units <= 8, "%llu eager units built for a chain of 4 distinct ops (%d nodes)",
+                (unsigned long long)units, n);
+  fbx_iv_release(&in[0]);
+  fbx_executor_destroy(ex);
+  fbx_graph_destroy(g);
 }
 END_TEST
 
@@ -308,9 +396,11 @@ static Suite *suite(void) {
   tcase_add_test(t, constpool_is_linear_in_distinct_constants);
   tcase_add_test(t, cse_is_linear_in_identical_nodes);
   tcase_add_test(t, pooling_many_constants_respaces_locally);
+  tcase_add_test(t, verify_is_linear_in_uses);
   tcase_add_test(t, differentiate_names_without_scanning);
   tcase_add_test(t, diffgraph_chain_is_near_linear);
   tcase_add_test(t, diffgraph_tree_is_near_linear);
+  tcase_add_test(t, eager_tape_shares_units_of_alike_nodes);
   tcase_add_test(t, legacy_partitions_a_20k_chain_into_kernel_sized_groups);
   tcase_add_test(t, legacy_long_chain_runs_as_several_kernels);
   suite_add_tcase(s, t);
