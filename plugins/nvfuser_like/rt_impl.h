@@ -49,7 +49,5 @@ fbxp_status *nvf_rt_open_cuda(nvf_rt *rt);
 /* A status with a printf-style message (truncated at 16 KiB). */
 fbxp_status *nvf_rt_errf(const fbxp_host_api *host, fbxp_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Adds n to one of the stats counters under the runtime's lock. */
-void nvf_rt_count(nvf_rt *rt, uint64_t *counter, uint64_t n);
 
 #endif

@@ -361,7 +361,7 @@ fbxp_status *nvf_rt_open_opencl(nvf_rt *rt) {
   dname[sizeof dname - 1] = pver[sizeof pver - 1] = '\0';
   c->unified = unified == CL_TRUE || (type & CL_DEVICE_TYPE_CPU);
   c->align = align_bits >= 8 ? align_bits / 8 : 1;
-  snprintf(rt->device, sizeof rt->device, "OpenCL: %s (%s), %u compute units%s", dname, pver, (unsigned)units,
+  snprintf(rt->device, sizeof rt->device, "OpenCL: %.200s (%.200s), %u compute units%s", dname, pver, (unsigned)units,
            c->unified ? ", host memory shared" : "");
   return NULL;
 }
