@@ -19,6 +19,7 @@ typedef struct nvf_backend {
   /* Launches already checked by runtime.c (indices, dims, sizes). */
   fbxp_status *(*run)(nvf_rt *rt, nvf_buffer *bufs, int32_t nbufs, const nvf_launch *launches, int32_t nlaunches);
   void (*close)(nvf_rt *rt); /* after every program was released */
+  void (*set_wrap_align)(nvf_rt *rt, size_t bytes); /* NULL: nothing to set */
 } nvf_backend;
 
 struct nvf_program {

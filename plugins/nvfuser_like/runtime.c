@@ -72,6 +72,10 @@ void nvf_rt_close(nvf_rt *rt) {
 nvf_target nvf_rt_target(const nvf_rt *rt) { return rt->target; }
 const char *nvf_rt_device(const nvf_rt *rt) { return rt->device; }
 
+void nvf_rt_set_wrap_align(nvf_rt *rt, size_t bytes) {
+  if (rt->be->set_wrap_align) rt->be->set_wrap_align(rt, bytes);
+}
+
 void nvf_rt_get_stats(nvf_rt *rt, nvf_rt_stats *out) {
   pthread_mutex_lock(&rt->lock);
   *out = rt->stats;

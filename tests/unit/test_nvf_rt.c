@@ -397,6 +397,22 @@ START_TEST(cl_zero_copy) {
   ck_assert_uint_eq(s2.bytes_from_device - s1.bytes_from_device, 4000);
   ck_assert_uint_eq(s2.runs - s0.runs, 2);
   ck_assert_uint_eq(s2.launches - s0.launches, 2);
+  /* 64-byte aligned (as fusebox's storage), not 128 (PoCL's base-address
+   * alignment): copied by default, wrapped once the kernels' need (16) is said */
+  int pocl = strstr(nvf_rt_device(rt), "PoCL") != NULL; /* whose alignment is known to be 128 */
+  run_add(rt, CL_ADD, 64, 1000);
+  nvf_rt_get_stats(rt, &s1);
+  if (pocl) ck_assert_uint_eq(s1.zero_copy_buffers - s2.zero_copy_buffers, 0);
+  nvf_rt_set_wrap_align(rt, 16);
+  run_add(rt, CL_ADD, 64, 1000);
+  run_add(rt, CL_ADD, 16, 1000);
+  nvf_rt_get_stats(rt, &s2);
+  ck_assert_uint_eq(s2.zero_copy_buffers - s1.zero_copy_buffers, 6);
+  ck_assert_uint_eq(s2.bytes_to_device - s1.bytes_to_device, 0);
+  nvf_rt_set_wrap_align(rt, 0); /* back to the device's */
+  run_add(rt, CL_ADD, 64, 1000);
+  nvf_rt_get_stats(rt, &s1);
+  if (pocl) ck_assert_uint_eq(s1.zero_copy_buffers - s2.zero_copy_buffers, 0);
   nvf_rt_close(rt);
 }
 END_TEST
