@@ -20,6 +20,7 @@ static const command commands[] = {
     {"explain", fbx_cmd_explain, "show the optimized graph: fusion groups, guards, fallbacks, unfused nodes"},
     {"plugin-check", fbx_cmd_plugin_check, "conformance tests of a fuser plugin against the reference"},
     {"bench", fbx_cmd_bench, "compare fusers on a graph: time, compile time, kernels, error"},
+    {"fuzz", fbx_cmd_fuzz, "differential fuzzing: random graphs under a fuser against none, minimized repros"},
 };
 
 static void usage(FILE *f) {
