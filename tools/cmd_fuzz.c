@@ -20,7 +20,7 @@
 
 static const char *const USAGE =
     "fusebox fuzz --fuser NAME|PATH [--seconds N] [--cases N] [--seed S] [--backward] [--out DIR] "
-    "[--max-nodes N] [--timeout S] [--min-runs N] | --seed S --print | --fuser F --replay GRAPH --input X...";
+    "[--max-findings N] [--max-nodes N] [--timeout S] [--min-runs N] | --seed S --print | --fuser F --replay GRAPH --input X...";
 
 static void help(void) {
   printf("usage: %s\n\n"
@@ -38,6 +38,7 @@ static void help(void) {
          "  --fuser F       fuser name or plugin path (`none` compares none with itself)\n"
          "  --seconds N     stop starting cases after N seconds (default 10)\n"
          "  --cases N       stop after N cases (default: no limit)\n"
+         "  --max-findings N  stop after N failures (default: no limit)\n"
          "  --seed S        first seed (default 1); case i uses seed S+i\n"
          "  --backward      also compare the gradients of every floating input\n"
          "  --out DIR       write minimized repros there\n"
@@ -65,8 +66,19 @@ static int replay(const char *path, char **inputs, int ninputs, const fz_oracle_
   if (st) {
     rc = fbx_cli_fail("fuzz", st);
   } else {
+    /* the values in between are not known here: the inputs' dtypes, and
+     * float32 unless every input is float64 and nothing converts */
+    double floor_tol = 0;
+    bool all64 = !strstr(text, "aten::to(");
+    for (int i = 0; i < nin; i++) {
+      if (vals[i].kind != FBX_IV_TENSOR) continue;
+      fbx_dtype dt = vals[i].u.t->dtype;
+      all64 &= dt == FBX_DTYPE_FLOAT64;
+      if (fbx_dtype_is_floating(dt) && fz_dtype_tolerance(dt) > floor_tol) floor_tol = fz_dtype_tolerance(dt);
+    }
+    if (!all64 && floor_tol < fz_dtype_tolerance(FBX_DTYPE_FLOAT32)) floor_tol = fz_dtype_tolerance(FBX_DTYPE_FLOAT32);
     fz_result r;
-    fz_oracle_run_graph(text, vals, nin, o, &r);
+    fz_oracle_run_graph(text, vals, nin, floor_tol, o, &r);
     printf("%s: %s%s%s\n", path, fz_kind_name(r.kind), r.why[0] ? ": " : "", r.why);
     rc = r.kind == FZ_OK ? 0 : 1;
   }
@@ -78,7 +90,7 @@ static int replay(const char *path, char **inputs, int ninputs, const fz_oracle_
 
 int fbx_cmd_fuzz(int argc, char **argv) {
   const char *fuser = NULL, *out = NULL, *replay_path = NULL;
-  long long seconds = 10, cases = -1, seed = 1, max_nodes = 8, timeout = 60, min_runs = 300;
+  long long seconds = 10, cases = -1, max_findings = -1, seed = 1, max_nodes = 8, timeout = 60, min_runs = 300;
   bool backward = false, print = false;
   char **inputs = fbx_calloc((size_t)(argc > 0 ? argc : 1), sizeof *inputs);
   if (!inputs) return fbx_cli_fail("fuzz", fbx_status_nomem());
@@ -106,6 +118,9 @@ int fbx_cmd_fuzz(int argc, char **argv) {
       if (!hv || !fbx_cli_parse_int(argv[++i], 0, &seconds)) rc = fbx_cli_usage("fuzz", USAGE, "--seconds needs N >= 0");
     } else if (!strcmp(a, "--cases")) {
       if (!hv || !fbx_cli_parse_int(argv[++i], 1, &cases)) rc = fbx_cli_usage("fuzz", USAGE, "--cases needs N >= 1");
+    } else if (!strcmp(a, "--max-findings")) {
+      if (!hv || !fbx_cli_parse_int(argv[++i], 1, &max_findings))
+        rc = fbx_cli_usage("fuzz", USAGE, "--max-findings needs N >= 1");
     } else if (!strcmp(a, "--seed")) {
       if (!hv || !fbx_cli_parse_int(argv[++i], 0, &seed)) rc = fbx_cli_usage("fuzz", USAGE, "--seed needs S >= 0");
     } else if (!strcmp(a, "--max-nodes")) {
@@ -159,10 +174,11 @@ int fbx_cmd_fuzz(int argc, char **argv) {
   printf("# fusebox fuzz: fuser %s, seeds from %lld, %lld s%s%s\n", fuser, seed, seconds,
          backward ? ", forward and backward" : ", forward", out ? "" : " (no --out: repros are printed)");
   fflush(stdout);
-  long long counts[FZ_KIND_COUNT] = {0}, n = 0, unfused = 0, launches = 0;
+  long long counts[FZ_KIND_COUNT] = {0}, n = 0, nfound = 0, unfused = 0, launches = 0;
   double t0 = fbx_cli_now_ms();
   for (uint64_t s = (uint64_t)seed;; s++) {
     if (cases >= 0 && n >= cases) break;
+    if (max_findings >= 0 && nfound >= max_findings) break;
     if (cases < 0 && fbx_cli_now_ms() - t0 >= (double)seconds * 1000.0) break;
     if (cases >= 0 && seconds && fbx_cli_now_ms() - t0 >= (double)seconds * 1000.0) break;
     fz_case c;
@@ -174,6 +190,7 @@ int fbx_cmd_fuzz(int argc, char **argv) {
     launches += r.launches;
     if (r.kind == FZ_OK && !r.launches) unfused++;
     if (r.kind == FZ_OK || r.kind == FZ_INVALID) continue;
+    nfound++;
     int before = c.nnodes;
     int runs = fz_minimize(&c, &o, &r, (int)min_runs);
     fz_result mr;

@@ -114,8 +114,13 @@ typedef struct fz_result {
 /* Run a case in a forked child: none, then the fuser after profiling and
  * with FUSEBOX_PROFILING_RUNS=0, forward (and backward when asked). */
 void fz_oracle_run(const fz_case *c, const fz_oracle_opts *o, fz_result *r);
-/* The same for a graph given as text and its inputs (borrowed): --replay. */
-void fz_oracle_run_graph(const char *text, const fbx_ivalue *in, int nin, const fz_oracle_opts *o, fz_result *r);
+/* The same for a graph given as text and its inputs (borrowed): --replay.
+ * floor_tol: the least relative tolerance (the loosest dtype's among the
+ * graph's values, fz_dtype_tolerance). */
+void fz_oracle_run_graph(const char *text, const fbx_ivalue *in, int nin, double floor_tol, const fz_oracle_opts *o,
+                         fz_result *r);
+/* PyTorch's test tolerance for a dtype: float32 1e-5, float16 1e-3, bfloat16 1e-2, float64 1e-12. */
+double fz_dtype_tolerance(fbx_dtype dt);
 /* The tolerance scale of a graph: 1 + 2 per transcendental op + 4 per
  * reduction + 4 per composite op (softmax, layer_norm, norm) in its text. */
 double fz_text_tolerance_factor(const char *text);

@@ -110,6 +110,7 @@ static fbx_dtype promote(fbx_dtype a, fbx_dtype b) {
 static bool broadcast(const fz_vinfo *a, const fz_vinfo *b, fz_vinfo *out) {
   int r = a->rank > b->rank ? a->rank : b->rank;
   out->rank = r;
+  for (int i = r; i < FZ_MAX_RANK; i++) out->sizes[i] = 0;
   for (int i = 0; i < r; i++) {
     int ia = a->rank - r + i, ib = b->rank - r + i;
     int64_t sa = ia >= 0 ? a->sizes[ia] : 1, sb = ib >= 0 ? b->sizes[ib] : 1;
@@ -306,7 +307,8 @@ static bool infer_node(const fz_case *c, int k, fz_vinfo *info) {
     if (a->alias_in || a->noalloc || a->dt == FBX_DTYPE_BOOL) return false;
     if (b) {
       fz_vinfo bb;
-      if (!broadcast(a, b, &bb) || bb.rank != a->rank || memcmp(bb.sizes, a->sizes, sizeof bb.sizes) ||
+      memset(&bb, 0, sizeof bb);
+      if (!broadcast(a, b, &bb) || bb.rank != a->rank || memcmp(bb.sizes, a->sizes, sizeof bb.sizes[0] * (size_t)a->rank) ||
           b->dt != a->dt)
         return false;
     }

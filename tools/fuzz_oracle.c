@@ -16,7 +16,9 @@
  * before fork), so every case starts from the same state.
  *
  * Tolerances: per output dtype, PyTorch's test defaults (float32 1e-5 rtol,
- * float16 1e-3, bfloat16 1e-2, float64 1e-12), scaled by what the ops
+ * float16 1e-3, bfloat16 1e-2, float64 1e-12), at least the loosest of
+ * those among the dtypes of every value in the graph (a float64 result of
+ * float32 math is only as exact as float32), scaled by what the ops
  * in the case may legitimately reorder or approximate: x(1 + 2 per
  * transcendental op + 4 per reduction + 4 per composite op (softmax,
  * layer_norm, norm)), atol = rtol; integer and bool outputs exact; NaN
@@ -46,13 +48,19 @@ typedef struct child {
   fbx_ivalue in[FZ_MAX_IN];
   int nin, nout, nflat;
   double factor;
+  double floor_tol; /* the loosest dtype tolerance among the graph's values */
   int64_t launches;
 } child;
 
 #define MAX_FLAT 64
 
-static void tol_for(fbx_dtype dt, double factor, double *rtol, double *atol) {
-  double r = dt == FBX_DTYPE_FLOAT16 ? 1e-3 : dt == FBX_DTYPE_BFLOAT16 ? 1e-2 : dt == FBX_DTYPE_FLOAT64 ? 1e-12 : 1e-5;
+double fz_dtype_tolerance(fbx_dtype dt) {
+  return dt == FBX_DTYPE_FLOAT16 ? 1e-3 : dt == FBX_DTYPE_BFLOAT16 ? 1e-2 : dt == FBX_DTYPE_FLOAT64 ? 1e-12 : 1e-5;
+}
+
+static void tol_for(fbx_dtype dt, double floor_tol, double factor, double *rtol, double *atol) {
+  double r = fz_dtype_tolerance(dt);
+  if (r < floor_tol) r = floor_tol;
   *rtol = r * factor;
   *atol = r * factor;
 }
@@ -68,7 +76,7 @@ static bool compare(const child *ch, const fbx_ivalue *got, int ngot, const fbx_
   }
   for (int i = 0; i < a; i++) {
     double rtol = 0, atol = 0;
-    if (fw[i].kind == FBX_IV_TENSOR) tol_for(fw[i].u.t->dtype, ch->factor, &rtol, &atol);
+    if (fw[i].kind == FBX_IV_TENSOR) tol_for(fw[i].u.t->dtype, ch->floor_tol, ch->factor, &rtol, &atol);
     fbx_strbuf w = {0};
     if (!fbx_cli_allclose(&fg[i], 1, &fw[i], 1, rtol, atol, &w)) {
       fbx_strbuf_printf(why, "%s %d: %s", what, i, w.data ? w.data : "differs");
@@ -197,9 +205,9 @@ static fz_kind backward(child *ch, fbx_strbuf *why) {
   return k == FZ_INVALID ? FZ_OK : k;
 }
 
-static fz_kind child_main(const char *text, const fbx_ivalue *in, int nin, const fz_oracle_opts *o, fbx_strbuf *why,
-                          int64_t *launches) {
-  child ch = {.o = o, .nin = nin};
+static fz_kind child_main(const char *text, const fbx_ivalue *in, int nin, double floor_tol, const fz_oracle_opts *o,
+                          fbx_strbuf *why, int64_t *launches) {
+  child ch = {.o = o, .nin = nin, .floor_tol = floor_tol};
   ch.factor = fz_text_tolerance_factor(text);
   for (int i = 0; i < nin; i++) ch.in[i] = in[i];
   fbx_status *st = fbx_graph_parse(&ch.g, text, strlen(text), "fuzz.ir");
@@ -247,13 +255,22 @@ void fz_oracle_run(const fz_case *c, const fz_oracle_opts *o, fz_result *r) {
     snprintf(r->why, sizeof r->why, "%s", st ? fbx_status_message(st) : "the case is not valid");
     fbx_status_free(st);
   } else {
-    fz_oracle_run_graph(text, in, c->nin, o, r);
+    /* a float64 output computed from float32 values is as exact as float32 */
+    fz_vinfo info[FZ_NODE_ID + FZ_MAX_NODES];
+    double floor_tol = 0;
+    fz_case_infer(c, info);
+    for (int i = 0; i < c->nin + c->nnodes; i++) {
+      const fz_vinfo *v = &info[i < c->nin ? i : FZ_NODE_ID + i - c->nin];
+      if (fbx_dtype_is_floating(v->dt) && fz_dtype_tolerance(v->dt) > floor_tol) floor_tol = fz_dtype_tolerance(v->dt);
+    }
+    fz_oracle_run_graph(text, in, c->nin, floor_tol, o, r);
   }
   release_all(in, c->nin);
   fbx_free(text);
 }
 
-void fz_oracle_run_graph(const char *text, const fbx_ivalue *in, int nin, const fz_oracle_opts *o, fz_result *r) {
+void fz_oracle_run_graph(const char *text, const fbx_ivalue *in, int nin, double floor_tol, const fz_oracle_opts *o,
+                         fz_result *r) {
   memset(r, 0, sizeof *r);
   fflush(stdout);
   fflush(stderr);
@@ -281,7 +298,7 @@ void fz_oracle_run_graph(const char *text, const fbx_ivalue *in, int nin, const 
     }
     fbx_strbuf why = {0};
     int64_t launches = 0;
-    fz_kind k = child_main(text, in, nin, o, &why, &launches);
+    fz_kind k = child_main(text, in, nin, floor_tol, o, &why, &launches);
     char head[64];
     int hn = snprintf(head, sizeof head, "%d %lld ", (int)k, (long long)launches);
     ssize_t wr = write(fds[1], head, (size_t)hn);
