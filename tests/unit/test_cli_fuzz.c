@@ -5,15 +5,21 @@
  * minimized to at most 3 nodes, and the written repro replays the failure;
  * plugin-check --fuzz; bad arguments. Also the first core bug the fuzzer
  * found: a reduction over a size-0 dim with trailing dims (sum, norm)
- * divided by zero (SIGFPE) instead of giving zeros. */
+ * divided by zero (SIGFPE) instead of giving zeros; and a process forked
+ * after the kernel thread pool started hung in its first parallel loop. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <fusebox/tensor.h>
 
+#include "base/parallel.h"
 #include "testutil.h"
 
 #define GOOD FBX_TEST_PLUGIN_DIR "/libfbxtest_good.so"
@@ -186,6 +192,39 @@ START_TEST(sum_over_empty_dim) {
 }
 END_TEST
 
+static void add_range(void *ctx, int64_t begin, int64_t end) {
+  long *sum = ctx;
+  (void)begin;
+  __atomic_fetch_add(sum, (long)(end - begin), __ATOMIC_RELAXED);
+}
+
+/* Found by the fuzzer: a child forked after the kernel thread pool started
+ * (the legacy plugin's load asks for the thread count) waited forever for
+ * workers that stay in the parent; the fuzzer's layer_norm cases timed out. */
+START_TEST(parallel_for_after_fork) {
+  long sum = 0;
+  ck_assert_int_ge(fbx_parallel_threads(), 1);
+  fbx_parallel_for(1 << 20, 1024, add_range, &sum);
+  ck_assert_int_eq(sum, 1 << 20);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    long s = 0;
+    fbx_parallel_for(1 << 20, 1024, add_range, &s);
+    _exit(s == (1 << 20) ? 0 : 3);
+  }
+  int status = 0;
+  pid_t got = 0;
+  for (int i = 0; i < 200 && !(got = waitpid(pid, &status, WNOHANG)); i++) nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+  if (!got) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  ck_assert_msg(got == pid, "the forked child's parallel loop did not finish in 20 s");
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cli_fuzz");
   TCase *tc = tcase_create("fuzz");
@@ -199,6 +238,10 @@ int main(void) {
   tcase_add_test(tc, bad_arguments);
   tcase_add_test(tc, sum_over_empty_dim);
   suite_add_tcase(s, tc);
+  TCase *tf = tcase_create("fork");
+  tcase_set_timeout(tf, 60);
+  tcase_add_test(tf, parallel_for_after_fork);
+  suite_add_tcase(s, tf);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
