@@ -43,7 +43,7 @@ static void help(void) {
          "  --backward      also compare the gradients of every floating input\n"
          "  --out DIR       write minimized repros there\n"
          "  --max-nodes N   nodes per graph, 1..16 (default 8)\n"
-         "  --timeout S     a case running longer is a finding (default 30; a timeout is\n"
+         "  --timeout S     a case running longer is a finding (default 120; a timeout is\n"
          "                  minimized with at most 8 runs)\n"
          "  --min-runs N    oracle runs the minimizer may spend per failure (default 300)\n"
          "  --print         print the graph seed S makes and exit\n"
@@ -91,7 +91,7 @@ static int replay(const char *path, char **inputs, int ninputs, const fz_oracle_
 
 int fbx_cmd_fuzz(int argc, char **argv) {
   const char *fuser = NULL, *out = NULL, *replay_path = NULL;
-  long long seconds = 10, cases = -1, max_findings = -1, seed = 1, max_nodes = 8, timeout = 30, min_runs = 300;
+  long long seconds = 10, cases = -1, max_findings = -1, seed = 1, max_nodes = 8, timeout = 120, min_runs = 300;
   bool backward = false, print = false;
   char **inputs = fbx_calloc((size_t)(argc > 0 ? argc : 1), sizeof *inputs);
   if (!inputs) return fbx_cli_fail("fuzz", fbx_status_nomem());

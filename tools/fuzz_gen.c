@@ -167,7 +167,8 @@ static bool infer_node(const fz_case *c, int k, fz_vinfo *info) {
   case C_CMP:
     if (!broadcast(a, b, &o) || mixed_zero_dim(a, b)) return false;
     o.dt = promote(a->dt, b->dt);
-    if (o.dt == FBX_DTYPE_BOOL && d->cls == C_BIN) return false; /* sub of bools; keep bool out of arithmetic */
+    if (o.dt == FBX_DTYPE_BOOL && d->cls == C_BIN) return false; /* keep bool out of arithmetic */
+    if (!strcmp(d->kind, "aten::sub") && (a->dt == FBX_DTYPE_BOOL || b->dt == FBX_DTYPE_BOOL)) return false;
     if (d->cls == C_BIN_F && !is_f(o.dt)) o.dt = FBX_DTYPE_FLOAT32;
     if (d->cls == C_CMP) o.dt = FBX_DTYPE_BOOL;
     break;

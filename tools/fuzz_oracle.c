@@ -12,8 +12,9 @@
  *   4. with backward: forward + backward (output gradients of ones for
  *      floating outputs) under none and under the fuser, three times, the
  *      gradients of runs 2 and 3 compared.
- * The parent never runs a graph (the kernel thread pool must not exist
- * before fork), so every case starts from the same state.
+ * The parent never runs a graph, so every case starts from the same state
+ * and a crash or hang takes only its child (which runs kernels serially when
+ * the parent's thread pool already started: base/parallel.h).
  *
  * Tolerances: per output dtype, PyTorch's test defaults (float32 1e-5 rtol,
  * float16 1e-3, bfloat16 1e-2, float64 1e-12), at least the loosest of

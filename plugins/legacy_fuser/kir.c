@@ -257,7 +257,8 @@ static int add_store(builder *b, int value, int output, int npieces, int piece, 
   s->npieces = npieces;
   s->piece = piece;
   s->cat_dim = cat_dim;
-  k->out_cone[output] |= cone_of(k, value, 0);
+  s->cone = cone_of(k, value, 0);
+  k->out_cone[output] |= s->cone;
   return 0;
 }
 

@@ -79,6 +79,7 @@ typedef struct lf_store {
   int npieces; /* 0: a plain output */
   int piece;
   int cat_dim;
+  uint64_t cone; /* the operands (bit j: operand j) this store reads */
 } lf_store;
 
 typedef struct lf_kir {

@@ -300,6 +300,19 @@ static fbxp_status *lay_out(const lf_kernel *kk, const fbxp_arg *in, int32_t nin
         if (k->out_cone[o] >> j & 1 && L->osizes[j][d] != 1) s = L->osizes[j][d];
       if (s != L->sizes[d]) return decline("legacy: an output is smaller than the kernel's iteration shape");
     }
+  /* every piece of a cat too: pieces are written with the iteration shape,
+   * so a smaller one would be broadcast up and the cat come out too long
+   * (found by fusebox fuzz: cat([ceil(x[2, 1]), y[1, 1]]) gave [4, 1]) */
+  for (int s = 0; s < k->nstores; s++) {
+    const lf_store *st = &k->stores[s];
+    if (!st->npieces) continue;
+    for (int d = 0; d < R; d++) {
+      int64_t size = 1;
+      for (int j = 0; j < k->noperands; j++)
+        if (st->cone >> j & 1 && L->osizes[j][d] != 1) size = L->osizes[j][d];
+      if (size != L->sizes[d]) return decline("legacy: the pieces of an aten::cat differ in shape");
+    }
+  }
   return NULL;
 }
 

@@ -6,7 +6,8 @@
  * plugin-check --fuzz; bad arguments. Also the first core bug the fuzzer
  * found: a reduction over a size-0 dim with trailing dims (sum, norm)
  * divided by zero (SIGFPE) instead of giving zeros; and a process forked
- * after the kernel thread pool started hung in its first parallel loop. */
+ * after the kernel thread pool started hung in its first parallel loop; and
+ * the legacy fuser's aten::cat of pieces of different sizes. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,52 @@ START_TEST(sum_over_empty_dim) {
 }
 END_TEST
 
+/* Found by the fuzzer: the legacy fuser wrote every piece of an aten::cat
+ * with the kernel's iteration shape, so with FUSEBOX_PROFILING_RUNS=0 (no
+ * sizes in the specs) cat([ceil(x[2, 1]), y[1, 1]], 0) broadcast y up and
+ * came out [4, 1]. Golden: ceil(1.5), ceil(2.2), 7 = 2, 3, 7. */
+START_TEST(legacy_cat_pieces_of_different_sizes) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/cat.ir", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("graph(%x0 : Tensor,\n"
+        "      %x1 : Tensor):\n"
+        "  %v0 : Tensor = aten::ceil(%x1)\n"
+        "  %d : int = prim::Constant[value=0]()\n"
+        "  %l : Tensor[] = prim::ListConstruct(%v0, %x0)\n"
+        "  %v1 : Tensor = aten::cat(%l, %d)\n"
+        "  return (%v1)\n",
+        f);
+  fclose(f);
+  fbx_tensor *t = NULL;
+  int64_t s21[2] = {2, 1}, s11[2] = {1, 1};
+  ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, 2, s11));
+  ((float *)t->data)[0] = 7.0f;
+  snprintf(path, sizeof path, "%s/y.npy", dir);
+  ck_assert(!fbx_npy_write_file(path, t));
+  fbx_tensor_release(t);
+  ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, 2, s21));
+  ((float *)t->data)[0] = 1.5f;
+  ((float *)t->data)[1] = 2.2f;
+  snprintf(path, sizeof path, "%s/x.npy", dir);
+  ck_assert(!fbx_npy_write_file(path, t));
+  fbx_tensor_release(t);
+  for (int runs = 0; runs < 2; runs++) {
+    char args[256], *out = NULL;
+    snprintf(args, sizeof args, "run cat.ir --fuser legacy --input x0=y.npy --input x1=x.npy --iters 3");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "env FUSEBOX_PROFILING_RUNS=%d %s %s", runs, FBX_CLI, args);
+    char full[2048];
+    snprintf(full, sizeof full, "cd %s && FUSEBOX_CACHE_DIR=%s/cache %s", dir, dir, cmd);
+    int rc = tu_run(full, &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_msg(strstr(out, "out0: float32[3, 1] min=2 max=7"), "FUSEBOX_PROFILING_RUNS=%d: %s", runs, out);
+    free(out);
+  }
+}
+END_TEST
+
 static void add_range(void *ctx, int64_t begin, int64_t end) {
   long *sum = ctx;
   (void)begin;
@@ -237,6 +284,7 @@ int main(void) {
   tcase_add_test(tc, plugin_check_fuzz);
   tcase_add_test(tc, bad_arguments);
   tcase_add_test(tc, sum_over_empty_dim);
+  tcase_add_test(tc, legacy_cat_pieces_of_different_sizes);
   suite_add_tcase(s, tc);
   TCase *tf = tcase_create("fork");
   tcase_set_timeout(tf, 60);
