@@ -167,10 +167,14 @@ int fbx_cmd_fuzz(int argc, char **argv) {
   if (!rc && replay_path) {
     rc = replay(replay_path, inputs, ninputs, &o);
     fbx_free(inputs);
+    fbx_fuser_release(o.handle);
     return rc;
   }
   fbx_free(inputs);
-  if (rc) return rc;
+  if (rc) {
+    fbx_fuser_release(o.handle);
+    return rc;
+  }
 
   printf("# fusebox fuzz: fuser %s, seeds from %lld, %lld s%s%s\n", fuser, seed, seconds,
          backward ? ", forward and backward" : ", forward", out ? "" : " (no --out: repros are printed)");
@@ -227,5 +231,6 @@ int fbx_cmd_fuzz(int argc, char **argv) {
     printf("warning: the fuser launched no kernel in any case: it fuses nothing the generator makes\n");
   long long bad = counts[FZ_MISMATCH] + counts[FZ_GRAD_MISMATCH] + counts[FZ_ERROR] + counts[FZ_CRASH] + counts[FZ_TIMEOUT];
   printf("%s\n", bad ? "FAILED" : "PASSED");
+  fbx_fuser_release(o.handle);
   return bad ? 1 : 0;
 }

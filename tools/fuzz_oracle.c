@@ -80,7 +80,8 @@ static bool compare(const child *ch, const fbx_ivalue *got, int ngot, const fbx_
     if (fw[i].kind == FBX_IV_TENSOR) tol_for(fw[i].u.t->dtype, ch->floor_tol, ch->factor, &rtol, &atol);
     fbx_strbuf w = {0};
     if (!fbx_cli_allclose(&fg[i], 1, &fw[i], 1, rtol, atol, &w)) {
-      fbx_strbuf_printf(why, "%s %d: %s", what, i, w.data ? w.data : "differs");
+      if (a > 1) fbx_strbuf_printf(why, "%s (value %d of %d): %s", what, i, a, w.data ? w.data : "differs");
+      else fbx_strbuf_printf(why, "%s: %s", what, w.data ? w.data : "differs");
       fbx_strbuf_free(&w);
       return false;
     }
