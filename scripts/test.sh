@@ -3,8 +3,10 @@
 # fuzz targets under ASan+UBSan (IR parser, .npy reader, parse -> run ->
 # backward; tests/fuzz/run_fuzz.sh), a ThreadSanitizer build of the suites
 # that run threads, and an AddressSanitizer + UndefinedBehaviorSanitizer
-# build of everything. FUSEBOX_FUZZ_SECONDS (default 60) is each fuzz
-# target's time (three targets: 3 minutes at the default); 0 skips fuzzing.
+# build of everything, and `fusebox fuzz` (differential fuzzing against
+# none) for every fuser built. FUSEBOX_FUZZ_SECONDS (default 60) is each
+# fuzz target's and each fuser's time (three targets and two or three
+# fusers: 5-6 minutes at the default); 0 skips fuzzing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --with-fuzz --with-chromium
@@ -19,6 +21,15 @@ secs=${FUSEBOX_FUZZ_SECONDS:-60}
 if [[ "$secs" != 0 ]]; then
   echo "== fuzzing: fuzz_parse, fuzz_npy, fuzz_run, ${secs}s each under ASan+UBSan =="
   tests/fuzz/run_fuzz.sh "$secs"
+  # differential fuzzing (issue 21): random graphs under each fuser against
+  # none, forward and backward; any mismatch or crash fails, its minimized
+  # repro is left in build-test/fuzz-repros/<fuser>/
+  fusers="legacy tensorexpr"
+  if ls build-test/plugins/*nvfuser_like*.so >/dev/null 2>&1; then fusers="$fusers nvfuser_like"; fi
+  for f in $fusers; do
+    echo "== fusebox fuzz --fuser $f: ${secs}s =="
+    build-test/fusebox fuzz --fuser "$f" --seconds "$secs" --backward --out "build-test/fuzz-repros/$f"
+  done
 fi
 
 echo "== ThreadSanitizer build: the suites that run threads =="

@@ -62,7 +62,7 @@
 #include "ir/text.h"
 #include "passes/passes.h"
 
-static const char *const USAGE = "fusebox plugin-check PLUGIN [--isolate] [--corpus DIR] [--case NAME]... [--timeout S]";
+static const char *const USAGE = "fusebox plugin-check PLUGIN [--isolate] [--corpus DIR] [--case NAME]... [--timeout S] [--fuzz SECONDS]";
 
 static void help(void) {
   printf("usage: %s\n\n"
@@ -80,7 +80,10 @@ static void help(void) {
          "                installed with fusebox (share/fusebox/corpus), else the source\n"
          "                tree above the fusebox binary's build tree)\n"
          "  --case NAME   only this case (repeatable)\n"
-         "  --timeout S   with --isolate, a test running longer fails (default 120)\n\n"
+         "  --timeout S   with --isolate, a test running longer fails (default 120)\n"
+         "  --fuzz S      last, `fusebox fuzz` against the plugin for S seconds (forward and\n"
+         "                backward, each graph in its own process): a mismatch or crash fails\n"
+         "                the `fuzz` test; its findings and minimized graphs are printed\n\n"
          "Prints `PASS name` or `FAIL name: reason` per test (SKIP for cases the reference\n"
          "itself cannot run) and closes with `N passed, M failed`. Exit status: 0 when nothing\n"
          "failed, 1 otherwise, 2 usage error.\n",
@@ -1099,6 +1102,14 @@ static void run_test(const checker *c, tally *t, bool isolate, int timeout, cons
   fbx_strbuf_free(&msg);
 }
 
+/* `fusebox fuzz --fuser PLUGIN --seconds S --backward` (tools/cmd_fuzz.c). */
+static verdict t_fuzz(const checker *c, const char *seconds, fbx_strbuf *why) {
+  char *args[] = {"--fuser", (char *)c->plugin, "--seconds", (char *)seconds, "--backward"};
+  int rc = fbx_cmd_fuzz(5, args);
+  if (rc) fbx_strbuf_printf(why, "fusebox fuzz found mismatches or crashes (above)%s", rc == 2 ? " or could not start" : "");
+  return rc ? V_FAIL : V_PASS;
+}
+
 /* ---- the corpus ----------------------------------------------------------------------------------- */
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -1169,7 +1180,7 @@ int fbx_cmd_plugin_check(int argc, char **argv) {
   checker c = {0};
   bool isolate = false;
   long timeout = 120;
-  const char *corpus = NULL;
+  const char *corpus = NULL, *fuzz = NULL;
   char **only = fbx_calloc((size_t)(argc > 0 ? argc : 1), sizeof *only);
   if (!only) return fbx_cli_fail("plugin-check", fbx_status_nomem());
   int nonly = 0, rc = 0;
@@ -1188,6 +1199,11 @@ int fbx_cmd_plugin_check(int argc, char **argv) {
     } else if (!strcmp(a, "--case")) {
       if (!has_value) rc = fbx_cli_usage("plugin-check", USAGE, "--case needs a name");
       else only[nonly++] = argv[++i];
+    } else if (!strcmp(a, "--fuzz")) {
+      long long secs;
+      if (!has_value || !fbx_cli_parse_int(argv[i + 1], 1, &secs))
+        rc = fbx_cli_usage("plugin-check", USAGE, "--fuzz needs seconds >= 1");
+      else fuzz = argv[++i];
     } else if (!strcmp(a, "--timeout")) {
       char *end;
       if (!has_value || (timeout = strtol(argv[++i], &end, 10)) < 0 || *end || end == argv[i])
@@ -1247,6 +1263,8 @@ int fbx_cmd_plugin_check(int argc, char **argv) {
     run_test(&c, &t, isolate, to, name, t_numeric, c.cases[i]);
   }
   run_test(&c, &t, isolate, to, "unload", t_unload, NULL);
+  /* its own children isolate every case; a timeout of its own would cut it short */
+  if (fuzz) run_test(&c, &t, false, 0, "fuzz", t_fuzz, fuzz);
 close:
   if (t.skipped) printf("# %d skipped (SKIP lines are not counted)\n", t.skipped);
   printf("%d passed, %d failed\n", t.passed, t.failed);

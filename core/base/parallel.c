@@ -50,7 +50,21 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* A child forked after the pool started has none of its workers: its loops
+ * run serially (waiting for workers that do not exist hung forever), and the
+ * locks start fresh (no thread of the child holds them). */
+static void forked_child(void) {
+  pthread_mutex_init(&job_lock, NULL);
+  pthread_mutex_init(&m, NULL);
+  pthread_cond_init(&work_cv, NULL);
+  pthread_cond_init(&done_cv, NULL);
+  nworkers = 0;
+  nthreads = 1;
+  pending = 0;
+}
+
 static void init(void) {
+  pthread_atfork(NULL, NULL, forked_child);
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   int64_t want = 0;
   fbx_status *st = fbx_env_int("FUSEBOX_NUM_THREADS", 1, FBX_ENV_MAX_THREADS, 0, &want);

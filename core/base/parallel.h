@@ -1,7 +1,9 @@
 /* Data parallelism for kernels: split [0, n) into chunks run on a shared
  * pool of worker threads (created on first use; FUSEBOX_NUM_THREADS, default
  * the number of online CPUs). Calls from inside a worker run inline, so
- * nested parallel loops never deadlock.
+ * nested parallel loops never deadlock. In a process forked after the pool
+ * started (fusebox fuzz, plugin-check --isolate run graphs in forked
+ * children), loops run serially: the workers stay in the parent.
  *
  *   static void body(void *ctx, int64_t begin, int64_t end) { ... }
  *   fbx_parallel_for(n, 32768, body, &ctx);   // serial when n <= grain

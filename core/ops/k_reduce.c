@@ -466,13 +466,13 @@ static fbx_status *red_run(red_job *j) {
     if (cj.width < TILE) cj.width = min64(TILE, j->B);
     cj.nstrips = (j->B + cj.width - 1) / cj.width;
     int64_t per = j->R * cj.width;
-    fbx_parallel_for(j->A * cj.nstrips, per >= 32768 ? 1 : 32768 / per + 1, colsum_body, &cj);
+    fbx_parallel_for(j->A * cj.nstrips, per >= 32768 ? 1 : 32768 / (per + 1) + 1, colsum_body, &cj);
     return NULL;
   }
   if (j->B > 1) {
     int64_t ntiles = (j->B + TILE - 1) / TILE;
     int64_t per = j->R * min64(j->B, TILE);
-    fbx_parallel_for(j->A * ntiles, per >= 32768 ? 1 : 32768 / per + 1, tiles_body, j);
+    fbx_parallel_for(j->A * ntiles, per >= 32768 ? 1 : 32768 / (per + 1) + 1, tiles_body, j);
     return NULL;
   }
   if (j->R < 2 * SEG || j->A >= 4 * nthreads) {

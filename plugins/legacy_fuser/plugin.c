@@ -295,14 +295,15 @@ static fbxp_status *lay_out(const lf_kernel *kk, const fbxp_arg *in, int32_t nin
   /* every stored value must have the iteration shape: no smaller outputs,
    * and no cat piece smaller than the others along any dim (PyTorch's
    * fuser does not broadcast the pieces of a cat: (2, 4) and (1, 4) cat to
-   * (3, 4), which this kernel cannot write) */
+   * (3, 4), which this kernel cannot write; found by fusebox fuzz too:
+   * cat([ceil(x[2, 1]), y[1, 1]]) gave [4, 1]) */
   for (int st = 0; st < k->nstores; st++)
     for (int d = 0; d < R; d++) {
       int64_t s = 1;
       for (int j = 0; j < k->noperands; j++)
         if (k->stores[st].cone >> j & 1 && L->osizes[j][d] != 1) s = L->osizes[j][d];
       if (s != L->sizes[d])
-        return decline(k->stores[st].npieces ? "legacy: the pieces of a cat differ in shape"
+        return decline(k->stores[st].npieces ? "legacy: the pieces of an aten::cat differ in shape"
                                               : "legacy: an output is smaller than the kernel's iteration shape");
     }
   return NULL;

@@ -405,12 +405,13 @@ START_TEST(discovery) {
   ck_assert_ptr_null(fbx_fuser_discover(&c, &n));
   const char *ok[] = {"good", "old_minor", "new_minor", "bad_proposals", "compile_fails", "run_fails",
                       "bad_specs", "declines", "crash", "wrong_dtype_spec", "short_shape_spec", "zeroed_spec",
-                      "declines_guarded", "abi10", "abi11", "compiles_nothing", "symbolic", "sleeps"};
+                      "declines_guarded", "abi10", "abi11", "compiles_nothing", "symbolic", "sleeps",
+                      "planted"};
   const char *bad[] = {"wrong_major", "no_entry", "null_table", "undersized"};
   int total = 0;
   for (int i = 0; i < n; i++) total += !strncmp(c[i].path, FBX_TEST_PLUGIN_DIR "/", strlen(FBX_TEST_PLUGIN_DIR) + 1);
-  ck_assert_int_eq(total, 22); /* listed twice in the path, found once */
-  for (int i = 0; i < 18; i++) {
+  ck_assert_int_eq(total, 23); /* listed twice in the path, found once */
+  for (int i = 0; i < 19; i++) {
     const fbx_fuser_candidate *x = find_cand(c, n, ok[i]);
     ck_assert_msg(x && !x->rejected, "%s: %s", ok[i], x && x->rejected ? x->rejected : "missing");
     ck_assert_str_eq(x->name, ok[i]);
@@ -440,8 +441,8 @@ START_TEST(cli_plugins) {
   ck_assert_msg(rc == 0, "rc %d:\n%s", rc, out);
   ASSERT_HAS(out, "search dirs:\n  " FBX_TEST_PLUGIN_DIR "\n");
   ASSERT_HAS(out, FBX_BINARY_DIR "/plugins");
-  /* the 22 test plugins (4 refused) and the built-in legacy and tensorexpr fusers */
-  ASSERT_HAS(out, "24 found, 20 loadable, 4 rejected");
+  /* the 23 test plugins (4 refused) and the built-in legacy and tensorexpr fusers */
+  ASSERT_HAS(out, "25 found, 21 loadable, 4 rejected");
   ASSERT_HAS(out, "self-fallback,thread-safe-run");
   ASSERT_HAS(out, FBX_BINARY_DIR "/plugins/libfbx_legacy.so");
   ASSERT_HAS(out, "good ");
@@ -481,8 +482,8 @@ START_TEST(plugins_export_only_the_entry) {
   const char *all[] = {"good", "old_minor", "new_minor", "bad_proposals", "compile_fails", "run_fails", "bad_specs",
                        "declines", "crash", "wrong_major", "null_table", "undersized", "no_entry",
                        "wrong_dtype_spec", "short_shape_spec", "zeroed_spec", "declines_guarded",
-                       "abi10", "abi11", "compiles_nothing", "symbolic", "sleeps"};
-  for (int i = 0; i < 22; i++) {
+                       "abi10", "abi11", "compiles_nothing", "symbolic", "sleeps", "planted"};
+  for (int i = 0; i < 23; i++) {
     char cmd[1024], *out = NULL;
     snprintf(cmd, sizeof cmd, "nm -D --defined-only %s", plug(all[i]));
     int rc = tu_run(cmd, &out);

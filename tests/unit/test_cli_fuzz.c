@@ -1,0 +1,298 @@
+/* `fusebox fuzz` (issue 21): a seed prints the same graph every time and
+ * the graphs parse; none against none finds nothing; the `good` test plugin
+ * (a correct pointwise fuser) passes; the `planted` test plugin (the same
+ * fuser losing the last element when a dim is 1) is found within 60 s and
+ * minimized to at most 3 nodes, and the written repro replays the failure;
+ * plugin-check --fuzz; bad arguments. Also the first core bug the fuzzer
+ * found: a reduction over a size-0 dim with trailing dims (sum, norm)
+ * divided by zero (SIGFPE) instead of giving zeros; and a process forked
+ * after the kernel thread pool started hung in its first parallel loop; and
+ * the legacy fuser's aten::cat of pieces of different sizes. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <fusebox/tensor.h>
+
+#include "base/parallel.h"
+#include "testutil.h"
+
+#define GOOD FBX_TEST_PLUGIN_DIR "/libfbxtest_good.so"
+#define PLANTED FBX_TEST_PLUGIN_DIR "/libfbxtest_planted.so"
+
+static char dir[256];
+
+static void setup(void) {
+  snprintf(dir, sizeof dir, "/tmp/fbx_fuzz_XXXXXX");
+  ck_assert(mkdtemp(dir));
+}
+
+static void teardown(void) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+static int cli(const char *args, char **out) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cd %s && FUSEBOX_CACHE_DIR=%s/cache %s %s", dir, dir, FBX_CLI, args);
+  return tu_run(cmd, out);
+}
+
+/* The number after `key` in s (e.g. "mismatch " -> 0), or -1. */
+static long count_after(const char *s, const char *key) {
+  const char *p = strstr(s, key);
+  return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+START_TEST(same_seed_same_graph) {
+  char *a = NULL, *b = NULL, *c = NULL;
+  ck_assert_int_eq(cli("fuzz --seed 7 --print", &a), 0);
+  ck_assert_int_eq(cli("fuzz --seed 7 --print", &b), 0);
+  ck_assert_int_eq(cli("fuzz --seed 8 --print", &c), 0);
+  ck_assert_str_eq(a, b);
+  ck_assert_str_ne(a, c);
+  ck_assert_ptr_nonnull(strstr(a, "graph("));
+  free(a);
+  free(b);
+  free(c);
+  /* every seed's graph is valid IR the verifier accepts (the first 40) */
+  for (int s = 0; s < 40; s++) {
+    char args[256], *out = NULL;
+    snprintf(args, sizeof args, "fuzz --seed %d --max-nodes 12 --print > g%d.ir && %s print g%d.ir --verify", s, s,
+             FBX_CLI, s);
+    int rc = cli(args, &out);
+    ck_assert_msg(rc == 0, "seed %d: %s", s, out);
+    free(out);
+  }
+}
+END_TEST
+
+START_TEST(none_against_none) {
+  char *out = NULL;
+  int rc = cli("fuzz --fuser none --cases 300 --seconds 0 --seed 1", &out);
+  ck_assert_msg(rc == 0, "%s", out);
+  ck_assert_int_eq(count_after(out, "mismatch "), 0);
+  ck_assert_int_eq(count_after(out, "crash "), 0);
+  ck_assert_int_eq(count_after(out, "fuser-error "), 0);
+  /* the generator makes valid graphs: none runs almost all of them */
+  ck_assert_int_ge(count_after(out, "ok "), 270);
+  ck_assert_ptr_nonnull(strstr(out, "cases/s"));
+  free(out);
+}
+END_TEST
+
+START_TEST(good_plugin_passes) {
+  char *out = NULL;
+  int rc = cli("fuzz --fuser " GOOD " --cases 400 --seconds 0 --seed 1", &out);
+  ck_assert_msg(rc == 0, "%s", out);
+  ck_assert_int_eq(count_after(out, "mismatch "), 0);
+  /* it fused something: kernels were launched */
+  ck_assert_int_gt(count_after(out, "kernel launches "), 0);
+  free(out);
+}
+END_TEST
+
+START_TEST(planted_bug_found_and_minimized) {
+  char *out = NULL;
+  int rc = cli("fuzz --fuser " PLANTED " --seconds 60 --seed 1 --max-findings 1 --out repro", &out);
+  ck_assert_msg(rc == 1, "%s", out);
+  ck_assert_int_eq(count_after(out, "mismatch "), 1);
+  const char *m = strstr(out, "minimized from ");
+  ck_assert_msg(m, "%s", out);
+  int from = 0, to = 0;
+  ck_assert_int_eq(sscanf(m, "minimized from %d to %d", &from, &to), 2);
+  ck_assert_int_le(to, 3);
+  ck_assert_int_ge(to, 1);
+  /* the repro: a graph of at most 3 ops, and replaying it fails the same way */
+  const char *r = strstr(out, "repro: ");
+  ck_assert_ptr_nonnull(r);
+  char line[2048];
+  size_t len = strcspn(r + 7, "\n");
+  ck_assert_int_lt(len, sizeof line);
+  memcpy(line, r + 7, len);
+  line[len] = 0;
+  const char *g = strstr(line, "--replay ");
+  ck_assert_ptr_nonnull(g);
+  char gpath[1024];
+  snprintf(gpath, sizeof gpath, "%s/%.*s", dir, (int)strcspn(g + 9, " "), g + 9);
+  char *text = tu_read_file(gpath, NULL);
+  ck_assert_ptr_nonnull(text);
+  int ops = 0;
+  for (const char *p = strstr(text, "aten::"); p; p = strstr(p + 1, "aten::")) ops++;
+  ck_assert_int_le(ops, 3);
+  free(text);
+  char *rep = NULL;
+  ck_assert_int_eq(cli(line + strlen("fusebox "), &rep), 1);
+  ck_assert_msg(strstr(rep, "mismatch"), "%s", rep);
+  free(rep);
+  free(out);
+}
+END_TEST
+
+START_TEST(plugin_check_fuzz) {
+  char *out = NULL;
+  int rc = cli("plugin-check " PLANTED " --case add_sub_alpha --fuzz 60", &out);
+  ck_assert_msg(rc == 1, "%s", out);
+  ck_assert_msg(strstr(out, "FAIL fuzz"), "%s", out);
+  free(out);
+  rc = cli("plugin-check " GOOD " --case add_sub_alpha --fuzz 3", &out);
+  ck_assert_msg(rc == 0, "%s", out);
+  ck_assert_msg(strstr(out, "PASS fuzz"), "%s", out);
+  free(out);
+}
+END_TEST
+
+START_TEST(bad_arguments) {
+  char *out = NULL;
+  ck_assert_int_eq(cli("fuzz", &out), 2);
+  free(out);
+  ck_assert_int_eq(cli("fuzz --fuser no_such_fuser --cases 1", &out), 2);
+  free(out);
+  ck_assert_int_eq(cli("fuzz --fuser none --max-nodes 0", &out), 2);
+  free(out);
+  ck_assert_int_eq(cli("fuzz --fuser none --input x.npy", &out), 2);
+  free(out);
+}
+END_TEST
+
+/* Found by the fuzzer: sum over a size-0 dim of a [0, 1, 33] tensor (the
+ * column-sum path) computed its grain as 32768 / 0. Golden: the sum of no
+ * numbers is 0, for all 33 columns. */
+START_TEST(sum_over_empty_dim) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/g.ir", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("graph(%x : Tensor):\n"
+        "  %d : int = prim::Constant[value=0]()\n"
+        "  %l : int[] = prim::ListConstruct(%d)\n"
+        "  %k : bool = prim::Constant[value=0]()\n"
+        "  %n : NoneType = prim::Constant()\n"
+        "  %s : Tensor = aten::sum(%x, %l, %k, %n)\n"
+        "  return (%s)\n",
+        f);
+  fclose(f);
+  fbx_tensor *t = NULL;
+  int64_t sz[3] = {0, 1, 33};
+  ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, 3, sz));
+  snprintf(path, sizeof path, "%s/x.npy", dir);
+  ck_assert(!fbx_npy_write_file(path, t));
+  fbx_tensor_release(t);
+  char *out = NULL;
+  int rc = cli("run g.ir --input x.npy", &out);
+  ck_assert_msg(rc == 0, "%s", out);
+  ck_assert_msg(strstr(out, "float32[1, 33] min=0 max=0"), "%s", out);
+  free(out);
+}
+END_TEST
+
+/* Found by the fuzzer: the legacy fuser wrote every piece of an aten::cat
+ * with the kernel's iteration shape, so with FUSEBOX_PROFILING_RUNS=0 (no
+ * sizes in the specs) cat([ceil(x[2, 1]), y[1, 1]], 0) broadcast y up and
+ * came out [4, 1]. Golden: ceil(1.5), ceil(2.2), 7 = 2, 3, 7. */
+START_TEST(legacy_cat_pieces_of_different_sizes) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/cat.ir", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("graph(%x0 : Tensor,\n"
+        "      %x1 : Tensor):\n"
+        "  %v0 : Tensor = aten::ceil(%x1)\n"
+        "  %d : int = prim::Constant[value=0]()\n"
+        "  %l : Tensor[] = prim::ListConstruct(%v0, %x0)\n"
+        "  %v1 : Tensor = aten::cat(%l, %d)\n"
+        "  return (%v1)\n",
+        f);
+  fclose(f);
+  fbx_tensor *t = NULL;
+  int64_t s21[2] = {2, 1}, s11[2] = {1, 1};
+  ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, 2, s11));
+  ((float *)t->data)[0] = 7.0f;
+  snprintf(path, sizeof path, "%s/y.npy", dir);
+  ck_assert(!fbx_npy_write_file(path, t));
+  fbx_tensor_release(t);
+  ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, 2, s21));
+  ((float *)t->data)[0] = 1.5f;
+  ((float *)t->data)[1] = 2.2f;
+  snprintf(path, sizeof path, "%s/x.npy", dir);
+  ck_assert(!fbx_npy_write_file(path, t));
+  fbx_tensor_release(t);
+  for (int runs = 0; runs < 2; runs++) {
+    char args[256], *out = NULL;
+    snprintf(args, sizeof args, "run cat.ir --fuser legacy --input x0=y.npy --input x1=x.npy --iters 3");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "env FUSEBOX_PROFILING_RUNS=%d %s %s", runs, FBX_CLI, args);
+    char full[2048];
+    snprintf(full, sizeof full, "cd %s && FUSEBOX_CACHE_DIR=%s/cache %s", dir, dir, cmd);
+    int rc = tu_run(full, &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_msg(strstr(out, "out0: float32[3, 1] min=2 max=7"), "FUSEBOX_PROFILING_RUNS=%d: %s", runs, out);
+    free(out);
+  }
+}
+END_TEST
+
+static void add_range(void *ctx, int64_t begin, int64_t end) {
+  long *sum = ctx;
+  (void)begin;
+  __atomic_fetch_add(sum, (long)(end - begin), __ATOMIC_RELAXED);
+}
+
+/* Found by the fuzzer: a child forked after the kernel thread pool started
+ * (the legacy plugin's load asks for the thread count) waited forever for
+ * workers that stay in the parent; the fuzzer's layer_norm cases timed out. */
+START_TEST(parallel_for_after_fork) {
+  long sum = 0;
+  ck_assert_int_ge(fbx_parallel_threads(), 1);
+  fbx_parallel_for(1 << 20, 1024, add_range, &sum);
+  ck_assert_int_eq(sum, 1 << 20);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    long s = 0;
+    fbx_parallel_for(1 << 20, 1024, add_range, &s);
+    _exit(s == (1 << 20) ? 0 : 3);
+  }
+  int status = 0;
+  pid_t got = 0;
+  for (int i = 0; i < 200 && !(got = waitpid(pid, &status, WNOHANG)); i++) nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+  if (!got) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  ck_assert_msg(got == pid, "the forked child's parallel loop did not finish in 20 s");
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("cli_fuzz");
+  TCase *tc = tcase_create("fuzz");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 240);
+  tcase_add_test(tc, same_seed_same_graph);
+  tcase_add_test(tc, none_against_none);
+  tcase_add_test(tc, good_plugin_passes);
+  tcase_add_test(tc, planted_bug_found_and_minimized);
+  tcase_add_test(tc, plugin_check_fuzz);
+  tcase_add_test(tc, bad_arguments);
+  tcase_add_test(tc, sum_over_empty_dim);
+  tcase_add_test(tc, legacy_cat_pieces_of_different_sizes);
+  suite_add_tcase(s, tc);
+  TCase *tf = tcase_create("fork");
+  tcase_set_timeout(tf, 60);
+  tcase_add_test(tf, parallel_for_after_fork);
+  suite_add_tcase(s, tf);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
