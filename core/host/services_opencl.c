@@ -7,18 +7,30 @@
  * machine without a GPU) gets one context and one in-order command queue,
  * created once and shared for the life of the process. Each build returns a
  * new cl_program the caller owns (clReleaseProgram).
+ *
+ * PoCL keeps compiled kernels in a disk cache of its own, read from
+ * POCL_CACHE_DIR when the platform initializes. Unless the variable is set
+ * already, it is pointed at <fusebox cache dir>/pocl before the loader is
+ * opened — if that directory is a real directory owned by this user and not
+ * writable by group or others (the rule of the host's own cache); otherwise
+ * PoCL keeps its default. (A process that initialized OpenCL itself before
+ * fusebox keeps what PoCL chose then.)
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "host/services.h"
+#include "host/services_cc.h"
 
 /* ---- the slice of CL/cl.h we use (OpenCL 1.2, stable ABI) ----------------------------------- */
 
@@ -93,7 +105,47 @@ static void fail(const char *fmt, const char *a, cl_int e) {
   fbx_log(FBX_LOG_LOADER, "opencl: %s", C.why);
 }
 
+/* A directory this user owns that nobody else may write: made 0700 (with its
+ * parents) when missing. */
+static int private_dir(char *path) {
+  for (char *s = path + 1;; s++) {
+    if (*s == '/' || *s == '\0') {
+      char c = *s;
+      *s = '\0';
+      int rc = mkdir(path, 0700);
+      *s = c;
+      if (rc != 0 && errno != EEXIST) return 0;
+      if (!c) break;
+    }
+  }
+  struct stat st;
+  return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+static void set_pocl_cache_dir(void) {
+  const char *cur = getenv("POCL_CACHE_DIR");
+  if (cur && *cur) return;
+  char *dir = fbx_svc_cc_cache_dir();
+  if (!dir) return;
+  char *pocl = fbx_malloc(strlen(dir) + sizeof "/pocl");
+  if (pocl) {
+    strcpy(pocl, dir);
+    if (private_dir(pocl)) {
+      strcat(pocl, "/pocl");
+      if (private_dir(pocl)) {
+        setenv("POCL_CACHE_DIR", pocl, 0);
+        fbx_log(FBX_LOG_LOADER, "opencl: POCL_CACHE_DIR=%s", pocl);
+      }
+    }
+    if (!getenv("POCL_CACHE_DIR"))
+      fbx_log(FBX_LOG_LOADER, "opencl: %s is not a private directory; PoCL keeps its own cache", dir);
+  }
+  fbx_free(pocl);
+  fbx_free(dir);
+}
+
 static void init(void) {
+  set_pocl_cache_dir();
   static const char *const libs[] = {"libOpenCL.so.1", "libOpenCL.so"};
   for (size_t i = 0; !C.lib && i < sizeof libs / sizeof libs[0]; i++) C.lib = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
   if (!C.lib) {

@@ -90,4 +90,17 @@ typedef struct {
 fbxp_status *nvf_rt_run(nvf_rt *rt, nvf_buffer *bufs, int32_t nbufs, const nvf_launch *launches,
                         int32_t nlaunches);
 
+/* Counters since nvf_rt_open, for tests and benchmarks (added by the runtime,
+ * beyond the first contract): how often the program cache was asked and hit,
+ * runs and launches, buffers wrapped without a copy (OpenCL
+ * CL_MEM_USE_HOST_PTR on a host-unified device with a host pointer aligned
+ * to CL_DEVICE_MEM_BASE_ADDR_ALIGN), and the bytes copied each way. */
+typedef struct {
+  uint64_t compiles, cache_hits;
+  uint64_t runs, launches;
+  uint64_t zero_copy_buffers;
+  uint64_t bytes_to_device, bytes_from_device;
+} nvf_rt_stats;
+void nvf_rt_get_stats(nvf_rt *rt, nvf_rt_stats *out);
+
 #endif

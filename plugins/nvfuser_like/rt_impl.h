@@ -1,0 +1,55 @@
+/* rt_impl.h — inside the nvfuser_like runtime (nvf_rt.h): the runtime object
+ * shared by runtime.c (program cache, argument checks, dispatch) and the two
+ * device back ends, runtime_cl.c and runtime_cuda.c. Not for the compiler
+ * side of the plugin: it uses nvf_rt.h only. */
+#ifndef NVF_RT_IMPL_H
+#define NVF_RT_IMPL_H
+
+#include <pthread.h>
+
+#include "nvf_rt.h"
+
+/* A device back end. `impl` in nvf_rt is its state. */
+typedef struct nvf_backend {
+  /* Compile `source` and find `entry` in it; *handle is the back end's
+   * program (freed by release_program). The status names the API call and,
+   * for a failed build, carries the build log. */
+  fbxp_status *(*compile)(nvf_rt *rt, const char *source, const char *entry, void **handle);
+  void (*release_program)(nvf_rt *rt, void *handle);
+  /* Launches already checked by runtime.c (indices, dims, sizes). */
+  fbxp_status *(*run)(nvf_rt *rt, nvf_buffer *bufs, int32_t nbufs, const nvf_launch *launches, int32_t nlaunches);
+  void (*close)(nvf_rt *rt); /* after every program was released */
+} nvf_backend;
+
+struct nvf_program {
+  struct nvf_program *next; /* hash chain */
+  uint64_t hash;
+  char *source;
+  char *entry;
+  void *handle; /* the back end's */
+};
+
+struct nvf_rt {
+  const fbxp_host_api *host;
+  nvf_target target;
+  const nvf_backend *be;
+  void *impl;
+  char device[512];
+  pthread_mutex_t lock; /* the program cache and stats */
+  struct nvf_program **buckets;
+  size_t nbuckets, nprograms;
+  nvf_rt_stats stats;
+};
+
+/* Back-end openers: fill rt->be, rt->impl and rt->device, or return a status
+ * (FBXP_ERR_UNSUPPORTED with the reason when the target cannot run here). */
+fbxp_status *nvf_rt_open_opencl(nvf_rt *rt);
+fbxp_status *nvf_rt_open_cuda(nvf_rt *rt);
+
+/* A status with a printf-style message (truncated at 16 KiB). */
+fbxp_status *nvf_rt_errf(const fbxp_host_api *host, fbxp_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Adds n to one of the stats counters under the runtime's lock. */
+void nvf_rt_count(nvf_rt *rt, uint64_t *counter, uint64_t n);
+
+#endif
