@@ -109,8 +109,11 @@ int main(void) {
   TCase *tc = tcase_create("corpus");
   tcase_set_timeout(tc, 1200);
   tcase_add_test(tc, corpus);
-  tcase_add_test(tc, nvrtc);
   suite_add_tcase(s, tc);
+  TCase *tn = tcase_create("nvrtc");
+  tcase_set_timeout(tn, 1200);
+  tcase_add_test(tn, nvrtc);
+  suite_add_tcase(s, tn);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_FORK);
   srunner_run_all(sr, CK_NORMAL);
