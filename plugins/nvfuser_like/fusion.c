@@ -62,12 +62,39 @@ nvf_nclass nvf_classify(const fbxp_node *n, nvf_typeof_fn tf, void *ctx, nvf_nin
     if (!x.known || !x.tensor || nd < 1 || cint(nvf_host->node_input(n, 2), &keep)) return NVF_N_NO;
     if (o->red == NVF_RED_SUM && (nin < 4 || !nvf_host->value_is_none(nvf_host->node_input(n, 3)))) return NVF_N_NO;
     o->keepdim = keep != 0;
+    o->keep_mask = keep ? ~0u : 0u;
     o->nd = -1;
     if (x.dtype < 0) return o->cls = NVF_N_RED; /* unprofiled: compile checks the rest */
     if (!dtype_ok(x.dtype) || x.ndim < 1 || norm_dims(dims, nd, x.ndim, o)) return NVF_N_NO;
     int fl = fbxk_is_float(x.dtype);
     if (o->mean && !fl) return NVF_N_NO;
     o->out_dtype = o->red == NVF_RED_SUM && !fl ? FBXK_I64 : x.dtype;
+    if (out.dtype >= 0 && out.dtype != o->out_dtype) return NVF_N_NO;
+    return o->cls = NVF_N_RED;
+  }
+  /* sum_to_size / _grad_sum_to_size to a constant size: a sum over the
+   * leading dims (dropped) and the dims the size has as 1 (kept) */
+  if (schema_is(n, "aten::sum_to_size(") || schema_is(n, "aten::_grad_sum_to_size(")) {
+    nvf_vtype x = tf(ctx, nvf_host->node_input(n, 0));
+    int64_t size[NVF_MAX_DIMS];
+    int ns = nin == 2 ? nvf_host->value_const_int_list(nvf_host->node_input(n, 1), size, NVF_MAX_DIMS) : -1;
+    if (!x.known || !x.tensor || ns < 0 || ns > NVF_MAX_DIMS) return NVF_N_NO;
+    o->red = NVF_RED_SUM;
+    o->nd = -1;
+    if (x.dtype < 0) return o->cls = NVF_N_RED;
+    if (!dtype_ok(x.dtype) || x.ndim < ns || x.ndim > NVF_MAX_DIMS || !fbxk_is_float(x.dtype)) return NVF_N_NO;
+    o->nd = 0;
+    o->keep_mask = 0;
+    for (int d = 0; d < x.ndim; d++) {
+      int sd = d - (x.ndim - ns);
+      if (sd < 0) o->dims[o->nd++] = d;
+      else if (size[sd] == 1) {
+        o->dims[o->nd++] = d;
+        o->keep_mask |= 1u << d;
+      }
+    }
+    if (o->nd == 0) return NVF_N_NO; /* nothing to sum: the host's no-op */
+    o->out_dtype = x.dtype;
     if (out.dtype >= 0 && out.dtype != o->out_dtype) return NVF_N_NO;
     return o->cls = NVF_N_RED;
   }
@@ -343,7 +370,7 @@ static int pw1(bctx *c, int op, int a) {
 }
 
 /* reduce logical dims of t; keep: broadcast domains put back */
-static int reduce(bctx *c, int t, const int *dims, int nd, nvf_red red, int acc, int keep) {
+static int reduce(bctx *c, int t, const int *dims, int nd, nvf_red red, int acc, unsigned keep) {
   nvf_fusion *f = c->f;
   if (t < 0 || f->tv[t].scalar) return -1;
   int idx[NVF_MAX_DIMS], lr = logical(&f->tv[t], idx);
@@ -375,7 +402,7 @@ static int reduce(bctx *c, int t, const int *dims, int nd, nvf_red red, int acc,
   f->tv[k] = f->tv[o];
   f->tv[k].def = -1;
   for (int d = 0; d < lr; d++) {
-    if (f->tv[k].dom[d].type == NVF_ID_REDUCTION) f->tv[k].dom[d] = (nvf_id){NVF_ID_BROADCAST, 1, -1};
+    if (f->tv[k].dom[d].type == NVF_ID_REDUCTION && (keep >> d & 1)) f->tv[k].dom[d] = (nvf_id){NVF_ID_BROADCAST, 1, -1};
     unite(c, k, d, o, d);
   }
   int eb = new_expr(c, NVF_E_BCAST, k);
@@ -397,7 +424,7 @@ static int red_node(bctx *c, int x, const nvf_ninfo *in) {
   nvf_fusion *f = c->f;
   int dt = f->tv[x].dtype, fl = fbxk_is_float(dt);
   int acc = in->red == NVF_RED_SUM ? (fl ? FBXK_F64 : FBXK_I64) : dt;
-  int s = reduce(c, x, in->dims, in->nd, in->red, acc, in->keepdim);
+  int s = reduce(c, x, in->dims, in->nd, in->red, acc, in->keep_mask);
   if (in->mean) {
     int64_t n = count_of(f, x, in->dims, in->nd);
     s = pw2(c, FBXK_OP_DIV_T, s, const_tv(c, FBXK_I64, (fbxk_scalar){0, n}));
@@ -410,10 +437,10 @@ static int softmax_node(bctx *c, int x, const nvf_ninfo *in) {
   int xd = cast(c, x, in->out_dtype);
   int cd = in->out_dtype == FBXK_F64 ? FBXK_F64 : FBXK_F32;
   int xc = cast(c, xd, cd);
-  int m = reduce(c, xc, in->dims, 1, NVF_RED_MAX, cd, 1);
+  int m = reduce(c, xc, in->dims, 1, NVF_RED_MAX, cd, ~0u);
   int d = pw2(c, FBXK_OP_SUB_T, xc, m);
   int e = pw1(c, FBXK_OP_EXP, d);
-  int s = cast(c, reduce(c, e, in->dims, 1, NVF_RED_SUM, FBXK_F64, 1), cd);
+  int s = cast(c, reduce(c, e, in->dims, 1, NVF_RED_SUM, FBXK_F64, ~0u), cd);
   int r = in->log ? pw2(c, FBXK_OP_SUB_T, d, pw1(c, FBXK_OP_LOG, s)) : pw2(c, FBXK_OP_DIV_T, e, s);
   (void)f;
   return cast(c, r, in->out_dtype);
@@ -425,11 +452,11 @@ static int layer_norm_node(bctx *c, const fbxp_node *n, int x, const nvf_ninfo *
   nvf_host->value_const_float(nvf_host->node_input(n, 4), &eps);
   int64_t cnt = count_of(f, x, in->dims, in->nd);
   int x64 = cast(c, x, FBXK_F64);
-  int s1 = reduce(c, x64, in->dims, in->nd, NVF_RED_SUM, FBXK_F64, 1);
+  int s1 = reduce(c, x64, in->dims, in->nd, NVF_RED_SUM, FBXK_F64, ~0u);
   int mu = pw2(c, FBXK_OP_DIV_T, s1, const_tv(c, FBXK_I64, (fbxk_scalar){0, cnt}));
   int xm = pw2(c, FBXK_OP_SUB_T, x64, mu);
   int sq = pw2(c, FBXK_OP_MUL_T, xm, xm);
-  int s2 = reduce(c, sq, in->dims, in->nd, NVF_RED_SUM, FBXK_F64, 1);
+  int s2 = reduce(c, sq, in->dims, in->nd, NVF_RED_SUM, FBXK_F64, ~0u);
   int var = pw2(c, FBXK_OP_DIV_T, s2, const_tv(c, FBXK_I64, (fbxk_scalar){0, cnt}));
   int ve = pw2(c, FBXK_OP_ADD_T, var, const_tv(c, FBXK_F64, (fbxk_scalar){eps, 0}));
   int rstd = pw1(c, FBXK_OP_RSQRT, ve);

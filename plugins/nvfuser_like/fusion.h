@@ -103,6 +103,7 @@ typedef struct nvf_ninfo {
   int nd;             /* RED, SOFTMAX, LAYER_NORM: dims (normalized, sorted); -1: rank unknown yet */
   int dims[NVF_MAX_DIMS];
   int keepdim;
+  unsigned keep_mask; /* RED: reduced dims kept as size 1 (keepdim: all; sum_to_size: the 1s) */
   int log;            /* SOFTMAX: log_softmax */
   int out_dtype;      /* RED, SOFTMAX: result dtype (-1: unknown yet) */
 } nvf_ninfo;

@@ -10,9 +10,9 @@
  *   - is convex: no path leaves it and comes back.
  * Any shape of reductions is accepted here: at compile time the segmenter
  * splits a fusion that one kernel cannot run into segments that can.
- * A prim::ListConstruct of constants (reduction dims, normalized shapes)
- * joins its users' fusion; when its users are in different fusions those
- * users are left out and the block is grouped again.
+ * A prim::ListConstruct of constants (reduction dims, normalized shapes) is
+ * not proposed: the host clones constant lists into every group that uses
+ * them (one list may serve several groups, or be saved for backward).
  * Fusions of at least two ops are proposed; softmax, log_softmax and
  * layer_norm count for two each, so a lone softmax or layer norm is a fusion
  * (one persistent kernel instead of the interpreter's several passes).
@@ -48,13 +48,6 @@ static int index_of(const pblk *b, const fbxp_node *n, int before) {
   return -1;
 }
 
-static int index_fwd(const pblk *b, const fbxp_node *n) {
-  if (!n) return -1;
-  for (int i = 0; i < b->n; i++)
-    if (b->nodes[i] == n) return i;
-  return -1;
-}
-
 /* Is the union of groups ga and gb convex and in one stretch? */
 static int union_ok(pblk *b, int ga, int gb) {
   int first = -1, last = -1;
@@ -81,7 +74,7 @@ static int union_ok(pblk *b, int ga, int gb) {
   return ok;
 }
 
-static int group_once(pblk *b) {
+static void group_once(pblk *b) {
   for (int i = 0; i < b->n; i++) {
     b->grp[i] = -1;
     if (b->cls[i] < NVF_N_PW) continue;
@@ -97,33 +90,6 @@ static int group_once(pblk *b) {
         if (b->grp[m] == from) b->grp[m] = into;
     }
   }
-  int changed = 0;
-  for (int i = 0; i < b->n; i++) {
-    if (b->cls[i] != NVF_N_LIST) continue;
-    const fbxp_value *v = nvf_host->node_output(b->nodes[i], 0);
-    int g = -2, split = 0;
-    for (int u = 0; u < nvf_host->value_num_uses(v); u++) {
-      int32_t idx;
-      int j = index_fwd(b, nvf_host->value_use(v, u, &idx));
-      int gj = j >= 0 ? b->grp[j] : -1;
-      if (g == -2) g = gj;
-      else if (gj != g) split = 1;
-    }
-    if (!split && g >= 0) {
-      b->grp[i] = g;
-      continue;
-    }
-    for (int u = 0; u < nvf_host->value_num_uses(v); u++) {
-      int32_t idx;
-      int j = index_fwd(b, nvf_host->value_use(v, u, &idx));
-      if (j >= 0 && b->grp[j] >= 0 && b->cls[j] > NVF_N_PW) {
-        b->cls[j] = NVF_N_NO;
-        b->weight[j] = 0;
-        changed = 1;
-      }
-    }
-  }
-  return changed;
 }
 
 static void partition_block(const fbxp_block *bl, fbxp_proposals *pr, int depth) {
@@ -151,8 +117,7 @@ static void partition_block(const fbxp_block *bl, fbxp_proposals *pr, int depth)
       b.seg[i] = seg;
       seg += bar;
     }
-    for (int round = 0; round <= n; round++)
-      if (!group_once(&b)) break;
+    group_once(&b);
     for (int g = 0; g < n; g++) {
       int weight = 0, count = 0;
       for (int m = 0; m < n; m++)

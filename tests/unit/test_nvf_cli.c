@@ -5,6 +5,7 @@
  *     kernel per softmax / log_softmax and per layer norm, and ratio-IoU as
  *     one group of one pointwise kernel; the fusion IR (domains, reductions)
  *     and the scheduler's parameters come before each kernel;
+ *   - under autodiff (explain --backward) layer norm's forward is fused;
  *   - `fusebox plugins` says which device nvfuser_like runs on;
  *   - a bad FUSEBOX_NVF_* value is reported by name. */
 #include <check.h>
@@ -85,6 +86,20 @@ START_TEST(layer_norm_one_persistent_kernel) {
 }
 END_TEST
 
+/* Under autodiff the normalized-shape list is also saved for backward: the
+ * host clones constant lists into groups, so layer_norm is still fused in
+ * the forward graph (it was left out while lists had to join their group). */
+START_TEST(layer_norm_fused_under_autodiff) {
+  char *in = case_inputs("layer_norm", 3);
+  char *out = explain("", "tests/corpus/cases/layer_norm/graph.ir", in, "--backward");
+  ck_assert_int_eq(count(out, "optimized, 0 groups"), 0);
+  ck_assert_msg(count(out, "## forward (executor with fuser nvfuser_like):\n# function 1 (level 0, static, fuser "
+                           "nvfuser_like): the graph: optimized, 1 group\n") == 2, "%s", out);
+  free(out);
+  free(in);
+}
+END_TEST
+
 START_TEST(ratio_iou_one_pointwise_kernel) {
   char *in = case_inputs("ratio_iou", 8);
   char *out = explain("", "examples/ratio_iou.ir", in, "--source");
@@ -129,6 +144,7 @@ int main(void) {
   tcase_add_test(tc, softmax_one_persistent_kernel_each);
   tcase_add_test(tc, layer_norm_one_persistent_kernel);
   tcase_add_test(tc, ratio_iou_one_pointwise_kernel);
+  tcase_add_test(tc, layer_norm_fused_under_autodiff);
   tcase_add_test(tc, plugins_names_the_device);
   tcase_add_test(tc, bad_env_is_named);
   suite_add_tcase(s, tc);

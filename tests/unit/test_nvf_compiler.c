@@ -4,7 +4,8 @@
  *     chain built into fusion IR from graphs, segmented, scheduled: the
  *     scheduler each one gets (persistent for softmax and layer norm, with
  *     the row in local memory, one segment), the IR's domains;
- *   - two reductions over different axes are two segments;
+ *   - two reductions over different axes are two segments; sum_to_size
+ *     is one reduction with mixed kept/dropped dims;
  *   - every printed OpenCL C kernel builds with the host's opencl_build
  *     (PoCL here) and every CUDA C kernel with NVRTC when it is installed. */
 #include <check.h>
@@ -187,6 +188,36 @@ START_TEST(pointwise_vec_and_broadcast) {
 }
 END_TEST
 
+/* sum_to_size to [1, 8] of x[5, 3, 8]: the leading dim dropped, dim 1 kept
+ * as size 1: one reduction over axes 0 and 1 (one segment, outer) */
+static const char *sum_to_ir = "graph(%x : Tensor):\n"
+                               "  %a : int = prim::Constant[value=1]()\n"
+                               "  %b : int = prim::Constant[value=8]()\n"
+                               "  %s : int[] = prim::ListConstruct(%a, %b)\n"
+                               "  %y : Tensor = aten::sum_to_size(%x, %s)\n"
+                               "  return (%y)\n";
+
+START_TEST(sum_to_size_one_reduction) {
+  built b;
+  fbxp_arg_spec s = f32(3, (int64_t[]){5, 3, 8});
+  build(&b, sum_to_ir, &s, 1, FBXK_OPENCL);
+  ck_assert_int_eq(b.pl.nsegs, 1);
+  ck_assert_int_eq(b.pl.seg[0].p.kind, NVF_SCHED_REDUCTION);
+  ck_assert_int_eq(b.pl.seg[0].p.rmask, 3u);
+  ck_assert(!b.pl.seg[0].p.inner);
+  ck_assert_int_eq(b.pl.seg[0].p.rows, 8);
+  ck_assert_int_eq(b.pl.seg[0].p.row_len, 15);
+  /* the output: [1, 8] */
+  const nvf_tv *o = &b.f->tv[b.f->output_tv[0]];
+  int64_t sizes[NVF_MAX_DIMS];
+  ck_assert_int_eq(nvf_tv_logical(o, sizes), 2);
+  ck_assert_int_eq(sizes[0], 1);
+  ck_assert_int_eq(sizes[1], 8);
+  opencl_builds(&b);
+  unbuild(&b);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("nvf_compiler");
   TCase *tc = tcase_create("compiler");
@@ -195,6 +226,7 @@ int main(void) {
   tcase_add_test(tc, layer_norm_persistent);
   tcase_add_test(tc, two_reductions_two_segments);
   tcase_add_test(tc, pointwise_vec_and_broadcast);
+  tcase_add_test(tc, sum_to_size_one_reduction);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
