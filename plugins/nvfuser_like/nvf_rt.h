@@ -90,6 +90,17 @@ typedef struct {
 fbxp_status *nvf_rt_run(nvf_rt *rt, nvf_buffer *bufs, int32_t nbufs, const nvf_launch *launches,
                         int32_t nlaunches);
 
+/* OpenCL on a device that shares host memory: host pointers aligned to
+ * `bytes` are wrapped (CL_MEM_USE_HOST_PTR) instead of copied. The default
+ * is the device's CL_DEVICE_MEM_BASE_ADDR_ALIGN — 128 bytes on PoCL (a
+ * long16), which fusebox's 64-byte-aligned tensors meet only every other
+ * time. A caller whose kernels access memory with nothing wider than N bytes
+ * (a float4: 16) may lower it to N; the map/unmap after the launches keeps
+ * results right whatever the device does with the pointer. A power of two;
+ * 0 restores the default. No effect on CUDA (always copied). Added by the
+ * runtime, beyond the first contract. */
+void nvf_rt_set_wrap_align(nvf_rt *rt, size_t bytes);
+
 /* Counters since nvf_rt_open, for tests and benchmarks (added by the runtime,
  * beyond the first contract): how often the program cache was asked and hit,
  * runs and launches, buffers wrapped without a copy (OpenCL

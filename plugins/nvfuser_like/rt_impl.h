@@ -19,6 +19,7 @@ typedef struct nvf_backend {
   /* Launches already checked by runtime.c (indices, dims, sizes). */
   fbxp_status *(*run)(nvf_rt *rt, nvf_buffer *bufs, int32_t nbufs, const nvf_launch *launches, int32_t nlaunches);
   void (*close)(nvf_rt *rt); /* after every program was released */
+  void (*set_wrap_align)(nvf_rt *rt, size_t bytes); /* NULL: nothing to set */
 } nvf_backend;
 
 struct nvf_program {
@@ -49,7 +50,5 @@ fbxp_status *nvf_rt_open_cuda(nvf_rt *rt);
 /* A status with a printf-style message (truncated at 16 KiB). */
 fbxp_status *nvf_rt_errf(const fbxp_host_api *host, fbxp_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Adds n to one of the stats counters under the runtime's lock. */
-void nvf_rt_count(nvf_rt *rt, uint64_t *counter, uint64_t n);
 
 #endif

@@ -21,12 +21,6 @@ fbxp_status *nvf_rt_errf(const fbxp_host_api *host, fbxp_code code, const char *
   return st;
 }
 
-void nvf_rt_count(nvf_rt *rt, uint64_t *counter, uint64_t n) {
-  pthread_mutex_lock(&rt->lock);
-  *counter += n;
-  pthread_mutex_unlock(&rt->lock);
-}
-
 fbxp_status *nvf_rt_open(const fbxp_host_api *host, nvf_target t, nvf_rt **out) {
   if (!out) return host ? host->status_new(FBXP_ERR_INVALID, "nvf_rt_open: out is NULL") : NULL;
   *out = NULL;
@@ -77,6 +71,10 @@ void nvf_rt_close(nvf_rt *rt) {
 
 nvf_target nvf_rt_target(const nvf_rt *rt) { return rt->target; }
 const char *nvf_rt_device(const nvf_rt *rt) { return rt->device; }
+
+void nvf_rt_set_wrap_align(nvf_rt *rt, size_t bytes) {
+  if (rt->be->set_wrap_align) rt->be->set_wrap_align(rt, bytes);
+}
 
 void nvf_rt_get_stats(nvf_rt *rt, nvf_rt_stats *out) {
   pthread_mutex_lock(&rt->lock);

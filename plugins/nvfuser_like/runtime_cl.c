@@ -32,7 +32,8 @@ typedef struct {
   cl_device_id device;
   cl_command_queue queue;
   int unified;        /* the device shares host memory */
-  size_t align;       /* bytes: CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8 */
+  size_t device_align; /* bytes: CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8 */
+  size_t align;        /* host pointers aligned so are wrapped (nvf_rt_set_wrap_align) */
   pthread_mutex_t run_lock;
 #define F(name) __typeof__(name) *name
   F(clGetDeviceInfo);
@@ -292,8 +293,18 @@ static void cl_close(nvf_rt *rt) {
   rt->impl = NULL;
 }
 
-static const nvf_backend CL_BACKEND = {
-    .compile = cl_compile, .release_program = cl_release_program, .run = cl_run, .close = cl_close};
+static void cl_set_wrap_align(nvf_rt *rt, size_t bytes) {
+  cl_rt *c = rt->impl;
+  pthread_mutex_lock(&c->run_lock);
+  c->align = bytes && !(bytes & (bytes - 1)) ? bytes : c->device_align;
+  pthread_mutex_unlock(&c->run_lock);
+}
+
+static const nvf_backend CL_BACKEND = {.compile = cl_compile,
+                                       .release_program = cl_release_program,
+                                       .run = cl_run,
+                                       .close = cl_close,
+                                       .set_wrap_align = cl_set_wrap_align};
 
 fbxp_status *nvf_rt_open_opencl(nvf_rt *rt) {
   const fbxp_host_api *h = rt->host;
@@ -360,8 +371,8 @@ fbxp_status *nvf_rt_open_opencl(nvf_rt *rt) {
     c->clGetPlatformInfo(plat, CL_PLATFORM_VERSION, sizeof pver, pver, NULL);
   dname[sizeof dname - 1] = pver[sizeof pver - 1] = '\0';
   c->unified = unified == CL_TRUE || (type & CL_DEVICE_TYPE_CPU);
-  c->align = align_bits >= 8 ? align_bits / 8 : 1;
-  snprintf(rt->device, sizeof rt->device, "OpenCL: %s (%s), %u compute units%s", dname, pver, (unsigned)units,
+  c->device_align = c->align = align_bits >= 8 ? align_bits / 8 : 1;
+  snprintf(rt->device, sizeof rt->device, "OpenCL: %.200s (%.200s), %u compute units%s", dname, pver, (unsigned)units,
            c->unified ? ", host memory shared" : "");
   return NULL;
 }

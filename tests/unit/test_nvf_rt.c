@@ -11,9 +11,14 @@
  *     misaligned memory is copied, with the same results;
  *   - CUDA: without a driver or device the open is UNSUPPORTED with the
  *     reason; with one, the same kernels in CUDA C run and are checked; the
- *     CUDA C kernels compile to PTX with NVRTC (skipped without NVRTC).
+ *     CUDA C kernels compile to PTX with NVRTC (skipped without NVRTC);
+ *     against a stand-in driver (nvf_fake_cuda.c, via FUSEBOX_NVF_LIBCUDA)
+ *     the whole CUDA path runs on the CPU: results, grids, parameters,
+ *     dynamic shared memory, context push/pop pairs, frees, and the
+ *     UNSUPPORTED reasons for a failing cuInit and for zero devices.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,6 +397,22 @@ START_TEST(cl_zero_copy) {
   ck_assert_uint_eq(s2.bytes_from_device - s1.bytes_from_device, 4000);
   ck_assert_uint_eq(s2.runs - s0.runs, 2);
   ck_assert_uint_eq(s2.launches - s0.launches, 2);
+  /* 64-byte aligned (as fusebox's storage), not 128 (PoCL's base-address
+   * alignment): copied by default, wrapped once the kernels' need (16) is said */
+  int pocl = strstr(nvf_rt_device(rt), "PoCL") != NULL; /* whose alignment is known to be 128 */
+  run_add(rt, CL_ADD, 64, 1000);
+  nvf_rt_get_stats(rt, &s1);
+  if (pocl) ck_assert_uint_eq(s1.zero_copy_buffers - s2.zero_copy_buffers, 0);
+  nvf_rt_set_wrap_align(rt, 16);
+  run_add(rt, CL_ADD, 64, 1000);
+  run_add(rt, CL_ADD, 16, 1000);
+  nvf_rt_get_stats(rt, &s2);
+  ck_assert_uint_eq(s2.zero_copy_buffers - s1.zero_copy_buffers, 6);
+  ck_assert_uint_eq(s2.bytes_to_device - s1.bytes_to_device, 0);
+  nvf_rt_set_wrap_align(rt, 0); /* back to the device's */
+  run_add(rt, CL_ADD, 64, 1000);
+  nvf_rt_get_stats(rt, &s1);
+  if (pocl) ck_assert_uint_eq(s1.zero_copy_buffers - s2.zero_copy_buffers, 0);
   nvf_rt_close(rt);
 }
 END_TEST
@@ -457,6 +478,141 @@ START_TEST(cuda_open_or_run) {
 }
 END_TEST
 
+/* The CUDA path against the stand-in driver (tests/unit/nvf_fake_cuda.c):
+ * NVRTC's PTX loaded, entries found, buffers copied, grids and parameters
+ * as the CUDA C declares them, contexts pushed and popped in pairs,
+ * everything freed. Needs NVRTC (the open probes it). */
+typedef struct {
+  long live_allocs, ctx_depth, ctx_retained, modules, launches, last_shared, max_dyn_shared_set;
+} fake_counters;
+
+static fake_counters *fake(void) {
+  void *lib = dlopen(FBX_FAKE_LIBCUDA, RTLD_NOW | RTLD_LOCAL); /* the handle the runtime has */
+  ck_assert_ptr_nonnull(lib);
+  fake_counters *(*get)(void);
+  *(void **)&get = dlsym(lib, "fake_cuda_counters");
+  ck_assert_ptr_nonnull(get);
+  dlclose(lib);
+  return get();
+}
+
+static nvf_rt *open_fake(const char *mode, const char *test, char *msg, size_t cap, fbxp_code *code) {
+  setenv("FUSEBOX_NVF_LIBCUDA", FBX_FAKE_LIBCUDA, 1);
+  if (mode) setenv("FAKE_CUDA_MODE", mode, 1);
+  else unsetenv("FAKE_CUDA_MODE");
+  nvf_rt *rt = NULL;
+  *code = take(nvf_rt_open(H, NVF_TARGET_CUDA, &rt), msg, cap);
+  printf("%s: %s\n", test, rt ? nvf_rt_device(rt) : msg);
+  return rt;
+}
+
+static int no_nvrtc(const char *test, fbxp_code c, const char *m) {
+  if (c == FBXP_ERR_UNSUPPORTED && strstr(m, "NVRTC")) {
+    printf("%s: skipped: %s\n", test, m);
+    return 1;
+  }
+  return 0;
+}
+
+START_TEST(cuda_fake_driver_runs_kernels) {
+  char m[4096];
+  fbxp_code c;
+  nvf_rt *rt = open_fake(NULL, "cuda_fake_driver_runs_kernels", m, sizeof m, &c);
+  if (no_nvrtc("cuda_fake_driver_runs_kernels", c, m)) return;
+  ck_assert_msg(c == FBXP_OK, "open: %s", m);
+  ck_assert_str_eq(nvf_rt_device(rt), "CUDA: Fake GPU (sm_80), 2 SMs");
+  fake_counters *k = fake();
+  ck_assert_int_eq(k->ctx_retained, 1);
+  run_add(rt, CU_ADD, 0, 1000);
+  run_add(rt, CU_ADD, 4, 1);
+  run_wgsum(rt, CU_WGSUM, 10007);
+  ck_assert_int_eq(k->last_shared, 256 * sizeof(float));
+  run_two(rt, CU_TWO);
+  ck_assert_int_eq(k->launches, 5);
+  ck_assert_int_eq(k->modules, 4); /* padd, wg_sum, part, fin: one module each */
+  ck_assert_int_eq(k->live_allocs, 0);
+  ck_assert_int_eq(k->ctx_depth, 0);
+  nvf_rt_stats s;
+  nvf_rt_get_stats(rt, &s);
+  ck_assert_uint_eq(s.launches, 5);
+  ck_assert_uint_eq(s.zero_copy_buffers, 0);
+  ck_assert_uint_eq(s.bytes_from_device, 4 * (1000 + 1 + 1 + 7));
+  /* more than 48 KiB of dynamic shared memory: the function is opted in; past the device's limit: an error */
+  nvf_program *p = NULL;
+  OK(nvf_rt_compile(rt, CU_WGSUM, "wg_sum", &p));
+  float x[4] = {1, 2, 3, 4}, out = 0;
+  nvf_buffer bufs[] = {{x, sizeof x, NVF_BUF_IN}, {&out, sizeof out, NVF_BUF_OUT}};
+  nvf_arg args[] = {{.kind = NVF_ARG_BUFFER, .buffer = 0},
+                    {.kind = NVF_ARG_BUFFER, .buffer = 1},
+                    {.kind = NVF_ARG_I32, .i = 4},
+                    {.kind = NVF_ARG_LOCAL, .local_bytes = 64 * 1024}};
+  nvf_launch l = {.program = p, .args = args, .nargs = 4, .dims = 1, .global = {256}, .local = {256}};
+  OK(nvf_rt_run(rt, bufs, 2, &l, 1));
+  ck_assert_int_eq(k->max_dyn_shared_set, 64 * 1024);
+  ck_assert(out == 10.0f);
+  args[3].local_bytes = 200 * 1024;
+  c = take(nvf_rt_run(rt, bufs, 2, &l, 1), m, sizeof m);
+  ck_assert_int_eq(c, FBXP_ERR_RUN);
+  ck_assert_msg(strstr(m, "launch 0 (wg_sum)") && strstr(m, "204800 bytes of dynamic shared memory"), "message: %s", m);
+  /* a missing entry names the call and the driver's error */
+  c = take(nvf_rt_compile(rt, CU_ADD, "nope", &p), m, sizeof m);
+  ck_assert_int_eq(c, FBXP_ERR_COMPILE);
+  ck_assert_msg(strstr(m, "CUDA_ERROR_NOT_FOUND") || strstr(m, "NVRTC"), "message: %s", m);
+  ck_assert_int_eq(k->live_allocs, 0);
+  ck_assert_int_eq(k->ctx_depth, 0);
+  nvf_rt_close(rt);
+  ck_assert_int_eq(k->modules, 0);
+  ck_assert_int_eq(k->ctx_retained, 0);
+  ck_assert_int_eq(k->ctx_depth, 0);
+}
+END_TEST
+
+START_TEST(cuda_fake_driver_errors) {
+  char m[4096];
+  fbxp_code c;
+  /* cuInit fails: unsupported, with the driver's error name */
+  nvf_rt *rt = open_fake("init_fail", "cuda_fake_driver_errors", m, sizeof m, &c);
+  ck_assert_ptr_null(rt);
+  ck_assert_int_eq(c, FBXP_ERR_UNSUPPORTED);
+  ck_assert_msg(strstr(m, "cuInit: CUDA_ERROR_NO_DEVICE (100)"), "message: %s", m);
+  /* no devices */
+  rt = open_fake("zero", "cuda_fake_driver_errors", m, sizeof m, &c);
+  ck_assert_ptr_null(rt);
+  ck_assert_int_eq(c, FBXP_ERR_UNSUPPORTED);
+  ck_assert_msg(strstr(m, "no CUDA device (0 devices)"), "message: %s", m);
+  /* a fault found by the one wait names the launches and the error */
+  rt = open_fake("sync_fail", "cuda_fake_driver_errors", m, sizeof m, &c);
+  if (no_nvrtc("cuda_fake_driver_errors", c, m)) return;
+  ck_assert_msg(c == FBXP_OK, "open: %s", m);
+  nvf_program *part = NULL, *fin = NULL;
+  OK(nvf_rt_compile(rt, CU_TWO, "part", &part));
+  OK(nvf_rt_compile(rt, CU_TWO, "fin", &fin));
+  float x[8] = {0}, out[2];
+  nvf_buffer bufs[] = {{x, sizeof x, NVF_BUF_IN}, {NULL, 8, NVF_BUF_TEMP}, {out, sizeof out, NVF_BUF_OUT}};
+  nvf_arg a1[] = {{.kind = NVF_ARG_BUFFER, .buffer = 0}, {.kind = NVF_ARG_BUFFER, .buffer = 1},
+                  {.kind = NVF_ARG_I32, .i = 4}, {.kind = NVF_ARG_I32, .i = 1},
+                  {.kind = NVF_ARG_LOCAL, .local_bytes = 4 * sizeof(float)}};
+  nvf_arg a2[] = {{.kind = NVF_ARG_BUFFER, .buffer = 1}, {.kind = NVF_ARG_BUFFER, .buffer = 2},
+                  {.kind = NVF_ARG_I32, .i = 2}, {.kind = NVF_ARG_I32, .i = 1}};
+  nvf_launch l[] = {{.program = part, .args = a1, .nargs = 5, .dims = 2, .global = {4, 2}, .local = {4, 1}},
+                    {.program = fin, .args = a2, .nargs = 4, .dims = 1, .global = {2}, .local = {2}}};
+  c = take(nvf_rt_run(rt, bufs, 3, l, 2), m, sizeof m);
+  ck_assert_int_eq(c, FBXP_ERR_RUN);
+  ck_assert_msg(strstr(m, "cuCtxSynchronize after launches 0..1 (part .. fin): CUDA_ERROR_LAUNCH_FAILED (719)"),
+                "message: %s", m);
+  /* a LOCAL argument that is not the last is refused before the driver sees it */
+  nvf_arg bad[] = {{.kind = NVF_ARG_LOCAL, .local_bytes = 16}, {.kind = NVF_ARG_BUFFER, .buffer = 0}};
+  nvf_launch lb = {.program = part, .args = bad, .nargs = 2, .dims = 1, .global = {4}, .local = {4}};
+  c = take(nvf_rt_run(rt, bufs, 3, &lb, 1), m, sizeof m);
+  ck_assert_int_eq(c, FBXP_ERR_INVALID);
+  ck_assert_msg(strstr(m, "launch 0 (part)") && strstr(m, "the last"), "message: %s", m);
+  fake_counters *k = fake();
+  ck_assert_int_eq(k->live_allocs, 0);
+  ck_assert_int_eq(k->ctx_depth, 0);
+  nvf_rt_close(rt);
+}
+END_TEST
+
 START_TEST(cuda_kernels_compile_with_nvrtc) {
   const char *srcs[] = {CU_ADD, CU_WGSUM, CU_TWO};
   const char *entries[] = {"padd", "wg_sum", "fin"};
@@ -496,6 +652,8 @@ static Suite *suite(void) {
   tcase_set_timeout(tcu, 120);
   tcase_add_test(tcu, cuda_open_or_run);
   tcase_add_test(tcu, cuda_kernels_compile_with_nvrtc);
+  tcase_add_test(tcu, cuda_fake_driver_runs_kernels);
+  tcase_add_test(tcu, cuda_fake_driver_errors);
   suite_add_tcase(s, tcu);
   return s;
 }
