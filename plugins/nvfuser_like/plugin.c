@@ -287,7 +287,7 @@ static fbxp_status *nvf_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in
   nvf_buffer *bufs = nvf_host->alloc(sizeof *bufs * (size_t)(k->nbufs + 1));
   nvf_launch launches[NVF_MAX_SEGS];
   nvf_arg *args[NVF_MAX_SEGS] = {0};
-  static double dummy[NVF_MAX_BUFS];
+  double dummy[NVF_MAX_BUFS]; /* stand-ins of zero-size buffers: per run (runs may be concurrent) */
   fbxp_status *st = bufs ? NULL : nomem();
   for (int b = 0; !st && b < k->nbufs; b++) {
     bufs[b].data = NULL;
@@ -431,6 +431,9 @@ static void open_runtime(void) {
     snprintf(rt_why, sizeof rt_why, "nvfuser_like: FUSEBOX_NVF_TARGET=cuda but CUDA does not open: %s", cuda_why);
   }
   if (rt) target = nvf_rt_target(rt);
+  /* kernels access single elements (8 bytes at most): every tensor can be
+   * wrapped without a copy on a host-memory device */
+  if (rt) nvf_rt_set_wrap_align(rt, 16);
   snprintf(description, sizeof description,
            "nvFuser: tensor views, schedulers (pointwise, reduction, persistent), kernel IR, OpenCL C / CUDA C; "
            "target %s%s%s%s%s",

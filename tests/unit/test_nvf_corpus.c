@@ -13,7 +13,8 @@
  *     more than zero, none failing. Without libnvrtc the test says so and
  *     checks nothing else.
  * The plugin reads its environment when it is loaded: each test runs in its
- * own process (Check's fork mode) and sets FUSEBOX_NVF_TARGET=opencl first. */
+ * own process (Check's fork mode) and sets FUSEBOX_NVF_TARGET first: opencl,
+ * or FUSEBOX_NVF_TEST_TARGET's value for the corpus (cuda where a GPU is). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +29,15 @@
 
 #define FUSER "nvfuser_like"
 
+/* the target under test: FUSEBOX_NVF_TEST_TARGET (cuda on a machine with a
+ * GPU), else opencl */
+static const char *test_target(void) {
+  const char *t = getenv("FUSEBOX_NVF_TEST_TARGET");
+  return t && *t ? t : "opencl";
+}
+
 START_TEST(corpus) {
-  ck_assert(!setenv("FUSEBOX_NVF_TARGET", "opencl", 1));
+  ck_assert(!setenv("FUSEBOX_NVF_TARGET", test_target(), 1));
   ck_assert(!fbx_op_table_init());
   char **names = NULL;
   int n = cc_list(&names);
@@ -55,10 +63,10 @@ START_TEST(corpus) {
       fbx_free(why);
     }
   }
-  printf("nvfuser_like corpus (OpenCL): %d cases x 2 profiling settings + %d backward: %d failures; %d cases ran fused "
+  printf("nvfuser_like corpus (%s): %d cases x 2 profiling settings + %d backward: %d failures; %d cases ran fused "
          "kernels after profiling, %d with FUSEBOX_PROFILING_RUNS=0 (%lld groups, %lld kernel runs), %lld backward "
          "kernel runs\n",
-         n, bw_cases, failed, fused, fused0, (long long)groups, (long long)runs_all, (long long)bw_runs);
+         test_target(), n, bw_cases, failed, fused, fused0, (long long)groups, (long long)runs_all, (long long)bw_runs);
   fflush(stdout);
   cc_free_names(names, n);
   ck_assert_int_eq(failed, 0);
