@@ -68,6 +68,9 @@ nvf_nclass nvf_classify(const fbxp_node *n, nvf_typeof_fn tf, void *ctx, nvf_nin
     if (!dtype_ok(x.dtype) || x.ndim < 1 || norm_dims(dims, nd, x.ndim, o)) return NVF_N_NO;
     int fl = fbxk_is_float(x.dtype);
     if (o->mean && !fl) return NVF_N_NO;
+    /* max/min combine with the kit's NaN-propagating maximum/minimum rows */
+    if (o->red != NVF_RED_SUM && !fbxk_op_template(o->red == NVF_RED_MAX ? FBXK_OP_MAXIMUM : FBXK_OP_MINIMUM, x.dtype))
+      return NVF_N_NO;
     o->out_dtype = o->red == NVF_RED_SUM && !fl ? FBXK_I64 : x.dtype;
     if (out.dtype >= 0 && out.dtype != o->out_dtype) return NVF_N_NO;
     return o->cls = NVF_N_RED;
