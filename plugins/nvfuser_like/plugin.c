@@ -415,7 +415,7 @@ static void open_runtime(void) {
   if (want != NVF_TARGET_OPENCL) {
     fbxp_status *s = nvf_rt_open(nvf_host, NVF_TARGET_CUDA, &rt);
     if (s) {
-      snprintf(cuda_why, sizeof cuda_why, "%s", status_text(s));
+      if (snprintf(cuda_why, sizeof cuda_why, "%s", status_text(s)) >= (int)sizeof cuda_why) cuda_why[sizeof cuda_why - 2] = '.';
       drop_status(s);
       rt = NULL;
     }
@@ -423,24 +423,30 @@ static void open_runtime(void) {
   if (!rt && want != NVF_TARGET_CUDA) {
     fbxp_status *s = nvf_rt_open(nvf_host, NVF_TARGET_OPENCL, &rt);
     if (s) {
-      snprintf(rt_why, sizeof rt_why, "nvfuser_like: no OpenCL device: %s", status_text(s));
+      if (snprintf(rt_why, sizeof rt_why, "nvfuser_like: no OpenCL device: %s", status_text(s)) >= (int)sizeof rt_why)
+        rt_why[sizeof rt_why - 2] = '.';
       drop_status(s);
       rt = NULL;
     }
   } else if (!rt) {
-    snprintf(rt_why, sizeof rt_why, "nvfuser_like: FUSEBOX_NVF_TARGET=cuda but CUDA does not open: %s", cuda_why);
+    if (snprintf(rt_why, sizeof rt_why, "nvfuser_like: FUSEBOX_NVF_TARGET=cuda but CUDA does not open: %s", cuda_why) >=
+        (int)sizeof rt_why)
+      rt_why[sizeof rt_why - 2] = '.';
   }
   if (rt) target = nvf_rt_target(rt);
   /* kernels access single elements (8 bytes at most): every tensor can be
    * wrapped without a copy on a host-memory device */
   if (rt) nvf_rt_set_wrap_align(rt, 16);
-  snprintf(description, sizeof description,
+  /* long device lines and reasons are cut to the buffers (the return value
+   * is looked at, so that -Wformat-truncation knows it is meant) */
+  int len = snprintf(description, sizeof description,
            "nvFuser: tensor views, schedulers (pointwise, reduction, persistent), kernel IR, OpenCL C / CUDA C; "
            "target %s%s%s%s%s",
            rt ? nvf_rt_device(rt) : "none (nothing is fused): ", rt ? "" : rt_why,
            rt && target == NVF_TARGET_OPENCL && want < 0 ? " (not CUDA: " : "",
            rt && target == NVF_TARGET_OPENCL && want < 0 ? (cuda_why[0] ? cuda_why : "no CUDA device") : "",
            rt && target == NVF_TARGET_OPENCL && want < 0 ? ")" : "");
+  if (len >= (int)sizeof description) nvf_host->log(FBXP_LOG_DEBUG, "nvfuser_like: the description was cut");
 }
 
 FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, uint32_t major, uint32_t minor,

@@ -29,6 +29,14 @@
 
 #define FUSER "nvfuser_like"
 
+/* PoCL, LLVM and NVRTC keep process-lifetime allocations (and the plugin's
+ * runtime lives as long as the process) that LeakSanitizer would report at
+ * exit; they are not ours. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) {
+  return "leak:libpocl\nleak:libOpenCL\nleak:libLLVM\nleak:libclang\nleak:libnvrtc\nleak:libhwloc\n";
+}
+
 /* the target under test: FUSEBOX_NVF_TEST_TARGET (cuda on a machine with a
  * GPU), else opencl */
 static const char *test_target(void) {
