@@ -417,6 +417,37 @@ START_TEST(cl_zero_copy) {
 }
 END_TEST
 
+/* The same host memory in two buffers of one run (a tensor passed as two
+ * inputs), and overlapping ranges: both wrapped, results as if the buffers
+ * were distinct, run after run. */
+START_TEST(cl_aliased_host_memory) {
+  nvf_rt *rt = open_or_skip(NVF_TARGET_OPENCL, "cl_aliased_host_memory");
+  if (!rt) return;
+  enum { N = 1000 };
+  void *ba, *bc;
+  float *a = aligned_floats(N + 64, 0, &ba), *c = aligned_floats(N, 0, &bc);
+  for (int i = 0; i < N + 64; i++) a[i] = rnd();
+  nvf_program *p = NULL;
+  OK(nvf_rt_compile(rt, CL_ADD, "padd", &p));
+  nvf_arg args[] = {{.kind = NVF_ARG_BUFFER, .buffer = 0},
+                    {.kind = NVF_ARG_BUFFER, .buffer = 1},
+                    {.kind = NVF_ARG_BUFFER, .buffer = 2},
+                    {.kind = NVF_ARG_I64, .i = N}};
+  nvf_launch l = {.program = p, .args = args, .nargs = 4, .dims = 1, .global = {1024}, .local = {64}};
+  /* the same pointer twice */
+  nvf_buffer same[] = {{a, N * 4, NVF_BUF_IN}, {a, N * 4, NVF_BUF_IN}, {c, N * 4, NVF_BUF_OUT}};
+  for (int rep = 0; rep < 20; rep++) OK(nvf_rt_run(rt, same, 3, &l, 1));
+  for (int i = 0; i < N; i++) ck_assert_msg(c[i] == a[i] + a[i], "c[%d] = %g, want %g", i, c[i], a[i] + a[i]);
+  /* overlapping ranges: a[0..N) and a[32..N+32) */
+  nvf_buffer overlap[] = {{a, N * 4, NVF_BUF_IN}, {a + 32, N * 4, NVF_BUF_IN}, {c, N * 4, NVF_BUF_OUT}};
+  OK(nvf_rt_run(rt, overlap, 3, &l, 1));
+  for (int i = 0; i < N; i++) ck_assert_msg(c[i] == a[i] + a[i + 32], "c[%d] = %g, want %g", i, c[i], a[i] + a[i + 32]);
+  free(ba);
+  free(bc);
+  nvf_rt_close(rt);
+}
+END_TEST
+
 /* The host points PoCL's kernel cache into fusebox's cache directory
  * before the platform starts (services_opencl.c). Needs a process that has
  * not touched OpenCL yet: Check's forked child (skipped under CK_FORK=no). */
@@ -646,6 +677,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, cl_launch_errors_name_the_launch);
   tcase_add_test(tc, cl_zero_copy);
   tcase_add_test(tc, cl_pocl_cache_under_fusebox_cache);
+  tcase_add_test(tc, cl_aliased_host_memory);
   suite_add_tcase(s, tc);
   TCase *tcu = tcase_create("cuda");
   tcase_add_checked_fixture(tcu, setup, NULL);
