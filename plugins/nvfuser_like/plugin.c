@@ -359,6 +359,23 @@ static fbxp_status *nvf_partition_or_not(void *state, const fbxp_graph *g, fbxp_
   return nvf_partition(state, g, p);
 }
 
+static void open_runtime(void);
+
+/* The runtime is opened when the plugin is loaded (the description names
+ * its device) and closed by shutdown, before the host unloads the plugin;
+ * an init after a shutdown opens it again. */
+static fbxp_status *nvf_init(void **state) {
+  *state = NULL;
+  if (!rt) open_runtime();
+  return NULL;
+}
+
+static void nvf_shutdown(void *state) {
+  (void)state;
+  if (rt) nvf_rt_close(rt);
+  rt = NULL;
+}
+
 static fbxp_plugin_api api = {
     .struct_size = FBXP_PLUGIN_API_SIZE_V1_0,
     .abi_major = FBXP_ABI_MAJOR,
@@ -370,6 +387,8 @@ static fbxp_plugin_api api = {
     .flags = FBXP_GUARDS_OUTSIDE | FBXP_RUN_THREAD_SAFE,
     .devices = FBXP_DEVICE_CPU,
     .compat_key = "nvfuser_like-0.1",
+    .init = nvf_init,
+    .shutdown = nvf_shutdown,
     .partition = nvf_partition_or_not,
     .compile = nvf_compile,
     .run = nvf_run,
