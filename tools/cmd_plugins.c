@@ -29,7 +29,9 @@ int fbx_cmd_plugins(int argc, char **argv) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       printf("usage: %s\n\nLists the directories searched for fuser plugins (FUSEBOX_PLUGIN_PATH, then\n"
              "the built-in plugin directories), then every candidate shared object: name,\n"
-             "version, vendor, ABI version, flags, devices and path, or why it was rejected.\n"
+             "version, vendor, ABI version, flags, devices and path, then the plugin's own\n"
+             "description on a line of its own (nvfuser_like says there which device it\n"
+             "runs on, and why not CUDA), or why it was rejected.\n"
              "FUSEBOX_FUSER selects one by name (or path); FUSEBOX_LOG=loader traces loading.\n",
              USAGE);
       return 0;
@@ -64,6 +66,7 @@ int fbx_cmd_plugins(int argc, char **argv) {
     print_devices(devices, sizeof devices, c[i].devices);
     printf("  %-20s %-8s %-16s ABI %u.%u  %-31s %-10s %s\n", c[i].name, c[i].version ? c[i].version : "-",
            c[i].vendor ? c[i].vendor : "-", c[i].abi_major, c[i].abi_minor, flags, devices, c[i].path);
+    if (c[i].description && *c[i].description) printf("      %s\n", c[i].description);
   }
   fbx_fuser_candidates_free(c, n);
   return 0;

@@ -1,7 +1,8 @@
 /* Reading the conformance corpus (tests/corpus/cases/NAME/, see
  * tests/corpus/README.md) and comparing results with PyTorch's, for the unit
  * tests that run it: test_conformance, test_legacy_corpus,
- * test_autodiff_corpus and test_autodiff_graph.
+ * test_autodiff_corpus, test_autodiff_graph, test_te_corpus and
+ * test_nvf_corpus.
  *
  * A case holds graph.ir; args, one graph input per line (a .npy file of the
  * case, or a scalar literal: None, true, false, an integer, a float);
@@ -87,5 +88,17 @@ int cc_load_grad_outputs(const char *name, fbx_ivalue *gout, bool *defined, int 
  * set when a file was compared. */
 bool cc_check_input_grad(const char *name, const char *input, const fbx_ivalue *grad, bool *compared,
                          fbx_strbuf *why);
+
+/* The case through the profiling executor under `fuser` (a name or path):
+ * after profiling_runs profiling runs (0: FUSEBOX_PROFILING_RUNS=0, optimized
+ * from the first run), three runs whose last outputs must equal PyTorch's;
+ * a case whose optimized graph has groups must have run kernels; no compile
+ * and no run may fail. NULL on success, else why (fbx_free it). Adds the
+ * kernel runs and the groups to *kernel_runs and *groups. */
+char *cc_fused_forward(const char *name, const char *fuser, int profiling_runs, int64_t *kernel_runs, int64_t *groups);
+/* Forward + backward (three times) under `fuser`: the input gradients must
+ * equal PyTorch's; no compile or run may fail. Adds the backward kernel runs
+ * to *bw_kernel_runs. NULL on success, else why. */
+char *cc_fused_backward(const char *name, const char *fuser, int64_t *bw_kernel_runs);
 
 #endif

@@ -441,8 +441,8 @@ START_TEST(cli_plugins) {
   ck_assert_msg(rc == 0, "rc %d:\n%s", rc, out);
   ASSERT_HAS(out, "search dirs:\n  " FBX_TEST_PLUGIN_DIR "\n");
   ASSERT_HAS(out, FBX_BINARY_DIR "/plugins");
-  /* the 23 test plugins (4 refused) and the built-in legacy and tensorexpr fusers */
-  ASSERT_HAS(out, "25 found, 21 loadable, 4 rejected");
+  /* the 23 test plugins (4 refused) and the built-in legacy, tensorexpr and nvfuser_like fusers */
+  ASSERT_HAS(out, "26 found, 22 loadable, 4 rejected");
   ASSERT_HAS(out, "self-fallback,thread-safe-run");
   ASSERT_HAS(out, FBX_BINARY_DIR "/plugins/libfbx_legacy.so");
   ASSERT_HAS(out, "good ");

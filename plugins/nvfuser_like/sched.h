@@ -1,0 +1,123 @@
+/* Segments and schedulers.
+ *
+ * The segmenter (lower.c, nvf_segment) splits a fusion into segments that
+ * one kernel each can run: expressions in order, each in the first segment
+ * after its producers' whose reductions reduce the same axes (a reduction
+ * over other axes starts a new segment). Values that cross segments are
+ * materialized in temporary device buffers.
+ *
+ * A segment's scheduler is picked by its shape (nvf_sched_pick):
+ *   pointwise   no reduction: the axes flattened, `vec` consecutive
+ *               elements per thread (4 when every tensor is contiguous in
+ *               the flattened order and the count divides, else 1), a
+ *               predicate for the tail;
+ *   reduction   inner (the reduced axes are the innermost): one work-group
+ *               per row, threads strided over the row, a tree in local
+ *               memory; outer: one thread per kept element, a serial loop;
+ *   persistent  inner reductions whose results the row uses again
+ *               (softmax, layer norm): one work-group per row, values the
+ *               later phases need kept in local memory, so the row is read
+ *               once; every reduction and the epilogue in one kernel.
+ * The kernel is keyed by (scheduler, parameters, fusion): explain prints all.
+ */
+#ifndef NVF_SCHED_H
+#define NVF_SCHED_H
+#include "fusion.h"
+#include "kir.h"
+
+typedef enum nvf_sched_kind { NVF_SCHED_POINTWISE, NVF_SCHED_REDUCTION, NVF_SCHED_PERSISTENT } nvf_sched_kind;
+
+typedef struct nvf_params {
+  nvf_sched_kind kind;
+  /* pointwise */
+  int64_t numel;
+  int vec;
+  int dense; /* every tensor indexed by the flat index */
+  /* reduction / persistent */
+  unsigned rmask; /* reduced axes */
+  int inner;
+  int64_t rows, row_len;
+  int nphases;
+  int64_t local_bytes; /* persistent: bytes of rows kept in local memory */
+  /* launch */
+  int block;
+  int64_t groups;
+} nvf_params;
+
+#define NVF_MAX_SEGS 16
+
+typedef struct nvf_segment {
+  int nexprs;
+  int *exprs;   /* in order */
+  unsigned rmask;
+  nvf_params p;
+  nvf_kernel_ir k;
+} nvf_segment;
+
+typedef struct nvf_plan {
+  const nvf_fusion *f;
+  int nsegs;
+  nvf_segment seg[NVF_MAX_SEGS];
+  int *seg_of_expr; /* f->nexpr */
+  int *materialize; /* per TV: 1 when a kernel writes it to device memory (outputs, crossing values) */
+  int persist_limit; /* bytes of local memory a persistent kernel may keep */
+  int disable_vec, disable_persist;
+} nvf_plan;
+
+/* lower.c */
+fbxp_status *nvf_segment_fusion(nvf_plan *pl, const nvf_fusion *f);
+void nvf_plan_free(nvf_plan *pl);
+/* Pick and run the scheduler of segment s, lowering it to s->k in dialect d. */
+fbxp_status *nvf_schedule_segment(nvf_plan *pl, int s, fbxk_dialect d);
+/* one line: "persistent(inner, rows=4, row=1024, block=256, phases=3, local=8192 B)" */
+void nvf_params_print(const nvf_params *p, fbxk_buf *b);
+
+/* The shared lowering context the schedulers use (lower.c). */
+typedef struct nvf_lctx {
+  nvf_plan *pl;
+  const nvf_fusion *f;
+  int s;
+  nvf_kernel_ir *k;
+  unsigned char *avail;   /* per TV: 0 no, 1 kernel scope, 2 loop scope */
+  int *level;             /* per TV */
+  unsigned char *persist; /* per TV */
+  int *param_of;          /* per TV: kernel parameter index, -1 */
+  unsigned rmask;
+  int scope;              /* 1 kernel, 2 loop */
+  int phase;              /* the row phase being emitted */
+  const char *flat;       /* pointwise dense: the flat index every full contiguous tensor uses */
+  const char *row_index;  /* persistent: the index of a row element ("j") */
+  int nq;                 /* temporaries of nvf_emit_axes */
+  char (*names)[64];      /* per TV: its value's C expression */
+  char idxbuf[3][64];
+} nvf_lctx;
+
+fbxp_status *nvf_lctx_init(nvf_lctx *c, nvf_plan *pl, int s, fbxk_dialect d);
+void nvf_lctx_free(nvf_lctx *c);
+int nvf_in_seg(const nvf_lctx *c, int tv);     /* defined by an expression of this segment */
+int nvf_uniform(const nvf_lctx *c, int tv);    /* does not vary along the reduced axes */
+/* Declare the index variable of each axis in mask from flat index `flat`. */
+void nvf_emit_axes(nvf_lctx *c, unsigned mask, const char *flat);
+/* The value of tv here (emitting what it needs); its C name. */
+const char *nvf_emit_value(nvf_lctx *c, int tv);
+/* Offset of tv's element at the current axis indices. */
+void nvf_offset(nvf_lctx *c, int tv, fbxk_buf *b);
+/* Store tv's value to its buffer at the current indices. */
+void nvf_emit_store(nvf_lctx *c, int tv);
+void nvf_scope_exit(nvf_lctx *c); /* loop-scope values are gone */
+int nvf_tv_flat(const nvf_lctx *c, int tv);     /* every axis, contiguous in axis order */
+int nvf_tv_axisless(const nvf_lctx *c, int tv); /* varies along no axis */
+/* the dialect's index expressions (copied) */
+const char *nvf_idx(nvf_lctx *c, int which); /* 0 global id, 1 local id, 2 group id */
+
+/* sched_*.c */
+void nvf_sched_pointwise_params(nvf_lctx *c);
+fbxp_status *nvf_sched_pointwise_lower(nvf_lctx *c);
+void nvf_sched_reduction_params(nvf_lctx *c);
+fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c);
+/* a reduction's combination of x and y in dtype dt's compute representation */
+void nvf_print_combine(fbxk_buf *b, nvf_red red, int dt, fbxk_dialect d, const char *x, const char *y);
+/* persistent: decides which values stay in local memory (c->persist) and the kind */
+void nvf_sched_persistent_decide(nvf_lctx *c);
+
+#endif

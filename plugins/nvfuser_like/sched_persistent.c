@@ -1,0 +1,40 @@
+/* The persistent normalization scheduler's decision: in an inner reduction
+ * segment with more than one phase (softmax: max, then sum of exp, then the
+ * division; layer norm: mean, variance, then the affine epilogue), the row
+ * values that a later phase uses (the input row itself, exp(x - max), x -
+ * mean) are kept in local memory when they fit in `persist_limit` bytes:
+ * the row is read from global memory once and each value computed once.
+ * When they do not fit (or FUSEBOX_NVF_DISABLE=persistent), the reduction
+ * scheduler recomputes them from the inputs in each phase. */
+#include "nvf.h"
+
+void nvf_sched_persistent_decide(nvf_lctx *c) {
+  const nvf_fusion *f = c->f;
+  nvf_params *p = &c->pl->seg[c->s].p;
+  if (!p->inner || p->nphases < 2 || c->pl->disable_persist) return;
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  unsigned char *want = c->persist;
+  for (int i = 0; i < sg->nexprs; i++) {
+    const nvf_expr *x = &f->ex[sg->exprs[i]];
+    int use_phase;
+    if (x->kind == NVF_E_REDUCE && c->level[x->out] > c->level[x->in[0]]) use_phase = c->level[x->in[0]];
+    else if (!nvf_uniform(c, x->out)) use_phase = c->level[x->out];
+    else continue;
+    for (int a = 0; a < x->nin; a++) {
+      int t = x->in[a];
+      if (f->tv[t].scalar || nvf_uniform(c, t)) continue;
+      /* a broadcast is an alias: keep what it aliases */
+      while (nvf_in_seg(c, t) && f->ex[f->tv[t].def].kind == NVF_E_BCAST) t = f->ex[f->tv[t].def].in[0];
+      if (c->level[t] < use_phase) want[t] = 1;
+    }
+  }
+  int64_t bytes = 0;
+  for (int t = 0; t < f->ntv; t++)
+    if (want[t]) bytes += p->row_len * (f->tv[t].dtype == FBXK_F64 || !fbxk_is_float(f->tv[t].dtype) ? 8 : 4);
+  if (bytes == 0 || bytes > c->pl->persist_limit) {
+    for (int t = 0; t < f->ntv; t++) want[t] = 0;
+    return;
+  }
+  p->kind = NVF_SCHED_PERSISTENT;
+  p->local_bytes = bytes;
+}

@@ -1,0 +1,54 @@
+/* The pointwise scheduler: every axis flattened into one index; a thread
+ * computes `vec` consecutive elements (4 when all tensors are indexed by the
+ * flat index and the count divides by 4: the accesses of a thread are then
+ * contiguous and aligned to 4 elements; 1 otherwise), each under a tail
+ * predicate; tensors that are not contiguous in the flattened order are
+ * indexed through the per-axis indices. */
+#include <stdio.h>
+
+#include "nvf.h"
+
+void nvf_sched_pointwise_params(nvf_lctx *c) {
+  const nvf_fusion *f = c->f;
+  nvf_params *p = &c->pl->seg[c->s].p;
+  p->kind = NVF_SCHED_POINTWISE;
+  p->numel = 1;
+  for (int a = 0; a < f->naxes; a++) p->numel *= f->axis_extent[a];
+  p->dense = 1;
+  for (int t = 0; t < f->ntv; t++)
+    if (c->param_of[t] >= 0 && !f->tv[t].scalar && !nvf_tv_axisless(c, t) && !nvf_tv_flat(c, t)) p->dense = 0;
+  p->vec = p->dense && p->numel % 4 == 0 && !c->pl->disable_vec ? 4 : 1;
+  p->block = 128;
+  int64_t threads = (p->numel + p->vec - 1) / p->vec;
+  p->groups = (threads + p->block - 1) / p->block;
+}
+
+fbxp_status *nvf_sched_pointwise_lower(nvf_lctx *c) {
+  const nvf_params *p = &c->pl->seg[c->s].p;
+  nvf_kernel_ir *k = c->k;
+  nvf_kir_stmt(k, "const int64_t base = (int64_t)(%s) * %d;", nvf_idx(c, 0), p->vec);
+  c->scope = 2;
+  if (p->vec > 1) {
+    char end[16];
+    snprintf(end, sizeof end, "%d", p->vec);
+    nvf_kir_add(k, NVF_K_FOR, "u", "0", end, "1");
+    nvf_kir_stmt(k, "const int64_t lin = base + u;");
+  } else {
+    nvf_kir_stmt(k, "const int64_t lin = base;");
+  }
+  char cond[64];
+  snprintf(cond, sizeof cond, "lin < %lld", (long long)p->numel);
+  nvf_kir_add(k, NVF_K_IF, cond, NULL, NULL, NULL);
+  if (p->dense) c->flat = "lin";
+  else nvf_emit_axes(c, (1u << c->f->naxes) - 1, "lin");
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  for (int i = 0; i < sg->nexprs; i++) {
+    int t = c->f->ex[sg->exprs[i]].out;
+    if (c->pl->materialize[t]) nvf_emit_store(c, t);
+  }
+  nvf_kir_close(k);
+  if (p->vec > 1) nvf_kir_close(k);
+  nvf_scope_exit(c);
+  c->scope = 1;
+  return NULL;
+}

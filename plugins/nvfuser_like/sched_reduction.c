@@ -1,0 +1,203 @@
+/* The reduction scheduler (and the kernel shape the persistent one shares).
+ *
+ * A segment with reductions over the axes R (rmask) and kept axes K is a set
+ * of rows: rows = prod K, row length L = prod R. Values are in phases: phase
+ * p computes, per row element, what depends on p reductions, and ends with
+ * the reductions of those values; values uniform along R (the reductions'
+ * results and what is computed from them alone) live at kernel scope.
+ *   inner (R are the innermost axes): one work-group of `block` threads per
+ *     row, each thread strided over the row; a reduction ends with a tree in
+ *     local memory (block reduction with barriers), every thread then holds
+ *     the result; uniform outputs are written by thread 0;
+ *   outer: one thread per row (K flattened), a serial loop over the row per
+ *     phase, no barriers.
+ * Values a later phase needs are recomputed from the inputs unless the
+ * persistent decision (sched_persistent.c) keeps them in local memory. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nvf.h"
+
+void nvf_sched_reduction_params(nvf_lctx *c) {
+  const nvf_fusion *f = c->f;
+  nvf_params *p = &c->pl->seg[c->s].p;
+  p->kind = NVF_SCHED_REDUCTION;
+  p->rmask = c->rmask;
+  p->rows = p->row_len = 1;
+  int max_kept = -1, min_red = NVF_MAX_DIMS;
+  for (int a = 0; a < f->naxes; a++) {
+    if (c->rmask >> a & 1) {
+      p->row_len *= f->axis_extent[a];
+      if (a < min_red) min_red = a;
+    } else {
+      p->rows *= f->axis_extent[a];
+      max_kept = a;
+    }
+  }
+  p->inner = max_kept < min_red;
+  if (p->inner) {
+    int b = 1;
+    while (b < p->row_len && b < 256) b *= 2;
+    p->block = b;
+    p->groups = p->rows;
+  } else {
+    p->block = 64;
+    p->groups = (p->rows + p->block - 1) / p->block;
+  }
+  p->nphases = 1;
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  for (int i = 0; i < sg->nexprs; i++) {
+    const nvf_expr *x = &f->ex[sg->exprs[i]];
+    int ph = -1;
+    if (x->kind == NVF_E_REDUCE && c->level[x->out] > c->level[x->in[0]]) ph = c->level[x->in[0]];
+    else if (!nvf_uniform(c, x->out)) ph = c->level[x->out];
+    if (ph + 1 > p->nphases) p->nphases = ph + 1;
+  }
+}
+
+static int is_phase_reduce(const nvf_lctx *c, int e, int phase) {
+  const nvf_expr *x = &c->f->ex[e];
+  return x->kind == NVF_E_REDUCE && c->level[x->out] > c->level[x->in[0]] && c->level[x->in[0]] == phase;
+}
+
+static void print_init(fbxk_buf *b, nvf_red red, int dt, fbxk_dialect d) {
+  if (red == NVF_RED_SUM) {
+    if (fbxk_is_float(dt)) fbxk_print_float(b, 0.0, dt, d);
+    else fbxk_print_int(b, 0);
+  } else if (fbxk_is_float(dt)) {
+    fbxk_print_float(b, red == NVF_RED_MAX ? -INFINITY : INFINITY, dt, d);
+  } else {
+    fbxk_print_int(b, red == NVF_RED_MAX ? INT64_MIN : INT64_MAX);
+  }
+}
+
+/* the combination of a and b (compute representation of dt) */
+void nvf_print_combine(fbxk_buf *b, nvf_red red, int dt, fbxk_dialect d, const char *x, const char *y) {
+  const char *args[2] = {x, y};
+  if (red == NVF_RED_SUM) fbxk_op_print(b, FBXK_OP_ADD_T, dt, d, args);
+  else fbxk_op_print(b, red == NVF_RED_MAX ? FBXK_OP_MAXIMUM : FBXK_OP_MINIMUM, dt, d, args);
+}
+
+/* Values uniform along the row (statistics and what is computed from them)
+ * at kernel scope once they can be, so that the loops do not recompute
+ * them per element; those that are outputs are stored (by thread 0). */
+static void store_uniform(nvf_lctx *c, int level, int inner) {
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  for (int i = 0; i < sg->nexprs; i++) {
+    int t = c->f->ex[sg->exprs[i]].out;
+    if (nvf_uniform(c, t) && c->level[t] == level && c->f->ex[sg->exprs[i]].kind == NVF_E_PW) nvf_emit_value(c, t);
+  }
+  for (int i = 0; i < sg->nexprs; i++) {
+    int t = c->f->ex[sg->exprs[i]].out;
+    if (!c->pl->materialize[t] || !nvf_uniform(c, t) || c->level[t] != level) continue;
+    nvf_emit_value(c, t);
+    if (inner) nvf_kir_add(c->k, NVF_K_IF, "tid == 0", NULL, NULL, NULL);
+    nvf_emit_store(c, t);
+    if (inner) nvf_kir_close(c->k);
+  }
+}
+
+fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
+  const nvf_fusion *f = c->f;
+  const nvf_params *p = &c->pl->seg[c->s].p;
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  nvf_kernel_ir *k = c->k;
+  fbxk_dialect d = k->dialect;
+  unsigned all = (1u << f->naxes) - 1;
+  char buf[160], blk[24], len[24];
+  snprintf(blk, sizeof blk, "%d", p->block);
+  snprintf(len, sizeof len, "%lld", (long long)p->row_len);
+  /* local memory first: persistent rows, reduction scratch */
+  for (int t = 0; t < f->ntv; t++)
+    if (c->persist[t]) {
+      snprintf(buf, sizeof buf, "p%d", t);
+      nvf_knode *n = nvf_kir_add(k, NVF_K_LOCAL, buf, NULL, NULL, NULL);
+      if (n) n->dtype = f->tv[t].dtype, n->n = p->row_len;
+    }
+  if (p->inner)
+    for (int i = 0; i < sg->nexprs; i++) {
+      int e = sg->exprs[i];
+      if (!is_phase_reduce(c, e, c->level[f->ex[e].in[0]])) continue;
+      snprintf(buf, sizeof buf, "r%d", e);
+      nvf_knode *n = nvf_kir_add(k, NVF_K_LOCAL, buf, NULL, NULL, NULL);
+      if (n) n->dtype = f->ex[e].cdtype, n->n = p->block;
+    }
+  if (p->inner) {
+    nvf_kir_stmt(k, "const int64_t row = (int64_t)(%s);", nvf_idx(c, 2));
+    nvf_kir_stmt(k, "const int64_t tid = (int64_t)(%s);", nvf_idx(c, 1));
+  } else {
+    nvf_kir_stmt(k, "const int64_t row = (int64_t)(%s);", nvf_idx(c, 0));
+    snprintf(buf, sizeof buf, "row < %lld", (long long)p->rows);
+    nvf_kir_add(k, NVF_K_IF, buf, NULL, NULL, NULL);
+  }
+  nvf_emit_axes(c, all & ~c->rmask, "row");
+  c->row_index = "j";
+  c->phase = 0;
+  store_uniform(c, 0, p->inner);
+  for (int ph = 0; ph < p->nphases; ph++) {
+    c->phase = ph;
+    for (int i = 0; i < sg->nexprs; i++) {
+      int e = sg->exprs[i];
+      if (!is_phase_reduce(c, e, ph)) continue;
+      fbxk_buf b = {0};
+      print_init(&b, f->ex[e].red, f->ex[e].cdtype, d);
+      char *s = fbxk_take(&b);
+      nvf_kir_stmt(k, "%s acc%d = %s;", fbxk_compute_type(f->ex[e].cdtype, d), e, s ? s : "0");
+      fbxk_free(s);
+    }
+    nvf_kir_add(k, NVF_K_FOR, "j", p->inner ? "tid" : "0", len, p->inner ? blk : "1");
+    c->scope = 2;
+    nvf_emit_axes(c, c->rmask, "j");
+    for (int i = 0; i < sg->nexprs; i++) {
+      int e = sg->exprs[i];
+      const nvf_expr *x = &f->ex[e];
+      if (is_phase_reduce(c, e, ph)) {
+        const char *v = nvf_emit_value(c, x->in[0]);
+        fbxk_buf cb = {0}, b = {0};
+        fbxk_print_cast(&cb, x->cdtype, v, d);
+        char *cv = fbxk_take(&cb);
+        char acc[24];
+        snprintf(acc, sizeof acc, "acc%d", e);
+        nvf_print_combine(&b, x->red, x->cdtype, d, acc, cv ? cv : "0");
+        char *s = fbxk_take(&b);
+        nvf_kir_stmt(k, "%s = %s;", acc, s ? s : "0");
+        fbxk_free(cv);
+        fbxk_free(s);
+      }
+      int t = x->out;
+      if (c->level[t] == ph && !nvf_uniform(c, t)) {
+        if (c->persist[t]) {
+          const char *v = nvf_emit_value(c, t);
+          nvf_kir_stmt(k, "p%d[j] = %s;", t, v);
+        }
+        if (c->pl->materialize[t]) nvf_emit_store(c, t);
+      }
+    }
+    /* persistent inputs of the segment: loaded once in phase 0 */
+    if (ph == 0)
+      for (int t = 0; t < f->ntv; t++)
+        if (c->persist[t] && !nvf_in_seg(c, t)) nvf_kir_stmt(k, "p%d[j] = %s;", t, nvf_emit_value(c, t));
+    nvf_kir_close(k);
+    nvf_scope_exit(c);
+    c->scope = 1;
+    for (int i = 0; i < sg->nexprs; i++) {
+      int e = sg->exprs[i];
+      if (!is_phase_reduce(c, e, ph)) continue;
+      char acc[24], r[24];
+      snprintf(acc, sizeof acc, "acc%d", e);
+      snprintf(r, sizeof r, "r%d", e);
+      if (p->inner) {
+        nvf_knode *n = nvf_kir_add(k, NVF_K_BLOCK_REDUCE, acc, r, "tid", NULL);
+        if (n) n->dtype = f->ex[e].cdtype, n->red = (int)f->ex[e].red, n->n = p->block;
+      }
+      int o = f->ex[e].out;
+      nvf_kir_stmt(k, "const %s v%d = %s;", fbxk_compute_type(f->tv[o].dtype, d), o, acc);
+      snprintf(c->names[o], sizeof c->names[o], "v%d", o);
+      c->avail[o] = 1;
+    }
+    store_uniform(c, ph + 1, p->inner);
+  }
+  if (!p->inner) nvf_kir_close(k);
+  return NULL;
+}
