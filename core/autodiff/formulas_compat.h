@@ -34,6 +34,15 @@
   G(_to_copy, FBX_GF_("%self : Tensor, %dtype : int?, %layout : int?, %device : Device?, %pin_memory : bool?, "     \
                       "%non_blocking : bool, %memory_format : int?, %result : Tensor, %grad : Tensor",            \
                       FBX_GF_TOSELF_, "%g, %none, %none, %none, %none, %none, %none"))                            \
+  /* native_layer_norm: the gradient of y only (mean and rstd are saved statistics) */                             \
+  G(native_layer_norm,                                                                                           \
+    "graph(%input : Tensor, %normalized_shape : int[], %weight : Tensor?, %bias : Tensor?, %eps : float, "       \
+    "%result0 : Tensor, %result1 : Tensor, %result2 : Tensor, %grad0 : Tensor, %grad1 : Tensor, "               \
+    "%grad2 : Tensor):\n"                                                                                        \
+    "  %none : NoneType = prim::Constant()\n"                                                                    \
+    "  %gi : Tensor, %gw : Tensor, %gb : Tensor = fusebox::layer_norm_backward(%grad0, %input, "                 \
+    "%normalized_shape, %weight, %bias, %eps)\n"                                                                 \
+    "  return (%gi, %none, %gw, %gb, %none)\n")                                                                  \
   FBX_GFC_CAST_(G, _cast_Half)                                                                                        \
   FBX_GFC_CAST_(G, _cast_Float)                                                                                       \
   FBX_GFC_CAST_(G, _cast_Double)                                                                                      \

@@ -232,6 +232,32 @@ START_TEST(underscore_ops_differentiate_like_theirs) {
   for (int64_t i = 0; i < a->numel; i++) ck_assert(((float *)a->data)[i] == ((float *)b->data)[i]);
   fbx_tensor_release(a);
   fbx_tensor_release(b);
+  /* native_layer_norm's y has aten::layer_norm's gradient (x is [4, 3]) */
+  write_text("nln.ir", "graph(%x.1 : Tensor, %w : Tensor):\n"
+                       "  %three : int = prim::Constant[value=3]()\n"
+                       "  %eps : float = prim::Constant[value=1.0000000000000001e-05]()\n"
+                       "  %n : NoneType = prim::Constant()\n"
+                       "  %s : int[] = prim::ListConstruct(%three)\n"
+                       "  %y : Tensor, %m : Tensor, %r : Tensor = aten::native_layer_norm(%x.1, %s, %n, %n, %eps)\n"
+                       "  %o : Tensor = aten::mul(%y, %w)\n"
+                       "  return (%o)\n");
+  write_text("ln.ir", "graph(%x.1 : Tensor, %w : Tensor):\n"
+                      "  %three : int = prim::Constant[value=3]()\n"
+                      "  %eps : float = prim::Constant[value=1.0000000000000001e-05]()\n"
+                      "  %n : NoneType = prim::Constant()\n"
+                      "  %t : bool = prim::Constant[value=1]()\n"
+                      "  %s : int[] = prim::ListConstruct(%three)\n"
+                      "  %y : Tensor = aten::layer_norm(%x.1, %s, %n, %n, %eps, %t)\n"
+                      "  %o : Tensor = aten::mul(%y, %w)\n"
+                      "  return (%o)\n");
+  EXPECT(0, "nln.ir --input x.npy --input w=x.npy --backward --out na", "wrote 2 gradients");
+  EXPECT(0, "ln.ir --input x.npy --input w=x.npy --backward --out nb", "wrote 2 gradients");
+  ck_assert(!fbx_npy_read_file(&a, path_in("na/grad_x.1.npy")));
+  ck_assert(!fbx_npy_read_file(&b, path_in("nb/grad_x.1.npy")));
+  ck_assert_int_eq(a->numel, b->numel);
+  for (int64_t i = 0; i < a->numel; i++) ck_assert(((float *)a->data)[i] == ((float *)b->data)[i]);
+  fbx_tensor_release(a);
+  fbx_tensor_release(b);
 }
 END_TEST
 
