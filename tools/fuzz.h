@@ -100,7 +100,8 @@ const char *fz_kind_name(fz_kind k);
 
 typedef struct fz_oracle_opts {
   const char *fuser;   /* name or path; "none" allowed (none against none) */
-  fbx_fuser *handle;   /* loaded in the parent (NULL for none) */
+  fbx_fuser *handle;   /* a loaded fuser to use, or NULL: each child loads `fuser` by
+                          name (what fusebox fuzz does: see cmd_fuzz.c) */
   bool backward;
   int timeout_s;
 } fz_oracle_opts;

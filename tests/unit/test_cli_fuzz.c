@@ -272,6 +272,23 @@ START_TEST(parallel_for_after_fork) {
 }
 END_TEST
 
+/* A plugin that starts threads when it loads (nvfuser_like opens its OpenCL
+ * device: PoCL's worker threads) hung every case: the fuzzer loaded it in
+ * the parent and forked, and the child waited for threads it did not have
+ * (each case a 120 s timeout). Each child now loads the fuser itself. The
+ * case is the 1-node graph the fuzzer minimized it to: div(x, x). */
+START_TEST(plugin_with_threads_at_load) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/plugins/libfbx_nvfuser_like.so", FBX_BINARY_DIR);
+  if (access(path, F_OK) != 0) return; /* not built */
+  char *out = NULL;
+  int rc = cli("fuzz --fuser nvfuser_like --cases 3 --seconds 0 --seed 500000 --timeout 60", &out);
+  ck_assert_msg(count_after(out, "timeout ") == 0, "%s", out);
+  ck_assert_msg(rc == 0 || strstr(out, "no OpenCL"), "%s", out);
+  free(out);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cli_fuzz");
   TCase *tc = tcase_create("fuzz");
@@ -285,6 +302,7 @@ int main(void) {
   tcase_add_test(tc, bad_arguments);
   tcase_add_test(tc, sum_over_empty_dim);
   tcase_add_test(tc, legacy_cat_pieces_of_different_sizes);
+  tcase_add_test(tc, plugin_with_threads_at_load);
   suite_add_tcase(s, tc);
   TCase *tf = tcase_create("fork");
   tcase_set_timeout(tf, 60);
