@@ -12,12 +12,6 @@
 #include "ops/kutil.h"
 #include "ops/optable.h"
 
-fbx_status *fbx_k_softmax(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs);
-fbx_status *fbx_k_log_softmax(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs);
-fbx_status *fbx_k_view(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs);
-fbx_status *fbx_k_pw_to_dtype(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs);
-fbx_status *fbx_k_pw_to_dtype_layout(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs);
-fbx_status *fbx_k_layer_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs);
 
 /* _softmax / _log_softmax(self, int dim, bool half_to_float): softmax with no
  * dtype; half_to_float is a CUDA-only option, an error on the CPU as in PyTorch. */
