@@ -17,17 +17,15 @@
  * layer_norm count for two each, so a lone softmax or layer norm is a fusion
  * (one persistent kernel instead of the interpreter's several passes).
  *
- * Cost: a merge checks convexity over the union's span: O(n * span). */
+ * Grouping (which merges keep a union convex, in one stretch and within
+ * FBXK_GROUP_SPAN nodes, at near-linear cost) is the kit's (kit_group.h),
+ * shared with tensorexpr. */
 #include <stdint.h>
 #include <string.h>
 
-#include "nvf.h"
+#include <fusebox/kit/kit_group.h>
 
-typedef struct pblk {
-  int n;
-  const fbxp_node **nodes;
-  int *cls, *seg, *grp, *taint, *weight;
-} pblk;
+#include "nvf.h"
 
 static int barrier(const fbxp_node *n) {
   const char *k = nvf_host->node_kind(n);
@@ -40,100 +38,53 @@ static int barrier(const fbxp_node *n) {
   return strncmp(k, "aten::", 6) && strncmp(k, "prim::", 6);
 }
 
-/* the index of n in the block, -1; linear from a hint (producers are near) */
-static int index_of(const pblk *b, const fbxp_node *n, int before) {
-  if (!n) return -1;
-  for (int i = before - 1; i >= 0; i--)
-    if (b->nodes[i] == n) return i;
-  return -1;
-}
-
-/* Is the union of groups ga and gb convex and in one stretch? */
-static int union_ok(pblk *b, int ga, int gb) {
-  int first = -1, last = -1;
-  for (int i = 0; i < b->n; i++)
-    if (b->grp[i] == ga || b->grp[i] == gb) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  if (first < 0 || b->seg[first] != b->seg[last]) return 0;
-  int ok = 1;
-  for (int i = first; i <= last; i++) b->taint[i] = 0;
-  for (int i = first; i <= last && ok; i++) {
-    int member = b->grp[i] == ga || b->grp[i] == gb;
-    int from_member = 0, from_taint = 0;
-    for (int a = 0; a < nvf_host->node_num_inputs(b->nodes[i]); a++) {
-      int j = index_of(b, nvf_host->value_producer(nvf_host->node_input(b->nodes[i], a)), i);
-      if (j < first) continue;
-      if (b->grp[j] == ga || b->grp[j] == gb) from_member = 1;
-      else if (b->taint[j]) from_taint = 1;
-    }
-    if (member && from_taint) ok = 0;
-    if (!member && (from_member || from_taint)) b->taint[i] = 1;
-  }
-  return ok;
-}
-
-static void group_once(pblk *b) {
-  for (int i = 0; i < b->n; i++) {
-    b->grp[i] = -1;
-    if (b->cls[i] < NVF_N_PW) continue;
-    b->grp[i] = i;
-    const fbxp_node *n = b->nodes[i];
-    for (int a = 0; a < nvf_host->node_num_inputs(n); a++) {
-      int j = index_of(b, nvf_host->value_producer(nvf_host->node_input(n, a)), i);
-      if (j < 0 || b->grp[j] < 0 || b->grp[j] == b->grp[i]) continue;
-      int gj = b->grp[j], gi = b->grp[i];
-      if (!union_ok(b, gi, gj)) continue;
-      int into = gj < gi ? gj : gi, from = gj < gi ? gi : gj;
-      for (int m = 0; m <= i; m++)
-        if (b->grp[m] == from) b->grp[m] = into;
-    }
-  }
-}
-
 static void partition_block(const fbxp_block *bl, fbxp_proposals *pr, int depth) {
-  int n = 0;
-  for (const fbxp_node *x = nvf_host->block_first(bl); x; x = nvf_host->node_next(x)) n++;
-  if (!n) return;
-  pblk b = {n, NULL, NULL, NULL, NULL, NULL, NULL};
-  b.nodes = nvf_host->alloc(sizeof *b.nodes * (size_t)n);
-  int *ints = nvf_host->alloc(sizeof(int) * 5 * (size_t)n);
-  const fbxp_node **list = nvf_host->alloc(sizeof *list * (size_t)n);
-  if (b.nodes && ints && list) {
-    b.cls = ints;
-    b.seg = ints + n;
-    b.grp = ints + 2 * n;
-    b.taint = ints + 3 * n;
-    b.weight = ints + 4 * n;
-    int i = 0, seg = 0;
-    for (const fbxp_node *x = nvf_host->block_first(bl); x; x = nvf_host->node_next(x), i++) {
-      b.nodes[i] = x;
+  fbxk_grouping *g = fbxk_grouping_new(nvf_host, bl);
+  if (!g) return;
+  int n = fbxk_grouping_size(g);
+  size_t m = (size_t)(n ? n : 1);
+  int *ints = nvf_host->alloc(sizeof(int) * 4 * (m + 1));
+  const fbxp_node **list = nvf_host->alloc(sizeof *list * m);
+  if (ints && list && n) {
+    int *cls = ints, *weight = ints + m + 1, *order = ints + 2 * (m + 1), *starts = ints + 3 * (m + 1);
+    int seg = 0;
+    for (int i = 0; i < n; i++) {
+      const fbxp_node *x = fbxk_grouping_node(g, i);
       nvf_ninfo info;
-      b.cls[i] = nvf_classify(x, nvf_typeof_profiled, NULL, &info);
-      b.weight[i] = b.cls[i] == NVF_N_SOFTMAX || b.cls[i] == NVF_N_LAYER_NORM ? 2 : b.cls[i] >= NVF_N_PW;
+      cls[i] = nvf_classify(x, nvf_typeof_profiled, NULL, &info);
+      weight[i] = cls[i] == NVF_N_SOFTMAX || cls[i] == NVF_N_LAYER_NORM ? 2 : cls[i] >= NVF_N_PW;
       int bar = barrier(x);
       seg += bar;
-      b.seg[i] = seg;
+      fbxk_grouping_set_seg(g, i, seg);
       seg += bar;
     }
-    group_once(&b);
-    for (int g = 0; g < n; g++) {
-      int weight = 0, count = 0;
-      for (int m = 0; m < n; m++)
-        if (b.grp[m] == g) {
-          weight += b.weight[m];
-          list[count++] = b.nodes[m];
-        }
-      if (weight >= 2) nvf_host->propose(pr, list, count);
+    /* in order: a taken node joins the fusions of its taken producers */
+    for (int i = 0; i < n; i++) {
+      if (cls[i] < NVF_N_PW) continue;
+      fbxk_grouping_start(g, i);
+      int nin = nvf_host->node_num_inputs(fbxk_grouping_node(g, i));
+      for (int a = 0; a < nin; a++) {
+        int j = fbxk_grouping_producer(g, i, a);
+        if (j >= 0 && fbxk_grouping_group(g, j) >= 0) fbxk_grouping_merge(g, i, j);
+      }
     }
-    for (i = 0; i < n && depth < 32; i++)
-      for (int k = 0; k < nvf_host->node_num_blocks(b.nodes[i]); k++)
-        partition_block(nvf_host->node_block(b.nodes[i], k), pr, depth + 1);
+    int ng = fbxk_grouping_order(g, order, starts);
+    for (int q = 0; q < ng; q++) {
+      int w = 0, count = 0;
+      for (int k = starts[q]; k < starts[q + 1]; k++) {
+        w += weight[order[k]];
+        list[count++] = fbxk_grouping_node(g, order[k]);
+      }
+      if (w >= 2) nvf_host->propose(pr, list, count);
+    }
+    for (int i = 0; i < n && depth < 32; i++) {
+      const fbxp_node *x = fbxk_grouping_node(g, i);
+      for (int k = 0; k < nvf_host->node_num_blocks(x); k++) partition_block(nvf_host->node_block(x, k), pr, depth + 1);
+    }
   }
-  nvf_host->free(b.nodes);
   nvf_host->free(ints);
   nvf_host->free(list);
+  fbxk_grouping_free(g);
 }
 
 fbxp_status *nvf_partition(void *state, const fbxp_graph *g, fbxp_proposals *p) {

@@ -17,44 +17,21 @@
  * nests). Guards are outside (FBXP_GUARDS_OUTSIDE): kernels are compiled
  * for the profiled specs.
  *
- * Cost: node lookups are hashed; each merge checks convexity by walking the
- * nodes between the union's first and last member, so a block of n nodes
- * costs O(n * span) where span is a group's extent in the block. */
+ * The grouping itself (which merges keep the union convex, in one stretch
+ * and within FBXK_GROUP_SPAN nodes, at near-linear cost) is the kit's
+ * (kit_group.h), shared with nvfuser_like. */
 #include <stdint.h>
 #include <string.h>
+
+#include <fusebox/kit/kit_group.h>
 
 #include "te.h"
 
 typedef struct blk {
+  fbxk_grouping *g;
   int n;
-  const fbxp_node **nodes;
-  int *cls, *seg, *group, *mark, *weight;
-  int hcap;   /* a power of two above 2n */
-  int *hash;  /* open addressing: node index + 1, 0 empty */
+  int *cls, *weight;
 } blk;
-
-static unsigned slot_of(const blk *b, const fbxp_node *n) {
-  uintptr_t h = (uintptr_t)n;
-  h ^= h >> 17;
-  h *= (uintptr_t)0x9E3779B97F4A7C15u;
-  return (unsigned)(h >> 7) & (unsigned)(b->hcap - 1);
-}
-
-static void index_build(blk *b) {
-  for (int i = 0; i < b->hcap; i++) b->hash[i] = 0;
-  for (int i = 0; i < b->n; i++) {
-    unsigned h = slot_of(b, b->nodes[i]);
-    while (b->hash[h]) h = (h + 1) & (unsigned)(b->hcap - 1);
-    b->hash[h] = i + 1;
-  }
-}
-
-static int index_of(const blk *b, const fbxp_node *n) {
-  if (!n) return -1;
-  for (unsigned h = slot_of(b, n); b->hash[h]; h = (h + 1) & (unsigned)(b->hcap - 1))
-    if (b->nodes[b->hash[h] - 1] == n) return b->hash[h] - 1;
-  return -1;
-}
 
 static int is_barrier(const fbxp_node *n) {
   const char *k = te_host->node_kind(n);
@@ -65,59 +42,6 @@ static int is_barrier(const fbxp_node *n) {
       !strcmp(k, "aten::warn"))
     return 1;
   return strncmp(k, "aten::", 6) && strncmp(k, "prim::", 6);
-}
-
-static int holds(const fbxp_block *bl, const fbxp_node *u, int depth) {
-  for (const fbxp_node *n = te_host->block_first(bl); n; n = te_host->node_next(n)) {
-    if (n == u) return 1;
-    for (int i = 0; i < te_host->node_num_blocks(n) && depth < 64; i++)
-      if (holds(te_host->node_block(n, i), u, depth + 1)) return 1;
-  }
-  return 0;
-}
-
-/* the node of this block that is u or holds it; -1: none (a return) */
-static int ancestor(const blk *b, const fbxp_node *u) {
-  if (!u) return -1;
-  int i = index_of(b, u);
-  if (i >= 0) return i;
-  for (i = 0; i < b->n; i++)
-    for (int k = 0; k < te_host->node_num_blocks(b->nodes[i]); k++)
-      if (holds(te_host->node_block(b->nodes[i], k), u, 0)) return i;
-  return -1;
-}
-
-/* Is the set {mark == 1} convex and in one stretch? */
-static int set_ok(blk *b) {
-  int first = -1, last = -1;
-  for (int i = 0; i < b->n; i++)
-    if (b->mark[i] == 1) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  if (first < 0 || b->seg[first] != b->seg[last]) return 0;
-  int ok = 1;
-  for (int i = first; i <= last && ok; i++) {
-    if (b->mark[i] != 1 && b->mark[i] != 2) continue;
-    int member = b->mark[i] == 1;
-    const fbxp_node *n = b->nodes[i];
-    for (int o = 0; o < te_host->node_num_outputs(n) && ok; o++) {
-      const fbxp_value *v = te_host->node_output(n, o);
-      for (int u = 0; u < te_host->value_num_uses(v); u++) {
-        int32_t idx;
-        int j = ancestor(b, te_host->value_use(v, u, &idx));
-        if (j < 0 || j > last) continue;
-        if (b->mark[j] == 1) {
-          if (!member) ok = 0; /* left the set and came back */
-        } else if (b->mark[j] == 0) {
-          b->mark[j] = 2;
-        }
-      }
-    }
-  }
-  for (int i = 0; i < b->n; i++)
-    if (b->mark[i] == 2) b->mark[i] = 0;
-  return ok;
 }
 
 static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth, int no_shape);
@@ -138,90 +62,55 @@ static int mutates(const fbxp_block *bl, int depth) {
 }
 
 /* One grouping of the block; returns 1 when a reduction had to be taken
- * out (its dims list is shared with nodes outside its group). */
+ * out (its dims list is shared with nodes outside its group), -1 when out
+ * of memory. */
 static int group_nodes(blk *b) {
-  for (int i = 0; i < b->n; i++) b->group[i] = -1;
+  fbxk_grouping *g = b->g;
+  fbxk_grouping_reset(g);
   for (int i = 0; i < b->n; i++) {
     if (b->cls[i] < TE_N_PW) continue;
-    b->group[i] = i; /* a group is named by its first member */
-    const fbxp_node *n = b->nodes[i];
-    for (int a = 0; a < te_host->node_num_inputs(n); a++) {
-      int j = index_of(b, te_host->value_producer(te_host->node_input(n, a)));
-      if (j < 0 || b->group[j] < 0 || b->group[j] == b->group[i]) continue;
-      int gj = b->group[j], gi = b->group[i];
-      for (int m = 0; m < b->n; m++) b->mark[m] = b->group[m] == gj || b->group[m] == gi;
-      int ok = set_ok(b);
-      for (int m = 0; m < b->n; m++) b->mark[m] = 0;
-      if (!ok) continue;
-      int into = gj < gi ? gj : gi, from = gj < gi ? gi : gj;
-      for (int m = 0; m < b->n; m++)
-        if (b->group[m] == from) b->group[m] = into;
+    fbxk_grouping_start(g, i);
+    int nin = te_host->node_num_inputs(fbxk_grouping_node(g, i));
+    for (int a = 0; a < nin; a++) {
+      int j = fbxk_grouping_producer(g, i, a);
+      if (j >= 0 && fbxk_grouping_group(g, j) >= 0) fbxk_grouping_merge(g, i, j);
     }
   }
   /* a list of constants joins its users' group when they share one */
   int changed = 0;
   for (int i = 0; i < b->n; i++) {
     if (b->cls[i] != TE_N_LIST) continue;
-    const fbxp_value *v = te_host->node_output(b->nodes[i], 0);
-    int g = -2, split = 0;
-    for (int u = 0; u < te_host->value_num_uses(v); u++) {
+    const fbxp_value *v = te_host->node_output(fbxk_grouping_node(g, i), 0);
+    int nu = te_host->value_num_uses(v), grp = -2, split = 0, all = 1, first_user = -1;
+    int *users = te_host->alloc(sizeof(int) * (size_t)(nu ? nu : 1));
+    if (!users) return -1;
+    for (int u = 0; u < nu; u++) {
       int32_t idx;
-      int j = index_of(b, te_host->value_use(v, u, &idx));
-      int gj = j >= 0 && b->cls[j] >= TE_N_PW ? b->group[j] : -1;
-      if (g == -2) g = gj;
-      else if (gj != g) split = 1;
+      int j = fbxk_grouping_index(g, te_host->value_use(v, u, &idx));
+      users[u] = j;
+      int in = j >= 0 && b->cls[j] >= TE_N_PW && fbxk_grouping_group(g, j) >= 0;
+      int gj = in ? fbxk_grouping_group(g, j) : -1;
+      if (!in) all = 0;
+      if (first_user < 0 && in) first_user = j;
+      if (grp == -2) grp = gj;
+      else if (gj != grp) split = 1;
     }
-    if (split) {
-      /* its users in several groups (reductions over the same dims, CSE'd
-       * into one list): those groups merge when the union stays convex */
-      int all = 1;
-      for (int u = 0; u < te_host->value_num_uses(v) && all; u++) {
-        int32_t idx;
-        int j = index_of(b, te_host->value_use(v, u, &idx));
-        all = j >= 0 && b->cls[j] >= TE_N_PW && b->group[j] >= 0;
-      }
-      if (all) {
-        for (int m = 0; m < b->n; m++) b->mark[m] = 0;
-        for (int u = 0; u < te_host->value_num_uses(v); u++) {
-          int32_t idx;
-          int gj = b->group[index_of(b, te_host->value_use(v, u, &idx))];
-          for (int m = 0; m < b->n; m++)
-            if (b->group[m] == gj) b->mark[m] = 1;
-        }
-        int ok = set_ok(b);
-        for (int m = 0; m < b->n; m++) b->mark[m] = 0;
-        if (ok) {
-          int into = b->n;
-          for (int u = 0; u < te_host->value_num_uses(v); u++) {
-            int32_t idx;
-            int gj = b->group[index_of(b, te_host->value_use(v, u, &idx))];
-            if (gj < into) into = gj;
-          }
-          for (int u = 0; u < te_host->value_num_uses(v); u++) {
-            int32_t idx;
-            int gj = b->group[index_of(b, te_host->value_use(v, u, &idx))];
-            if (gj != into)
-              for (int m = 0; m < b->n; m++)
-                if (b->group[m] == gj) b->group[m] = into;
-          }
-          split = 0;
-          g = into;
+    /* its users in several groups (reductions over the same dims, CSE'd into
+     * one list): those groups merge when the union stays convex */
+    if (split && all && fbxk_grouping_merge_all(g, users, nu)) split = 0, grp = fbxk_grouping_group(g, first_user);
+    if (!split && grp >= 0) {
+      fbxk_grouping_join(g, i, first_user);
+    } else {
+      for (int u = 0; u < nu; u++) {
+        int j = users[u];
+        if (j >= 0 && b->cls[j] >= TE_N_RED && fbxk_grouping_group(g, j) >= 0) {
+          b->cls[j] = TE_N_NO;
+          b->weight[j] = 0;
+          changed = 1;
         }
       }
     }
-    if (!split && g >= 0) {
-      b->group[i] = g;
-      continue;
-    }
-    for (int u = 0; u < te_host->value_num_uses(v); u++) {
-      int32_t idx;
-      int j = index_of(b, te_host->value_use(v, u, &idx));
-      if (j >= 0 && b->cls[j] >= TE_N_RED && b->group[j] >= 0) {
-        b->cls[j] = TE_N_NO;
-        b->weight[j] = 0;
-        changed = 1;
-      }
-    }
+    te_host->free(users);
   }
   return changed;
 }
@@ -229,8 +118,9 @@ static int group_nodes(blk *b) {
 static void partition_nodes(blk *b, fbxp_proposals *p, int no_shape) {
   int seg = 0;
   for (int i = 0; i < b->n; i++) {
+    const fbxp_node *x = fbxk_grouping_node(b->g, i);
     te_ninfo info;
-    b->cls[i] = te_classify(b->nodes[i], te_typeof_profiled, NULL, &info);
+    b->cls[i] = te_classify(x, te_typeof_profiled, NULL, &info);
     if (b->cls[i] == TE_N_SHAPE && no_shape) b->cls[i] = TE_N_NO;
     /* softmax, layer_norm, var and std are two or three loop nests */
     int passes = b->cls[i] == TE_N_SOFTMAX || b->cls[i] == TE_N_NORM ||
@@ -239,61 +129,54 @@ static void partition_nodes(blk *b, fbxp_proposals *p, int no_shape) {
                    : b->cls[i] == TE_N_SHAPE                         ? info.sop == TE_SH_CAT || info.sop == TE_SH_TYPE_AS
                    : b->cls[i] >= TE_N_PW                            ? 1
                                                                      : 0;
-    if (is_barrier(b->nodes[i])) seg++;
-    b->seg[i] = seg;
-    if (is_barrier(b->nodes[i])) seg++;
-    b->group[i] = -1;
-    b->mark[i] = 0;
+    int bar = is_barrier(x);
+    seg += bar;
+    fbxk_grouping_set_seg(b->g, i, seg);
+    seg += bar;
   }
   /* A list of reduction dims must come into its users' group (the host
    * passes no list to a kernel): when its users end up in different groups
    * (or some outside any), those reductions are not fused and the grouping
    * is done again, at most once per reduction. */
-  for (int round = 0; round <= b->n; round++)
-    if (!group_nodes(b)) break;
-  for (int g = 0; g < b->n; g++) {
-    int weight = 0, count = 0;
-    for (int m = 0; m < b->n; m++)
-      if (b->group[m] == g) {
-        weight += b->weight[m];
-        count++;
-      }
-    if (weight < 2) continue;
-    const fbxp_node **list = te_host->alloc(sizeof *list * (size_t)count);
-    if (!list) return;
-    int k = 0;
-    for (int m = 0; m < b->n; m++)
-      if (b->group[m] == g) list[k++] = b->nodes[m];
-    te_host->propose(p, list, count);
-    te_host->free(list);
+  for (int round = 0; round <= b->n; round++) {
+    int r = group_nodes(b);
+    if (r < 0) return;
+    if (!r) break;
   }
+  size_t m = (size_t)b->n;
+  int *order = te_host->alloc(sizeof(int) * (2 * m + 1));
+  const fbxp_node **list = te_host->alloc(sizeof *list * m);
+  int ng = order && list ? fbxk_grouping_order(b->g, order, order + m) : -1;
+  for (int q = 0; q < ng; q++) {
+    int *starts = order + m;
+    int weight = 0, count = 0;
+    for (int k = starts[q]; k < starts[q + 1]; k++) {
+      weight += b->weight[order[k]];
+      list[count++] = fbxk_grouping_node(b->g, order[k]);
+    }
+    if (weight >= 2) te_host->propose(p, list, count);
+  }
+  te_host->free(order);
+  te_host->free(list);
 }
 
 static void partition_block(const fbxp_block *bl, fbxp_proposals *p, int depth, int no_shape) {
-  int n = 0;
-  for (const fbxp_node *x = te_host->block_first(bl); x; x = te_host->node_next(x)) n++;
-  if (n == 0) return;
-  blk b = {n, NULL, NULL, NULL, NULL, NULL, NULL, 4, NULL};
-  while (b.hcap < 2 * n) b.hcap *= 2;
-  b.nodes = te_host->alloc(sizeof *b.nodes * (size_t)n);
-  int *ints = te_host->alloc(sizeof(int) * (5 * (size_t)n + (size_t)b.hcap));
-  if (b.nodes && ints) {
-    b.hash = ints + 5 * n;
+  blk b = {fbxk_grouping_new(te_host, bl), 0, NULL, NULL};
+  if (!b.g) return;
+  b.n = fbxk_grouping_size(b.g);
+  int *ints = b.n ? te_host->alloc(sizeof(int) * 2 * (size_t)b.n) : NULL;
+  if (ints) {
     b.cls = ints;
-    b.seg = ints + n;
-    b.group = ints + 2 * n;
-    b.mark = ints + 3 * n;
-    b.weight = ints + 4 * n;
-    int i = 0;
-    for (const fbxp_node *x = te_host->block_first(bl); x; x = te_host->node_next(x)) b.nodes[i++] = x;
-    index_build(&b);
+    b.weight = ints + b.n;
     partition_nodes(&b, p, no_shape);
-    for (i = 0; i < n && depth < 32; i++)
-      for (int k = 0; k < te_host->node_num_blocks(b.nodes[i]); k++)
-        partition_block(te_host->node_block(b.nodes[i], k), p, depth + 1, no_shape);
+    for (int i = 0; i < b.n && depth < 32; i++) {
+      const fbxp_node *x = fbxk_grouping_node(b.g, i);
+      for (int k = 0; k < te_host->node_num_blocks(x); k++)
+        partition_block(te_host->node_block(x, k), p, depth + 1, no_shape);
+    }
   }
-  te_host->free(b.nodes);
   te_host->free(ints);
+  fbxk_grouping_free(b.g);
 }
 
 fbxp_status *te_partition(void *state, const fbxp_graph *g, fbxp_proposals *p) {

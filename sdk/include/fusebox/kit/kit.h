@@ -8,11 +8,13 @@
  *   kit_ops.h     matching nodes to rows, dtype rules, printing, scalar eval
  *   kit_math.h    the kernels' math prelude (source text and compiled)
  *   kit_print.h   buffer, printer, dialect table (C, CUDA C, OpenCL C)
+ *   kit_group.h   convex grouping of a block's nodes (partition)
  *
  * sdk/docs/writing-a-fuser.md ("The kernel kit") prints a kernel with it. */
 #ifndef FUSEBOX_KIT_H
 #define FUSEBOX_KIT_H
 #include <fusebox/kit/kit_dtype.h>
+#include <fusebox/kit/kit_group.h>
 #include <fusebox/kit/kit_math.h>
 #include <fusebox/kit/kit_ops.h>
 #include <fusebox/kit/kit_print.h>
