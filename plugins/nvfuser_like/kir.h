@@ -19,7 +19,8 @@ typedef enum nvf_kkind {
   NVF_K_IF,          /* a: condition; body */
   NVF_K_BARRIER,     /* a block barrier */
   NVF_K_LOCAL,       /* a: name, dtype (compute type), n elements of local/shared memory */
-  NVF_K_BLOCK_REDUCE /* a: accumulator var, b: local array (n = block size), c: thread index; red, dtype */
+  NVF_K_BLOCK_REDUCE, /* a: accumulator var, b: local array (n = block size), c: thread index; red, dtype */
+  NVF_K_PRIVATE      /* a: name, dtype (compute type), n elements of a thread's own memory */
 } nvf_kkind;
 
 typedef struct nvf_knode {

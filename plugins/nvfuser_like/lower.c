@@ -166,8 +166,10 @@ void nvf_params_print(const nvf_params *p, fbxk_buf *b) {
     return;
   }
   fbxk_printf(b, "%s(%s, axes=0x%x, rows=%lld, row=%lld, block=%d, groups=%lld, phases=%d", p->kind == NVF_SCHED_PERSISTENT ? "persistent" : "reduction",
-              p->inner ? "inner" : "outer", p->rmask, (long long)p->rows, (long long)p->row_len, p->block, (long long)p->groups, p->nphases);
-  if (p->kind == NVF_SCHED_PERSISTENT) fbxk_printf(b, ", local=%lld B", (long long)p->local_bytes);
+              p->inner ? "inner" : p->cpu_row ? "row per work-item" : "outer", p->rmask, (long long)p->rows, (long long)p->row_len, p->block, (long long)p->groups, p->nphases);
+  if (p->lanes > 1) fbxk_printf(b, ", lanes=%d", p->lanes);
+  if (p->kind == NVF_SCHED_PERSISTENT)
+    fbxk_printf(b, ", %s=%lld B", p->cpu_row ? "private" : "local", (long long)p->local_bytes);
   fbxk_puts(b, ")");
 }
 

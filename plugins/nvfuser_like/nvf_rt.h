@@ -39,6 +39,9 @@ nvf_target nvf_rt_target(const nvf_rt *rt);
 /* One line naming the device ("OpenCL: pthread-... (PoCL 3.1), 2 compute units",
  * "CUDA: NVIDIA H100 (sm_90)"); valid while rt is open. */
 const char *nvf_rt_device(const nvf_rt *rt);
+/* Whether the device runs on the host's CPU cores (PoCL's): schedulers
+ * then give a whole row to one work-item (sched.h). */
+int nvf_rt_cpu_device(const nvf_rt *rt);
 
 /* A compiled kernel: one entry point of one source. Programs are cached by
  * (source, entry): compiling the same text twice returns the same program.

@@ -34,7 +34,7 @@ static nvf_rt *rt;
 static nvf_target target;
 static char rt_why[512];
 static char description[900];
-static int disable_vec, disable_persist;
+static int disable_vec, disable_persist, disable_rows;
 static const char *nvrtc_check;
 
 typedef struct seg_launch {
@@ -134,6 +134,7 @@ static fbxp_status *nvf_compile(void *state, const fbxp_graph *g, const fbxp_arg
   pl.persist_limit = 32 * 1024;
   pl.disable_vec = disable_vec;
   pl.disable_persist = disable_persist;
+  pl.cpu_rows = nvf_rt_cpu_device(rt) && !disable_rows;
   if (!st) {
     fbxk_printf(&text, "/* ==== nvfuser_like: fusion IR ==== */\n/*\n");
     nvf_fusion_print(f, &text);
@@ -404,7 +405,7 @@ static void warn_env(const char *var, const char *value, const char *why) {
 
 static void read_disable(void) {
   const char *e = getenv("FUSEBOX_NVF_DISABLE");
-  disable_vec = disable_persist = 0;
+  disable_vec = disable_persist = disable_rows = 0;
   if (!e || !*e) return;
   char word[32];
   for (const char *p = e; *p;) {
@@ -414,8 +415,9 @@ static void read_disable(void) {
       word[n] = 0;
       if (!strcmp(word, "vectorize")) disable_vec = 1;
       else if (!strcmp(word, "persistent")) disable_persist = 1;
-      else if (!strcmp(word, "all")) disable_vec = disable_persist = 1;
-      else warn_env("FUSEBOX_NVF_DISABLE", e, "names an unknown switch (vectorize, persistent, all); ignored");
+      else if (!strcmp(word, "rows")) disable_rows = 1;
+      else if (!strcmp(word, "all")) disable_vec = disable_persist = disable_rows = 1;
+      else warn_env("FUSEBOX_NVF_DISABLE", e, "names an unknown switch (vectorize, persistent, rows, all); ignored");
     }
     p += n;
     if (*p == ',') p++;

@@ -24,6 +24,9 @@ static void print_block(fbxk_printer *p, const nvf_knode *n) {
         fbxk_p_line(p, "%s%s %s[%lld];", p->d->shared ? p->d->shared : "", fbxk_compute_type(n->dtype, p->dialect), n->a,
                     (long long)n->n);
         break;
+      case NVF_K_PRIVATE:
+        fbxk_p_line(p, "%s %s[%lld];", fbxk_compute_type(n->dtype, p->dialect), n->a, (long long)n->n);
+        break;
       case NVF_K_BLOCK_REDUCE: {
         /* a tree over local memory: n->n (a power of two) partial results */
         fbxk_p_line(p, "%s[%s] = %s;", n->b, n->c, n->a);

@@ -36,6 +36,7 @@ struct nvf_rt {
   const nvf_backend *be;
   void *impl;
   char device[512];
+  int cpu_device; /* the device runs on the host's CPU cores */
   pthread_mutex_t lock; /* the program cache and stats */
   struct nvf_program **buckets;
   size_t nbuckets, nprograms;

@@ -71,6 +71,7 @@ void nvf_rt_close(nvf_rt *rt) {
 
 nvf_target nvf_rt_target(const nvf_rt *rt) { return rt->target; }
 const char *nvf_rt_device(const nvf_rt *rt) { return rt->device; }
+int nvf_rt_cpu_device(const nvf_rt *rt) { return rt->cpu_device; }
 
 void nvf_rt_set_wrap_align(nvf_rt *rt, size_t bytes) {
   if (rt->be->set_wrap_align) rt->be->set_wrap_align(rt, bytes);

@@ -371,6 +371,7 @@ fbxp_status *nvf_rt_open_opencl(nvf_rt *rt) {
     c->clGetPlatformInfo(plat, CL_PLATFORM_VERSION, sizeof pver, pver, NULL);
   dname[sizeof dname - 1] = pver[sizeof pver - 1] = '\0';
   c->unified = unified == CL_TRUE || (type & CL_DEVICE_TYPE_CPU);
+  rt->cpu_device = (type & CL_DEVICE_TYPE_CPU) != 0;
   c->device_align = c->align = align_bits >= 8 ? align_bits / 8 : 1;
   snprintf(rt->device, sizeof rt->device, "OpenCL: %.200s (%.200s), %u compute units%s", dname, pver, (unsigned)units,
            c->unified ? ", host memory shared" : "");

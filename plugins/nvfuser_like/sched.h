@@ -14,6 +14,10 @@
  *   reduction   inner (the reduced axes are the innermost): one work-group
  *               per row, threads strided over the row, a tree in local
  *               memory; outer: one thread per kept element, a serial loop;
+ *               on a CPU device (PoCL) an inner reduction is given a row
+ *               per work-item too, its loop in steps of 8 lanes with an
+ *               accumulator each (vectorized by the device's compiler),
+ *               the lanes combined at the end;
  *   persistent  inner reductions whose results the row uses again
  *               (softmax, layer norm): one work-group per row, values the
  *               later phases need kept in local memory, so the row is read
@@ -38,6 +42,8 @@ typedef struct nvf_params {
   int inner;
   int64_t rows, row_len;
   int nphases;
+  int cpu_row;  /* an inner reduction given a row per work-item (a CPU device) */
+  int lanes;    /* cpu_row: the row loop in steps of `lanes` independent accumulators */
   int64_t local_bytes; /* persistent: bytes of rows kept in local memory */
   /* launch */
   int block;
@@ -45,6 +51,7 @@ typedef struct nvf_params {
 } nvf_params;
 
 #define NVF_MAX_SEGS 16
+#define NVF_LANES 8
 
 typedef struct nvf_segment {
   int nexprs;
@@ -62,6 +69,7 @@ typedef struct nvf_plan {
   int *materialize; /* per TV: 1 when a kernel writes it to device memory (outputs, crossing values) */
   int persist_limit; /* bytes of local memory a persistent kernel may keep */
   int disable_vec, disable_persist;
+  int cpu_rows; /* a CPU device: a reduction row per work-item, no barriers */
 } nvf_plan;
 
 /* lower.c */

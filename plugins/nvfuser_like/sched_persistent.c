@@ -5,13 +5,16 @@
  * mean) are kept in local memory when they fit in `persist_limit` bytes:
  * the row is read from global memory once and each value computed once.
  * When they do not fit (or FUSEBOX_NVF_DISABLE=persistent), the reduction
- * scheduler recomputes them from the inputs in each phase. */
+ * scheduler recomputes them from the inputs in each phase. With a row per
+ * work-item (a CPU device) the kept rows are the work-item's private arrays:
+ * what is saved then is the recomputation (exp(x - max) in softmax), since
+ * the row itself is read again from the core's cache. */
 #include "nvf.h"
 
 void nvf_sched_persistent_decide(nvf_lctx *c) {
   const nvf_fusion *f = c->f;
   nvf_params *p = &c->pl->seg[c->s].p;
-  if (!p->inner || p->nphases < 2 || c->pl->disable_persist) return;
+  if ((!p->inner && !p->cpu_row) || p->nphases < 2 || c->pl->disable_persist) return;
   const nvf_segment *sg = &c->pl->seg[c->s];
   unsigned char *want = c->persist;
   for (int i = 0; i < sg->nexprs; i++) {
@@ -25,6 +28,9 @@ void nvf_sched_persistent_decide(nvf_lctx *c) {
       if (f->tv[t].scalar || nvf_uniform(c, t)) continue;
       /* a broadcast is an alias: keep what it aliases */
       while (nvf_in_seg(c, t) && f->ex[f->tv[t].def].kind == NVF_E_BCAST) t = f->ex[f->tv[t].def].in[0];
+      /* a row per work-item reads an input row again from its core's cache:
+       * only computed values are worth keeping */
+      if (p->cpu_row && !nvf_in_seg(c, t)) continue;
       if (c->level[t] < use_phase) want[t] = 1;
     }
   }

@@ -35,7 +35,11 @@ void nvf_sched_reduction_params(nvf_lctx *c) {
       max_kept = a;
     }
   }
-  p->inner = max_kept < min_red;
+  /* a CPU device runs a work-group's work-items one after another on a core:
+   * a row per work-item reads it sequentially, without barriers or trees */
+  p->cpu_row = max_kept < min_red && c->pl->cpu_rows;
+  p->inner = max_kept < min_red && !p->cpu_row;
+  p->lanes = p->cpu_row && p->row_len % NVF_LANES == 0 && p->row_len >= 2 * NVF_LANES ? NVF_LANES : 1;
   if (p->inner) {
     int b = 1;
     while (b < p->row_len && b < 256) b *= 2;
@@ -112,7 +116,7 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
   for (int t = 0; t < f->ntv; t++)
     if (c->persist[t]) {
       snprintf(buf, sizeof buf, "p%d", t);
-      nvf_knode *n = nvf_kir_add(k, NVF_K_LOCAL, buf, NULL, NULL, NULL);
+      nvf_knode *n = nvf_kir_add(k, p->cpu_row ? NVF_K_PRIVATE : NVF_K_LOCAL, buf, NULL, NULL, NULL);
       if (n) n->dtype = f->tv[t].dtype, n->n = p->row_len;
     }
   if (p->inner)
@@ -135,18 +139,33 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
   c->row_index = "j";
   c->phase = 0;
   store_uniform(c, 0, p->inner);
+  char nl[16];
+  snprintf(nl, sizeof nl, "%d", p->lanes);
   for (int ph = 0; ph < p->nphases; ph++) {
     c->phase = ph;
+    int lanes = 0; /* this phase reduces: its loop in lanes */
     for (int i = 0; i < sg->nexprs; i++) {
       int e = sg->exprs[i];
       if (!is_phase_reduce(c, e, ph)) continue;
       fbxk_buf b = {0};
       print_init(&b, f->ex[e].red, f->ex[e].cdtype, d);
       char *s = fbxk_take(&b);
-      nvf_kir_stmt(k, "%s acc%d = %s;", fbxk_compute_type(f->ex[e].cdtype, d), e, s ? s : "0");
+      const char *ct = fbxk_compute_type(f->ex[e].cdtype, d);
+      nvf_kir_stmt(k, "%s acc%d = %s;", ct, e, s ? s : "0");
+      if (p->lanes > 1) {
+        nvf_kir_stmt(k, "%s accl%d[%d];", ct, e, p->lanes);
+        nvf_kir_stmt(k, "for (int l = 0; l < %d; l++) accl%d[l] = acc%d;", p->lanes, e, e);
+        lanes = p->lanes;
+      }
       fbxk_free(s);
     }
-    nvf_kir_add(k, NVF_K_FOR, "j", p->inner ? "tid" : "0", len, p->inner ? blk : "1");
+    if (lanes) {
+      nvf_kir_add(k, NVF_K_FOR, "j0", "0", len, nl);
+      nvf_kir_add(k, NVF_K_FOR, "l", "0", nl, "1");
+      nvf_kir_stmt(k, "const long j = j0 + l;");
+    } else {
+      nvf_kir_add(k, NVF_K_FOR, "j", p->inner ? "tid" : "0", len, p->inner ? blk : "1");
+    }
     c->scope = 2;
     nvf_emit_axes(c, c->rmask, "j");
     for (int i = 0; i < sg->nexprs; i++) {
@@ -158,7 +177,7 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
         fbxk_print_cast(&cb, x->cdtype, v, d);
         char *cv = fbxk_take(&cb);
         char acc[24];
-        snprintf(acc, sizeof acc, "acc%d", e);
+        snprintf(acc, sizeof acc, lanes ? "accl%d[l]" : "acc%d", e);
         nvf_print_combine(&b, x->red, x->cdtype, d, acc, cv ? cv : "0");
         char *s = fbxk_take(&b);
         nvf_kir_stmt(k, "%s = %s;", acc, s ? s : "0");
@@ -179,8 +198,21 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
       for (int t = 0; t < f->ntv; t++)
         if (c->persist[t] && !nvf_in_seg(c, t)) nvf_kir_stmt(k, "p%d[j] = %s;", t, nvf_emit_value(c, t));
     nvf_kir_close(k);
+    if (lanes) nvf_kir_close(k);
     nvf_scope_exit(c);
     c->scope = 1;
+    for (int i = 0; i < sg->nexprs && lanes; i++) {
+      int e = sg->exprs[i];
+      if (!is_phase_reduce(c, e, ph)) continue;
+      char acc[24], lane[24];
+      snprintf(acc, sizeof acc, "acc%d", e);
+      snprintf(lane, sizeof lane, "accl%d[l]", e);
+      fbxk_buf b = {0};
+      nvf_print_combine(&b, f->ex[e].red, f->ex[e].cdtype, d, acc, lane);
+      char *s = fbxk_take(&b);
+      nvf_kir_stmt(k, "for (int l = 0; l < %d; l++) %s = %s;", lanes, acc, s ? s : "0");
+      fbxk_free(s);
+    }
     for (int i = 0; i < sg->nexprs; i++) {
       int e = sg->exprs[i];
       if (!is_phase_reduce(c, e, ph)) continue;

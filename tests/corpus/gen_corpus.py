@@ -194,6 +194,8 @@ def case_specs():
     case("reductions_nan", C.c_reductions_nan, [x], grad=False,
          notes="NaN propagates through sum/amax/amin/max.dim; argmax returns the index of the NaN.")
     r = R("softmax"); case("softmax", C.c_softmax, [r.f(4, 5, lo=-5, hi=5)])
+    r = R("rows"); case("rows", C.c_rows, [r.f(6, 32, lo=-5, hi=5), r.f(32), r.f(32)],
+                        notes="Rows of 32: a CPU device's row-per-work-item kernels run their loops in lanes.")
     r = R("softmax_masked_f64")
     m = r.b(3, 5, p=0.4)
     m[:, 0] = False

@@ -51,9 +51,44 @@ START_TEST(plugin_check_passes) {
 }
 END_TEST
 
-START_TEST(softmax_one_persistent_kernel_each) {
+/* PoCL's device is a CPU: a row per work-item, the row's exp values kept in
+ * the work-item's private array, no barrier; FUSEBOX_NVF_DISABLE=rows gives
+ * the GPU schedule checked below (a work-group per row, trees in local
+ * memory). */
+START_TEST(softmax_row_per_work_item_on_a_cpu) {
   char *in = case_inputs("softmax", 1);
   char *out = explain("", "tests/corpus/cases/softmax/graph.ir", in, "--source");
+  ck_assert_msg(strstr(out, "optimized, 3 groups\n") != NULL, "%s", out);
+  ck_assert_int_eq(count(out, "/* ==== segment 0: persistent(row per work-item, axes=0x2, rows=4, row=5, block=64, groups=1, "
+                              "phases=3, private=20 B)"), 2);
+  ck_assert_int_eq(count(out, "/* ==== segment 0: reduction(outer, axes=0x1, rows=5, row=4"), 1);
+  ck_assert_int_eq(count(out, "barrier("), 0);
+  ck_assert_int_eq(count(out, "__local"), 0);
+  free(out);
+  free(in);
+}
+END_TEST
+
+/* rows that divide by 8: the row loop in 8 lanes, each with its accumulator */
+/* (the corpus case `rows` checks their results) */
+START_TEST(softmax_rows_in_lanes) {
+  char *in = case_inputs("rows", 3);
+  char *out = explain("", "tests/corpus/cases/rows/graph.ir", in, "--source");
+  /* softmax, log_softmax, layer norm over rows of 32 (and softmax over dim 0):
+   * a group each; each of the three has two reduction passes in lanes */
+  ck_assert_msg(strstr(out, "optimized, 4 groups\n") != NULL, "%s", out);
+  ck_assert_int_eq(count(out, "/* ==== segment 0: persistent(row per work-item, axes=0x2, rows=6, row=32, block=64, "
+                              "groups=1, phases=3, lanes=8, private="), 3);
+  ck_assert_int_eq(count(out, "for (long j0 = 0; j0 < 32; j0 += 8) {"), 6);
+  ck_assert_int_eq(count(out, "for (long l = 0; l < 8; l++) {"), 6);
+  free(out);
+  free(in);
+}
+END_TEST
+
+START_TEST(softmax_one_persistent_kernel_each) {
+  char *in = case_inputs("softmax", 1);
+  char *out = explain("FUSEBOX_NVF_DISABLE=rows", "tests/corpus/cases/softmax/graph.ir", in, "--source");
   /* softmax(-1), log_softmax(1), softmax(0) of x[4, 5]: one group and one kernel each */
   ck_assert_msg(strstr(out, "optimized, 3 groups\n") != NULL, "%s", out);
   ck_assert_int_eq(count(out, "(aten::softmax) (function 1) for (float32[4, 5]): 1 launch per run"), 2);
@@ -74,7 +109,7 @@ END_TEST
 
 START_TEST(layer_norm_one_persistent_kernel) {
   char *in = case_inputs("layer_norm", 3);
-  char *out = explain("", "tests/corpus/cases/layer_norm/graph.ir", in, "--source");
+  char *out = explain("FUSEBOX_NVF_DISABLE=rows", "tests/corpus/cases/layer_norm/graph.ir", in, "--source");
   /* layer_norm over [5] with weight and bias, and over [4, 5] without */
   ck_assert_msg(strstr(out, "optimized, 2 groups\n") != NULL, "%s", out);
   ck_assert_int_eq(count(out, "1 launch per run"), 2);
@@ -128,9 +163,9 @@ END_TEST
 
 START_TEST(bad_env_is_named) {
   char *in = case_inputs("softmax", 1);
-  char *out = explain("FUSEBOX_NVF_TARGET=metal FUSEBOX_NVF_DISABLE=persistent,fuse", "tests/corpus/cases/softmax/graph.ir",
-                      in, "--source");
-  ck_assert_ptr_nonnull(strstr(out, "FUSEBOX_NVF_DISABLE='persistent,fuse' names an unknown switch"));
+  char *out = explain("FUSEBOX_NVF_TARGET=metal FUSEBOX_NVF_DISABLE=persistent,rows,fuse",
+                      "tests/corpus/cases/softmax/graph.ir", in, "--source");
+  ck_assert_ptr_nonnull(strstr(out, "FUSEBOX_NVF_DISABLE='persistent,rows,fuse' names an unknown switch"));
   ck_assert_ptr_nonnull(strstr(out, "FUSEBOX_NVF_TARGET='metal' is neither 'opencl' nor 'cuda'"));
   /* persistent off: the reduction scheduler recomputes the row instead */
   ck_assert_int_eq(count(out, "persistent(inner"), 0);
@@ -145,6 +180,8 @@ int main(void) {
   TCase *tc = tcase_create("cli");
   tcase_set_timeout(tc, 900);
   tcase_add_test(tc, plugin_check_passes);
+  tcase_add_test(tc, softmax_row_per_work_item_on_a_cpu);
+  tcase_add_test(tc, softmax_rows_in_lanes);
   tcase_add_test(tc, softmax_one_persistent_kernel_each);
   tcase_add_test(tc, layer_norm_one_persistent_kernel);
   tcase_add_test(tc, ratio_iou_one_pointwise_kernel);
