@@ -8,6 +8,7 @@
  *   kit_ops.h     matching nodes to rows, dtype rules, printing, scalar eval
  *   kit_math.h    the kernels' math prelude (source text and compiled)
  *   kit_print.h   buffer, printer, dialect table (C, CUDA C, OpenCL C)
+ *   kit_cuda.h    the CUDA driver API by dlopen: modules, launches, copies
  *
  * sdk/docs/writing-a-fuser.md ("The kernel kit") prints a kernel with it. */
 #ifndef FUSEBOX_KIT_H
@@ -16,4 +17,5 @@
 #include <fusebox/kit/kit_math.h>
 #include <fusebox/kit/kit_ops.h>
 #include <fusebox/kit/kit_print.h>
+#include <fusebox/kit/kit_cuda.h>
 #endif
