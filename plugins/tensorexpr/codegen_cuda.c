@@ -28,7 +28,9 @@
  * with `alias`, is declared in the body as its base's pointer) and each
  * scalar input j as `double fs<j>, int64_t is<j>` (the one its kind does not
  * use is 0). Sizes and strides are literals, as in C: the kernel is
- * specialized on its input specs. Combiners are the kit's rows (NaN
+ * specialized on its input specs. The grid of each kernel (the blocks in
+ * its launch comment) is returned beside the text; plugin.c launches them
+ * through the kit's CUDA driver module (kit_cuda.h). Combiners are the kit's rows (NaN
  * propagation included); no OpenMP-style NaN flag is needed.
  *
  * NVRTC contracts a * b + c into FMAs unless given --fmad=false, which the
@@ -40,7 +42,7 @@
 #include "te.h"
 
 #define CU FBXK_CUDA
-#define CU_BLOCK 256
+#define CU_BLOCK TE_CUDA_BLOCK
 #define CU_MAX_GRID 65535
 
 typedef struct cg {
@@ -418,10 +420,13 @@ static void kernel_begin(cg *c, const char *name, int idx) {
 }
 
 char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first_line, int *nkernels,
-                      const char **unsupported) {
+                      const char **unsupported, int64_t **grids) {
   cg c = {.k = k};
   *nkernels = 0;
   *unsupported = NULL;
+  int64_t *grid = NULL;
+  int gcap = 0;
+  if (grids) *grids = NULL;
   fbxk_p_init(&c.p, CU);
   if (first_line) fbxk_p_puts(&c.p, first_line);
   fbxk_p_puts(&c.p, fbxk_prelude(CU));
@@ -461,6 +466,19 @@ char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first
     int64_t blocks = single ? 1 : row ? total : (total + CU_BLOCK - 1) / CU_BLOCK;
     if (blocks > CU_MAX_GRID) blocks = CU_MAX_GRID;
     if (blocks < 1) blocks = 1;
+    if (grids && idx >= gcap) {
+      int ncap = gcap ? 2 * gcap : 8;
+      int64_t *g = fbxk_alloc((size_t)ncap * sizeof *g);
+      if (!g) {
+        c.oom = 1;
+        break;
+      }
+      if (grid) memcpy(g, grid, (size_t)gcap * sizeof *g);
+      fbxk_free(grid);
+      grid = g;
+      gcap = ncap;
+    }
+    if (grids) grid[idx] = blocks;
     fbxk_p_line(&c.p, "/* %s_%d: %s; launch <<<%" PRId64 ", %d>>> (any multiple of 32 threads per block) */", name,
                 idx, single ? "one block" : row ? "one block per row" : "grid-stride", blocks, CU_BLOCK);
     kernel_begin(&c, name, idx);
@@ -490,8 +508,10 @@ char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first
   char *src = fbxk_p_take(&c.p);
   if (c.oom || c.bad) {
     fbxk_free(src);
+    fbxk_free(grid);
     *unsupported = c.bad;
     return NULL;
   }
+  if (grids) *grids = grid;
   return src;
 }

@@ -13,12 +13,16 @@
  * Environment, read once when the plugin is loaded (a bad value is
  * reported with the variable's name and the default is used):
  * FUSEBOX_TE_BACKEND = c (default) | eval | cuda: generated C, the IR
- *   interpreter, or CUDA C compiled to PTX by NVRTC (codegen_cuda.c). The
- *   plugin has no GPU runtime (the driver API) yet: under cuda the kernels
- *   are printed and compiled to PTX (explain --source shows both) and the
- *   group runs as the C backend's kernel on the CPU (logged once); an NVRTC
- *   failure fails the compile (the group runs in the interpreter, counted);
- *   NVRTC absent: a warning once, C only. When the C compiler fails, a
+ *   interpreter, or CUDA C (codegen_cuda.c) run on the GPU through the
+ *   kit's CUDA driver module (kit_cuda.h: NVRTC to PTX, module load, one
+ *   launch per kernel, inputs copied to the device and outputs back on
+ *   every run). The driver is opened at the first cuda compile (libcuda.so.1,
+ *   or FUSEBOX_LIBCUDA); when it cannot be (no driver, no device, no NVRTC,
+ *   a 1.0 host) the backend falls back, with a warning once naming the
+ *   reason, to what it did before it had a runtime: the CUDA C is compiled to
+ *   PTX to check it (when NVRTC is there) and the group runs as the C
+ *   backend's kernel on the CPU. An NVRTC failure fails the compile (the
+ *   group runs in the interpreter, counted). When the C compiler fails, a
  *   kernel runs on the interpreter (logged once).
  * FUSEBOX_TE_DISABLE = comma list of inline, rowblock, registers, flatten,
  *   parallel, vectorize (or all): transformations left out of the schedule.
@@ -31,12 +35,15 @@
  * FUSEBOX_NUM_THREADS: OpenMP team size of parallel loops (the host pool's
  *   rule: positive value, else the online CPUs, at most 64).
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <unistd.h>
+
+#include <fusebox/kit/kit_cuda.h>
 
 #include "te.h"
 
@@ -51,13 +58,24 @@ static int64_t par_min = 32768;
 static int nthreads = 1;
 static char cc_flags[160];
 static char target_line[256];
-static atomic_int told_fallback, told_serial, told_cuda_cpu, told_no_nvrtc;
+static atomic_int told_fallback, told_serial, told_no_nvrtc;
+
+/* The GPU runtime of the cuda backend: opened once, at the first cuda
+ * compile; NULL when it could not be (gpu_why says why). */
+static fbxk_cuda *gpu;
+static char gpu_why[600];
+static pthread_once_t gpu_once = PTHREAD_ONCE_INIT;
 
 typedef struct te_kernel {
   te_kernel_ir *ir;
   fbxp_shlib *lib;
   te_fn fn;
   char *text; /* explain --source: IR before/after the schedule, then the C */
+  /* the cuda backend on a GPU: the module, kernel i's entry and blocks */
+  fbxk_cuda_module *cu_mod;
+  int ncu;
+  fbxk_cuda_fn **cu_fns;
+  int64_t *cu_grids;
 } te_kernel;
 
 static fbxp_status *nomem(void) { return te_host->status_new(FBXP_ERR_NOMEM, "tensorexpr: out of memory"); }
@@ -65,6 +83,9 @@ static fbxp_status *nomem(void) { return te_host->status_new(FBXP_ERR_NOMEM, "te
 static void kernel_free(te_kernel *k) {
   if (!k) return;
   if (k->lib) te_host->shlib_release(k->lib);
+  if (k->cu_mod) fbxk_cuda_module_unload(gpu, k->cu_mod);
+  te_host->free(k->cu_fns);
+  fbxk_free(k->cu_grids);
   if (k->ir) te_arena_destroy(k->ir->arena);
   te_host->free(k->ir);
   fbxk_free(k->text);
@@ -83,14 +104,57 @@ static void transforms_text(char *out, size_t cap) {
 
 static int v11(void) { return te_host->struct_size >= FBXP_HOST_API_SIZE_V1_1; }
 
+static void gpu_open(void) {
+  fbxp_status *st = fbxk_cuda_open(te_host, "tensorexpr CUDA", NULL, &gpu);
+  char msg[800];
+  if (st) {
+    snprintf(gpu_why, sizeof gpu_why, "%s", v11() ? te_host->status_message(st) : "the host is older than ABI 1.1");
+    if (v11()) te_host->status_free(st);
+    snprintf(msg, sizeof msg,
+             "tensorexpr: FUSEBOX_TE_BACKEND=cuda: no GPU runtime (%s); kernels are compiled to PTX to check them "
+             "and run as C kernels on the CPU",
+             gpu_why);
+    te_host->log(FBXP_LOG_WARN, msg);
+  } else {
+    snprintf(msg, sizeof msg, "tensorexpr: FUSEBOX_TE_BACKEND=cuda: kernels run on %s", fbxk_cuda_device(gpu));
+    te_host->log(FBXP_LOG_INFO, msg);
+  }
+}
+
+/* The cuda backend with a GPU: the CUDA C compiled and loaded, an entry and
+ * a grid per kernel. */
+static fbxp_status *cuda_load(te_kernel *k, char **cu, char *note, size_t cap) {
+  int nk = 0;
+  const char *bad = NULL;
+  *cu = te_codegen_cuda(k->ir, "te_kernel", NULL, &nk, &bad, &k->cu_grids);
+  if (!*cu) {
+    if (!bad) return nomem();
+    char msg[200];
+    snprintf(msg, sizeof msg, "tensorexpr: the CUDA backend cannot print this kernel: %s", bad);
+    return te_host->status_new(FBXP_ERR_COMPILE, msg);
+  }
+  fbxp_status *st = fbxk_cuda_module_load(gpu, *cu, "te_kernel.cu", &k->cu_mod);
+  if (st) return st;
+  if (!(k->cu_fns = te_host->alloc((size_t)(nk ? nk : 1) * sizeof *k->cu_fns))) return nomem();
+  k->ncu = nk;
+  for (int i = 0; i < nk; i++) {
+    char entry[32];
+    snprintf(entry, sizeof entry, "te_kernel_%d", i);
+    if ((st = fbxk_cuda_function(gpu, k->cu_mod, entry, &k->cu_fns[i]))) return st;
+  }
+  snprintf(note, cap, "%d kernel%s, NVRTC: %d PTX entr%s loaded, run on %s", nk, nk == 1 ? "" : "s", nk,
+           nk == 1 ? "y" : "ies", fbxk_cuda_device(gpu));
+  return NULL;
+}
+
 /* The CUDA C of a scheduled kernel, compiled to PTX by NVRTC to check it
- * (the PTX is not kept: nothing runs it yet). *note says how it went (for
+ * (no GPU runtime: the PTX is not kept). *note says how it went (for
  * explain --source). NVRTC absent: a warning once, the CUDA C is shown
  * uncompiled. */
 static fbxp_status *cuda_compile(const te_kernel_ir *ir, char **cu, char *note, size_t cap) {
   int nk = 0;
   const char *bad = NULL;
-  *cu = te_codegen_cuda(ir, "te_kernel", NULL, &nk, &bad);
+  *cu = te_codegen_cuda(ir, "te_kernel", NULL, &nk, &bad, NULL);
   if (!*cu) {
     if (!bad) return nomem();
     char msg[200];
@@ -157,7 +221,10 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
   if (!st && !after) st = nomem();
   char *c = NULL, *cu = NULL, cu_note[160] = "";
   if (!st && !(c = te_codegen_c(k->ir, "te_kernel", target_line))) st = nomem();
-  if (!st && backend == TE_BACKEND_CUDA) st = cuda_compile(k->ir, &cu, cu_note, sizeof cu_note);
+  if (!st && backend == TE_BACKEND_CUDA) {
+    pthread_once(&gpu_once, gpu_open);
+    st = gpu ? cuda_load(k, &cu, cu_note, sizeof cu_note) : cuda_compile(k->ir, &cu, cu_note, sizeof cu_note);
+  }
   if (!st) {
     char tl[96];
     transforms_text(tl, sizeof tl);
@@ -166,16 +233,17 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     fbxk_printf(&b, "/* ==== loop IR after the schedule (%s) ==== */\n%s", tl, after);
     if (cu) fbxk_printf(&b, "/* ==== CUDA C (backend cuda: %s) ==== */\n%s", cu_note, cu);
     fbxk_printf(&b, "/* ==== C (backend %s) ==== */\n%s",
-                backend == TE_BACKEND_EVAL ? "eval: not compiled" : backend == TE_BACKEND_CUDA ? "cuda: what runs on the CPU" : "c", c);
+                backend == TE_BACKEND_EVAL    ? "eval: not compiled"
+                : k->cu_mod                   ? "cuda: not compiled, the kernels run on the GPU"
+                : backend == TE_BACKEND_CUDA ? "cuda: no GPU runtime, what runs on the CPU"
+                                              : "c",
+                c);
     if (!(k->text = fbxk_take(&b))) st = nomem();
   }
   fbxk_free(cu);
   fbxk_free(before);
   fbxk_free(after);
-  if (!st && backend == TE_BACKEND_CUDA && !atomic_exchange(&told_cuda_cpu, 1))
-    te_host->log(FBXP_LOG_INFO, "tensorexpr: FUSEBOX_TE_BACKEND=cuda: kernels are compiled to PTX but this plugin has "
-                                "no GPU runtime yet; they run as C kernels on the CPU");
-  if (!st && backend != TE_BACKEND_EVAL) {
+  if (!st && backend != TE_BACKEND_EVAL && !k->cu_mod) {
     fbxp_status *cs = te_host->cc_compile(c, cc_flags, &k->lib);
     if (!cs) {
       void *sym = te_host->shlib_symbol(k->lib, "te_kernel");
@@ -241,6 +309,59 @@ static int dl_matches(const DLTensor *t, const te_buf *b) {
   return 1;
 }
 
+/* Bytes a buffer's elements span (0 when it has none). */
+static size_t buf_bytes(const te_buf *b) {
+  int64_t span = 1;
+  for (int d = 0; d < b->ndim; d++) {
+    if (b->sizes[d] == 0) return 0;
+    int64_t s = b->strides[d] < 0 ? -b->strides[d] : b->strides[d];
+    span += (b->sizes[d] - 1) * s;
+  }
+  return (size_t)span * (size_t)fbxk_dtype_size(b->dtype);
+}
+
+/* One run on the GPU: every kernel parameter buffer in buffer order (what
+ * codegen_cuda.c declares: views and inlined temporaries are not
+ * parameters), inputs copied in, outputs back, temporaries on the device
+ * only; then fs<j>, is<j> per scalar input; one launch per kernel. */
+static fbxp_status *gpu_run(const te_kernel *kk, char *const *bufs, const double *fs, const int64_t *is) {
+  const te_kernel_ir *k = kk->ir;
+  int nargs = 0;
+  for (int b = 0; b < k->nbufs; b++) nargs += !(k->bufs[b].kind == TE_BUF_TEMP && !k->bufs[b].numel);
+  nargs += 2 * k->ninputs;
+  fbxk_cuda_buf *cb = te_host->alloc((size_t)(k->nbufs ? k->nbufs : 1) * sizeof *cb);
+  fbxk_cuda_arg *ca = te_host->alloc((size_t)(nargs ? nargs : 1) * sizeof *ca);
+  fbxk_cuda_launch *cl = te_host->alloc((size_t)(kk->ncu ? kk->ncu : 1) * sizeof *cl);
+  fbxp_status *st = NULL;
+  if (!cb || !ca || !cl) st = nomem();
+  int nb = 0, na = 0;
+  for (int b = 0; b < k->nbufs && !st; b++) {
+    const te_buf *bf = &k->bufs[b];
+    if (bf->kind == TE_BUF_TEMP && !bf->numel) continue;
+    size_t bytes = bf->kind == TE_BUF_TEMP ? (size_t)bf->numel * (size_t)fbxk_dtype_size(bf->dtype) : buf_bytes(bf);
+    uint32_t flags = bf->kind == TE_BUF_INPUT ? FBXK_CUDA_IN : bf->kind == TE_BUF_OUTPUT ? FBXK_CUDA_OUT : FBXK_CUDA_TEMP;
+    if (!bytes) { /* an empty tensor: a parameter all the same, nothing to copy */
+      bytes = (size_t)fbxk_dtype_size(bf->dtype);
+      flags = FBXK_CUDA_TEMP;
+    }
+    cb[nb] = (fbxk_cuda_buf){flags == FBXK_CUDA_TEMP ? NULL : bufs[b], bytes, flags};
+    ca[na++] = (fbxk_cuda_arg){.kind = FBXK_CUDA_ARG_BUFFER, .buffer = nb++};
+  }
+  for (int i = 0; i < k->ninputs && !st; i++) {
+    if (k->input_kind[i] == FBXP_ARG_TENSOR) continue;
+    ca[na++] = (fbxk_cuda_arg){.kind = FBXK_CUDA_ARG_F64, .f = fs[i]};
+    ca[na++] = (fbxk_cuda_arg){.kind = FBXK_CUDA_ARG_I64, .i = is[i]};
+  }
+  for (int i = 0; i < kk->ncu && !st; i++)
+    cl[i] = (fbxk_cuda_launch){.fn = kk->cu_fns[i], .args = ca, .nargs = na,
+                               .grid = {(unsigned)kk->cu_grids[i], 1, 1}, .block = {TE_CUDA_BLOCK, 1, 1}};
+  if (!st) st = fbxk_cuda_run(gpu, cb, nb, cl, kk->ncu, NULL);
+  te_host->free(cb);
+  te_host->free(ca);
+  te_host->free(cl);
+  return st;
+}
+
 static fbxp_status *te_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in, int32_t nin, DLTensor *const *outs,
                            int32_t nout) {
   (void)state;
@@ -282,7 +403,8 @@ static fbxp_status *te_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
     if (!(bufs[b] = te_host->alloc((size_t)bf->numel * (size_t)fbxk_dtype_size(bf->dtype)))) st = nomem();
   }
   if (!st) {
-    if (kk->fn) kk->fn(bufs, fs, is, nthreads);
+    if (kk->cu_mod) st = gpu_run(kk, bufs, fs, is);
+    else if (kk->fn) kk->fn(bufs, fs, is, nthreads);
     else if (te_eval(k, bufs, fs, is)) st = nomem();
   }
   for (int b = 0; bufs && b < k->nbufs; b++)

@@ -52,11 +52,14 @@ void te_vectorize(te_kernel_ir *k);
 char *te_codegen_c(const te_kernel_ir *k, const char *name, const char *first_line);
 
 /* codegen_cuda.c: the CUDA C source (fbxk_alloc'd) of kernels NAME_0 ..
- * NAME_<*nkernels - 1>, launched in that order; NULL when out of memory or
- * when the IR has a construct the backend does not print (*unsupported
- * says which; NULL: out of memory). */
+ * NAME_<*nkernels - 1>, launched in that order with TE_CUDA_BLOCK threads
+ * per block; NULL when out of memory or when the IR has a construct the
+ * backend does not print (*unsupported says which; NULL: out of memory).
+ * grids (may be NULL): each kernel's blocks, an fbxk_alloc'd array of
+ * *nkernels. */
+#define TE_CUDA_BLOCK 256
 char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first_line, int *nkernels,
-                      const char **unsupported);
+                      const char **unsupported, int64_t **grids);
 
 /* eval.c: run the IR on buffers (bufs[i]: buffer i's base). */
 int te_eval(const te_kernel_ir *k, char *const *bufs, const double *fs, const int64_t *is); /* -1: out of memory */
