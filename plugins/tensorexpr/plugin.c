@@ -24,6 +24,11 @@
  *   backend's kernel on the CPU. An NVRTC failure fails the compile (the
  *   group runs in the interpreter, counted). When the C compiler fails, a
  *   kernel runs on the interpreter (logged once).
+ * FUSEBOX_TE_DYNAMIC = 1 (default) | 0: under the c and eval backends and an
+ *   ABI 1.1 host the plugin accepts symbolic sizes (FBXP_ACCEPTS_SYMBOLIC):
+ *   at the dynamic levels of FUSEBOX_FUSION_STRATEGY one kernel serves every
+ *   size of a pattern (dynamic.c); 0: kernels are specialized on concrete
+ *   sizes only, as under cuda.
  * FUSEBOX_TE_DISABLE = comma list of inline, rowblock, registers, flatten,
  *   parallel, vectorize (or all): transformations left out of the schedule.
  * FUSEBOX_TE_PARALLEL_MIN = elements (default 32768): a nest moving fewer
@@ -189,6 +194,59 @@ static fbxp_status *cuda_compile(const te_kernel_ir *ir, char **cu, char *note, 
   return st;
 }
 
+/* Dynamic shapes: a status for why this group's kernel cannot serve every
+ * size (the host runs the group in the interpreter for this pattern). */
+static fbxp_status *dyn_unsupported(const char *why) {
+  char msg[400];
+  snprintf(msg, sizeof msg, "tensorexpr: dynamic shapes: %s", why);
+  return te_host->status_new(FBXP_ERR_UNSUPPORTED, msg);
+}
+
+/* A lowering or schedule failure at a representative size: unsupported. */
+static fbxp_status *dyn_status(fbxp_status *st) {
+  if (!st || te_host->status_code(st) == FBXP_ERR_NOMEM) return st;
+  fbxp_status *mine = dyn_unsupported(te_host->status_message(st));
+  te_host->status_free(st);
+  return mine;
+}
+
+/* The second representative binding lowered and scheduled, and the kernel
+ * at the first (a) matched against it (dynamic.c). */
+static fbxp_status *dyn_match(te_kernel_ir *a, const fbxp_graph *g, const fbxp_arg_spec *rep_b,
+                              const fbxp_arg_spec *in, int32_t nin) {
+  te_kernel_ir *b = te_host->alloc(sizeof *b);
+  if (!b) return nomem();
+  memset(b, 0, sizeof *b);
+  if (!(b->arena = te_arena_create())) {
+    te_host->free(b);
+    return nomem();
+  }
+  fbxp_status *st = dyn_status(te_lower(b, g, rep_b, nin));
+  if (!st) st = dyn_status(te_schedule(b, transforms, 0));
+  const char *why = st ? NULL : te_dyn_match(a, b, in, nin);
+  if (why) st = dyn_unsupported(why);
+  for (int o = 0; o < a->noutputs && !st; o++) { /* output sizes: constants or one symbol */
+    const te_buf *ob = &a->bufs[a->output_buf[o]];
+    for (int d = 0; d < ob->ndim && !st; d++) {
+      if (!ob->sizes_sx[d]) continue;
+      const te_sizex *x = &a->sx[ob->sizes_sx[d] - 1];
+      int n = 0;
+      for (int j = 0; j < TE_MAX_SYMS; j++) n += x->e[j];
+      if (x->c != 1 || n != 1) st = dyn_unsupported("an output size that is not one of the inputs' sizes");
+    }
+  }
+  te_arena_destroy(b->arena);
+  te_host->free(b);
+  return st;
+}
+
+/* The one symbol of a size expression that is one input size. */
+static int dyn_symbol(const te_sizex *x) {
+  for (int j = 0; j < TE_MAX_SYMS; j++)
+    if (x->e[j]) return j;
+  return 0;
+}
+
 static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin,
                                fbxp_compile_result *res, fbxp_kernel **out) {
   (void)state;
@@ -205,7 +263,16 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     kernel_free(k);
     return nomem();
   }
-  fbxp_status *st = te_lower(k->ir, g, in, nin);
+  /* symbolic sizes (ABI 1.1): lowered at two representative bindings,
+   * one kernel for every size (dynamic.c) */
+  const int dyn = te_specs_symbolic(in, nin);
+  fbxp_arg_spec *rep = dyn ? te_host->alloc(2 * (size_t)nin * sizeof *rep) : NULL;
+  fbxp_status *st = NULL;
+  if (dyn && !rep) st = nomem();
+  const char *dyn_why = st || !dyn ? NULL : te_dyn_specs(in, nin, 0, rep);
+  if (!dyn_why && !st && dyn) dyn_why = te_dyn_specs(in, nin, 1, rep + nin);
+  if (dyn_why) st = dyn_unsupported(dyn_why);
+  if (!st) st = dyn ? dyn_status(te_lower(k->ir, g, rep, nin)) : te_lower(k->ir, g, in, nin);
   char msg[200];
   if (!st && te_ir_verify(k->ir, msg, sizeof msg)) {
     char full[260];
@@ -216,7 +283,9 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     st = te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: output count differs from the host's");
   char *before = st ? NULL : te_ir_print(k->ir);
   if (!st && !before) st = nomem();
-  if (!st) st = te_schedule(k->ir, transforms, par_min);
+  if (!st) st = dyn ? dyn_status(te_schedule(k->ir, transforms, 0)) : te_schedule(k->ir, transforms, par_min);
+  if (!st && dyn) st = dyn_match(k->ir, g, rep + nin, in, nin);
+  te_host->free(rep);
   char *after = st ? NULL : te_ir_print(k->ir);
   if (!st && !after) st = nomem();
   char *c = NULL, *cu = NULL, cu_note[160] = "";
@@ -279,7 +348,8 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     s->kind = FBXP_ARG_TENSOR;
     s->dtype = b->dtype;
     s->ndim = b->ndim;
-    for (int d = 0; d < b->ndim; d++) s->sizes[d] = b->sizes[d];
+    for (int d = 0; d < b->ndim; d++)
+      s->sizes[d] = b->sizes_sx[d] ? FBXP_SYMBOL(dyn_symbol(&k->ir->sx[b->sizes_sx[d] - 1])) : b->sizes[d];
     s->device_type = kDLCPU;
     s->device_id = 0;
   }
@@ -295,9 +365,12 @@ static fbxp_status *run_error(const char *fmt, int i) {
   return te_host->status_new(FBXP_ERR_RUN, msg);
 }
 
-static int dl_matches(const DLTensor *t, const te_buf *b) {
-  if (!t || t->ndim != b->ndim || t->device.device_type != kDLCPU || t->dtype.bits != 8 * fbxk_dtype_size(b->dtype))
+static int dl_matches(const DLTensor *t, const te_buf *bb, const int64_t *sxv) {
+  if (!t || t->ndim != bb->ndim || t->device.device_type != kDLCPU || t->dtype.bits != 8 * fbxk_dtype_size(bb->dtype))
     return 0;
+  te_buf concrete, *b = &concrete; /* this run's sizes and strides (dynamic shapes) */
+  concrete = *bb;
+  te_dyn_buf(bb, sxv, concrete.sizes, concrete.strides, NULL);
   int64_t acc = 1;
   for (int d = b->ndim - 1; d >= 0; d--) {
     if (t->shape[d] != b->sizes[d]) return 0;
@@ -372,12 +445,15 @@ static fbxp_status *te_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
   char *small[32];
   char **bufs = k->nbufs <= 32 ? small : te_host->alloc(sizeof(char *) * (size_t)k->nbufs);
   double fsmall[32];
-  int64_t ismall[32];
+  int64_t ismall[32 + TE_MAX_SX]; /* the scalar inputs, then (dynamic shapes) the size expressions' values */
   double *fs = nin <= 32 ? fsmall : te_host->alloc(sizeof(double) * (size_t)nin);
-  int64_t *is = nin <= 32 ? ismall : te_host->alloc(sizeof(int64_t) * (size_t)nin);
+  int64_t *is = nin <= 32 ? ismall : te_host->alloc(sizeof(int64_t) * (size_t)(nin + TE_MAX_SX));
+  const int64_t *sxv = is ? is + nin : NULL;
   fbxp_status *st = NULL;
   if (!bufs || !fs || !is) st = nomem();
   for (int b = 0; b < k->nbufs && !st; b++) bufs[b] = NULL;
+  if (!st && k->nsx && te_dyn_bind(k, in, nin, is + nin))
+    st = run_error("tensorexpr: the inputs do not bind the kernel's %d symbolic sizes", k->nsyms);
   for (int i = 0; i < nin && !st; i++) {
     if (in[i].kind != k->input_kind[i]) {
       st = run_error("tensorexpr: input %d has another kind than at compile time", i);
@@ -388,19 +464,21 @@ static fbxp_status *te_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
     if (in[i].kind != FBXP_ARG_TENSOR) continue;
     const DLTensor *t = in[i].u.tensor;
     const te_buf *b = &k->bufs[k->input_buf[i]];
-    if (!dl_matches(t, b)) st = run_error("tensorexpr: input %d differs from the spec the kernel was compiled for", i);
+    if (!dl_matches(t, b, sxv)) st = run_error("tensorexpr: input %d differs from the spec the kernel was compiled for", i);
     else bufs[k->input_buf[i]] = (char *)t->data + t->byte_offset;
   }
   for (int o = 0; o < nout && !st; o++) {
     const DLTensor *t = outs[o];
     const te_buf *b = &k->bufs[k->output_buf[o]];
-    if (!dl_matches(t, b)) st = run_error("tensorexpr: output %d differs from its spec", o);
+    if (!dl_matches(t, b, sxv)) st = run_error("tensorexpr: output %d differs from its spec", o);
     else bufs[k->output_buf[o]] = (char *)t->data + t->byte_offset;
   }
   for (int b = 0; b < k->nbufs && !st; b++) {
     const te_buf *bf = &k->bufs[b];
     if (bf->kind != TE_BUF_TEMP || !bf->numel) continue;
-    if (!(bufs[b] = te_host->alloc((size_t)bf->numel * (size_t)fbxk_dtype_size(bf->dtype)))) st = nomem();
+    int64_t sz[TE_MAX_DIMS], sd[TE_MAX_DIMS], numel;
+    te_dyn_buf(bf, sxv, sz, sd, &numel);
+    if (!(bufs[b] = te_host->alloc(numel ? (size_t)numel * (size_t)fbxk_dtype_size(bf->dtype) : 1))) st = nomem();
   }
   if (!st) {
     if (kk->cu_mod) st = gpu_run(kk, bufs, fs, is);
@@ -425,7 +503,8 @@ static const char *te_kernel_source(void *state, fbxp_kernel *k) {
   return ((const te_kernel *)k)->text;
 }
 
-static const fbxp_plugin_api api = {
+/* not const: the entry adds FBXP_ACCEPTS_SYMBOLIC (dynamic shapes) where it applies */
+static fbxp_plugin_api api = {
     .struct_size = FBXP_PLUGIN_API_SIZE_V1_0,
     .abi_major = FBXP_ABI_MAJOR,
     .abi_minor = FBXP_ABI_MINOR,
@@ -527,6 +606,14 @@ FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, 
   else if (b && !strcmp(b, "cuda")) backend = TE_BACKEND_CUDA;
   else if (b && *b && strcmp(b, "c")) warn_env("FUSEBOX_TE_BACKEND", b, "is neither 'c' nor 'eval' nor 'cuda'; using c");
   read_disable();
+  /* dynamic shapes: a 1.1 host, the C or eval backend (the CUDA printer
+   * writes sizes as literals), FUSEBOX_TE_DYNAMIC not 0 */
+  const char *dy = getenv("FUSEBOX_TE_DYNAMIC");
+  int dynamic = 1;
+  if (dy && *dy && strcmp(dy, "0") && strcmp(dy, "1")) warn_env("FUSEBOX_TE_DYNAMIC", dy, "is neither 0 nor 1; using 1");
+  else if (dy && !strcmp(dy, "0")) dynamic = 0;
+  api.flags = FBXP_GUARDS_OUTSIDE | FBXP_RUN_THREAD_SAFE;
+  if (dynamic && v11() && backend != TE_BACKEND_CUDA) api.flags |= FBXP_ACCEPTS_SYMBOLIC;
   const char *pm = getenv("FUSEBOX_TE_PARALLEL_MIN");
   par_min = 32768;
   if (pm && *pm) {

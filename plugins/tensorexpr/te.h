@@ -7,6 +7,7 @@
  *   codegen_c.c   IR -> C through the kit printer (host->cc_compile)
  *   codegen_cuda.c  IR -> CUDA C through the kit printer (host->nvrtc_compile)
  *   eval.c        an interpreter of the IR (NNC's SimpleIREval)
+ *   dynamic.c     one kernel for every size of symbolic specs
  *   plugin.c      the ABI table, environment, kernels
  */
 #ifndef TE_H
@@ -60,6 +61,21 @@ char *te_codegen_c(const te_kernel_ir *k, const char *name, const char *first_li
 #define TE_CUDA_BLOCK 256
 char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first_line, int *nkernels,
                       const char **unsupported, int64_t **grids);
+
+/* dynamic.c: kernels over symbolic sizes (ABI 1.1, FBXP_ACCEPTS_SYMBOLIC).
+ * te_specs_symbolic: do the specs hold a symbol? te_dyn_specs: the specs
+ * at representative binding `which` (0 or 1; contiguous strides for the
+ * symbolic inputs), or why not. te_dyn_match: a (lowered and scheduled at
+ * binding 0) against b (binding 1): NULL, with a's size-dependent fields
+ * marked with size expressions and its symbols bound to input dims, or why
+ * the kernel cannot serve every size. te_dyn_bind: the size expressions'
+ * values for a run's inputs (sxv[k->nsx]); te_dyn_buf: a buffer's sizes,
+ * strides and element count for them. */
+int te_specs_symbolic(const fbxp_arg_spec *in, int32_t nin);
+const char *te_dyn_specs(const fbxp_arg_spec *in, int32_t nin, int which, fbxp_arg_spec *out);
+const char *te_dyn_match(te_kernel_ir *a, const te_kernel_ir *b, const fbxp_arg_spec *in, int32_t nin);
+int te_dyn_bind(const te_kernel_ir *k, const fbxp_arg *in, int32_t nin, int64_t *sxv);
+void te_dyn_buf(const te_buf *b, const int64_t *sxv, int64_t *sizes, int64_t *strides, int64_t *numel);
 
 /* eval.c: run the IR on buffers (bufs[i]: buffer i's base). */
 int te_eval(const te_kernel_ir *k, char *const *bufs, const double *fs, const int64_t *is); /* -1: out of memory */
