@@ -5,7 +5,7 @@
  * FUSEBOX_FUSION_STRATEGY): one kernel must then serve every binding of the
  * symbols. Lowering and the schedule work on concrete sizes, so the kernel
  * is built twice, for two representative bindings (symbol j = A_j, then
- * B_j: distinct primes), and the two scheduled IRs are compared node by
+ * B_j: distinct primes, ascending in j at A and descending at B), and the two scheduled IRs are compared node by
  * node. They must have the same structure (every decision the lowering and
  * the schedule made is the same at both points); every integer that differs
  * (a loop extent, a stride or offset in an access, a buffer's size, stride or
@@ -31,8 +31,11 @@
 
 static const int64_t PA[TE_MAX_SYMS] = {101, 103, 107, 109, 113, 127, 131, 137,
                                         139, 149, 151, 157, 163, 167, 173, 179};
-static const int64_t PB[TE_MAX_SYMS] = {181, 191, 193, 197, 199, 211, 223, 227,
-                                        229, 233, 239, 241, 251, 257, 263, 269};
+/* descending where PA ascends: a value that depends on how sizes compare
+ * (a max or min of two sizes, a choice made by comparing them) takes
+ * another symbol's value at B than at A, and is refused */
+static const int64_t PB[TE_MAX_SYMS] = {269, 263, 257, 251, 241, 239, 233, 229,
+                                        227, 223, 211, 199, 197, 193, 191, 181};
 
 int te_specs_symbolic(const fbxp_arg_spec *in, int32_t nin) {
   for (int i = 0; i < nin; i++)
@@ -187,6 +190,27 @@ static int same_stmts(dyn *d, te_stmt *x, const te_stmt *y) {
     }
   }
   return 0;
+}
+
+void te_dyn_describe(const te_kernel_ir *k, fbxk_buf *b) {
+  fbxk_printf(b, "/* ==== dynamic shapes: one kernel for every size; the IR is printed at the representative sizes");
+  for (int j = 0; j < k->nsyms; j++)
+    if (k->sym_input[j] >= 0) fbxk_printf(b, " s%d = %lld", j, (long long)PA[j]);
+  fbxk_printf(b, "; kernel size arguments:");
+  for (int i = 0; i < k->nsx; i++) {
+    fbxk_printf(b, "%s is[%d] = ", i ? "," : "", k->ninputs + i);
+    int any = 0;
+    if (k->sx[i].c != 1) {
+      fbxk_printf(b, "%lld", (long long)k->sx[i].c);
+      any = 1;
+    }
+    for (int j = 0; j < TE_MAX_SYMS; j++)
+      for (int e = 0; e < k->sx[i].e[j]; e++) {
+        fbxk_printf(b, "%ss%d", any ? "*" : "", j);
+        any = 1;
+      }
+  }
+  fbxk_printf(b, " ==== */\n");
 }
 
 const char *te_dyn_match(te_kernel_ir *a, const te_kernel_ir *b, const fbxp_arg_spec *in, int32_t nin) {

@@ -298,6 +298,7 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     char tl[96];
     transforms_text(tl, sizeof tl);
     fbxk_buf b = {0};
+    if (dyn) te_dyn_describe(k->ir, &b);
     fbxk_printf(&b, "/* ==== tensorexpr: loop IR as lowered ==== */\n%s", before);
     fbxk_printf(&b, "/* ==== loop IR after the schedule (%s) ==== */\n%s", tl, after);
     if (cu) fbxk_printf(&b, "/* ==== CUDA C (backend cuda: %s) ==== */\n%s", cu_note, cu);

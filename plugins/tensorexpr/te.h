@@ -76,6 +76,8 @@ const char *te_dyn_specs(const fbxp_arg_spec *in, int32_t nin, int which, fbxp_a
 const char *te_dyn_match(te_kernel_ir *a, const te_kernel_ir *b, const fbxp_arg_spec *in, int32_t nin);
 int te_dyn_bind(const te_kernel_ir *k, const fbxp_arg *in, int32_t nin, int64_t *sxv);
 void te_dyn_buf(const te_buf *b, const int64_t *sxv, int64_t *sizes, int64_t *strides, int64_t *numel);
+/* A line for explain --source: the symbols' representative sizes and the size arguments. */
+void te_dyn_describe(const te_kernel_ir *k, fbxk_buf *b);
 
 /* eval.c: run the IR on buffers (bufs[i]: buffer i's base). */
 int te_eval(const te_kernel_ir *k, char *const *bufs, const double *fs, const int64_t *is); /* -1: out of memory */
