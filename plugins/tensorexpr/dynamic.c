@@ -255,8 +255,8 @@ const char *te_dyn_match(te_kernel_ir *a, const te_kernel_ir *b, const fbxp_arg_
   return NULL;
 }
 
-int te_dyn_bind(const te_kernel_ir *k, const fbxp_arg *in, int32_t nin, int64_t *sxv) {
-  int64_t sym[TE_MAX_SYMS];
+int te_dyn_bind(const te_kernel_ir *k, const fbxp_arg *in, int32_t nin, int64_t *sxv, int64_t *sym) {
+  for (int j = 0; j < TE_MAX_SYMS; j++) sym[j] = 0;
   for (int j = 0; j < k->nsyms; j++) {
     sym[j] = 0;
     int i = k->sym_input[j], d = k->sym_dim[j];

@@ -24,11 +24,11 @@
  *   backend's kernel on the CPU. An NVRTC failure fails the compile (the
  *   group runs in the interpreter, counted). When the C compiler fails, a
  *   kernel runs on the interpreter (logged once).
- * FUSEBOX_TE_DYNAMIC = 1 (default) | 0: under the c and eval backends and an
- *   ABI 1.1 host the plugin accepts symbolic sizes (FBXP_ACCEPTS_SYMBOLIC):
- *   at the dynamic levels of FUSEBOX_FUSION_STRATEGY one kernel serves every
- *   size of a pattern (dynamic.c); 0: kernels are specialized on concrete
- *   sizes only, as under cuda.
+ * FUSEBOX_TE_DYNAMIC = 1 (default) | 0: with an ABI 1.1 host the plugin
+ *   accepts symbolic sizes (FBXP_ACCEPTS_SYMBOLIC): at the dynamic levels of
+ *   FUSEBOX_FUSION_STRATEGY one kernel serves every size of a pattern
+ *   (dynamic.c; every backend); 0: kernels are specialized on concrete sizes
+ *   only.
  * FUSEBOX_TE_DISABLE = comma list of inline, rowblock, registers, flatten,
  *   parallel, vectorize (or all): transformations left out of the schedule.
  * FUSEBOX_TE_PARALLEL_MIN = elements (default 32768): a nest moving fewer
@@ -80,7 +80,7 @@ typedef struct te_kernel {
   fbxk_cuda_module *cu_mod;
   int ncu;
   fbxk_cuda_fn **cu_fns;
-  int64_t *cu_grids;
+  te_cuda_grid *cu_grids;
 } te_kernel;
 
 static fbxp_status *nomem(void) { return te_host->status_new(FBXP_ERR_NOMEM, "tensorexpr: out of memory"); }
@@ -398,11 +398,12 @@ static size_t buf_bytes(const te_buf *b) {
  * codegen_cuda.c declares: views and inlined temporaries are not
  * parameters), inputs copied in, outputs back, temporaries on the device
  * only; then fs<j>, is<j> per scalar input; one launch per kernel. */
-static fbxp_status *gpu_run(const te_kernel *kk, char *const *bufs, const double *fs, const int64_t *is) {
+static fbxp_status *gpu_run(const te_kernel *kk, char *const *bufs, const double *fs, const int64_t *is,
+                            const int64_t *sym) {
   const te_kernel_ir *k = kk->ir;
   int nargs = 0;
   for (int b = 0; b < k->nbufs; b++) nargs += !(k->bufs[b].kind == TE_BUF_TEMP && !k->bufs[b].numel);
-  nargs += 2 * k->ninputs;
+  nargs += 2 * k->ninputs + k->nsx;
   fbxk_cuda_buf *cb = te_host->alloc((size_t)(k->nbufs ? k->nbufs : 1) * sizeof *cb);
   fbxk_cuda_arg *ca = te_host->alloc((size_t)(nargs ? nargs : 1) * sizeof *ca);
   fbxk_cuda_launch *cl = te_host->alloc((size_t)(kk->ncu ? kk->ncu : 1) * sizeof *cl);
@@ -412,7 +413,10 @@ static fbxp_status *gpu_run(const te_kernel *kk, char *const *bufs, const double
   for (int b = 0; b < k->nbufs && !st; b++) {
     const te_buf *bf = &k->bufs[b];
     if (bf->kind == TE_BUF_TEMP && !bf->numel) continue;
-    size_t bytes = bf->kind == TE_BUF_TEMP ? (size_t)bf->numel * (size_t)fbxk_dtype_size(bf->dtype) : buf_bytes(bf);
+    te_buf run_bf = *bf; /* this run's sizes, strides and count (dynamic shapes) */
+    te_dyn_buf(bf, is + k->ninputs, run_bf.sizes, run_bf.strides, &run_bf.numel);
+    size_t bytes = bf->kind == TE_BUF_TEMP ? (size_t)run_bf.numel * (size_t)fbxk_dtype_size(bf->dtype)
+                                           : buf_bytes(&run_bf);
     uint32_t flags = bf->kind == TE_BUF_INPUT ? FBXK_CUDA_IN : bf->kind == TE_BUF_OUTPUT ? FBXK_CUDA_OUT : FBXK_CUDA_TEMP;
     if (!bytes) { /* an empty tensor: a parameter all the same, nothing to copy */
       bytes = (size_t)fbxk_dtype_size(bf->dtype);
@@ -426,9 +430,12 @@ static fbxp_status *gpu_run(const te_kernel *kk, char *const *bufs, const double
     ca[na++] = (fbxk_cuda_arg){.kind = FBXK_CUDA_ARG_F64, .f = fs[i]};
     ca[na++] = (fbxk_cuda_arg){.kind = FBXK_CUDA_ARG_I64, .i = is[i]};
   }
+  for (int i = 0; i < k->nsx && !st; i++) /* dynamic shapes: the size arguments */
+    ca[na++] = (fbxk_cuda_arg){.kind = FBXK_CUDA_ARG_I64, .i = is[k->ninputs + i]};
   for (int i = 0; i < kk->ncu && !st; i++)
     cl[i] = (fbxk_cuda_launch){.fn = kk->cu_fns[i], .args = ca, .nargs = na,
-                               .grid = {(unsigned)kk->cu_grids[i], 1, 1}, .block = {TE_CUDA_BLOCK, 1, 1}};
+                               .grid = {(unsigned)te_cuda_blocks(&kk->cu_grids[i], sym), 1, 1},
+                               .block = {TE_CUDA_BLOCK, 1, 1}};
   if (!st) st = fbxk_cuda_run(gpu, cb, nb, cl, kk->ncu, NULL);
   te_host->free(cb);
   te_host->free(ca);
@@ -453,7 +460,8 @@ static fbxp_status *te_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
   fbxp_status *st = NULL;
   if (!bufs || !fs || !is) st = nomem();
   for (int b = 0; b < k->nbufs && !st; b++) bufs[b] = NULL;
-  if (!st && k->nsx && te_dyn_bind(k, in, nin, is + nin))
+  int64_t sym[TE_MAX_SYMS] = {0};
+  if (!st && k->nsx && te_dyn_bind(k, in, nin, is + nin, sym))
     st = run_error("tensorexpr: the inputs do not bind the kernel's %d symbolic sizes", k->nsyms);
   for (int i = 0; i < nin && !st; i++) {
     if (in[i].kind != k->input_kind[i]) {
@@ -482,7 +490,7 @@ static fbxp_status *te_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
     if (!(bufs[b] = te_host->alloc(numel ? (size_t)numel * (size_t)fbxk_dtype_size(bf->dtype) : 1))) st = nomem();
   }
   if (!st) {
-    if (kk->cu_mod) st = gpu_run(kk, bufs, fs, is);
+    if (kk->cu_mod) st = gpu_run(kk, bufs, fs, is, sym);
     else if (kk->fn) kk->fn(bufs, fs, is, nthreads);
     else if (te_eval(k, bufs, fs, is)) st = nomem();
   }
@@ -607,14 +615,13 @@ FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, 
   else if (b && !strcmp(b, "cuda")) backend = TE_BACKEND_CUDA;
   else if (b && *b && strcmp(b, "c")) warn_env("FUSEBOX_TE_BACKEND", b, "is neither 'c' nor 'eval' nor 'cuda'; using c");
   read_disable();
-  /* dynamic shapes: a 1.1 host, the C or eval backend (the CUDA printer
-   * writes sizes as literals), FUSEBOX_TE_DYNAMIC not 0 */
+  /* dynamic shapes: a 1.1 host, FUSEBOX_TE_DYNAMIC not 0 */
   const char *dy = getenv("FUSEBOX_TE_DYNAMIC");
   int dynamic = 1;
   if (dy && *dy && strcmp(dy, "0") && strcmp(dy, "1")) warn_env("FUSEBOX_TE_DYNAMIC", dy, "is neither 0 nor 1; using 1");
   else if (dy && !strcmp(dy, "0")) dynamic = 0;
   api.flags = FBXP_GUARDS_OUTSIDE | FBXP_RUN_THREAD_SAFE;
-  if (dynamic && v11() && backend != TE_BACKEND_CUDA) api.flags |= FBXP_ACCEPTS_SYMBOLIC;
+  if (dynamic && v11()) api.flags |= FBXP_ACCEPTS_SYMBOLIC;
   const char *pm = getenv("FUSEBOX_TE_PARALLEL_MIN");
   par_min = 32768;
   if (pm && *pm) {

@@ -8,6 +8,8 @@
  *     [s0, s1] and [1, s1] (the size-1 dim stays concrete), each run on
  *     three shapes after one profiling run: exactly one compile (the fuser's
  *     stats), three kernel runs, results equal to the reference interpreter;
+ *   - the cuda backend without a driver: the same (its CUDA C takes the
+ *     sizes as arguments and is checked by NVRTC; the C kernel runs);
  *   - a group whose kernel cannot serve every size (cat: its pieces'
  *     offsets are sums of sizes) is refused with the reason and runs in the
  *     interpreter, right;
@@ -149,6 +151,14 @@ END_TEST
 START_TEST(eval_backend_one_kernel_for_three_sizes) { one_kernel_for_all_sizes("eval"); }
 END_TEST
 
+/* cuda without a driver: the CUDA C (sizes as arguments) is checked by
+ * NVRTC and the generic C kernel runs on the CPU */
+START_TEST(cuda_backend_without_driver_one_kernel_for_three_sizes) {
+  setenv("FUSEBOX_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  one_kernel_for_all_sizes("cuda");
+}
+END_TEST
+
 START_TEST(cat_is_refused_and_runs_right) {
   setenv("FUSEBOX_TE_BACKEND", "c", 1);
   unsetenv("FUSEBOX_TE_DYNAMIC");
@@ -173,6 +183,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, c_backend_one_kernel_for_three_sizes);
   tcase_add_test(tc, eval_backend_one_kernel_for_three_sizes);
+  tcase_add_test(tc, cuda_backend_without_driver_one_kernel_for_three_sizes);
   tcase_add_test(tc, cat_is_refused_and_runs_right);
   tcase_add_test(tc, dynamic_off_compiles_per_size);
   suite_add_tcase(s, tc);

@@ -10,6 +10,8 @@
  *     equals the reference interpreter's; device memory is freed after every
  *     run and contexts are pushed and popped in pairs;
  *   - a row softmax [5, 70] is one kernel of one block per row (5 blocks);
+ *   - dynamic shapes: under strategy dynamic:1 one module serves three
+ *     shapes, each launch's grid computed from that run's sizes;
  *   - a fault reported by the driver (FAKE_CUDA_MODE=sync_fail) fails the run
  *     with the driver's error: the host counts a failed run and the group
  *     runs in the interpreter, with the right result;
@@ -218,6 +220,55 @@ START_TEST(pointwise_runs_on_the_fake_gpu) {
 }
 END_TEST
 
+/* Dynamic shapes (strategy dynamic:1): one module serves three shapes; each
+ * launch's grid is computed from the run's sizes, passed as arguments. */
+START_TEST(dynamic_sizes_launch_per_shape) {
+  if (!nvrtc_present("dynamic_sizes_launch_per_shape")) return;
+  setup_fake(NULL);
+  kind = K_CHAIN;
+  fbx_graph *g = NULL;
+  fbx_status *st = fbx_graph_parse(&g, CHAIN, strlen(CHAIN), "test.ir");
+  ck_assert(!st);
+  fbx_executor_opts o = {.struct_size = sizeof o, .fuser = "tensorexpr", .strategy = "dynamic:1", .profiling_runs = 1};
+  fbx_executor *ex = NULL;
+  st = fbx_executor_create(&ex, g, &o);
+  ck_assert_msg(!st, "create: %s", fbx_status_message(st));
+  fbx_interp *it = NULL;
+  ck_assert(!fbx_interp_create(&it, g));
+  const int64_t shapes[4][2] = {{37, 300}, {37, 300}, {5, 7}, {300, 1000}};
+  for (int r = 0; r < 4; r++) {
+    rows = shapes[r][0];
+    cols = shapes[r][1];
+    fbx_tensor *t = NULL;
+    ck_assert(!fbx_tensor_empty(&t, FBX_DTYPE_FLOAT32, 2, shapes[r]));
+    for (int64_t i = 0; i < t->numel; i++) ((float *)t->data)[i] = (float)((i * 7 + r) % 23) * 0.25f - 2.5f;
+    fbx_ivalue in[1] = {fbx_iv_tensor(t)}, want[1], got[1];
+    ck_assert(!fbx_interp_run(it, in, 1, want, NULL));
+    long before = seen_launches;
+    st = fbx_executor_run_values(ex, in, 1, got, 1, 0);
+    ck_assert_msg(!st, "run: %s", fbx_status_message(st));
+    if (r > 0) {
+      ck_assert_int_eq(seen_launches, before + 1);
+      int64_t blocks = (rows * cols + 255) / 256;
+      ck_assert_uint_eq(seen_grid, (unsigned)(blocks > 65535 ? 65535 : blocks));
+    }
+    for (int64_t i = 0; i < t->numel; i++)
+      ck_assert(fbx_tensor_get_f64(want[0].u.t, i) == fbx_tensor_get_f64(got[0].u.t, i));
+    fbx_iv_release(&want[0]);
+    fbx_iv_release(&got[0]);
+    fbx_iv_release(&in[0]);
+  }
+  fbx_executor_stats s = stats_of(ex);
+  ck_assert_int_eq(s.kernel_runs, 3);
+  ck_assert_int_eq(s.kernels_compiled, 1);
+  ck_assert_int_eq(fake()->modules, 1);
+  ck_assert_int_eq(fake()->live_allocs, 0);
+  fbx_interp_destroy(it);
+  fbx_executor_destroy(ex);
+  fbx_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(row_softmax_is_one_block_per_row) {
   if (!nvrtc_present("row_softmax_is_one_block_per_row")) return;
   setup_fake(NULL);
@@ -278,6 +329,7 @@ int main(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, pointwise_runs_on_the_fake_gpu);
   tcase_add_test(tc, row_softmax_is_one_block_per_row);
+  tcase_add_test(tc, dynamic_sizes_launch_per_shape);
   tcase_add_test(tc, a_driver_fault_fails_the_run);
   tcase_add_test(tc, no_driver_falls_back_to_the_cpu);
   suite_add_tcase(s, tc);
