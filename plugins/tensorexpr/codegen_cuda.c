@@ -28,7 +28,9 @@
  * with `alias`, is declared in the body as its base's pointer) and each
  * scalar input j as `double fs<j>, int64_t is<j>` (the one its kind does not
  * use is 0). Sizes and strides are literals, as in C: the kernel is
- * specialized on its input specs. The grid of each kernel (the blocks in
+ * specialized on its input specs; under dynamic shapes (dynamic.c) a
+ * size-dependent value is the int64 argument is<ninputs + i> of its size
+ * expression, and the launch comment gives the grid as a formula. The grid of each kernel (the blocks in
  * its launch comment) is returned beside the text; plugin.c launches them
  * through the kit's CUDA driver module (kit_cuda.h). Combiners are the kit's rows (NaN
  * propagation included); no OpenMP-style NaN flag is needed.
