@@ -1,7 +1,8 @@
 /* fusebox kit: one kernel toolkit for every fuser (libfusebox_kit.a,
  * find_package(fusebox) target fusebox::kit, pkg-config fusebox-kit).
  * Static, hidden symbols: link it into a plugin; it crosses no ABI and
- * depends only on <fusebox/fuser_abi.h> and libc (and libm).
+ * depends only on <fusebox/fuser_abi.h> and libc (and libm; libdl for
+ * kit_cuda).
  *
  *   kit_dtype.h   ScalarType codes, promotion, type names per dialect
  *   kit_oplist.h  the op table (rows)
