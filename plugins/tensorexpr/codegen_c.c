@@ -35,16 +35,24 @@ static char *expr_str(cg *c, const te_expr *e) {
   return s;
 }
 
-static void access(fbxk_buf *b, const te_access *a) {
+/* A size: its literal, or (dynamic shapes) size expression sx's kernel argument. */
+static const char *size_text(char *out, size_t cap, const te_kernel_ir *k, int64_t v, int sx) {
+  if (sx) snprintf(out, cap, "is[%d]", k->ninputs + sx - 1);
+  else snprintf(out, cap, "%" PRId64, v);
+  return out;
+}
+
+static void access(fbxk_buf *b, const te_kernel_ir *k, const te_access *a) {
+  char t1[32];
   fbxk_printf(b, "b%d[", a->buf);
   int any = 0;
-  if (a->offset || !a->nterms) {
-    fbxk_printf(b, "%" PRId64, a->offset);
+  if (a->offset || a->offset_sx || !a->nterms) {
+    fbxk_printf(b, "%s", size_text(t1, sizeof t1, k, a->offset, a->offset_sx));
     any = 1;
   }
   for (int t = 0; t < a->nterms; t++) {
     if (any) fbxk_puts(b, " + ");
-    if (a->coef[t] != 1) fbxk_printf(b, "%" PRId64 " * ", a->coef[t]);
+    if (a->coef[t] != 1 || a->coef_sx[t]) fbxk_printf(b, "%s * ", size_text(t1, sizeof t1, k, a->coef[t], a->coef_sx[t]));
     fbxk_printf(b, "v%d", a->var[t]);
     any = 1;
   }
@@ -54,7 +62,8 @@ static void access(fbxk_buf *b, const te_access *a) {
 static void expr(cg *c, fbxk_buf *b, const te_expr *e) {
   switch (e->kind) {
     case TE_E_IMM:
-      if (fbxk_is_float(e->dtype)) fbxk_print_float(b, e->imm.f, e->dtype, FBXK_C);
+      if (e->imm_sx) fbxk_printf(b, "((%s)is[%d])", fbxk_compute_type(e->dtype, FBXK_C), c->k->ninputs + e->imm_sx - 1);
+      else if (fbxk_is_float(e->dtype)) fbxk_print_float(b, e->imm.f, e->dtype, FBXK_C);
       else fbxk_print_int(b, e->imm.i);
       break;
     case TE_E_VAR: fbxk_printf(b, "v%d", e->id); break;
@@ -62,7 +71,7 @@ static void expr(cg *c, fbxk_buf *b, const te_expr *e) {
     case TE_E_SCALAR: fbxk_printf(b, fbxk_is_float(e->dtype) ? "fs[%d]" : "is[%d]", e->id); break;
     case TE_E_LOAD: {
       fbxk_buf a = {0};
-      access(&a, &e->acc);
+      access(&a, c->k, &e->acc);
       char *s = fbxk_take(&a);
       if (!s) {
         c->oom = 1;
@@ -138,7 +147,7 @@ static void stmts(cg *c, const te_stmt *s) {
       case TE_S_BLOCK: stmts(c, s->first); break;
       case TE_S_FOR: {
         snprintf(v, sizeof v, "v%d", s->var);
-        snprintf(ext, sizeof ext, "%" PRId64, s->extent);
+        size_text(ext, sizeof ext, c->k, s->extent, s->extent_sx);
         const char *pragma = s->parallel && s->vectorize ? "#pragma omp parallel for simd num_threads(nt) schedule(static)"
                              : s->parallel ? "#pragma omp parallel for num_threads(nt) schedule(static)"
                              : s->vectorize ? "#pragma omp simd" : NULL;
@@ -149,7 +158,7 @@ static void stmts(cg *c, const te_stmt *s) {
       }
       case TE_S_STORE: {
         fbxk_buf a = {0};
-        access(&a, &s->acc);
+        access(&a, c->k, &s->acc);
         char *lv = fbxk_take(&a), *val = expr_str(c, s->value);
         if (lv && val) {
           fbxk_buf st = {0};
@@ -195,7 +204,7 @@ static void stmts(cg *c, const te_stmt *s) {
             snprintf(pr, sizeof pr, "#pragma omp simd reduction(%s:l%d) reduction(|:l%d_nan)", mx ? "max" : "min",
                      s->local, s->local);
             snprintf(v, sizeof v, "v%d", s->rvar[i]);
-            snprintf(ext, sizeof ext, "%" PRId64, s->rextent[i]);
+            size_text(ext, sizeof ext, c->k, s->rextent[i], s->rextent_sx[i]);
             fbxk_p_for(p, i == s->nloops - 1 ? pr : NULL, v, "0", ext, "1");
           }
           char *val = expr_str(c, s->value);
@@ -212,7 +221,7 @@ static void stmts(cg *c, const te_stmt *s) {
           char pr[64];
           snprintf(pr, sizeof pr, "#pragma omp simd reduction(+:l%d)", s->local);
           snprintf(v, sizeof v, "v%d", s->rvar[i]);
-          snprintf(ext, sizeof ext, "%" PRId64, s->rextent[i]);
+          size_text(ext, sizeof ext, c->k, s->rextent[i], s->rextent_sx[i]);
           fbxk_p_for(p, s->vectorize && i == s->nloops - 1 ? pr : NULL, v, "0", ext, "1");
         }
         char acc[32];

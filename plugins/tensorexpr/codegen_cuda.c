@@ -28,7 +28,11 @@
  * with `alias`, is declared in the body as its base's pointer) and each
  * scalar input j as `double fs<j>, int64_t is<j>` (the one its kind does not
  * use is 0). Sizes and strides are literals, as in C: the kernel is
- * specialized on its input specs. Combiners are the kit's rows (NaN
+ * specialized on its input specs; under dynamic shapes (dynamic.c) a
+ * size-dependent value is the int64 argument is<ninputs + i> of its size
+ * expression, and the launch comment gives the grid as a formula. The grid of each kernel (the blocks in
+ * its launch comment) is returned beside the text; plugin.c launches them
+ * through the kit's CUDA driver module (kit_cuda.h). Combiners are the kit's rows (NaN
  * propagation included); no OpenMP-style NaN flag is needed.
  *
  * NVRTC contracts a * b + c into FMAs unless given --fmad=false, which the
@@ -40,8 +44,8 @@
 #include "te.h"
 
 #define CU FBXK_CUDA
-#define CU_BLOCK 256
-#define CU_MAX_GRID 65535
+#define CU_BLOCK TE_CUDA_BLOCK
+#define CU_MAX_GRID TE_CUDA_MAX_GRID
 
 typedef struct cg {
   const te_kernel_ir *k;
@@ -60,6 +64,37 @@ static char *take(cg *c, fbxk_buf *b) {
   return s;
 }
 
+/* A size: its literal, or (dynamic shapes) the kernel argument of size
+ * expression sx, is<ninputs + sx - 1>. */
+static const char *sz(const cg *c, char *out, size_t cap, int64_t v, int sx) {
+  if (sx) snprintf(out, cap, "is%d", c->k->ninputs + sx - 1);
+  else snprintf(out, cap, "%" PRId64, v);
+  return out;
+}
+
+/* The product of sizes ext[from..n) (sx: their size expressions) as text. */
+static const char *sz_prod(const cg *c, char *out, size_t cap, const int64_t *ext, const int *sx, int from, int n) {
+  int64_t lit = 1;
+  size_t o = 0;
+  out[0] = 0;
+  for (int i = from; i < n; i++) {
+    if (!sx || !sx[i]) lit *= ext[i];
+    else o += (size_t)snprintf(out + o, o < cap ? cap - o : 0, "%sis%d", o ? " * " : "", c->k->ninputs + sx[i] - 1);
+  }
+  if (!o) snprintf(out, cap, "%" PRId64, lit);
+  else if (lit != 1) snprintf(out + o, o < cap ? cap - o : 0, " * %" PRId64, lit);
+  if (o) { /* parenthesized */
+    size_t l = strlen(out);
+    if (l + 3 < cap) {
+      memmove(out + 1, out, l + 1);
+      out[0] = '(';
+      out[l + 1] = ')';
+      out[l + 2] = 0;
+    }
+  }
+  return out;
+}
+
 static char *expr_str(cg *c, const te_expr *e) {
   fbxk_buf b = {0};
   expr(c, &b, e);
@@ -71,15 +106,16 @@ static void access(cg *c, fbxk_buf *b, const te_access *a) {
     c->bad = "an access not linearized";
     return;
   }
+  char t1[32];
   fbxk_printf(b, "b%d[", a->buf);
   int any = 0;
-  if (a->offset || !a->nterms) {
-    fbxk_printf(b, "%" PRId64, a->offset);
+  if (a->offset || a->offset_sx || !a->nterms) {
+    fbxk_printf(b, "%s", sz(c, t1, sizeof t1, a->offset, a->offset_sx));
     any = 1;
   }
   for (int t = 0; t < a->nterms; t++) {
     if (any) fbxk_puts(b, " + ");
-    if (a->coef[t] != 1) fbxk_printf(b, "%" PRId64 " * ", a->coef[t]);
+    if (a->coef[t] != 1 || a->coef_sx[t]) fbxk_printf(b, "%s * ", sz(c, t1, sizeof t1, a->coef[t], a->coef_sx[t]));
     fbxk_printf(b, "v%d", a->var[t]);
     any = 1;
   }
@@ -103,7 +139,8 @@ static void expr(cg *c, fbxk_buf *b, const te_expr *e) {
   if (c->oom || c->bad) return;
   switch (e->kind) {
     case TE_E_IMM:
-      if (fbxk_is_float(e->dtype)) fbxk_print_float(b, e->imm.f, e->dtype, CU);
+      if (e->imm_sx) fbxk_printf(b, "((%s)is%d)", fbxk_compute_type(e->dtype, CU), c->k->ninputs + e->imm_sx - 1);
+      else if (fbxk_is_float(e->dtype)) fbxk_print_float(b, e->imm.f, e->dtype, CU);
       else fbxk_print_int(b, e->imm.i);
       return;
     case TE_E_VAR: fbxk_printf(b, "v%d", e->id); return;
@@ -206,7 +243,7 @@ static void stmt_thread(cg *c, const te_stmt *s) {
     case TE_S_BLOCK: stmts_thread(c, s->first); return;
     case TE_S_FOR:
       snprintf(v, sizeof v, "v%d", s->var);
-      snprintf(ext, sizeof ext, "%" PRId64, s->extent);
+      sz(c, ext, sizeof ext, s->extent, s->extent_sx);
       fbxk_p_for(&c->p, NULL, v, "0", ext, "1");
       stmts_thread(c, s->body->first);
       fbxk_p_close(&c->p);
@@ -222,7 +259,7 @@ static void stmt_thread(cg *c, const te_stmt *s) {
       reduce_init(c, s);
       for (int i = 0; i < s->nloops; i++) {
         snprintf(v, sizeof v, "v%d", s->rvar[i]);
-        snprintf(ext, sizeof ext, "%" PRId64, s->rextent[i]);
+        sz(c, ext, sizeof ext, s->rextent[i], s->rextent_sx[i]);
         fbxk_p_for(&c->p, NULL, v, "0", ext, "1");
       }
       reduce_body(c, s);
@@ -238,14 +275,15 @@ static void stmts_thread(cg *c, const te_stmt *s) {
 
 /* Declare loop vars vars[0..n) (extents ext) from the flat index `t`, the
  * last var fastest. */
-static void decompose(cg *c, const char *t, const int *vars, const int64_t *ext, int n) {
-  int64_t inner = 1;
+static void decompose(cg *c, const char *t, const int *vars, const int64_t *ext, const int *sx, int n) {
+  char inner[256], e[32];
   for (int i = n - 1; i >= 0; i--) {
+    sz_prod(c, inner, sizeof inner, ext, sx, i + 1, n);
+    sz(c, e, sizeof e, ext[i], sx ? sx[i] : 0);
     if (n == 1) fbxk_p_line(&c->p, "const int64_t v%d = %s;", vars[i], t);
-    else if (i == 0) fbxk_p_line(&c->p, "const int64_t v%d = %s / %" PRId64 ";", vars[i], t, inner);
-    else if (inner == 1) fbxk_p_line(&c->p, "const int64_t v%d = %s %% %" PRId64 ";", vars[i], t, ext[i]);
-    else fbxk_p_line(&c->p, "const int64_t v%d = (%s / %" PRId64 ") %% %" PRId64 ";", vars[i], t, inner, ext[i]);
-    inner *= ext[i];
+    else if (i == 0) fbxk_p_line(&c->p, "const int64_t v%d = %s / %s;", vars[i], t, inner);
+    else if (!strcmp(inner, "1")) fbxk_p_line(&c->p, "const int64_t v%d = %s %% %s;", vars[i], t, e);
+    else fbxk_p_line(&c->p, "const int64_t v%d = (%s / %s) %% %s;", vars[i], t, inner, e);
   }
 }
 
@@ -294,8 +332,8 @@ static void stmt_block(cg *c, const te_stmt *s) {
   switch (s->kind) {
     case TE_S_BLOCK: stmts_block(c, s->first); return;
     case TE_S_FOR:
-      fbxk_p_open(p, "for (int64_t v%d = threadIdx.x; v%d < %" PRId64 "; v%d += blockDim.x)", s->var, s->var,
-                  s->extent, s->var);
+      fbxk_p_open(p, "for (int64_t v%d = threadIdx.x; v%d < %s; v%d += blockDim.x)", s->var, s->var,
+                  sz(c, ext, sizeof ext, s->extent, s->extent_sx), s->var);
       stmts_thread(c, s->body->first);
       fbxk_p_close(p);
       fbxk_p_line(p, "__syncthreads();");
@@ -308,16 +346,15 @@ static void stmt_block(cg *c, const te_stmt *s) {
       return;
     case TE_S_LET: stmt_thread(c, s); return;
     case TE_S_REDUCE: {
-      int64_t total = 1;
-      for (int i = 0; i < s->nloops; i++) total *= s->rextent[i];
+      char total[256];
+      sz_prod(c, total, sizeof total, s->rextent, s->rextent_sx, 0, s->nloops);
       fbxk_p_line(p, "__shared__ %s l%d_w[32];", fbxk_compute_type(s->dtype, CU), s->local);
       reduce_init(c, s);
-      snprintf(ext, sizeof ext, "%" PRId64, total);
-      fbxk_p_open(p, "for (int64_t r%d = threadIdx.x; r%d < %s; r%d += blockDim.x)", s->local, s->local, ext,
+      fbxk_p_open(p, "for (int64_t r%d = threadIdx.x; r%d < %s; r%d += blockDim.x)", s->local, s->local, total,
                   s->local);
       char t[32];
       snprintf(t, sizeof t, "r%d", s->local);
-      decompose(c, t, s->rvar, s->rextent, s->nloops);
+      decompose(c, t, s->rvar, s->rextent, s->rextent_sx, s->nloops);
       reduce_body(c, s);
       fbxk_p_close(p);
       block_combine(c, s);
@@ -366,10 +403,11 @@ static void stmt_locals(const te_stmt *s, int one, unsigned char *used, unsigned
 
 /* The perfectly nested loops from s (each body one For); *inner gets the
  * innermost, its body is what runs per point. */
-static int collapse(const te_stmt *s, int *vars, int64_t *ext, const te_stmt **inner) {
+static int collapse(const te_stmt *s, int *vars, int64_t *ext, int *sx, const te_stmt **inner) {
   int n = 0;
   while (n < TE_MAX_LIN) {
     vars[n] = s->var;
+    sx[n] = s->extent_sx;
     ext[n++] = s->extent;
     *inner = s;
     const te_stmt *b = s->body->first;
@@ -381,8 +419,8 @@ static int collapse(const te_stmt *s, int *vars, int64_t *ext, const te_stmt **i
 
 static void kernel_begin(cg *c, const char *name, int idx) {
   const te_kernel_ir *k = c->k;
-  fbxk_param ps[TE_MAX_BUFS * 2];
-  char names[TE_MAX_BUFS * 2][16];
+  fbxk_param ps[TE_MAX_BUFS * 2 + TE_MAX_SX];
+  char names[TE_MAX_BUFS * 2 + TE_MAX_SX][16];
   int n = 0;
   for (int i = 0; i < k->nbufs; i++) {
     const te_buf *b = &k->bufs[i];
@@ -396,6 +434,10 @@ static void kernel_begin(cg *c, const char *name, int idx) {
     snprintf(names[n], sizeof names[n], "fs%d", i);
     ps[n++] = (fbxk_param){names[n - 1], FBXK_F64, FBXK_PARAM_VALUE};
     snprintf(names[n], sizeof names[n], "is%d", i);
+    ps[n++] = (fbxk_param){names[n - 1], FBXK_I64, FBXK_PARAM_VALUE};
+  }
+  for (int i = 0; i < k->nsx; i++) { /* dynamic shapes: the size expressions' values */
+    snprintf(names[n], sizeof names[n], "is%d", k->ninputs + i);
     ps[n++] = (fbxk_param){names[n - 1], FBXK_I64, FBXK_PARAM_VALUE};
   }
   char kname[96];
@@ -418,10 +460,13 @@ static void kernel_begin(cg *c, const char *name, int idx) {
 }
 
 char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first_line, int *nkernels,
-                      const char **unsupported) {
+                      const char **unsupported, te_cuda_grid **grids) {
   cg c = {.k = k};
   *nkernels = 0;
   *unsupported = NULL;
+  te_cuda_grid *grid = NULL;
+  int gcap = 0;
+  if (grids) *grids = NULL;
   fbxk_p_init(&c.p, CU);
   if (first_line) fbxk_p_puts(&c.p, first_line);
   fbxk_p_puts(&c.p, fbxk_prelude(CU));
@@ -452,17 +497,55 @@ char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first
     int idx = (*nkernels)++;
     c.ntemps = 0;
     fbxk_p_puts(&c.p, "\n");
-    int vars[TE_MAX_LIN];
+    int vars[TE_MAX_LIN], sxs[TE_MAX_LIN];
     int64_t ext[TE_MAX_LIN], total = 1;
     const te_stmt *inner = NULL;
-    int nv = single ? 0 : collapse(first, vars, ext, &inner);
-    for (int i = 0; i < nv; i++) total *= ext[i];
+    int nv = single ? 0 : collapse(first, vars, ext, sxs, &inner);
+    /* the iteration count: literal extents multiplied, symbolic ones
+     * (dynamic shapes) as a size expression computed at run time */
+    te_cuda_grid gd;
+    memset(&gd, 0, sizeof gd);
+    gd.total.c = 1;
+    for (int i = 0; i < nv; i++) {
+      if (!sxs[i]) {
+        total *= ext[i];
+        gd.total.c *= ext[i];
+        continue;
+      }
+      gd.dynamic = 1;
+      const te_sizex *x = &k->sx[sxs[i] - 1];
+      gd.total.c *= x->c;
+      for (int j = 0; j < TE_MAX_SYMS; j++) gd.total.e[j] = (unsigned char)(gd.total.e[j] + x->e[j]);
+    }
     int row = !single && has_reduce(inner->body->first);
     int64_t blocks = single ? 1 : row ? total : (total + CU_BLOCK - 1) / CU_BLOCK;
     if (blocks > CU_MAX_GRID) blocks = CU_MAX_GRID;
     if (blocks < 1) blocks = 1;
-    fbxk_p_line(&c.p, "/* %s_%d: %s; launch <<<%" PRId64 ", %d>>> (any multiple of 32 threads per block) */", name,
-                idx, single ? "one block" : row ? "one block per row" : "grid-stride", blocks, CU_BLOCK);
+    gd.blocks = blocks;
+    gd.row = row;
+    gd.single = single;
+    char totals[256];
+    sz_prod(&c, totals, sizeof totals, ext, sxs, 0, nv);
+    if (grids && idx >= gcap) {
+      int ncap = gcap ? 2 * gcap : 8;
+      te_cuda_grid *g = fbxk_alloc((size_t)ncap * sizeof *g);
+      if (!g) {
+        c.oom = 1;
+        break;
+      }
+      if (grid) memcpy(g, grid, (size_t)gcap * sizeof *g);
+      fbxk_free(grid);
+      grid = g;
+      gcap = ncap;
+    }
+    if (grids) grid[idx] = gd;
+    if (gd.dynamic)
+      fbxk_p_line(&c.p, "/* %s_%d: %s; launch <<<%s%s, %d>>> (at most %d blocks; any multiple of 32 threads per block) */",
+                  name, idx, row ? "one block per row" : "grid-stride", totals, row ? "" : " / 256, rounded up", CU_BLOCK,
+                  CU_MAX_GRID);
+    else
+      fbxk_p_line(&c.p, "/* %s_%d: %s; launch <<<%" PRId64 ", %d>>> (any multiple of 32 threads per block) */", name,
+                  idx, single ? "one block" : row ? "one block per row" : "grid-stride", blocks, CU_BLOCK);
     kernel_begin(&c, name, idx);
     if (single) {
       fbxk_p_line(&c.p, "if (blockIdx.x != 0u) return;");
@@ -472,11 +555,11 @@ char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first
       }
     } else {
       const char *flat = row ? "t_row" : "t_pt";
-      fbxk_p_open(&c.p, row ? "for (int64_t %s = blockIdx.x; %s < %" PRId64 "; %s += gridDim.x)"
-                            : "for (int64_t %s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; %s < %" PRId64
+      fbxk_p_open(&c.p, row ? "for (int64_t %s = blockIdx.x; %s < %s; %s += gridDim.x)"
+                            : "for (int64_t %s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; %s < %s"
                               "; %s += (int64_t)gridDim.x * blockDim.x)",
-                  flat, flat, total, flat);
-      decompose(&c, flat, vars, ext, nv);
+                  flat, flat, totals, flat);
+      decompose(&c, flat, vars, ext, sxs, nv);
       if (row) stmts_block(&c, inner->body->first);
       else stmts_thread(&c, inner->body->first);
       fbxk_p_close(&c.p);
@@ -490,8 +573,19 @@ char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first
   char *src = fbxk_p_take(&c.p);
   if (c.oom || c.bad) {
     fbxk_free(src);
+    fbxk_free(grid);
     *unsupported = c.bad;
     return NULL;
   }
+  if (grids) *grids = grid;
   return src;
+}
+
+int64_t te_cuda_blocks(const te_cuda_grid *g, const int64_t *sym) {
+  if (!g->dynamic) return g->blocks;
+  int64_t t = g->total.c;
+  for (int j = 0; j < TE_MAX_SYMS; j++)
+    for (int e = 0; e < g->total.e[j]; e++) t *= sym[j];
+  int64_t b = g->single ? 1 : g->row ? t : (t + TE_CUDA_BLOCK - 1) / TE_CUDA_BLOCK;
+  return b > TE_CUDA_MAX_GRID ? TE_CUDA_MAX_GRID : b < 1 ? 1 : b;
 }

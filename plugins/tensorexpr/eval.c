@@ -17,9 +17,13 @@ typedef struct ev {
   fbxk_scalar *locals;
 } ev;
 
+/* A size: the literal, or (dynamic shapes) size expression sx's value,
+ * is[ninputs + sx - 1] */
+static int64_t sz(const ev *c, int64_t v, int sx) { return sx ? c->is[c->k->ninputs + sx - 1] : v; }
+
 static int64_t offset(const ev *c, const te_access *a) {
-  int64_t o = a->offset;
-  for (int t = 0; t < a->nterms; t++) o += a->coef[t] * c->vars[a->var[t]];
+  int64_t o = sz(c, a->offset, a->offset_sx);
+  for (int t = 0; t < a->nterms; t++) o += sz(c, a->coef[t], a->coef_sx[t]) * c->vars[a->var[t]];
   return o;
 }
 
@@ -66,7 +70,13 @@ static char *addr(const ev *c, const te_access *a) {
 static fbxk_scalar eval(const ev *c, const te_expr *e) {
   fbxk_scalar r = {0, 0};
   switch (e->kind) {
-    case TE_E_IMM: return e->imm;
+    case TE_E_IMM:
+      if (e->imm_sx) {
+        r.i = sz(c, 0, e->imm_sx);
+        r.f = (double)r.i;
+        return r;
+      }
+      return e->imm;
     case TE_E_VAR: r.i = c->vars[e->id]; return r;
     case TE_E_LOCAL: return c->locals[e->id];
     case TE_E_SCALAR:
@@ -93,7 +103,7 @@ static void reduce_loops(const ev *c, const te_stmt *s, int level) {
     fbxk_op_eval(s->combiner, s->dtype, s->dtype, a, &c->locals[s->local]);
     return;
   }
-  for (int64_t i = 0; i < s->rextent[level]; i++) {
+  for (int64_t i = 0, n = sz(c, s->rextent[level], s->rextent_sx[level]); i < n; i++) {
     c->vars[s->rvar[level]] = i;
     reduce_loops(c, s, level + 1);
   }
@@ -104,7 +114,7 @@ static void run(const ev *c, const te_stmt *s) {
     switch (s->kind) {
       case TE_S_BLOCK: run(c, s->first); break;
       case TE_S_FOR:
-        for (int64_t i = 0; i < s->extent; i++) {
+        for (int64_t i = 0, n = sz(c, s->extent, s->extent_sx); i < n; i++) {
           c->vars[s->var] = i;
           run(c, s->body->first);
         }

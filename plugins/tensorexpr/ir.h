@@ -53,6 +53,8 @@ typedef struct te_buf {
   int64_t sizes[TE_MAX_DIMS];
   int64_t strides[TE_MAX_DIMS]; /* elements */
   int64_t numel;                /* temps: elements to allocate */
+  /* dynamic shapes (dynamic.c): size expression 1 + i of a field, 0: the literal */
+  int sizes_sx[TE_MAX_DIMS], strides_sx[TE_MAX_DIMS], numel_sx;
   /* 1 + the buffer whose memory this one reads (a view: kind TEMP, numel 0,
    * never stored, its strides relative to that buffer's base); 0: none */
   int alias;
@@ -81,6 +83,7 @@ typedef struct te_access {
   int nterms;
   int var[TE_MAX_LIN];
   int64_t coef[TE_MAX_LIN];
+  int offset_sx, coef_sx[TE_MAX_LIN]; /* dynamic shapes: size expressions (0: the literal) */
 } te_access;
 
 struct te_expr {
@@ -92,6 +95,7 @@ struct te_expr {
   int op, cdtype;
   int nargs;
   te_expr *a[FBXK_MAX_OP_ARGS];
+  int imm_sx; /* dynamic shapes: an IMM that is a size expression (0: the literal) */
 };
 
 typedef enum te_skind { TE_S_BLOCK, TE_S_FOR, TE_S_STORE, TE_S_LET, TE_S_REDUCE } te_skind;
@@ -119,9 +123,19 @@ struct te_stmt {
   int nloops;
   int rvar[TE_MAX_DIMS];
   int64_t rextent[TE_MAX_DIMS];
+  int extent_sx, rextent_sx[TE_MAX_DIMS]; /* dynamic shapes: size expressions (0: the literal) */
 };
 
 #define TE_MAX_BUFS 128
+#define TE_MAX_SYMS 16 /* symbols of one kernel (dynamic shapes) */
+#define TE_MAX_SX 64   /* size expressions of one kernel */
+
+/* A size expression (dynamic shapes): c * prod over symbols j of sym_j^e[j],
+ * sym_j the run-time size the host bound to symbol j. */
+typedef struct te_sizex {
+  int64_t c;
+  unsigned char e[TE_MAX_SYMS];
+} te_sizex;
 
 typedef struct te_kernel_ir {
   te_arena *arena;
@@ -134,6 +148,12 @@ typedef struct te_kernel_ir {
   int nvars, nlocals;
   int local_dtype[1024];
   te_stmt *root;                 /* a block */
+  /* dynamic shapes (dynamic.c): the kernel serves every binding of its
+   * symbols; symbol j is the size of dim sym_dim[j] of input sym_input[j].
+   * Size expression i's value is passed to the kernel as is[ninputs + i]. */
+  int nsyms, nsx;
+  int sym_input[TE_MAX_SYMS], sym_dim[TE_MAX_SYMS];
+  te_sizex sx[TE_MAX_SX];
 } te_kernel_ir;
 
 /* construction (ir.c) */

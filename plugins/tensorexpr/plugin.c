@@ -13,13 +13,22 @@
  * Environment, read once when the plugin is loaded (a bad value is
  * reported with the variable's name and the default is used):
  * FUSEBOX_TE_BACKEND = c (default) | eval | cuda: generated C, the IR
- *   interpreter, or CUDA C compiled to PTX by NVRTC (codegen_cuda.c). The
- *   plugin has no GPU runtime (the driver API) yet: under cuda the kernels
- *   are printed and compiled to PTX (explain --source shows both) and the
- *   group runs as the C backend's kernel on the CPU (logged once); an NVRTC
- *   failure fails the compile (the group runs in the interpreter, counted);
- *   NVRTC absent: a warning once, C only. When the C compiler fails, a
+ *   interpreter, or CUDA C (codegen_cuda.c) run on the GPU through the
+ *   kit's CUDA driver module (kit_cuda.h: NVRTC to PTX, module load, one
+ *   launch per kernel, inputs copied to the device and outputs back on
+ *   every run). The driver is opened at the first cuda compile (libcuda.so.1,
+ *   or FUSEBOX_LIBCUDA); when it cannot be (no driver, no device, no NVRTC,
+ *   a 1.0 host) the backend falls back, with a warning once naming the
+ *   reason, to what it did before it had a runtime: the CUDA C is compiled to
+ *   PTX to check it (when NVRTC is there) and the group runs as the C
+ *   backend's kernel on the CPU. An NVRTC failure fails the compile (the
+ *   group runs in the interpreter, counted). When the C compiler fails, a
  *   kernel runs on the interpreter (logged once).
+ * FUSEBOX_TE_DYNAMIC = 1 (default) | 0: with an ABI 1.1 host the plugin
+ *   accepts symbolic sizes (FBXP_ACCEPTS_SYMBOLIC): at the dynamic levels of
+ *   FUSEBOX_FUSION_STRATEGY one kernel serves every size of a pattern
+ *   (dynamic.c; every backend); 0: kernels are specialized on concrete sizes
+ *   only.
  * FUSEBOX_TE_DISABLE = comma list of inline, rowblock, registers, flatten,
  *   parallel, vectorize (or all): transformations left out of the schedule.
  * FUSEBOX_TE_PARALLEL_MIN = elements (default 32768): a nest moving fewer
@@ -31,12 +40,15 @@
  * FUSEBOX_NUM_THREADS: OpenMP team size of parallel loops (the host pool's
  *   rule: positive value, else the online CPUs, at most 64).
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <unistd.h>
+
+#include <fusebox/kit/kit_cuda.h>
 
 #include "te.h"
 
@@ -51,13 +63,24 @@ static int64_t par_min = 32768;
 static int nthreads = 1;
 static char cc_flags[160];
 static char target_line[256];
-static atomic_int told_fallback, told_serial, told_cuda_cpu, told_no_nvrtc;
+static atomic_int told_fallback, told_serial, told_no_nvrtc;
+
+/* The GPU runtime of the cuda backend: opened once, at the first cuda
+ * compile; NULL when it could not be (gpu_why says why). */
+static fbxk_cuda *gpu;
+static char gpu_why[600];
+static pthread_once_t gpu_once = PTHREAD_ONCE_INIT;
 
 typedef struct te_kernel {
   te_kernel_ir *ir;
   fbxp_shlib *lib;
   te_fn fn;
   char *text; /* explain --source: IR before/after the schedule, then the C */
+  /* the cuda backend on a GPU: the module, kernel i's entry and blocks */
+  fbxk_cuda_module *cu_mod;
+  int ncu;
+  fbxk_cuda_fn **cu_fns;
+  te_cuda_grid *cu_grids;
 } te_kernel;
 
 static fbxp_status *nomem(void) { return te_host->status_new(FBXP_ERR_NOMEM, "tensorexpr: out of memory"); }
@@ -65,6 +88,9 @@ static fbxp_status *nomem(void) { return te_host->status_new(FBXP_ERR_NOMEM, "te
 static void kernel_free(te_kernel *k) {
   if (!k) return;
   if (k->lib) te_host->shlib_release(k->lib);
+  if (k->cu_mod) fbxk_cuda_module_unload(gpu, k->cu_mod);
+  te_host->free(k->cu_fns);
+  fbxk_free(k->cu_grids);
   if (k->ir) te_arena_destroy(k->ir->arena);
   te_host->free(k->ir);
   fbxk_free(k->text);
@@ -83,14 +109,57 @@ static void transforms_text(char *out, size_t cap) {
 
 static int v11(void) { return te_host->struct_size >= FBXP_HOST_API_SIZE_V1_1; }
 
+static void gpu_open(void) {
+  fbxp_status *st = fbxk_cuda_open(te_host, "tensorexpr CUDA", NULL, &gpu);
+  char msg[800];
+  if (st) {
+    snprintf(gpu_why, sizeof gpu_why, "%s", v11() ? te_host->status_message(st) : "the host is older than ABI 1.1");
+    if (v11()) te_host->status_free(st);
+    snprintf(msg, sizeof msg,
+             "tensorexpr: FUSEBOX_TE_BACKEND=cuda: no GPU runtime (%s); kernels are compiled to PTX to check them "
+             "and run as C kernels on the CPU",
+             gpu_why);
+    te_host->log(FBXP_LOG_WARN, msg);
+  } else {
+    snprintf(msg, sizeof msg, "tensorexpr: FUSEBOX_TE_BACKEND=cuda: kernels run on %s", fbxk_cuda_device(gpu));
+    te_host->log(FBXP_LOG_INFO, msg);
+  }
+}
+
+/* The cuda backend with a GPU: the CUDA C compiled and loaded, an entry and
+ * a grid per kernel. */
+static fbxp_status *cuda_load(te_kernel *k, char **cu, char *note, size_t cap) {
+  int nk = 0;
+  const char *bad = NULL;
+  *cu = te_codegen_cuda(k->ir, "te_kernel", NULL, &nk, &bad, &k->cu_grids);
+  if (!*cu) {
+    if (!bad) return nomem();
+    char msg[200];
+    snprintf(msg, sizeof msg, "tensorexpr: the CUDA backend cannot print this kernel: %s", bad);
+    return te_host->status_new(FBXP_ERR_COMPILE, msg);
+  }
+  fbxp_status *st = fbxk_cuda_module_load(gpu, *cu, "te_kernel.cu", &k->cu_mod);
+  if (st) return st;
+  if (!(k->cu_fns = te_host->alloc((size_t)(nk ? nk : 1) * sizeof *k->cu_fns))) return nomem();
+  k->ncu = nk;
+  for (int i = 0; i < nk; i++) {
+    char entry[32];
+    snprintf(entry, sizeof entry, "te_kernel_%d", i);
+    if ((st = fbxk_cuda_function(gpu, k->cu_mod, entry, &k->cu_fns[i]))) return st;
+  }
+  snprintf(note, cap, "%d kernel%s, NVRTC: %d PTX entr%s loaded, run on %s", nk, nk == 1 ? "" : "s", nk,
+           nk == 1 ? "y" : "ies", fbxk_cuda_device(gpu));
+  return NULL;
+}
+
 /* The CUDA C of a scheduled kernel, compiled to PTX by NVRTC to check it
- * (the PTX is not kept: nothing runs it yet). *note says how it went (for
+ * (no GPU runtime: the PTX is not kept). *note says how it went (for
  * explain --source). NVRTC absent: a warning once, the CUDA C is shown
  * uncompiled. */
 static fbxp_status *cuda_compile(const te_kernel_ir *ir, char **cu, char *note, size_t cap) {
   int nk = 0;
   const char *bad = NULL;
-  *cu = te_codegen_cuda(ir, "te_kernel", NULL, &nk, &bad);
+  *cu = te_codegen_cuda(ir, "te_kernel", NULL, &nk, &bad, NULL);
   if (!*cu) {
     if (!bad) return nomem();
     char msg[200];
@@ -125,6 +194,59 @@ static fbxp_status *cuda_compile(const te_kernel_ir *ir, char **cu, char *note, 
   return st;
 }
 
+/* Dynamic shapes: a status for why this group's kernel cannot serve every
+ * size (the host runs the group in the interpreter for this pattern). */
+static fbxp_status *dyn_unsupported(const char *why) {
+  char msg[400];
+  snprintf(msg, sizeof msg, "tensorexpr: dynamic shapes: %s", why);
+  return te_host->status_new(FBXP_ERR_UNSUPPORTED, msg);
+}
+
+/* A lowering or schedule failure at a representative size: unsupported. */
+static fbxp_status *dyn_status(fbxp_status *st) {
+  if (!st || te_host->status_code(st) == FBXP_ERR_NOMEM) return st;
+  fbxp_status *mine = dyn_unsupported(te_host->status_message(st));
+  te_host->status_free(st);
+  return mine;
+}
+
+/* The second representative binding lowered and scheduled, and the kernel
+ * at the first (a) matched against it (dynamic.c). */
+static fbxp_status *dyn_match(te_kernel_ir *a, const fbxp_graph *g, const fbxp_arg_spec *rep_b,
+                              const fbxp_arg_spec *in, int32_t nin) {
+  te_kernel_ir *b = te_host->alloc(sizeof *b);
+  if (!b) return nomem();
+  memset(b, 0, sizeof *b);
+  if (!(b->arena = te_arena_create())) {
+    te_host->free(b);
+    return nomem();
+  }
+  fbxp_status *st = dyn_status(te_lower(b, g, rep_b, nin));
+  if (!st) st = dyn_status(te_schedule(b, transforms, 0));
+  const char *why = st ? NULL : te_dyn_match(a, b, in, nin);
+  if (why) st = dyn_unsupported(why);
+  for (int o = 0; o < a->noutputs && !st; o++) { /* output sizes: constants or one symbol */
+    const te_buf *ob = &a->bufs[a->output_buf[o]];
+    for (int d = 0; d < ob->ndim && !st; d++) {
+      if (!ob->sizes_sx[d]) continue;
+      const te_sizex *x = &a->sx[ob->sizes_sx[d] - 1];
+      int n = 0;
+      for (int j = 0; j < TE_MAX_SYMS; j++) n += x->e[j];
+      if (x->c != 1 || n != 1) st = dyn_unsupported("an output size that is not one of the inputs' sizes");
+    }
+  }
+  te_arena_destroy(b->arena);
+  te_host->free(b);
+  return st;
+}
+
+/* The one symbol of a size expression that is one input size. */
+static int dyn_symbol(const te_sizex *x) {
+  for (int j = 0; j < TE_MAX_SYMS; j++)
+    if (x->e[j]) return j;
+  return 0;
+}
+
 static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin,
                                fbxp_compile_result *res, fbxp_kernel **out) {
   (void)state;
@@ -141,7 +263,16 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     kernel_free(k);
     return nomem();
   }
-  fbxp_status *st = te_lower(k->ir, g, in, nin);
+  /* symbolic sizes (ABI 1.1): lowered at two representative bindings,
+   * one kernel for every size (dynamic.c) */
+  const int dyn = te_specs_symbolic(in, nin);
+  fbxp_arg_spec *rep = dyn ? te_host->alloc(2 * (size_t)nin * sizeof *rep) : NULL;
+  fbxp_status *st = NULL;
+  if (dyn && !rep) st = nomem();
+  const char *dyn_why = st || !dyn ? NULL : te_dyn_specs(in, nin, 0, rep);
+  if (!dyn_why && !st && dyn) dyn_why = te_dyn_specs(in, nin, 1, rep + nin);
+  if (dyn_why) st = dyn_unsupported(dyn_why);
+  if (!st) st = dyn ? dyn_status(te_lower(k->ir, g, rep, nin)) : te_lower(k->ir, g, in, nin);
   char msg[200];
   if (!st && te_ir_verify(k->ir, msg, sizeof msg)) {
     char full[260];
@@ -152,30 +283,37 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     st = te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: output count differs from the host's");
   char *before = st ? NULL : te_ir_print(k->ir);
   if (!st && !before) st = nomem();
-  if (!st) st = te_schedule(k->ir, transforms, par_min);
+  if (!st) st = dyn ? dyn_status(te_schedule(k->ir, transforms, 0)) : te_schedule(k->ir, transforms, par_min);
+  if (!st && dyn) st = dyn_match(k->ir, g, rep + nin, in, nin);
+  te_host->free(rep);
   char *after = st ? NULL : te_ir_print(k->ir);
   if (!st && !after) st = nomem();
   char *c = NULL, *cu = NULL, cu_note[160] = "";
   if (!st && !(c = te_codegen_c(k->ir, "te_kernel", target_line))) st = nomem();
-  if (!st && backend == TE_BACKEND_CUDA) st = cuda_compile(k->ir, &cu, cu_note, sizeof cu_note);
+  if (!st && backend == TE_BACKEND_CUDA) {
+    pthread_once(&gpu_once, gpu_open);
+    st = gpu ? cuda_load(k, &cu, cu_note, sizeof cu_note) : cuda_compile(k->ir, &cu, cu_note, sizeof cu_note);
+  }
   if (!st) {
     char tl[96];
     transforms_text(tl, sizeof tl);
     fbxk_buf b = {0};
+    if (dyn) te_dyn_describe(k->ir, &b);
     fbxk_printf(&b, "/* ==== tensorexpr: loop IR as lowered ==== */\n%s", before);
     fbxk_printf(&b, "/* ==== loop IR after the schedule (%s) ==== */\n%s", tl, after);
     if (cu) fbxk_printf(&b, "/* ==== CUDA C (backend cuda: %s) ==== */\n%s", cu_note, cu);
     fbxk_printf(&b, "/* ==== C (backend %s) ==== */\n%s",
-                backend == TE_BACKEND_EVAL ? "eval: not compiled" : backend == TE_BACKEND_CUDA ? "cuda: what runs on the CPU" : "c", c);
+                backend == TE_BACKEND_EVAL    ? "eval: not compiled"
+                : k->cu_mod                   ? "cuda: not compiled, the kernels run on the GPU"
+                : backend == TE_BACKEND_CUDA ? "cuda: no GPU runtime, what runs on the CPU"
+                                              : "c",
+                c);
     if (!(k->text = fbxk_take(&b))) st = nomem();
   }
   fbxk_free(cu);
   fbxk_free(before);
   fbxk_free(after);
-  if (!st && backend == TE_BACKEND_CUDA && !atomic_exchange(&told_cuda_cpu, 1))
-    te_host->log(FBXP_LOG_INFO, "tensorexpr: FUSEBOX_TE_BACKEND=cuda: kernels are compiled to PTX but this plugin has "
-                                "no GPU runtime yet; they run as C kernels on the CPU");
-  if (!st && backend != TE_BACKEND_EVAL) {
+  if (!st && backend != TE_BACKEND_EVAL && !k->cu_mod) {
     fbxp_status *cs = te_host->cc_compile(c, cc_flags, &k->lib);
     if (!cs) {
       void *sym = te_host->shlib_symbol(k->lib, "te_kernel");
@@ -211,7 +349,8 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
     s->kind = FBXP_ARG_TENSOR;
     s->dtype = b->dtype;
     s->ndim = b->ndim;
-    for (int d = 0; d < b->ndim; d++) s->sizes[d] = b->sizes[d];
+    for (int d = 0; d < b->ndim; d++)
+      s->sizes[d] = b->sizes_sx[d] ? FBXP_SYMBOL(dyn_symbol(&k->ir->sx[b->sizes_sx[d] - 1])) : b->sizes[d];
     s->device_type = kDLCPU;
     s->device_id = 0;
   }
@@ -227,9 +366,12 @@ static fbxp_status *run_error(const char *fmt, int i) {
   return te_host->status_new(FBXP_ERR_RUN, msg);
 }
 
-static int dl_matches(const DLTensor *t, const te_buf *b) {
-  if (!t || t->ndim != b->ndim || t->device.device_type != kDLCPU || t->dtype.bits != 8 * fbxk_dtype_size(b->dtype))
+static int dl_matches(const DLTensor *t, const te_buf *bb, const int64_t *sxv) {
+  if (!t || t->ndim != bb->ndim || t->device.device_type != kDLCPU || t->dtype.bits != 8 * fbxk_dtype_size(bb->dtype))
     return 0;
+  te_buf concrete, *b = &concrete; /* this run's sizes and strides (dynamic shapes) */
+  concrete = *bb;
+  te_dyn_buf(bb, sxv, concrete.sizes, concrete.strides, NULL);
   int64_t acc = 1;
   for (int d = b->ndim - 1; d >= 0; d--) {
     if (t->shape[d] != b->sizes[d]) return 0;
@@ -239,6 +381,66 @@ static int dl_matches(const DLTensor *t, const te_buf *b) {
     if (b->sizes[d] != 1 && b->kind == TE_BUF_OUTPUT && s != b->strides[d]) return 0;
   }
   return 1;
+}
+
+/* Bytes a buffer's elements span (0 when it has none). */
+static size_t buf_bytes(const te_buf *b) {
+  int64_t span = 1;
+  for (int d = 0; d < b->ndim; d++) {
+    if (b->sizes[d] == 0) return 0;
+    int64_t s = b->strides[d] < 0 ? -b->strides[d] : b->strides[d];
+    span += (b->sizes[d] - 1) * s;
+  }
+  return (size_t)span * (size_t)fbxk_dtype_size(b->dtype);
+}
+
+/* One run on the GPU: every kernel parameter buffer in buffer order (what
+ * codegen_cuda.c declares: views and inlined temporaries are not
+ * parameters), inputs copied in, outputs back, temporaries on the device
+ * only; then fs<j>, is<j> per scalar input; one launch per kernel. */
+static fbxp_status *gpu_run(const te_kernel *kk, char *const *bufs, const double *fs, const int64_t *is,
+                            const int64_t *sym) {
+  const te_kernel_ir *k = kk->ir;
+  int nargs = 0;
+  for (int b = 0; b < k->nbufs; b++) nargs += !(k->bufs[b].kind == TE_BUF_TEMP && !k->bufs[b].numel);
+  nargs += 2 * k->ninputs + k->nsx;
+  fbxk_cuda_buf *cb = te_host->alloc((size_t)(k->nbufs ? k->nbufs : 1) * sizeof *cb);
+  fbxk_cuda_arg *ca = te_host->alloc((size_t)(nargs ? nargs : 1) * sizeof *ca);
+  fbxk_cuda_launch *cl = te_host->alloc((size_t)(kk->ncu ? kk->ncu : 1) * sizeof *cl);
+  fbxp_status *st = NULL;
+  if (!cb || !ca || !cl) st = nomem();
+  int nb = 0, na = 0;
+  for (int b = 0; b < k->nbufs && !st; b++) {
+    const te_buf *bf = &k->bufs[b];
+    if (bf->kind == TE_BUF_TEMP && !bf->numel) continue;
+    te_buf run_bf = *bf; /* this run's sizes, strides and count (dynamic shapes) */
+    te_dyn_buf(bf, is + k->ninputs, run_bf.sizes, run_bf.strides, &run_bf.numel);
+    size_t bytes = bf->kind == TE_BUF_TEMP ? (size_t)run_bf.numel * (size_t)fbxk_dtype_size(bf->dtype)
+                                           : buf_bytes(&run_bf);
+    uint32_t flags = bf->kind == TE_BUF_INPUT ? FBXK_CUDA_IN : bf->kind == TE_BUF_OUTPUT ? FBXK_CUDA_OUT : FBXK_CUDA_TEMP;
+    if (!bytes) { /* an empty tensor: a parameter all the same, nothing to copy */
+      bytes = (size_t)fbxk_dtype_size(bf->dtype);
+      flags = FBXK_CUDA_TEMP;
+    }
+    cb[nb] = (fbxk_cuda_buf){flags == FBXK_CUDA_TEMP ? NULL : bufs[b], bytes, flags};
+    ca[na++] = (fbxk_cuda_arg){.kind = FBXK_CUDA_ARG_BUFFER, .buffer = nb++};
+  }
+  for (int i = 0; i < k->ninputs && !st; i++) {
+    if (k->input_kind[i] == FBXP_ARG_TENSOR) continue;
+    ca[na++] = (fbxk_cuda_arg){.kind = FBXK_CUDA_ARG_F64, .f = fs[i]};
+    ca[na++] = (fbxk_cuda_arg){.kind = FBXK_CUDA_ARG_I64, .i = is[i]};
+  }
+  for (int i = 0; i < k->nsx && !st; i++) /* dynamic shapes: the size arguments */
+    ca[na++] = (fbxk_cuda_arg){.kind = FBXK_CUDA_ARG_I64, .i = is[k->ninputs + i]};
+  for (int i = 0; i < kk->ncu && !st; i++)
+    cl[i] = (fbxk_cuda_launch){.fn = kk->cu_fns[i], .args = ca, .nargs = na,
+                               .grid = {(unsigned)te_cuda_blocks(&kk->cu_grids[i], sym), 1, 1},
+                               .block = {TE_CUDA_BLOCK, 1, 1}};
+  if (!st) st = fbxk_cuda_run(gpu, cb, nb, cl, kk->ncu, NULL);
+  te_host->free(cb);
+  te_host->free(ca);
+  te_host->free(cl);
+  return st;
 }
 
 static fbxp_status *te_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in, int32_t nin, DLTensor *const *outs,
@@ -251,12 +453,16 @@ static fbxp_status *te_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
   char *small[32];
   char **bufs = k->nbufs <= 32 ? small : te_host->alloc(sizeof(char *) * (size_t)k->nbufs);
   double fsmall[32];
-  int64_t ismall[32];
+  int64_t ismall[32 + TE_MAX_SX]; /* the scalar inputs, then (dynamic shapes) the size expressions' values */
   double *fs = nin <= 32 ? fsmall : te_host->alloc(sizeof(double) * (size_t)nin);
-  int64_t *is = nin <= 32 ? ismall : te_host->alloc(sizeof(int64_t) * (size_t)nin);
+  int64_t *is = nin <= 32 ? ismall : te_host->alloc(sizeof(int64_t) * (size_t)(nin + TE_MAX_SX));
+  const int64_t *sxv = is ? is + nin : NULL;
   fbxp_status *st = NULL;
   if (!bufs || !fs || !is) st = nomem();
   for (int b = 0; b < k->nbufs && !st; b++) bufs[b] = NULL;
+  int64_t sym[TE_MAX_SYMS] = {0};
+  if (!st && k->nsx && te_dyn_bind(k, in, nin, is + nin, sym))
+    st = run_error("tensorexpr: the inputs do not bind the kernel's %d symbolic sizes", k->nsyms);
   for (int i = 0; i < nin && !st; i++) {
     if (in[i].kind != k->input_kind[i]) {
       st = run_error("tensorexpr: input %d has another kind than at compile time", i);
@@ -267,22 +473,25 @@ static fbxp_status *te_run(void *state, fbxp_kernel *kernel, const fbxp_arg *in,
     if (in[i].kind != FBXP_ARG_TENSOR) continue;
     const DLTensor *t = in[i].u.tensor;
     const te_buf *b = &k->bufs[k->input_buf[i]];
-    if (!dl_matches(t, b)) st = run_error("tensorexpr: input %d differs from the spec the kernel was compiled for", i);
+    if (!dl_matches(t, b, sxv)) st = run_error("tensorexpr: input %d differs from the spec the kernel was compiled for", i);
     else bufs[k->input_buf[i]] = (char *)t->data + t->byte_offset;
   }
   for (int o = 0; o < nout && !st; o++) {
     const DLTensor *t = outs[o];
     const te_buf *b = &k->bufs[k->output_buf[o]];
-    if (!dl_matches(t, b)) st = run_error("tensorexpr: output %d differs from its spec", o);
+    if (!dl_matches(t, b, sxv)) st = run_error("tensorexpr: output %d differs from its spec", o);
     else bufs[k->output_buf[o]] = (char *)t->data + t->byte_offset;
   }
   for (int b = 0; b < k->nbufs && !st; b++) {
     const te_buf *bf = &k->bufs[b];
     if (bf->kind != TE_BUF_TEMP || !bf->numel) continue;
-    if (!(bufs[b] = te_host->alloc((size_t)bf->numel * (size_t)fbxk_dtype_size(bf->dtype)))) st = nomem();
+    int64_t sz[TE_MAX_DIMS], sd[TE_MAX_DIMS], numel;
+    te_dyn_buf(bf, sxv, sz, sd, &numel);
+    if (!(bufs[b] = te_host->alloc(numel ? (size_t)numel * (size_t)fbxk_dtype_size(bf->dtype) : 1))) st = nomem();
   }
   if (!st) {
-    if (kk->fn) kk->fn(bufs, fs, is, nthreads);
+    if (kk->cu_mod) st = gpu_run(kk, bufs, fs, is, sym);
+    else if (kk->fn) kk->fn(bufs, fs, is, nthreads);
     else if (te_eval(k, bufs, fs, is)) st = nomem();
   }
   for (int b = 0; bufs && b < k->nbufs; b++)
@@ -303,7 +512,8 @@ static const char *te_kernel_source(void *state, fbxp_kernel *k) {
   return ((const te_kernel *)k)->text;
 }
 
-static const fbxp_plugin_api api = {
+/* not const: the entry adds FBXP_ACCEPTS_SYMBOLIC (dynamic shapes) where it applies */
+static fbxp_plugin_api api = {
     .struct_size = FBXP_PLUGIN_API_SIZE_V1_0,
     .abi_major = FBXP_ABI_MAJOR,
     .abi_minor = FBXP_ABI_MINOR,
@@ -405,6 +615,13 @@ FBXP_EXPORT const fbxp_plugin_api *fbxp_plugin_entry(const fbxp_host_api *host, 
   else if (b && !strcmp(b, "cuda")) backend = TE_BACKEND_CUDA;
   else if (b && *b && strcmp(b, "c")) warn_env("FUSEBOX_TE_BACKEND", b, "is neither 'c' nor 'eval' nor 'cuda'; using c");
   read_disable();
+  /* dynamic shapes: a 1.1 host, FUSEBOX_TE_DYNAMIC not 0 */
+  const char *dy = getenv("FUSEBOX_TE_DYNAMIC");
+  int dynamic = 1;
+  if (dy && *dy && strcmp(dy, "0") && strcmp(dy, "1")) warn_env("FUSEBOX_TE_DYNAMIC", dy, "is neither 0 nor 1; using 1");
+  else if (dy && !strcmp(dy, "0")) dynamic = 0;
+  api.flags = FBXP_GUARDS_OUTSIDE | FBXP_RUN_THREAD_SAFE;
+  if (dynamic && v11()) api.flags |= FBXP_ACCEPTS_SYMBOLIC;
   const char *pm = getenv("FUSEBOX_TE_PARALLEL_MIN");
   par_min = 32768;
   if (pm && *pm) {

@@ -7,6 +7,7 @@
  *   codegen_c.c   IR -> C through the kit printer (host->cc_compile)
  *   codegen_cuda.c  IR -> CUDA C through the kit printer (host->nvrtc_compile)
  *   eval.c        an interpreter of the IR (NNC's SimpleIREval)
+ *   dynamic.c     one kernel for every size of symbolic specs
  *   plugin.c      the ABI table, environment, kernels
  */
 #ifndef TE_H
@@ -52,11 +53,40 @@ void te_vectorize(te_kernel_ir *k);
 char *te_codegen_c(const te_kernel_ir *k, const char *name, const char *first_line);
 
 /* codegen_cuda.c: the CUDA C source (fbxk_alloc'd) of kernels NAME_0 ..
- * NAME_<*nkernels - 1>, launched in that order; NULL when out of memory or
- * when the IR has a construct the backend does not print (*unsupported
- * says which; NULL: out of memory). */
+ * NAME_<*nkernels - 1>, launched in that order with TE_CUDA_BLOCK threads
+ * per block; NULL when out of memory or when the IR has a construct the
+ * backend does not print (*unsupported says which; NULL: out of memory).
+ * grids (may be NULL): each kernel's grid, an fbxk_alloc'd array of
+ * *nkernels (te_cuda_blocks gives a run's blocks). */
+#define TE_CUDA_BLOCK 256
+#define TE_CUDA_MAX_GRID 65535
+typedef struct te_cuda_grid {
+  int64_t blocks; /* the blocks, when not dynamic */
+  int single, row;
+  int dynamic;    /* dynamic shapes: the iteration count is `total` at run time */
+  te_sizex total; /* rows (row kernels) or points (grid-stride kernels) */
+} te_cuda_grid;
 char *te_codegen_cuda(const te_kernel_ir *k, const char *name, const char *first_line, int *nkernels,
-                      const char **unsupported);
+                      const char **unsupported, te_cuda_grid **grids);
+/* The blocks of one launch (sym: the run's symbol values, dynamic kernels). */
+int64_t te_cuda_blocks(const te_cuda_grid *g, const int64_t *sym);
+
+/* dynamic.c: kernels over symbolic sizes (ABI 1.1, FBXP_ACCEPTS_SYMBOLIC).
+ * te_specs_symbolic: do the specs hold a symbol? te_dyn_specs: the specs
+ * at representative binding `which` (0 or 1; contiguous strides for the
+ * symbolic inputs), or why not. te_dyn_match: a (lowered and scheduled at
+ * binding 0) against b (binding 1): NULL, with a's size-dependent fields
+ * marked with size expressions and its symbols bound to input dims, or why
+ * the kernel cannot serve every size. te_dyn_bind: the size expressions'
+ * values for a run's inputs (sxv[k->nsx]) and the symbols' (sym[TE_MAX_SYMS]); te_dyn_buf: a buffer's sizes,
+ * strides and element count for them. */
+int te_specs_symbolic(const fbxp_arg_spec *in, int32_t nin);
+const char *te_dyn_specs(const fbxp_arg_spec *in, int32_t nin, int which, fbxp_arg_spec *out);
+const char *te_dyn_match(te_kernel_ir *a, const te_kernel_ir *b, const fbxp_arg_spec *in, int32_t nin);
+int te_dyn_bind(const te_kernel_ir *k, const fbxp_arg *in, int32_t nin, int64_t *sxv, int64_t *sym);
+void te_dyn_buf(const te_buf *b, const int64_t *sxv, int64_t *sizes, int64_t *strides, int64_t *numel);
+/* A line for explain --source: the symbols' representative sizes and the size arguments. */
+void te_dyn_describe(const te_kernel_ir *k, fbxk_buf *b);
 
 /* eval.c: run the IR on buffers (bufs[i]: buffer i's base). */
 int te_eval(const te_kernel_ir *k, char *const *bufs, const double *fs, const int64_t *is); /* -1: out of memory */

@@ -1,6 +1,7 @@
-/* A stand-in CUDA driver (libcuda.so.1's entry points used by
- * plugins/nvfuser_like/runtime_cuda.c) for test_nvf_rt on machines without a
- * GPU, loaded through FUSEBOX_NVF_LIBCUDA. Device memory is host memory;
+/* A stand-in CUDA driver (libcuda.so.1's entry points used by the kit's
+ * CUDA module, sdk/kit/kit_cuda.c) for test_nvf_rt and test_te_gpu on
+ * machines without a GPU, loaded through FUSEBOX_NVF_LIBCUDA or
+ * FUSEBOX_LIBCUDA. Device memory is host memory;
  * modules keep the PTX and find entries by ".entry name("; a launch of one of
  * the four kernels test_nvf_rt writes in CUDA C (padd, wg_sum, part, fin) is
  * carried out here in C over the grid and block it was given, reading the
@@ -10,7 +11,10 @@
  * FAKE_CUDA_MODE (read by cuInit): "init_fail" (cuInit returns
  * CUDA_ERROR_NO_DEVICE), "zero" (no devices), "sync_fail"
  * (cuCtxSynchronize returns CUDA_ERROR_LAUNCH_FAILED); unset: one device.
- * fake_cuda_counters() exposes what the test checks.
+ * fake_cuda_counters() exposes what the test checks. A launch of any other
+ * entry goes to the function a test set with fake_cuda_set_kernel (it gets
+ * the entry's name, grid, block, shared bytes and the parameter pointers, as
+ * cuLaunchKernel does); without one it fails.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <stdint.h>
@@ -48,6 +52,10 @@ typedef struct {
 } fake_function;
 
 #define API __attribute__((visibility("default")))
+
+typedef CUresult (*fake_kernel_fn)(const char *name, unsigned gx, unsigned bx, unsigned shared, void **params);
+static fake_kernel_fn other_kernels;
+__attribute__((visibility("default"))) void fake_cuda_set_kernel(fake_kernel_fn fn) { other_kernels = fn; }
 
 API CUresult cuInit(unsigned flags) {
   const char *m = getenv("FAKE_CUDA_MODE");
@@ -236,5 +244,6 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
     }
     return OK;
   }
+  if (other_kernels && gy == 1 && gz == 1 && by == 1 && bz == 1) return other_kernels(f->name, gx, bx, shared, params);
   return ERR_LAUNCH_FAILED;
 }

@@ -5,12 +5,15 @@
  *     compiles shows its CUDA C, NVRTC compiled it (the kernel's text
  *     names the PTX entries NVRTC produced, which must equal the
  *     __global__ functions of the CUDA C), no compile fails, and the
- *     outputs still equal PyTorch's (they run as the C backend's kernels:
- *     the plugin has no GPU runtime). The kernels are counted and printed;
+ *     outputs still equal PyTorch's (without a GPU they run as the C backend's kernels;
+ *     with one, on the GPU). The kernels are counted and printed;
  *     there must be some. The cases with PyTorch's input gradients also run
  *     forward + backward: no compile fails (the gradient plans' groups go
  *     through NVRTC too), the gradients equal PyTorch's, and some backward
  *     kernels run fused. Skipped, with a message, without libnvrtc.
+ *     With a CUDA driver and device the kernels run on the GPU (kit_cuda.h)
+ *     and the same comparisons hold; FBX_TE_EXPECT_GPU=1 (bench/te_gpu.sh)
+ *     also requires every kernel's text to say it ran there.
  *   - `fusebox explain --fuser tensorexpr --source` under the cuda backend
  *     shows the CUDA C: a row softmax [64, 1000] is one kernel with one
  *     thread block per row (a block reduction per statistic), ratio-IoU one
@@ -77,6 +80,12 @@ static int cuda_kernels_of(const char *src, fbx_strbuf *why) {
   }
   if (entries != nk || nk == 0) {
     fbx_strbuf_printf(why, "%d __global__ functions in the CUDA C, %d PTX entries", nk, entries);
+    return -1;
+  }
+  /* bench/te_gpu.sh on a GPU machine: every kernel must have run there */
+  const char *gpu = getenv("FBX_TE_EXPECT_GPU");
+  if (gpu && *gpu == '1' && (!strstr(cu, ", run on ") || strstr(cu, ", run on ") > c)) {
+    fbx_strbuf_printf(why, "FBX_TE_EXPECT_GPU=1 but a kernel did not run on the GPU: %.160s", cu);
     return -1;
   }
   return nk;
@@ -277,7 +286,9 @@ START_TEST(explain_shows_cuda_c) {
   ck_assert_msg(strstr(out, "te_kernel_0: one block per row; launch <<<64, 256>>>") != NULL, "%s", out);
   ck_assert_int_eq(count(out, "extern \"C\" __global__ void te_kernel_"), 1);
   ck_assert_int_eq(count(out, "__shfl_down_sync("), 4); /* two reductions, two warp rounds each */
-  ck_assert_msg(strstr(out, "/* ==== C (backend cuda: what runs on the CPU) ==== */") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "/* ==== C (backend cuda: no GPU runtime, what runs on the CPU) ==== */") ||
+                    strstr(out, "/* ==== C (backend cuda: not compiled, the kernels run on the GPU) ==== */"),
+                "%s", out);
   free(out);
   /* ratio-IoU: pointwise, one grid-stride kernel */
   char in[8192];
