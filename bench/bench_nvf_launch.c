@@ -6,7 +6,10 @@
  * Prints microseconds per nvf_rt_run of one launch of a 1-element kernel
  * (buffer wrapped without a copy; buffer copied in and out), and per launch
  * within one run of 16 launches (the marginal cost of one more kernel in a
- * fusion's sequence). Median of 5 rounds after a warm-up. */
+ * fusion's sequence). Median of 5 rounds after a warm-up. On CUDA also the
+ * device's copy bandwidth (cuMemcpyDtoD, timed by events): the reference of
+ * a copy-bound kernel's bandwidth (FUSEBOX_CUDA_KERNEL_TIMING=1 gives the
+ * kernels' device time; see bench/nvf_gpu.sh). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +83,10 @@ static void bench(nvf_target target, const char *src, int iters) {
   printf("  1 launch per run, buffer copied:   %8.1f us/run\n", one_copied * 1e6);
   printf("  16 launches per run:               %8.1f us/run, %6.1f us/launch (marginal %.1f)\n", sixteen * 1e6,
          sixteen * 1e6 / 16, (sixteen - one) * 1e6 / 15);
+  double gbps = 0;
+  fbxp_status *bw = nvf_rt_copy_bandwidth(rt, (size_t)256 << 20, 20, &gbps);
+  if (!bw) printf("  copy bandwidth (256 MiB device to device, read + written): %.0f GB/s\n", gbps);
+  else H->status_free(bw);
   free(block);
   nvf_rt_close(rt);
 }

@@ -162,7 +162,8 @@ void nvf_plan_free(nvf_plan *pl) {
 void nvf_params_print(const nvf_params *p, fbxk_buf *b) {
   if (p->kind == NVF_SCHED_POINTWISE) {
     fbxk_printf(b, "pointwise(numel=%lld, vec=%d, %s, block=%d, groups=%lld)", (long long)p->numel, p->vec,
-                p->dense ? "flat index" : "indexed per axis", p->block, (long long)p->groups);
+                p->pw_chunk ? "flat index, a chunk per work-item" : p->dense ? "flat index" : p->pw_row ? "a row per work-item" : "indexed per axis", p->block,
+                (long long)p->groups);
     return;
   }
   fbxk_printf(b, "%s(%s, axes=0x%x, rows=%lld, row=%lld, block=%d, groups=%lld, phases=%d", p->kind == NVF_SCHED_PERSISTENT ? "persistent" : "reduction",

@@ -114,7 +114,15 @@ typedef struct {
   uint64_t runs, launches;
   uint64_t zero_copy_buffers;
   uint64_t bytes_to_device, bytes_from_device;
+  /* CUDA with FUSEBOX_CUDA_KERNEL_TIMING=1 (kit_cuda.h): runs whose launches
+   * were timed on the device by events, and their total milliseconds */
+  uint64_t timed_runs;
+  double kernel_ms;
 } nvf_rt_stats;
 void nvf_rt_get_stats(nvf_rt *rt, nvf_rt_stats *out);
+/* The device's copy bandwidth in GB/s (read + written) over `bytes`
+ * device-to-device, the reference a copy-bound kernel is held to; CUDA only
+ * (FBXP_ERR_UNSUPPORTED elsewhere). */
+fbxp_status *nvf_rt_copy_bandwidth(nvf_rt *rt, size_t bytes, int reps, double *gbps);
 
 #endif

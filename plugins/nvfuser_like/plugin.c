@@ -373,7 +373,18 @@ static fbxp_status *nvf_init(void **state) {
 
 static void nvf_shutdown(void *state) {
   (void)state;
-  if (rt) nvf_rt_close(rt);
+  if (rt) {
+    nvf_rt_stats s;
+    nvf_rt_get_stats(rt, &s);
+    if (s.timed_runs) { /* FUSEBOX_CUDA_KERNEL_TIMING=1: the device time of the kernels (FUSEBOX_LOG=fusion) */
+      char msg[256];
+      snprintf(msg, sizeof msg, "%llu runs timed on the device: %.4f ms of kernels per run (%llu launches in %llu runs)",
+               (unsigned long long)s.timed_runs, s.kernel_ms / (double)s.timed_runs, (unsigned long long)s.launches,
+               (unsigned long long)s.runs);
+      nvf_host->log(FBXP_LOG_INFO, msg);
+    }
+    nvf_rt_close(rt);
+  }
   rt = NULL;
 }
 

@@ -20,6 +20,8 @@ typedef struct nvf_backend {
   fbxp_status *(*run)(nvf_rt *rt, nvf_buffer *bufs, int32_t nbufs, const nvf_launch *launches, int32_t nlaunches);
   void (*close)(nvf_rt *rt); /* after every program was released */
   void (*set_wrap_align)(nvf_rt *rt, size_t bytes); /* NULL: nothing to set */
+  /* NULL: not measured on this device (nvf_rt_copy_bandwidth) */
+  fbxp_status *(*copy_bandwidth)(nvf_rt *rt, size_t bytes, int reps, double *gbps);
 } nvf_backend;
 
 struct nvf_program {

@@ -72,6 +72,11 @@ void nvf_rt_close(nvf_rt *rt) {
 nvf_target nvf_rt_target(const nvf_rt *rt) { return rt->target; }
 const char *nvf_rt_device(const nvf_rt *rt) { return rt->device; }
 int nvf_rt_cpu_device(const nvf_rt *rt) { return rt->cpu_device; }
+fbxp_status *nvf_rt_copy_bandwidth(nvf_rt *rt, size_t bytes, int reps, double *gbps) {
+  *gbps = 0;
+  if (!rt->be->copy_bandwidth) return rt->host->status_new(FBXP_ERR_UNSUPPORTED, "nvfuser_like: no copy bandwidth on this device");
+  return rt->be->copy_bandwidth(rt, bytes, reps, gbps);
+}
 
 void nvf_rt_set_wrap_align(nvf_rt *rt, size_t bytes) {
   if (rt->be->set_wrap_align) rt->be->set_wrap_align(rt, bytes);

@@ -95,11 +95,15 @@ static fbxp_status *cu_run(nvf_rt *rt, nvf_buffer *bufs, int32_t nbufs, const nv
       y->nargs++;
     }
   }
-  fbxk_cuda_copied copied = {0, 0};
+  fbxk_cuda_copied copied = {0, 0, -1};
   st = fbxk_cuda_run(rt->impl, kb, nbufs, kl, nlaunches, &copied);
   pthread_mutex_lock(&rt->lock);
   rt->stats.bytes_to_device += copied.to_device;
   rt->stats.bytes_from_device += copied.from_device;
+  if (!st && copied.kernel_ms >= 0) {
+    rt->stats.timed_runs++;
+    rt->stats.kernel_ms += copied.kernel_ms;
+  }
   pthread_mutex_unlock(&rt->lock);
 done:
   h->free(kb);
@@ -113,8 +117,13 @@ static void cu_close(nvf_rt *rt) {
   rt->impl = NULL;
 }
 
+static fbxp_status *cu_copy_bandwidth(nvf_rt *rt, size_t bytes, int reps, double *gbps) {
+  return fbxk_cuda_copy_bandwidth(rt->impl, bytes, reps, gbps);
+}
+
 static const nvf_backend CU_BACKEND = {
-    .compile = cu_compile, .release_program = cu_release_program, .run = cu_run, .close = cu_close};
+    .compile = cu_compile, .release_program = cu_release_program, .run = cu_run, .close = cu_close,
+    .copy_bandwidth = cu_copy_bandwidth};
 
 fbxp_status *nvf_rt_open_cuda(nvf_rt *rt) {
   rt->be = &CU_BACKEND;

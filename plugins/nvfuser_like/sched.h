@@ -37,6 +37,8 @@ typedef struct nvf_params {
   int64_t numel;
   int vec;
   int dense; /* every tensor indexed by the flat index */
+  int64_t pw_chunk; /* > 0: a CPU device, dense: a work-item loops over this many flat elements */
+  int64_t pw_row; /* > 0: a CPU device, not dense: a work-item loops over the innermost axis (this long) */
   /* reduction / persistent */
   unsigned rmask; /* reduced axes */
   int inner;
@@ -52,6 +54,7 @@ typedef struct nvf_params {
 
 #define NVF_MAX_SEGS 16
 #define NVF_LANES 8
+#define NVF_PW_CHUNK 1024 /* flat elements per work-item of a dense pointwise kernel on a CPU device */
 
 typedef struct nvf_segment {
   int nexprs;

@@ -3,7 +3,11 @@
  * flat index and the count divides by 4: the accesses of a thread are then
  * contiguous and aligned to 4 elements; 1 otherwise), each under a tail
  * predicate; tensors that are not contiguous in the flattened order are
- * indexed through the per-axis indices. */
+ * indexed through the per-axis indices. On a CPU device (PoCL), a fusion
+ * that is not dense (a broadcast bias, a transposed input) gives each
+ * work-item a row of the innermost axis instead, as a loop: the row's
+ * index needs no division and its accesses are unit-stride for the device's
+ * compiler to vectorize. */
 #include <stdio.h>
 
 #include "nvf.h"
@@ -19,13 +23,72 @@ void nvf_sched_pointwise_params(nvf_lctx *c) {
     if (c->param_of[t] >= 0 && !f->tv[t].scalar && !nvf_tv_axisless(c, t) && !nvf_tv_flat(c, t)) p->dense = 0;
   p->vec = p->dense && p->numel % 4 == 0 && !c->pl->disable_vec ? 4 : 1;
   p->block = 128;
-  int64_t threads = (p->numel + p->vec - 1) / p->vec;
+  p->pw_row = p->pw_chunk = 0;
+  if (!p->dense && c->pl->cpu_rows && f->naxes >= 2 && f->axis_extent[f->naxes - 1] >= 16) {
+    p->pw_row = f->axis_extent[f->naxes - 1];
+    p->block = 16;
+  } else if (p->dense && c->pl->cpu_rows && p->numel >= 2 * NVF_PW_CHUNK) {
+    p->pw_chunk = NVF_PW_CHUNK;
+    p->vec = 1;
+    p->block = 16;
+  }
+  int64_t threads = p->pw_row     ? p->numel / p->pw_row
+                    : p->pw_chunk ? (p->numel + p->pw_chunk - 1) / p->pw_chunk
+                                  : (p->numel + p->vec - 1) / p->vec;
   p->groups = (threads + p->block - 1) / p->block;
+}
+
+/* a row of the innermost axis per work-item */
+static fbxp_status *lower_rows(nvf_lctx *c, const nvf_params *p) {
+  nvf_kernel_ir *k = c->k;
+  int last = c->f->naxes - 1;
+  char cond[64], len[24];
+  nvf_kir_stmt(k, "const int64_t row = (int64_t)(%s);", nvf_idx(c, 0));
+  snprintf(cond, sizeof cond, "row < %lld", (long long)(p->numel / p->pw_row));
+  nvf_kir_add(k, NVF_K_IF, cond, NULL, NULL, NULL);
+  nvf_emit_axes(c, (1u << last) - 1, "row");
+  snprintf(len, sizeof len, "%lld", (long long)p->pw_row);
+  nvf_kir_add(k, NVF_K_FOR, "j", "0", len, "1");
+  c->scope = 2;
+  nvf_emit_axes(c, 1u << last, "j");
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  for (int i = 0; i < sg->nexprs; i++) {
+    int t = c->f->ex[sg->exprs[i]].out;
+    if (c->pl->materialize[t]) nvf_emit_store(c, t);
+  }
+  nvf_kir_close(k);
+  nvf_scope_exit(c);
+  c->scope = 1;
+  nvf_kir_close(k);
+  return NULL;
+}
+
+/* a chunk of the flat index per work-item (dense) */
+static fbxp_status *lower_chunks(nvf_lctx *c, const nvf_params *p) {
+  nvf_kernel_ir *k = c->k;
+  nvf_kir_stmt(k, "const int64_t base = (int64_t)(%s) * %lld;", nvf_idx(c, 0), (long long)p->pw_chunk);
+  nvf_kir_stmt(k, "const int64_t count = %lld - base < %lld ? %lld - base : %lld;", (long long)p->numel,
+               (long long)p->pw_chunk, (long long)p->numel, (long long)p->pw_chunk);
+  nvf_kir_add(k, NVF_K_FOR, "j", "0", "count", "1");
+  c->scope = 2;
+  nvf_kir_stmt(k, "const int64_t lin = base + j;");
+  c->flat = "lin";
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  for (int i = 0; i < sg->nexprs; i++) {
+    int t = c->f->ex[sg->exprs[i]].out;
+    if (c->pl->materialize[t]) nvf_emit_store(c, t);
+  }
+  nvf_kir_close(k);
+  nvf_scope_exit(c);
+  c->scope = 1;
+  return NULL;
 }
 
 fbxp_status *nvf_sched_pointwise_lower(nvf_lctx *c) {
   const nvf_params *p = &c->pl->seg[c->s].p;
   nvf_kernel_ir *k = c->k;
+  if (p->pw_row) return lower_rows(c, p);
+  if (p->pw_chunk) return lower_chunks(c, p);
   nvf_kir_stmt(k, "const int64_t base = (int64_t)(%s) * %d;", nvf_idx(c, 0), p->vec);
   c->scope = 2;
   if (p->vec > 1) {

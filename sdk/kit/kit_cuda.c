@@ -19,6 +19,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 
 enum {
   CUDA_SUCCESS = 0,
@@ -61,6 +62,14 @@ struct fbxk_cuda {
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void **, void **);
+  /* optional: kernel timing (FUSEBOX_CUDA_KERNEL_TIMING=1) and the copy bandwidth */
+  int timing;
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
 };
 
 struct fbxk_cuda_fn {
@@ -324,14 +333,23 @@ static fbxp_status *run_pushed(fbxk_cuda *c, const fbxk_cuda_buf *bufs, int32_t 
       copied->to_device += x->bytes;
     }
   }
-  for (int32_t l = 0; l < nlaunches; l++) {
-    fbxp_status *st = launch_one(c, l, &launches[l], mem);
-    if (st) return st;
-  }
+  CUevent ev[2] = {NULL, NULL};
+  int timed = c->timing && c->cuEventCreate(&ev[0], 0) == CUDA_SUCCESS;
+  if (timed && c->cuEventCreate(&ev[1], 0) != CUDA_SUCCESS) ev[1] = NULL, timed = 0;
+  if (timed) timed = c->cuEventRecord(ev[0], NULL) == CUDA_SUCCESS;
+  fbxp_status *st = NULL;
+  for (int32_t l = 0; l < nlaunches && !st; l++) st = launch_one(c, l, &launches[l], mem);
+  if (!st && timed) timed = c->cuEventRecord(ev[1], NULL) == CUDA_SUCCESS;
   /* one wait; a fault in any launch surfaces here */
-  if ((r = c->cuCtxSynchronize()) != CUDA_SUCCESS)
-    return err(c, FBXP_ERR_RUN, "cuCtxSynchronize after launches 0..%d (%s .. %s): %s (%d)", (int)nlaunches - 1,
-               launches[0].fn->name, launches[nlaunches - 1].fn->name, cu_name(c, r, nb, sizeof nb), r);
+  if (!st && (r = c->cuCtxSynchronize()) != CUDA_SUCCESS)
+    st = err(c, FBXP_ERR_RUN, "cuCtxSynchronize after launches 0..%d (%s .. %s): %s (%d)", (int)nlaunches - 1,
+             launches[0].fn->name, launches[nlaunches - 1].fn->name, cu_name(c, r, nb, sizeof nb), r);
+  float ms = -1;
+  if (!st && timed && c->cuEventElapsedTime(&ms, ev[0], ev[1]) != CUDA_SUCCESS) ms = -1;
+  copied->kernel_ms = ms;
+  for (int e = 0; e < 2; e++)
+    if (ev[e]) c->cuEventDestroy(ev[e]);
+  if (st) return st;
   for (int32_t b = 0; b < nbufs; b++) {
     const fbxk_cuda_buf *x = &bufs[b];
     if (!(x->flags & FBXK_CUDA_OUT)) continue;
@@ -349,6 +367,7 @@ fbxp_status *fbxk_cuda_run(fbxk_cuda *c, const fbxk_cuda_buf *bufs, int32_t nbuf
   fbxk_cuda_copied dummy;
   if (!copied) copied = &dummy;
   copied->to_device = copied->from_device = 0;
+  copied->kernel_ms = -1;
   fbxp_status *st = check(c, bufs, nbufs, launches, nlaunches);
   if (st || !nlaunches) return st;
   CUdeviceptr stack_mem[16];
@@ -365,6 +384,48 @@ fbxp_status *fbxk_cuda_run(fbxk_cuda *c, const fbxk_cuda_buf *bufs, int32_t nbuf
     pop(c);
   }
   if (mem != stack_mem) h->free(mem);
+  return st;
+}
+
+fbxp_status *fbxk_cuda_copy_bandwidth(fbxk_cuda *c, size_t bytes, int reps, double *gbps) {
+  *gbps = 0;
+  if (!(c->cuEventCreate && c->cuEventRecord && c->cuEventSynchronize && c->cuEventElapsedTime && c->cuEventDestroy &&
+        c->cuMemcpyDtoD))
+    return err(c, FBXP_ERR_UNSUPPORTED, "the CUDA driver lacks the event or device-copy entry points");
+  if (bytes == 0 || reps < 1) return err(c, FBXP_ERR_INVALID, "copy bandwidth: no bytes or no repetitions");
+  fbxp_status *st = push(c);
+  if (st) return st;
+  char nb[32];
+  CUresult r = CUDA_SUCCESS;
+  CUdeviceptr a = 0, b = 0;
+  CUevent ev[2] = {NULL, NULL};
+  float ms = 0;
+  const char *what = "cuMemAlloc";
+  if ((r = c->cuMemAlloc(&a, bytes)) != CUDA_SUCCESS || (r = c->cuMemAlloc(&b, bytes)) != CUDA_SUCCESS) goto done;
+  what = "cuEventCreate";
+  if ((r = c->cuEventCreate(&ev[0], 0)) != CUDA_SUCCESS || (r = c->cuEventCreate(&ev[1], 0)) != CUDA_SUCCESS) goto done;
+  what = "cuMemcpyDtoD";
+  if ((r = c->cuMemcpyDtoD(b, a, bytes)) != CUDA_SUCCESS) goto done; /* warm-up */
+  what = "cuEventRecord";
+  if ((r = c->cuEventRecord(ev[0], NULL)) != CUDA_SUCCESS) goto done;
+  what = "cuMemcpyDtoD";
+  for (int i = 0; i < reps; i++)
+    if ((r = c->cuMemcpyDtoD(i % 2 ? a : b, i % 2 ? b : a, bytes)) != CUDA_SUCCESS) goto done;
+  what = "cuEventRecord";
+  if ((r = c->cuEventRecord(ev[1], NULL)) != CUDA_SUCCESS) goto done;
+  what = "cuEventSynchronize";
+  if ((r = c->cuEventSynchronize(ev[1])) != CUDA_SUCCESS) goto done;
+  what = "cuEventElapsedTime";
+  if ((r = c->cuEventElapsedTime(&ms, ev[0], ev[1])) != CUDA_SUCCESS) goto done;
+  if (ms > 0) *gbps = 2.0 * (double)bytes * reps / ((double)ms * 1e6);
+done:
+  if (r != CUDA_SUCCESS) st = err(c, FBXP_ERR_RUN, "copy bandwidth: %s: %s (%d)", what, cu_name(c, r, nb, sizeof nb), r);
+  c->cuCtxSynchronize();
+  for (int e = 0; e < 2; e++)
+    if (ev[e]) c->cuEventDestroy(ev[e]);
+  if (a) c->cuMemFree(a);
+  if (b) c->cuMemFree(b);
+  pop(c);
   return st;
 }
 
@@ -439,6 +500,23 @@ fbxp_status *fbxk_cuda_open(const fbxp_host_api *h, const char *who, const char 
       return st;
     }
   }
+  /* optional entry points: timing is off without them */
+  struct {
+    void **slot;
+    const char *name, *alt;
+  } opt[] = {
+      {(void **)&c->cuEventCreate, "cuEventCreate", NULL},
+      {(void **)&c->cuEventRecord, "cuEventRecord", NULL},
+      {(void **)&c->cuEventSynchronize, "cuEventSynchronize", NULL},
+      {(void **)&c->cuEventElapsedTime, "cuEventElapsedTime", NULL},
+      {(void **)&c->cuEventDestroy, "cuEventDestroy_v2", "cuEventDestroy"},
+      {(void **)&c->cuMemcpyDtoD, "cuMemcpyDtoD_v2", NULL},
+  };
+  for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) *opt[i].slot = sym(lib, opt[i].name, opt[i].alt);
+  int events = c->cuEventCreate && c->cuEventRecord && c->cuEventSynchronize && c->cuEventElapsedTime &&
+               c->cuEventDestroy;
+  const char *tm = getenv("FUSEBOX_CUDA_KERNEL_TIMING");
+  c->timing = events && tm && !strcmp(tm, "1");
   char nb[32];
   CUresult r = c->cuInit(0);
   if (r != CUDA_SUCCESS) {

@@ -15,6 +15,9 @@
  * entry goes to the function a test set with fake_cuda_set_kernel (it gets
  * the entry's name, grid, block, shared bytes and the parameter pointers, as
  * cuLaunchKernel does); without one it fails.
+ * Events read a fake clock that a launch advances by 0.25 ms and a
+ * device-to-device copy of n bytes by n / 1e6 ms (2 GB/s read + written),
+ * so that timed figures have known values.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <stdint.h>
@@ -189,6 +192,43 @@ API CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
   return OK;
 }
 
+static double fake_clock_ms;
+typedef struct {
+  double at;
+  int recorded;
+} fake_event;
+API CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  if (K.ctx_depth <= 0) return ERR_INVALID_VALUE;
+  memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+  fake_clock_ms += (double)n / 1e6;
+  return OK;
+}
+API CUresult cuEventCreate(void **ev, unsigned flags) {
+  (void)flags;
+  if (K.ctx_depth <= 0 || !(*ev = calloc(1, sizeof(fake_event)))) return ERR_INVALID_VALUE;
+  K.live_allocs++;
+  return OK;
+}
+API CUresult cuEventRecord(void *ev, void *stream) {
+  (void)stream;
+  fake_event *e = ev;
+  e->at = fake_clock_ms;
+  e->recorded = 1;
+  return OK;
+}
+API CUresult cuEventSynchronize(void *ev) { return ((fake_event *)ev)->recorded ? OK : ERR_INVALID_VALUE; }
+API CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
+  fake_event *x = a, *y = b;
+  if (!x->recorded || !y->recorded) return ERR_INVALID_VALUE;
+  *ms = (float)(y->at - x->at);
+  return OK;
+}
+API CUresult cuEventDestroy_v2(void *ev) {
+  free(ev);
+  K.live_allocs--;
+  return OK;
+}
+
 #define PTR(i, T) ((T *)(uintptr_t)(*(CUdeviceptr *)params[i]))
 #define VAL(i, T) (*(T *)params[i])
 
@@ -198,6 +238,7 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
   if (K.ctx_depth <= 0 || extra || !params || !gx || !gy || !gz || !bx || !by || !bz) return ERR_INVALID_VALUE;
   if ((int)shared > f->max_dyn_shared) return ERR_INVALID_VALUE;
   K.launches++;
+  fake_clock_ms += 0.25;
   K.last_shared = shared;
   if (!strcmp(f->name, "padd")) { /* (const float *a, const float *b, float *c, long long n) */
     const float *a = PTR(0, const float), *b = PTR(1, const float);

@@ -545,6 +545,32 @@ static int no_nvrtc(const char *test, fbxp_code c, const char *m) {
   return 0;
 }
 
+/* FUSEBOX_CUDA_KERNEL_TIMING=1: each run's launches timed by events (the
+ * stand-in's clock: 0.25 ms per launch), and the copy bandwidth (its clock:
+ * 2 GB/s read + written) */
+START_TEST(cuda_fake_driver_times_kernels) {
+  char m[4096];
+  fbxp_code c;
+  setenv("FUSEBOX_CUDA_KERNEL_TIMING", "1", 1);
+  nvf_rt *rt = open_fake(NULL, "cuda_fake_driver_times_kernels", m, sizeof m, &c);
+  unsetenv("FUSEBOX_CUDA_KERNEL_TIMING");
+  if (no_nvrtc("cuda_fake_driver_times_kernels", c, m)) return;
+  ck_assert_msg(c == FBXP_OK, "open: %s", m);
+  run_add(rt, CU_ADD, 0, 1000);
+  run_add(rt, CU_ADD, 4, 1);
+  run_two(rt, CU_TWO); /* two launches in one run */
+  nvf_rt_stats s;
+  nvf_rt_get_stats(rt, &s);
+  ck_assert_uint_eq(s.timed_runs, 3);
+  ck_assert_double_eq_tol(s.kernel_ms, 0.25 * 4, 1e-9);
+  double gbps = 0;
+  OK(nvf_rt_copy_bandwidth(rt, 1 << 20, 5, &gbps));
+  ck_assert_double_eq_tol(gbps, 2.0, 1e-6);
+  ck_assert_int_eq(fake()->live_allocs, 0); /* events and buffers freed */
+  nvf_rt_close(rt);
+}
+END_TEST
+
 START_TEST(cuda_fake_driver_runs_kernels) {
   char m[4096];
   fbxp_code c;
@@ -568,6 +594,7 @@ START_TEST(cuda_fake_driver_runs_kernels) {
   ck_assert_uint_eq(s.launches, 5);
   ck_assert_uint_eq(s.zero_copy_buffers, 0);
   ck_assert_uint_eq(s.bytes_from_device, 4 * (1000 + 1 + 1 + 7));
+  ck_assert_uint_eq(s.timed_runs, 0); /* FUSEBOX_CUDA_KERNEL_TIMING unset */
   /* more than 48 KiB of dynamic shared memory: the function is opted in; past the device's limit: an error */
   nvf_program *p = NULL;
   OK(nvf_rt_compile(rt, CU_WGSUM, "wg_sum", &p));
@@ -685,6 +712,7 @@ static Suite *suite(void) {
   tcase_add_test(tcu, cuda_open_or_run);
   tcase_add_test(tcu, cuda_kernels_compile_with_nvrtc);
   tcase_add_test(tcu, cuda_fake_driver_runs_kernels);
+  tcase_add_test(tcu, cuda_fake_driver_times_kernels);
   tcase_add_test(tcu, cuda_fake_driver_errors);
   suite_add_tcase(s, tcu);
   return s;

@@ -101,9 +101,14 @@ typedef struct fbxk_cuda_launch {
   unsigned shared;
 } fbxk_cuda_launch;
 
-/* Bytes one run copied each way (for the caller's counters). */
+/* Bytes one run copied each way (for the caller's counters), and the
+ * device time of its launches, first launch to the end of the last, by CUDA
+ * events: only when the environment variable FUSEBOX_CUDA_KERNEL_TIMING is 1
+ * when fbxk_cuda_open runs (events cost a few microseconds per run) and the
+ * driver has the event entry points; else kernel_ms is -1. */
 typedef struct fbxk_cuda_copied {
   uint64_t to_device, from_device;
+  double kernel_ms;
 } fbxk_cuda_copied;
 
 /* Runs the launches in order over the buffers and returns when the results
@@ -113,5 +118,12 @@ typedef struct fbxk_cuda_copied {
  * (index and entry) and the API call. `copied` may be NULL. */
 FBXK_API fbxp_status *fbxk_cuda_run(fbxk_cuda *cu, const fbxk_cuda_buf *bufs, int32_t nbufs,
                                     const fbxk_cuda_launch *launches, int32_t nlaunches, fbxk_cuda_copied *copied);
+
+/* The device's copy bandwidth, the reference a copy-bound kernel is held
+ * to: cuMemcpyDtoD of `bytes` between two device buffers, `reps` times
+ * after one warm-up, timed by CUDA events; *gbps counts the bytes read and
+ * written (2 * bytes per copy) per second, in GB/s (1e9). FBXP_ERR_UNSUPPORTED
+ * when the driver lacks the event or copy entry points. */
+FBXK_API fbxp_status *fbxk_cuda_copy_bandwidth(fbxk_cuda *cu, size_t bytes, int reps, double *gbps);
 
 #endif

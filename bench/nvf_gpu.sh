@@ -1,0 +1,53 @@
+#!/bin/sh
+# nvfuser_like's CUDA path on a GPU machine (issue 15), with nothing but the
+# built tree (the goldens are in tests/corpus):
+#
+#   bench/nvf_gpu.sh BUILD_DIR
+#
+#   1. the runtime on the GPU: test_nvf_rt (hand-written kernels through
+#      nvf_rt), launch overhead and the device's copy bandwidth
+#      (bench_nvf_launch: cuMemcpyDtoD of 256 MiB timed by CUDA events);
+#   2. the corpus on CUDA, forward and backward, against PyTorch's outputs
+#      and gradients (test_nvf_corpus with FUSEBOX_NVF_TEST_TARGET=cuda);
+#   3. the pointwise kernels' bandwidth: ratio-IoU and GELU (tanh form) over
+#      2^24 float32 elements under `fusebox bench`, with the kernels timed on
+#      the device by CUDA events (FUSEBOX_CUDA_KERNEL_TIMING=1: the plugin
+#      logs their milliseconds per run when it unloads); GB/s counts each
+#      input read once and each output written once, against the copy
+#      bandwidth of step 1 (the issue's goal: >= 0.8 of it).
+#
+# Exit status: non-zero when a test fails.
+set -eu
+if [ $# -ne 1 ]; then
+  echo "usage: $0 BUILD_DIR" >&2
+  exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CLI=$BUILD/fusebox
+export FUSEBOX_NVF_TARGET=cuda
+export FUSEBOX_CACHE_DIR=${FUSEBOX_CACHE_DIR:-$(mktemp -d /tmp/nvf_gpu.XXXXXX)}
+
+echo "== 1. runtime, launch overhead, copy bandwidth"
+(cd "$BUILD/tests" && "$BUILD/tests/test_nvf_rt" 2>&1 | grep -E "cuda_open_or_run|Checks")
+launch=$("$BUILD/bench/bench_nvf_launch" 2000 2>&1)
+echo "$launch"
+copy=$(echo "$launch" | sed -n 's/.*copy bandwidth.*: \([0-9.]*\) GB\/s.*/\1/p')
+
+echo "== 2. the corpus on CUDA (test_nvf_corpus)"
+(cd "$BUILD/tests" && FUSEBOX_NVF_TEST_TARGET=cuda CK_DEFAULT_TIMEOUT=600 "$BUILD/tests/test_nvf_corpus" 2>&1 |
+  grep -E "corpus|Checks|fail" | head -20)
+
+echo "== 3. pointwise kernels' bandwidth (device time by CUDA events; copy bandwidth ${copy:-?} GB/s)"
+n=16777216
+for row in "ratio_iou examples/ratio_iou.ir 9" "gelu bench/graphs/gelu_tanh.ir 2"; do
+  set -- $row
+  out=$(FUSEBOX_CUDA_KERNEL_TIMING=1 FUSEBOX_LOG=fusion "$CLI" bench "$ROOT/$2" --fusers none,nvfuser_like --random \
+    --shape $n --iters 20 2>&1) || { echo "$out" | tail -5; exit 1; }
+  echo "$out" | grep -E "^(fuser|none|nvfuser_like) "
+  ms=$(echo "$out" | sed -n 's/.*timed on the device: \([0-9.]*\) ms of kernels per run.*/\1/p' | tail -1)
+  echo "$1: $3 tensors x $n float32 per run, kernels ${ms:-?} ms per run" |
+    awk -v ms="${ms:-0}" -v copy="${copy:-0}" -v b="$(($3 * n * 4))" '{ printf "%s", $0 }
+      END { if (ms > 0) { g = b / (ms / 1e3) / 1e9; printf " = %.0f GB/s", g; if (copy > 0) printf " = %.2f of copy", g / copy }
+            print "" }'
+done
