@@ -974,3 +974,9 @@ def c_rows(x, w, b):
     # rows of 32 (divisible by 8: nvfuser_like's lanes on a CPU device)
     return (torch.softmax(x, -1), torch.log_softmax(x, -1), F.layer_norm(x, [32], w, b, 1e-5), x.sum(-1),
             x.amax(-1), torch.softmax(x, 0))
+
+
+def c_chunks(x, b):
+    # 3000 elements (a CPU device's pointwise kernels take 1024-element chunks, the last one shorter),
+    # and a broadcast bias over rows of 1000 (a row per work-item)
+    return torch.tanh(x) * 2.0 + torch.sigmoid(x), F.gelu(x + b, approximate="tanh")

@@ -196,6 +196,8 @@ def case_specs():
     r = R("softmax"); case("softmax", C.c_softmax, [r.f(4, 5, lo=-5, hi=5)])
     r = R("rows"); case("rows", C.c_rows, [r.f(6, 32, lo=-5, hi=5), r.f(32), r.f(32)],
                         notes="Rows of 32: a CPU device's row-per-work-item kernels run their loops in lanes.")
+    r = R("chunks"); case("chunks", C.c_chunks, [r.f(3, 1000, lo=-4, hi=4), r.f(1000)],
+                          notes="3000 elements and a bias over rows of 1000: a CPU device's pointwise chunks and rows.")
     r = R("softmax_masked_f64")
     m = r.b(3, 5, p=0.4)
     m[:, 0] = False

@@ -86,6 +86,21 @@ START_TEST(softmax_rows_in_lanes) {
 }
 END_TEST
 
+/* pointwise on a CPU device: a dense fusion in 1024-element chunks (the
+ * last one shorter), a broadcast one a row of the innermost axis per
+ * work-item (the corpus case `chunks` checks their results) */
+START_TEST(pointwise_chunks_and_rows_on_a_cpu) {
+  char *in = case_inputs("chunks", 2);
+  char *out = explain("", "tests/corpus/cases/chunks/graph.ir", in, "--source");
+  ck_assert_msg(strstr(out, "optimized, 2 groups\n") != NULL, "%s", out);
+  ck_assert_int_eq(count(out, "pointwise(numel=3000, vec=1, flat index, a chunk per work-item, block=16, groups=1)"), 1);
+  ck_assert_int_eq(count(out, "pointwise(numel=3000, vec=1, a row per work-item, block=16, groups=1)"), 1);
+  ck_assert_int_eq(count(out, "const int64_t count = 3000 - base < 1024 ? 3000 - base : 1024;"), 1);
+  free(out);
+  free(in);
+}
+END_TEST
+
 START_TEST(softmax_one_persistent_kernel_each) {
   char *in = case_inputs("softmax", 1);
   char *out = explain("FUSEBOX_NVF_DISABLE=rows", "tests/corpus/cases/softmax/graph.ir", in, "--source");
@@ -182,6 +197,7 @@ int main(void) {
   tcase_add_test(tc, plugin_check_passes);
   tcase_add_test(tc, softmax_row_per_work_item_on_a_cpu);
   tcase_add_test(tc, softmax_rows_in_lanes);
+  tcase_add_test(tc, pointwise_chunks_and_rows_on_a_cpu);
   tcase_add_test(tc, softmax_one_persistent_kernel_each);
   tcase_add_test(tc, layer_norm_one_persistent_kernel);
   tcase_add_test(tc, ratio_iou_one_pointwise_kernel);
