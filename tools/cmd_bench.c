@@ -58,6 +58,7 @@
 #include "host/host.h"
 #include "inputs.h"
 #include "ir/text.h"
+#include "model.h"
 
 static const char *const USAGE = "fusebox bench GRAPH [--input [NAME=]X]... [--random [--shape [NAME=]DIMS]...] "
                                  "--fusers A,B,... [--iters N] [--seed S] [--bytes N] [--json FILE] [--backward]";
@@ -373,8 +374,11 @@ int fbx_cmd_bench(int argc, char **argv) {
   fbx_br_grad bgs = {0}, *bg = NULL;
   fbx_executor *eager = NULL;
   fbx_status *st = NULL;
+  fbx_cli_model model = {0};
   if (rc) goto done;
-  if ((st = fbx_graph_parse_file(&g, path))) goto done;
+  /* GRAPH may be an imported model's directory or a .pt archive (tools/model.h). */
+  if ((st = fbx_cli_model_open(&model, path, inputs, ninputs))) goto done;
+  if ((st = fbx_graph_parse_file(&g, model.graph))) goto done;
   nin = fbx_graph_ninputs(g);
   nout = fbx_graph_noutputs(g);
   vals = fbx_calloc((size_t)nin + 1, sizeof *vals);
@@ -386,8 +390,8 @@ int fbx_cmd_bench(int argc, char **argv) {
     st = fbx_status_nomem();
     goto done;
   }
-  if (random) st = fbx_cli_mixed_inputs(g, inputs, ninputs, (uint64_t)seed, shapes, nshapes, vals);
-  else st = fbx_cli_gather_inputs(g, inputs, ninputs, vals);
+  if (random) st = fbx_cli_mixed_inputs(g, model.args, model.nargs, (uint64_t)seed, shapes, nshapes, vals);
+  else st = fbx_cli_gather_inputs(g, model.args, model.nargs, vals);
   if (st) goto done;
   bi.vals = vals;
   bi.nin = nin;
@@ -520,6 +524,7 @@ done:
   fbx_br_memcpy_free(&mc);
   fbx_interp_destroy(ref);
   fbx_graph_destroy(g);
+  fbx_cli_model_close(&model);
   fbx_free(list);
   fbx_free(inputs);
   fbx_free(shapes);
