@@ -21,10 +21,17 @@ namespace {
 
 constexpr uint8_t kDLBoolCode = 6;  // DLPack >= 0.8; torch 1.13 ships 0.6
 
+// One line: newlines become " | ", and a c10::Error's C++ backtrace (after
+// "Exception raised from") is dropped.
 void set_err(char *err, size_t errlen, const std::string &msg) {
   if (!err || !errlen) return;
-  size_t nl = msg.find('\n');  // c10::Error appends a backtrace
-  std::snprintf(err, errlen, "%s", msg.substr(0, nl).c_str());
+  std::string m = msg.substr(0, msg.find("Exception raised from")), o;
+  for (char c : m) {
+    if (c != '\n') o.push_back(c);
+    else if (!o.empty() && o.compare(o.size() - 3 > o.size() ? 0 : o.size() - 3, 3, " | ") != 0) o += " | ";
+  }
+  while (o.size() >= 3 && o.compare(o.size() - 3, 3, " | ") == 0) o.resize(o.size() - 3);
+  std::snprintf(err, errlen, "%s", o.c_str());
 }
 
 at::Tensor from_dl(DLManagedTensor *m) {
