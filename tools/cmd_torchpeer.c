@@ -22,9 +22,10 @@ struct fbx_torch_peer {
 };
 
 static peer_api api;
-static bool loaded;
 
 #ifdef FBX_TORCH_PEER_NAME
+static bool loaded;
+
 /* Installed: bin/<FBX_BIN_TO_TORCH_PEER>/; built: bridges/torch/ of the build tree. */
 static fbx_status *load(void) {
   if (loaded) return NULL;
