@@ -93,7 +93,8 @@ static void help(void) {
          "  --fusers LIST    comma list of fuser names or plugin paths; `none` is the\n"
          "                   interpreter alone (the baseline of the speedup); `torch` is\n"
          "                   PyTorch's TorchScript executor on the same graph text, in the same\n"
-         "                   rounds (needs the PyTorch bridge; forward only; its compile,\n"
+         "                   rounds (needs the PyTorch bridge; with --backward, PyTorch's\n"
+         "                   autograd on the same output gradients; its compile,\n"
          "                   groups, launches and kernels columns are 0: not measured). With\n"
          "                   torch, torch_abs/torch_rel give every row's largest error\n"
          "                   against PyTorch's outputs (of its first run), a second oracle\n"
@@ -305,7 +306,9 @@ static fbx_status *row_step(bench_row *r, fbx_br_inputs *bi, fbx_ivalue *outs, i
   if (!r->torch) return fbx_br_step(r->ex, bi, outs, nout, seed, bg, gin);
   for (int i = 0; i < *npouts; i++) fbx_iv_release(&pouts[i]);
   *npouts = 0;
-  return fbx_torch_peer_run(r->peer, bi->run, bi->nin, pouts, PEER_CAP, npouts);
+  if (!bg) return fbx_torch_peer_run(r->peer, bi->run, bi->nin, pouts, PEER_CAP, npouts);
+  for (int i = 0; i < bi->nin; i++) fbx_iv_release(&gin[i]);
+  return fbx_torch_peer_run_grad(r->peer, bi->run, bi->nin, bg->gout, bg->nflat, pouts, PEER_CAP, npouts, gin);
 }
 
 /* The text PyTorch gets: the graph as fusebox printed it after dead code
@@ -407,10 +410,6 @@ int fbx_cmd_bench(int argc, char **argv) {
     rows[nrows].name = tok;
     if (!strcmp(tok, "torch")) {
       /* PyTorch's own executor on the same graph text (bridges/torch/peer.h). */
-      if (backward) {
-        rc = fbx_cli_usage("bench", USAGE, "the torch peer times the forward only; drop torch or --backward");
-        break;
-      }
       fbx_status *st = fbx_torch_peer_check();
       if (st) {
         fprintf(stderr, "fusebox bench: fuser 'torch' cannot be used: %s\n", fbx_status_message(st));

@@ -14,6 +14,8 @@ typedef struct peer_api {
   int (*abi_version)(void);
   fbxtp_graph *(*create)(const char *, char *, size_t);
   int (*run)(fbxtp_graph *, const fbxtp_value *, int, fbxtp_value *, int, int *, char *, size_t);
+  int (*run_grad)(fbxtp_graph *, const fbxtp_value *, int, const fbxtp_value *, int, fbxtp_value *, int, int *,
+                  fbxtp_value *, char *, size_t);
   void (*destroy)(fbxtp_graph *);
 } peer_api;
 
@@ -53,8 +55,9 @@ static fbx_status *load(void) {
   *(void **)&api.abi_version = dlsym(h, "fbxtp_abi_version");
   *(void **)&api.create = dlsym(h, "fbxtp_create");
   *(void **)&api.run = dlsym(h, "fbxtp_run");
+  *(void **)&api.run_grad = dlsym(h, "fbxtp_run_grad");
   *(void **)&api.destroy = dlsym(h, "fbxtp_destroy");
-  if (!api.abi_version || !api.create || !api.run || !api.destroy)
+  if (!api.abi_version || !api.create || !api.run || !api.run_grad || !api.destroy)
     return fbx_status_new(FBX_ERR_UNSUPPORTED, "the PyTorch peer lacks an fbxtp_* entry point");
   if (api.abi_version() != FBXTP_ABI_VERSION)
     return fbx_status_new(FBX_ERR_UNSUPPORTED, "the PyTorch peer speaks ABI %d, this fusebox %d", api.abi_version(),
@@ -89,59 +92,97 @@ fbx_status *fbx_torch_peer_open(fbx_torch_peer **out, const char *graph_text) {
 
 #define MAX_PEER_VALUES 256
 
-fbx_status *fbx_torch_peer_run(fbx_torch_peer *p, const fbx_ivalue *in, int nin, fbx_ivalue *out, int cap,
-                               int *nout) {
-  *nout = 0;
-  if (nin > MAX_PEER_VALUES || cap > MAX_PEER_VALUES)
-    return fbx_status_new(FBX_ERR_UNSUPPORTED, "torch: at most %d inputs and outputs", MAX_PEER_VALUES);
-  fbxtp_value vin[MAX_PEER_VALUES], vout[MAX_PEER_VALUES];
-  memset(vin, 0, sizeof vin);
+static void free_values(fbxtp_value *v, int n) {
+  for (int k = 0; k < n; k++)
+    if (v[k].kind == FBXTP_TENSOR && v[k].tensor) v[k].tensor->deleter(v[k].tensor);
+}
+
+/* Values to the bridge (tensors exported through DLPack; the bridge consumes them). */
+static fbx_status *export_values(const fbx_ivalue *in, int n, fbxtp_value *v, const char *what) {
+  memset(v, 0, (size_t)n * sizeof *v);
   fbx_status *st = NULL;
   int i = 0;
-  for (; i < nin && !st; i++) {
-    const fbx_ivalue *v = &in[i];
-    switch (v->kind) {
+  for (; i < n && !st; i++) {
+    switch (in[i].kind) {
       case FBX_IV_TENSOR:
-        vin[i].kind = FBXTP_TENSOR;
-        st = fbx_tensor_to_dlpack(&vin[i].tensor, v->u.t);
+        v[i].kind = FBXTP_TENSOR;
+        st = fbx_tensor_to_dlpack(&v[i].tensor, in[i].u.t);
         break;
-      case FBX_IV_INT: vin[i].kind = FBXTP_INT; vin[i].i = v->u.i; break;
-      case FBX_IV_FLOAT: vin[i].kind = FBXTP_FLOAT; vin[i].f = v->u.f; break;
-      case FBX_IV_BOOL: vin[i].kind = FBXTP_BOOL; vin[i].i = v->u.b; break;
-      case FBX_IV_NONE: vin[i].kind = FBXTP_NONE; break;
-      default: st = fbx_status_new(FBX_ERR_UNSUPPORTED, "torch: input %d is a list, tuple or string: not supported", i);
+      case FBX_IV_INT: v[i].kind = FBXTP_INT; v[i].i = in[i].u.i; break;
+      case FBX_IV_FLOAT: v[i].kind = FBXTP_FLOAT; v[i].f = in[i].u.f; break;
+      case FBX_IV_BOOL: v[i].kind = FBXTP_BOOL; v[i].i = in[i].u.b; break;
+      case FBX_IV_NONE: v[i].kind = FBXTP_NONE; break;
+      default:
+        st = fbx_status_new(FBX_ERR_UNSUPPORTED, "torch: %s %d is a list, tuple or string: not supported", what, i);
     }
   }
-  if (st) {
-    for (int k = 0; k < i; k++)
-      if (vin[k].kind == FBXTP_TENSOR && vin[k].tensor) vin[k].tensor->deleter(vin[k].tensor);
-    return st;
-  }
-  char err[1024] = "";
-  int n = 0;
-  if (api.run(p->g, vin, nin, vout, cap, &n, err, sizeof err)) return fbx_status_new(FBX_ERR_RUNTIME, "torch: %s", err);
+  if (st) free_values(v, i);
+  return st;
+}
+
+/* Values from the bridge into out[0..n) (all of v is consumed, even on error). */
+static fbx_status *import_values(fbxtp_value *v, int n, fbx_ivalue *out, const char *what) {
+  fbx_status *st = NULL;
   for (int k = 0; k < n; k++) {
-    switch (vout[k].kind) {
+    switch (v[k].kind) {
       case FBXTP_TENSOR: {
         fbx_tensor *t = NULL;
-        fbx_status *s = st ? NULL : fbx_tensor_from_dlpack(&t, vout[k].tensor);
-        if (st || s) vout[k].tensor->deleter(vout[k].tensor);
-        if (s) st = fbx_status_wrap(s, "torch: output %d", k);
+        fbx_status *s = st ? NULL : fbx_tensor_from_dlpack(&t, v[k].tensor);
+        if (st || s) v[k].tensor->deleter(v[k].tensor);
+        if (s) st = fbx_status_wrap(s, "torch: %s %d", what, k);
         out[k] = t ? fbx_iv_tensor(t) : fbx_iv_none();
         break;
       }
-      case FBXTP_INT: out[k] = fbx_iv_int(vout[k].i); break;
-      case FBXTP_FLOAT: out[k] = fbx_iv_float(vout[k].f); break;
-      case FBXTP_BOOL: out[k] = fbx_iv_bool(vout[k].i != 0); break;
+      case FBXTP_INT: out[k] = fbx_iv_int(v[k].i); break;
+      case FBXTP_FLOAT: out[k] = fbx_iv_float(v[k].f); break;
+      case FBXTP_BOOL: out[k] = fbx_iv_bool(v[k].i != 0); break;
       default: out[k] = fbx_iv_none(); break;
     }
   }
-  if (st) {
+  if (st)
     for (int k = 0; k < n; k++) fbx_iv_release(&out[k]);
-    return st;
+  return st;
+}
+
+static fbx_status *peer_run(fbx_torch_peer *p, const fbx_ivalue *in, int nin, const fbx_ivalue *gout, int ngout,
+                            fbx_ivalue *out, int cap, int *nout, fbx_ivalue *gin) {
+  *nout = 0;
+  if (nin > MAX_PEER_VALUES || cap > MAX_PEER_VALUES || ngout > MAX_PEER_VALUES)
+    return fbx_status_new(FBX_ERR_UNSUPPORTED, "torch: at most %d inputs and outputs", MAX_PEER_VALUES);
+  fbxtp_value vin[MAX_PEER_VALUES], vgout[MAX_PEER_VALUES], vout[MAX_PEER_VALUES], vgin[MAX_PEER_VALUES];
+  FBX_TRY(export_values(in, nin, vin, "input"));
+  if (gin) {
+    fbx_status *st = export_values(gout, ngout, vgout, "output gradient");
+    if (st) {
+      free_values(vin, nin);
+      return st;
+    }
+  }
+  char err[1024] = "";
+  int n = 0;
+  int rc = gin ? api.run_grad(p->g, vin, nin, vgout, ngout, vout, cap, &n, vgin, err, sizeof err)
+               : api.run(p->g, vin, nin, vout, cap, &n, err, sizeof err);
+  if (rc) return fbx_status_new(FBX_ERR_RUNTIME, "torch: %s", err);
+  fbx_status *st = import_values(vout, n, out, "output");
+  fbx_status *sg = gin ? import_values(vgin, nin, gin, "gradient of input") : NULL;
+  if (st || sg) {
+    if (!st) for (int k = 0; k < n; k++) fbx_iv_release(&out[k]);
+    if (!sg && gin) for (int k = 0; k < nin; k++) fbx_iv_release(&gin[k]);
+    fbx_status_free(sg && st ? sg : NULL);
+    return st ? st : sg;
   }
   *nout = n;
   return NULL;
+}
+
+fbx_status *fbx_torch_peer_run(fbx_torch_peer *p, const fbx_ivalue *in, int nin, fbx_ivalue *out, int cap,
+                               int *nout) {
+  return peer_run(p, in, nin, NULL, 0, out, cap, nout, NULL);
+}
+
+fbx_status *fbx_torch_peer_run_grad(fbx_torch_peer *p, const fbx_ivalue *in, int nin, const fbx_ivalue *gout,
+                                    int ngout, fbx_ivalue *out, int cap, int *nout, fbx_ivalue *gin) {
+  return peer_run(p, in, nin, gout, ngout, out, cap, nout, gin);
 }
 
 void fbx_torch_peer_close(fbx_torch_peer *p) {

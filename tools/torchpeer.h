@@ -22,6 +22,12 @@ fbx_status *fbx_torch_peer_open(fbx_torch_peer **out, const char *graph_text);
  * out[0..cap) and their count into *nout (release them). */
 fbx_status *fbx_torch_peer_run(fbx_torch_peer *p, const fbx_ivalue *in, int nin, fbx_ivalue *out, int cap,
                                int *nout);
+/* As fbx_torch_peer_run, then backward through PyTorch's autograd: every
+ * floating tensor input requires grad, gout[0..ngout) (one per flattened
+ * output; None for no gradient) is fed to the outputs, and gin[0..nin)
+ * gets the inputs' gradients (None where there is none; release them). */
+fbx_status *fbx_torch_peer_run_grad(fbx_torch_peer *p, const fbx_ivalue *in, int nin, const fbx_ivalue *gout,
+                                    int ngout, fbx_ivalue *out, int cap, int *nout, fbx_ivalue *gin);
 void fbx_torch_peer_close(fbx_torch_peer *p);
 
 #endif

@@ -55,6 +55,14 @@ fbxtp_graph *fbxtp_create(const char *ir_text, char *err, size_t errlen);
  * -1 with a message in err. Not thread-safe per graph. */
 int fbxtp_run(fbxtp_graph *g, const fbxtp_value *in, int nin, fbxtp_value *out, int cap, int *nout, char *err,
               size_t errlen);
+/* As fbxtp_run, then backward: every floating-point tensor input requires
+ * grad, and gout[0..ngout) (one per flattened output: a tensor, or
+ * FBXTP_NONE for no gradient; consumed like the inputs) is fed to the
+ * outputs; gin[0..nin) gets each input's gradient (a tensor, the caller's;
+ * FBXTP_NONE for inputs that are not floating tensors or that no gradient
+ * reaches). */
+int fbxtp_run_grad(fbxtp_graph *g, const fbxtp_value *in, int nin, const fbxtp_value *gout, int ngout,
+                   fbxtp_value *out, int cap, int *nout, fbxtp_value *gin, char *err, size_t errlen);
 void fbxtp_destroy(fbxtp_graph *g);
 
 #ifdef __cplusplus

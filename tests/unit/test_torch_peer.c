@@ -8,7 +8,8 @@
  * On corpus graphs with PyTorch's inputs (ratio-IoU, softmax, layer norm,
  * the LSTM cell): exit 0 (every row, torch's included, matches the
  * reference interpreter), three rows, and torch's own torch_abs is 0; the
- * JSON file has the vs-torch errors; torch with --backward is a usage error. */
+ * JSON file has the vs-torch errors; with --backward, PyTorch's input
+ * gradients match the eager tape's. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,12 +86,18 @@ START_TEST(json_has_the_second_oracle) {
 }
 END_TEST
 
-START_TEST(torch_with_backward_is_a_usage_error) {
-  char cmd[8192], *out = NULL;
-  snprintf(cmd, sizeof cmd, "%s bench %s --random --fusers none,torch --backward", FBX_CLI,
-           tu_src_path("examples/ratio_iou.ir"));
+/* --backward: PyTorch's autograd on the same output gradients; its input
+ * gradients must match the eager tape's (bench exits 1 otherwise). */
+START_TEST(backward_through_torch) {
+  const char *name = CASES[_i];
+  char inputs[16384], cmd[20000], *out = NULL, graph[4096];
+  case_inputs(name, inputs, sizeof inputs);
+  snprintf(graph, sizeof graph, "tests/corpus/cases/%s/graph.ir", name);
+  snprintf(cmd, sizeof cmd, "%s bench %s %s --fusers none,torch --iters 2 --backward", FBX_CLI, tu_src_path(graph),
+           inputs);
   int rc = tu_run(cmd, &out);
-  ck_assert_msg(rc == 2 && strstr(out, "the torch peer times the forward only"), "(%d) %s", rc, out);
+  ck_assert_msg(rc == 0, "%s: bench --backward failed (%d):\n%s", name, rc, out);
+  ck_assert_msg(row(out, "torch") && !strstr(out, "MISMATCH"), "%s:\n%s", name, out);
   free(out);
 }
 END_TEST
@@ -101,7 +108,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_loop_test(tc, three_rows_one_table, 0, (int)(sizeof CASES / sizeof CASES[0]));
   tcase_add_test(tc, json_has_the_second_oracle);
-  tcase_add_test(tc, torch_with_backward_is_a_usage_error);
+  tcase_add_loop_test(tc, backward_through_torch, 0, (int)(sizeof CASES / sizeof CASES[0]));
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
