@@ -98,6 +98,7 @@ static void help(void) {
          "                   groups, launches and kernels columns are 0: not measured). With\n"
          "                   torch, torch_abs/torch_rel give every row's largest error\n"
          "                   against PyTorch's outputs (of its first run), a second oracle\n"
+         "                   next to max_abs/max_rel (the reference interpreter's)\n"
          FBX_CLI_INPUT_HELP
          "  --random         make every input up that no --input NAME=X gives: random values,\n"
          "                   contiguous; sizes from the IR type (Float(4, 8)) or --shape;\n"
