@@ -8,7 +8,11 @@ set -euo pipefail
 # OpenCL: the ICD loader and PoCL's CPU device, for the OpenCL host service
 # and the nvfuser_like plugin's OpenCL path (fusebox dlopens libOpenCL.so.1).
 # OpenBLAS: the CBLAS behind the matmul family (core/ops/k_linalg.c); CMake requires it.
-pkgs=(build-essential cmake pkg-config check libdlpack-dev ocl-icd-opencl-dev pocl-opencl-icd libopenblas-dev)
+# libtorch-dev + python3-torch (1.13, the same version): the optional PyTorch bridge
+# (bridges/torch: fusebox import, the `torch` peer of bench) and its test models'
+# generator (tests/torch/gen_models.py); CMake skips the bridge when libtorch is missing.
+pkgs=(build-essential cmake pkg-config check libdlpack-dev ocl-icd-opencl-dev pocl-opencl-icd libopenblas-dev
+  libtorch-dev python3-torch)
 for arg in "$@"; do
   case "$arg" in
     --with-fuzz) pkgs+=(clang libclang-rt-14-dev) ;;

@@ -34,7 +34,7 @@ fi
 
 echo "== ThreadSanitizer build: the suites that run threads =="
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBOX_WERROR=ON -DFUSEBOX_TSAN=ON \
-  -DFUSEBOX_BENCH=OFF >/dev/null
+  -DFUSEBOX_BENCH=OFF -DFUSEBOX_TORCH=OFF >/dev/null
 tsan_tests="test_interp|test_executor|test_api|test_host_kernel|test_services|test_autodiff_runtime"
 cmake --build build-tsan -j"$jobs" --target fbx_test_plugins fusebox_cli test_interp test_executor test_api \
   test_host_kernel test_services test_autodiff_runtime
@@ -42,7 +42,7 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 CK_FORK=no \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" -R "^($tsan_tests)\$"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFUSEBOX_WERROR=ON -DFUSEBOX_SANITIZE=ON >/dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFUSEBOX_WERROR=ON -DFUSEBOX_SANITIZE=ON -DFUSEBOX_TORCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"

@@ -14,6 +14,7 @@ int fbx_cmd_bench(int argc, char **argv);
 int fbx_cmd_ab(int argc, char **argv);
 int fbx_cmd_ops(int argc, char **argv);
 int fbx_cmd_fuzz(int argc, char **argv);
+int fbx_cmd_import(int argc, char **argv); /* tools/cmd_model.c */
 
 /* Print "fusebox <cmd>: <message>" to stderr, free st, return 1. */
 int fbx_cli_fail(const char *cmd, fbx_status *st);

@@ -58,11 +58,15 @@
 #include "host/host.h"
 #include "inputs.h"
 #include "ir/text.h"
+#include "passes/passes.h"
+#include "model.h"
+#include "torchpeer.h"
 
 static const char *const USAGE = "fusebox bench GRAPH [--input [NAME=]X]... [--random [--shape [NAME=]DIMS]...] "
                                  "--fusers A,B,... [--iters N] [--seed S] [--bytes N] [--json FILE] [--backward]";
 
 #define MAX_FUSERS 16
+#define PEER_CAP 256
 #define MAX_SHAPES 64
 
 static void help(void) {
@@ -87,7 +91,14 @@ static void help(void) {
          "largest tensor, copied each round with 1 thread and with the kernel thread pool;\n"
          "read + written bytes over the faster median.\n\n"
          "  --fusers LIST    comma list of fuser names or plugin paths; `none` is the\n"
-         "                   interpreter alone (the baseline of the speedup)\n"
+         "                   interpreter alone (the baseline of the speedup); `torch` is\n"
+         "                   PyTorch's TorchScript executor on the same graph text, in the same\n"
+         "                   rounds (needs the PyTorch bridge; with --backward, PyTorch's\n"
+         "                   autograd on the same output gradients; its compile,\n"
+         "                   groups, launches and kernels columns are 0: not measured). With\n"
+         "                   torch, torch_abs/torch_rel give every row's largest error\n"
+         "                   against PyTorch's outputs (of its first run), a second oracle\n"
+         "                   next to max_abs/max_rel (the reference interpreter's)\n"
          FBX_CLI_INPUT_HELP
          "  --random         make every input up that no --input NAME=X gives: random values,\n"
          "                   contiguous; sizes from the IR type (Float(4, 8)) or --shape;\n"
@@ -113,8 +124,10 @@ static void help(void) {
 
 typedef struct bench_row {
   const char *name;   /* as given */
-  fbx_fuser *fuser;   /* NULL for none */
-  fbx_executor *ex;
+  fbx_fuser *fuser;   /* NULL for none and torch */
+  bool torch;         /* PyTorch's executor through the bridge (tools/torchpeer.h), not an executor of ours */
+  fbx_torch_peer *peer;
+  fbx_executor *ex;   /* NULL for torch */
   double *times;
   double compile_ms, median_ms, min_ms;
   int64_t groups;
@@ -126,7 +139,13 @@ typedef struct bench_row {
   double max_abs, max_rel;
   bool outputs_ok;
   char *mismatch;
+  double vt_abs, vt_rel; /* against PyTorch's outputs, when torch is benchmarked */
+  bool vt_ok;
 } bench_row;
+
+static const char *row_name(const bench_row *r) {
+  return r->torch ? "torch" : r->fuser ? fbx_fuser_name(r->fuser) : "none";
+}
 
 /* What the table and the JSON file report besides the rows. */
 typedef struct bench_info {
@@ -137,6 +156,7 @@ typedef struct bench_info {
   bool bytes_given;  /* --bytes rather than the graph's tensors */
   double base;       /* none's median, 0 if none was not run */
   bool backward;     /* forward + backward per run */
+  bool torch;        /* torch was benchmarked: the vs_torch columns */
   const fbx_br_memcpy *mc;
 } bench_info;
 
@@ -169,7 +189,7 @@ static fbx_status *write_json(const char *path, const bench_info *in, bench_row 
     bench_row *r = &rows[i];
     fputs(i ? ",\n    {" : "\n    {", f);
     fputs("\"name\": ", f);
-    fbx_br_json_str(f, r->fuser ? fbx_fuser_name(r->fuser) : "none");
+    fbx_br_json_str(f, row_name(r));
     fputs(", \"selected_as\": ", f);
     fbx_br_json_str(f, r->name);
     fputs(", \"path\": ", f);
@@ -206,6 +226,12 @@ static fbx_status *write_json(const char *path, const bench_info *in, bench_row 
     fputs(", \"max_rel_error\": ", f);
     fbx_br_json_num(f, r->outputs_ok ? r->max_rel : NAN);
     fprintf(f, ", \"fallbacks\": %lld, \"outputs_match\": %s", (long long)r->fallbacks, r->outputs_ok ? "true" : "false");
+    if (in->torch) {
+      fputs(", \"max_abs_error_vs_torch\": ", f);
+      fbx_br_json_num(f, r->vt_ok ? r->vt_abs : NAN);
+      fputs(", \"max_rel_error_vs_torch\": ", f);
+      fbx_br_json_num(f, r->vt_ok ? r->vt_rel : NAN);
+    }
     if (r->mismatch) {
       fputs(", \"mismatch\": ", f);
       fbx_br_json_str(f, r->mismatch);
@@ -234,8 +260,10 @@ static void print_table(const bench_info *in, bench_row *rows, int n) {
   printf("%-14s %11s %11s %11s %7s %13s %12s", "fuser", "compile_ms", "median_ms", "min_ms", "groups", "launches/run",
          "interp/run");
   if (in->backward) printf(" %6s %17s %15s", "dgs", "bwd_launches/run", "bwd_interp/run");
-  printf(" %8s %11s %11s %9s %7s %9s %9s %8s %7s\n", "speedup", "max_abs", "max_rel", "fallbacks", "kernels",
+  printf(" %8s %11s %11s %9s %7s %9s %9s %8s %7s", "speedup", "max_abs", "max_rel", "fallbacks", "kernels",
          "disk_hits", "ms/kernel", "GB/s", "/memcpy");
+  if (in->torch) printf(" %12s %12s", "torch_abs", "torch_rel");
+  putchar('\n');
   for (int i = 0; i < n; i++) {
     bench_row *r = &rows[i];
     char speed[32], eabs[32], erel[32], perk[32], gbs[32], ratio[32];
@@ -255,18 +283,46 @@ static void print_table(const bench_info *in, bench_row *rows, int n) {
     else snprintf(gbs, sizeof gbs, "-");
     if (isfinite(g) && mc->gbs > 0) snprintf(ratio, sizeof ratio, "%.2f", g / mc->gbs);
     else snprintf(ratio, sizeof ratio, "-");
-    printf("%-14s %11.3f %11.4f %11.4f %7lld %13.2f %12.2f", r->fuser ? fbx_fuser_name(r->fuser) : "none",
+    printf("%-14s %11.3f %11.4f %11.4f %7lld %13.2f %12.2f", row_name(r),
            r->compile_ms, r->median_ms, r->min_ms, (long long)r->groups, r->launches_per_run, r->interp_per_run);
     if (in->backward)
       printf(" %6lld %17.2f %15.2f", (long long)r->diff_graphs, r->bwd_launches_per_run, r->bwd_interp_per_run);
-    printf(" %8s %11s %11s %9lld %7lld %9lld %9s %8s %7s\n", speed, eabs, erel, (long long)r->fallbacks,
+    printf(" %8s %11s %11s %9lld %7lld %9lld %9s %8s %7s", speed, eabs, erel, (long long)r->fallbacks,
            (long long)r->kernels, (long long)r->disk_hits, perk, gbs, ratio);
+    if (in->torch && r->vt_ok) printf(" %12.3g %12.3g", r->vt_abs, r->vt_rel);
+    else if (in->torch) printf(" %12s %12s", "MISMATCH", "-");
+    putchar('\n');
   }
 }
 
 /* The gradients' largest errors against the eager tape's, folded into the row's. */
 static void grad_errors(bench_row *r, const fbx_br_grad *bg) {
   fbx_br_grad_errors(bg, &r->outputs_ok, &r->max_abs, &r->max_rel, &r->mismatch);
+}
+
+/* One timed unit of a row: fbx_br_step for our executors; for torch, one
+ * run through PyTorch into pouts[0..*npouts) (the last run's released first). */
+static fbx_status *row_step(bench_row *r, fbx_br_inputs *bi, fbx_ivalue *outs, int nout, fbx_ivalue *pouts, int *npouts,
+                            uint64_t seed, fbx_br_grad *bg, fbx_ivalue *gin) {
+  if (!r->torch) return fbx_br_step(r->ex, bi, outs, nout, seed, bg, gin);
+  for (int i = 0; i < *npouts; i++) fbx_iv_release(&pouts[i]);
+  *npouts = 0;
+  if (!bg) return fbx_torch_peer_run(r->peer, bi->run, bi->nin, pouts, PEER_CAP, npouts);
+  for (int i = 0; i < bi->nin; i++) fbx_iv_release(&gin[i]);
+  return fbx_torch_peer_run_grad(r->peer, bi->run, bi->nin, bg->gout, bg->nflat, pouts, PEER_CAP, npouts, gin);
+}
+
+/* The text PyTorch gets: the graph as fusebox printed it after dead code
+ * elimination. PyTorch prints constants its own parser does not take back
+ * (`%8 : Function = prim::Constant[name="ratio_iou"]()`, unused). */
+static fbx_status *torch_text(const fbx_graph *g, char **out) {
+  fbx_graph *c = fbx_graph_clone(g);
+  if (!c) return fbx_status_nomem();
+  bool changed = false;
+  fbx_status *st = fbx_pass_dce(c, &changed);
+  if (!st && !(*out = fbx_graph_print(c))) st = fbx_status_nomem();
+  fbx_graph_destroy(c);
+  return st;
 }
 
 int fbx_cmd_bench(int argc, char **argv) {
@@ -353,6 +409,18 @@ int fbx_cmd_bench(int argc, char **argv) {
       break;
     }
     rows[nrows].name = tok;
+    if (!strcmp(tok, "torch")) {
+      /* PyTorch's own executor on the same graph text (bridges/torch/peer.h). */
+      fbx_status *st = fbx_torch_peer_check();
+      if (st) {
+        fprintf(stderr, "fusebox bench: fuser 'torch' cannot be used: %s\n", fbx_status_message(st));
+        fbx_status_free(st);
+        rc = 2;
+        break;
+      }
+      rows[nrows++].torch = true;
+      continue;
+    }
     fbx_status *st = fbx_cli_load_fuser(tok, &rows[nrows].fuser);
     if (st) {
       fprintf(stderr, "fusebox bench: fuser '%s' cannot be used: %s\n", tok, fbx_status_message(st));
@@ -372,9 +440,17 @@ int fbx_cmd_bench(int argc, char **argv) {
   int nin = 0, nout = 0, warmup = 0;
   fbx_br_grad bgs = {0}, *bg = NULL;
   fbx_executor *eager = NULL;
+  /* torch: its outputs (flattened) of the latest run, and of its first run, the second oracle */
+  fbx_ivalue pouts[PEER_CAP], tref[PEER_CAP];
+  int npouts = 0, ntref = 0;
+  bool has_torch = false;
+  char *text = NULL;
   fbx_status *st = NULL;
+  fbx_cli_model model = {0};
   if (rc) goto done;
-  if ((st = fbx_graph_parse_file(&g, path))) goto done;
+  /* GRAPH may be an imported model's directory or a .pt archive (tools/model.h). */
+  if ((st = fbx_cli_model_open(&model, path, inputs, ninputs))) goto done;
+  if ((st = fbx_graph_parse_file(&g, model.graph))) goto done;
   nin = fbx_graph_ninputs(g);
   nout = fbx_graph_noutputs(g);
   vals = fbx_calloc((size_t)nin + 1, sizeof *vals);
@@ -386,8 +462,8 @@ int fbx_cmd_bench(int argc, char **argv) {
     st = fbx_status_nomem();
     goto done;
   }
-  if (random) st = fbx_cli_mixed_inputs(g, inputs, ninputs, (uint64_t)seed, shapes, nshapes, vals);
-  else st = fbx_cli_gather_inputs(g, inputs, ninputs, vals);
+  if (random) st = fbx_cli_mixed_inputs(g, model.args, model.nargs, (uint64_t)seed, shapes, nshapes, vals);
+  else st = fbx_cli_gather_inputs(g, model.args, model.nargs, vals);
   if (st) goto done;
   bi.vals = vals;
   bi.nin = nin;
@@ -418,12 +494,24 @@ int fbx_cmd_bench(int argc, char **argv) {
       goto done;
   }
   if (bytes_opt) bytes = (double)bytes_opt;
+  for (int i = 0; i < nrows; i++) has_torch |= rows[i].torch;
+  if (has_torch) {
+    /* PyTorch parses the same graph (after dead code elimination); its first run is the second oracle. */
+    if ((st = torch_text(g, &text))) goto done;
+    for (int i = 0; i < nrows; i++)
+      if (rows[i].torch && (st = fbx_torch_peer_open(&rows[i].peer, text))) goto done;
+    for (int i = 0; i < nrows && !ntref; i++)
+      if (rows[i].torch) {
+        if ((st = fbx_br_fresh(&bi))) goto done;
+        if ((st = fbx_torch_peer_run(rows[i].peer, bi.run, nin, tref, PEER_CAP, &ntref))) goto done;
+      }
+  }
   if ((st = fbx_br_memcpy_alloc(&mc, iters))) goto done;
 
   for (int i = 0; i < nrows; i++) {
     bench_row *r = &rows[i];
     fbx_executor_opts xo = {.struct_size = sizeof xo, .fuser = "none", .fuser_handle = r->fuser};
-    if ((st = fbx_executor_create(&r->ex, g, &xo))) goto done;
+    if (!r->torch && (st = fbx_executor_create(&r->ex, g, &xo))) goto done;
     if (!(r->times = fbx_calloc((size_t)iters, sizeof *r->times))) {
       st = fbx_status_nomem();
       goto done;
@@ -433,7 +521,7 @@ int fbx_cmd_bench(int argc, char **argv) {
   for (int w = 0; w < warmup; w++)
     for (int i = 0; i < nrows; i++) {
       if ((st = fbx_br_fresh(&bi))) goto done;
-      if ((st = fbx_br_step(rows[i].ex, &bi, outs, nout, (uint64_t)seed, bg, bgs.gin))) {
+      if ((st = row_step(&rows[i], &bi, outs, nout, pouts, &npouts, (uint64_t)seed, bg, bgs.gin))) {
         st = fbx_status_wrap(st, "fuser %s", rows[i].name);
         goto done;
       }
@@ -441,13 +529,13 @@ int fbx_cmd_bench(int argc, char **argv) {
   fbx_executor_stats before[MAX_FUSERS];
   for (int i = 0; i < nrows; i++) {
     before[i] = (fbx_executor_stats){.struct_size = sizeof before[i]};
-    fbx_executor_stats_get(rows[i].ex, &before[i]);
+    if (rows[i].ex) fbx_executor_stats_get(rows[i].ex, &before[i]);
   }
   for (long long k = 0; k < iters; k++) {
     for (int i = 0; i < nrows; i++) {
       if ((st = fbx_br_fresh(&bi))) goto done;
       double t0 = fbx_cli_now_ms();
-      st = fbx_br_step(rows[i].ex, &bi, outs, nout, (uint64_t)seed, bg, bgs.gin);
+      st = row_step(&rows[i], &bi, outs, nout, pouts, &npouts, (uint64_t)seed, bg, bgs.gin);
       rows[i].times[k] = fbx_cli_now_ms() - t0;
       if (st) {
         st = fbx_status_wrap(st, "fuser %s", rows[i].name);
@@ -455,9 +543,16 @@ int fbx_cmd_bench(int argc, char **argv) {
       }
       if (k == iters - 1) {
         fbx_strbuf why = {0};
-        rows[i].outputs_ok = fbx_cli_max_error(outs, nout, want, nout, &rows[i].max_abs, &rows[i].max_rel, &why);
+        const fbx_ivalue *got = rows[i].torch ? pouts : outs;
+        int ngot = rows[i].torch ? npouts : nout;
+        rows[i].outputs_ok = fbx_cli_max_error(got, ngot, want, nout, &rows[i].max_abs, &rows[i].max_rel, &why);
         if (!rows[i].outputs_ok) rows[i].mismatch = fbx_strbuf_take(&why);
         fbx_strbuf_free(&why);
+        if (has_torch) {
+          fbx_strbuf vt = {0};
+          rows[i].vt_ok = fbx_cli_max_error(got, ngot, tref, ntref, &rows[i].vt_abs, &rows[i].vt_rel, &vt);
+          fbx_strbuf_free(&vt);
+        }
         if (bg) grad_errors(&rows[i], bg);
       }
     }
@@ -468,7 +563,7 @@ int fbx_cmd_bench(int argc, char **argv) {
   for (int i = 0; i < nrows; i++) {
     bench_row *r = &rows[i];
     fbx_executor_stats s = {.struct_size = sizeof s};
-    fbx_executor_stats_get(r->ex, &s);
+    if (r->ex) fbx_executor_stats_get(r->ex, &s); /* torch: no stats of ours, zeros */
     r->compile_ms = s.compile_seconds * 1e3;
     r->kernels = s.kernels_compiled;
     r->disk_hits = s.disk_cache_hits;
@@ -483,11 +578,11 @@ int fbx_cmd_bench(int argc, char **argv) {
     r->fallbacks = s.fallbacks - before[i].fallbacks;
     r->median_ms = fbx_cli_median(r->times, (int)iters); /* sorts */
     r->min_ms = r->times[0];
-    if (!r->fuser && base == 0) base = r->median_ms;
+    if (!r->fuser && !r->torch && base == 0) base = r->median_ms;
   }
 
   bench_info info = {.graph = path, .iters = iters, .warmup = warmup, .bytes = bytes, .bytes_given = bytes_opt > 0,
-                     .base = base, .backward = backward, .mc = &mc};
+                     .base = base, .backward = backward, .torch = has_torch, .mc = &mc};
   print_table(&info, rows, nrows);
   for (int i = 0; i < nrows; i++)
     if (!rows[i].outputs_ok) {
@@ -511,7 +606,11 @@ done:
   fbx_free(outs);
   fbx_br_grad_free(&bgs);
   fbx_executor_destroy(eager);
+  for (int i = 0; i < npouts; i++) fbx_iv_release(&pouts[i]);
+  for (int i = 0; i < ntref; i++) fbx_iv_release(&tref[i]);
+  fbx_free(text);
   for (int i = 0; i < nrows; i++) {
+    fbx_torch_peer_close(rows[i].peer);
     fbx_executor_destroy(rows[i].ex);
     fbx_fuser_release(rows[i].fuser);
     fbx_free(rows[i].times);
@@ -520,6 +619,7 @@ done:
   fbx_br_memcpy_free(&mc);
   fbx_interp_destroy(ref);
   fbx_graph_destroy(g);
+  fbx_cli_model_close(&model);
   fbx_free(list);
   fbx_free(inputs);
   fbx_free(shapes);

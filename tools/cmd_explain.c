@@ -22,6 +22,7 @@
 #include "exec/executor.h"
 #include "host/host.h"
 #include "inputs.h"
+#include "model.h"
 #include "ir/text.h"
 #include "passes/passes.h"
 
@@ -476,6 +477,7 @@ int fbx_cmd_explain(int argc, char **argv) {
   fbx_ivalue *vals = NULL, *outs = NULL;
   int nin = 0, nout = 0;
   fbx_strbuf b = {0};
+  fbx_cli_model model = {0};
   fbx_status *st = fbx_cli_load_fuser(fuser_name, &fz);
   if (st) {
     fprintf(stderr, "fusebox explain: fuser '%s' cannot be used: %s\n", fuser_name, fbx_status_message(st));
@@ -483,7 +485,9 @@ int fbx_cmd_explain(int argc, char **argv) {
     fbx_free(inputs);
     return 2;
   }
-  if ((st = fbx_graph_parse_file(&g, path))) goto done;
+  /* GRAPH may be an imported model's directory or a .pt archive (tools/model.h). */
+  if ((st = fbx_cli_model_open(&model, path, inputs, ninputs))) goto done;
+  if ((st = fbx_graph_parse_file(&g, model.graph))) goto done;
   fbx_executor_opts xo = {.struct_size = sizeof xo, .fuser = "none", .fuser_handle = fz};
   if ((st = fbx_executor_create(&ex, g, &xo))) goto done;
   nin = fbx_graph_ninputs(g);
@@ -494,8 +498,9 @@ int fbx_cmd_explain(int argc, char **argv) {
     st = fbx_status_nomem();
     goto done;
   }
-  if (random) st = fbx_cli_random_inputs(g, seed, vals);
-  else st = fbx_cli_gather_inputs(g, inputs, ninputs, vals);
+  if (random && model.nweights) st = fbx_cli_mixed_inputs(g, model.args, model.nargs, seed, NULL, 0, vals);
+  else if (random) st = fbx_cli_random_inputs(g, seed, vals);
+  else st = fbx_cli_gather_inputs(g, model.args, model.nargs, vals);
   if (st) goto done;
   if ((st = fbx_executor_check_inputs(ex, vals, nin))) goto done;
   /* Gradient mode profiles the graph, then its forward and backward graphs. */
@@ -546,5 +551,6 @@ done:
   fbx_executor_destroy(ex);
   fbx_fuser_release(fz);
   fbx_graph_destroy(g);
+  fbx_cli_model_close(&model);
   return rc;
 }

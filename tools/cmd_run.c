@@ -20,6 +20,7 @@
 #include "host/host.h"
 #include "inputs.h"
 #include "ir/text.h"
+#include "model.h"
 
 static const char *const USAGE =
     "fusebox run GRAPH [--fuser NAME] [--stats] [--input [NAME=]FILE.npy|VALUE]... [--out DIR] [--iters N] [--seed S]\n"
@@ -360,7 +361,10 @@ int fbx_cmd_run(int argc, char **argv) {
   double *times = NULL;
   int nin = 0, nout = 0;
   fbx_strbuf summary = {0};
-  fbx_status *st = fbx_graph_parse_file(&g, path);
+  /* GRAPH may be an imported model's directory or a .pt archive (tools/model.h). */
+  fbx_cli_model model = {0};
+  fbx_status *st = fbx_cli_model_open(&model, path, inputs, ninputs);
+  if (!st) st = fbx_graph_parse_file(&g, model.graph);
   if (st) goto done;
   fbx_executor_opts xo = {.struct_size = sizeof xo, .fuser = "none", .fuser_handle = fz};
   if ((st = fbx_executor_create(&ex, g, &xo))) goto done;
@@ -375,7 +379,7 @@ int fbx_cmd_run(int argc, char **argv) {
     st = fbx_status_nomem();
     goto done;
   }
-  if ((st = fbx_cli_gather_inputs(g, inputs, ninputs, vals))) goto done;
+  if ((st = fbx_cli_gather_inputs(g, model.args, model.nargs, vals))) goto done;
   if ((st = fbx_executor_check_inputs(ex, vals, nin))) goto done;
   /* Inputs the graph writes (aten::relu_ on an input) are fresh copies for
    * every run, made before the clock starts: otherwise run k would see what
@@ -470,5 +474,6 @@ done:;
   fbx_executor_destroy(ex);
   fbx_fuser_release(fz);
   fbx_graph_destroy(g);
+  fbx_cli_model_close(&model);
   return rc;
 }

@@ -41,6 +41,7 @@ static const command commands[] = {
     {"bench", fbx_cmd_bench, "compare fusers on a graph: time, compile time, kernels, error"},
     {"ab", fbx_cmd_ab, "A/B benchmark fusers over a suite: statistics, report, compare runs"},
     {"ops", fbx_cmd_ops, "list the operators fusebox runs, and which have a gradient"},
+    {"import", fbx_cmd_import, "import a TorchScript archive (.pt): graph, weights, manifest (PyTorch bridge)"},
     {"fuzz", fbx_cmd_fuzz, "differential fuzzing: random graphs under a fuser against none, minimized repros"},
 };
 

@@ -1,0 +1,244 @@
+// fusebox-import MODEL.pt OUTDIR [--method NAME]
+//
+// Turns a TorchScript archive (torch.jit.save) into what the `fusebox`
+// command runs: OUTDIR/graph.ir (TorchScript IR text, no `self`), one .npy
+// file per parameter, buffer and tensor constant under OUTDIR/weights/, and
+// OUTDIR/manifest.txt tying the two together (format: bridges/torch/README.md).
+// The module is put in eval mode and frozen (attributes become constants,
+// calls are inlined), dropout is removed, and then every tensor constant is
+// lifted to a named graph input: fusebox's IR text has no tensor literals,
+// and weights as inputs let one imported graph run any set of weights.
+//
+// `fusebox import` runs this program; it is a separate executable so that the
+// C command never links libtorch. Exit status: 0 done, 1 the model could not
+// be imported (the message names the module and method), 2 usage error.
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/passes/constant_pooling.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/remove_dropout.h>
+#include <torch/csrc/jit/serialization/import.h>
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct ImportError {
+  std::string msg;
+};
+
+// The first line of a c10::Error (the rest is a C++ backtrace).
+std::string first_line(const char *what) {
+  std::string s(what);
+  size_t nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+const char *npy_descr(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return "<f4";
+    case at::kDouble: return "<f8";
+    case at::kHalf: return "<f2";
+    case at::kLong: return "<i8";
+    case at::kInt: return "<i4";
+    case at::kShort: return "<i2";
+    case at::kChar: return "|i1";
+    case at::kByte: return "|u1";
+    case at::kBool: return "|b1";
+    default: return nullptr;
+  }
+}
+
+// NumPy format 1.0: magic, header length, a dict padded with spaces to a
+// multiple of 64 bytes, then the data in C order.
+void write_npy(const std::string &path, const at::Tensor &t0, const std::string &what) {
+  at::Tensor t = t0.detach().contiguous();
+  if (t.scalar_type() == at::kBFloat16) t = t.to(at::kFloat);  // .npy has no bfloat16
+  const char *descr = npy_descr(t.scalar_type());
+  if (!descr) throw ImportError{what + ": tensor of dtype " + std::string(c10::toString(t.scalar_type())) + " has no .npy form"};
+  if (!t.device().is_cpu()) throw ImportError{what + ": tensor is not on the CPU"};
+  std::ostringstream h;
+  h << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (";
+  for (int64_t d = 0; d < t.dim(); d++) h << t.size(d) << (t.dim() == 1 ? "," : d + 1 < t.dim() ? ", " : "");
+  h << "), }";
+  std::string header = h.str();
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header.push_back('\n');
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw ImportError{"cannot write " + path + ": " + std::strerror(errno)};
+  unsigned short hl = (unsigned short)header.size();
+  f.write("\x93NUMPY\x01\x00", 8);
+  char len[2] = {(char)(hl & 0xff), (char)(hl >> 8)};
+  f.write(len, 2);
+  f.write(header.data(), (std::streamsize)header.size());
+  f.write((const char *)t.data_ptr(), (std::streamsize)(t.numel() * t.element_size()));
+  if (!f) throw ImportError{"cannot write " + path};
+}
+
+// A value name fusebox's parser and a file system both take: letters,
+// digits, '_' and '.', not starting with a digit or a dot.
+std::string clean_name(const std::string &s) {
+  std::string o;
+  for (char c : s) o.push_back(std::isalnum((unsigned char)c) || c == '_' || c == '.' ? c : '_');
+  if (o.empty() || std::isdigit((unsigned char)o[0]) || o[0] == '.') o = "w_" + o;
+  return o;
+}
+
+void collect_constants(torch::jit::Block *b, std::vector<torch::jit::Node *> &out) {
+  for (torch::jit::Node *n : b->nodes()) {
+    if (n->kind() == c10::prim::Constant && n->output()->type()->isSubtypeOf(*c10::TensorType::get()))
+      out.push_back(n);
+    for (torch::jit::Block *sb : n->blocks()) collect_constants(sb, out);
+  }
+}
+
+// mkdir -p
+void make_dir(const std::string &d) {
+  for (size_t i = 1; i <= d.size(); i++) {
+    if (i < d.size() && d[i] != '/') continue;
+    std::string p = d.substr(0, i);
+    if (mkdir(p.c_str(), 0777) && errno != EEXIST) throw ImportError{"cannot create " + p + ": " + std::strerror(errno)};
+  }
+}
+
+int import_model(const std::string &model, const std::string &outdir, const std::string &method) {
+  torch::jit::Module m;
+  try {
+    m = torch::jit::load(model);
+  } catch (const c10::Error &e) {
+    throw ImportError{"cannot load " + model + " as a TorchScript archive (torch.jit.save): " + first_line(e.what())};
+  }
+  std::string where = "module " + m.type()->name()->qualifiedName() + ", method " + method;
+  if (!m.find_method(method)) throw ImportError{where + ": the module has no such method"};
+  std::shared_ptr<torch::jit::Graph> g;
+  try {
+    m.eval();
+    torch::jit::Module f = torch::jit::freeze_module(m, {}, true, false);
+    g = f.get_method(method).graph()->copy();
+    torch::jit::Inline(*g);
+    torch::jit::removeDropout(g);
+    torch::jit::EliminateDeadCode(g);
+  } catch (const c10::Error &e) {
+    throw ImportError{where + ": freezing failed: " + first_line(e.what())};
+  }
+  // `self` has no use left once every attribute is a constant.
+  if (g->inputs().empty() || !g->inputs()[0]->type()->cast<c10::ClassType>())
+    throw ImportError{where + ": the graph has no `self` input"};
+  if (g->inputs()[0]->hasUses()) {
+    torch::jit::Node *u = g->inputs()[0]->uses()[0].user;
+    throw ImportError{where + ": `self` is still used after freezing (by " + std::string(u->kind().toQualString()) +
+                      "); modules with interface calls or mutated attributes cannot be imported"};
+  }
+  g->eraseInput(0);
+  std::vector<std::string> user_inputs;
+  for (torch::jit::Value *v : g->inputs()) {
+    if (!v->type()->isSubtypeOf(*c10::TensorType::get()))
+      throw ImportError{where + ": input %" + v->debugName() + " is " + v->type()->repr_str() +
+                        "; only Tensor inputs are supported"};
+    v->setType(c10::TensorType::get());
+    user_inputs.push_back(v->debugName());
+  }
+
+  make_dir(outdir);
+  make_dir(outdir + "/weights");
+  std::vector<torch::jit::Node *> consts;
+  collect_constants(g->block(), consts);
+  std::map<std::string, int> used;
+  for (const std::string &n : user_inputs) used[n] = 1;
+  std::ostringstream weights;
+  int k = 0;
+  for (torch::jit::Node *n : consts) {
+    torch::jit::Value *v = n->output();
+    std::string name = clean_name(v->hasDebugName() ? v->debugName() : "const" + std::to_string(k));
+    k++;
+    while (used.count(name)) name += "_";
+    used[name] = 1;
+    at::Tensor t = torch::jit::toIValue(v)->toTensor();
+    std::string file = "weights/" + name + ".npy";
+    write_npy(outdir + "/" + file, t, where + ": constant %" + v->debugName());
+    torch::jit::Value *in = g->addInput();
+    in->setType(c10::TensorType::get());
+    v->replaceAllUsesWith(in);
+    n->destroy();
+    in->setDebugName(name);
+    weights << "weight " << name << " " << file << " " << c10::toString(t.scalar_type()) << " [";
+    for (int64_t d = 0; d < t.dim(); d++) weights << (d ? ", " : "") << t.size(d);
+    weights << "]\n";
+  }
+  torch::jit::ConstantPooling(g);
+  g->lint();
+
+  std::ofstream gf(outdir + "/graph.ir");
+  gf << g->toString(false);
+  if (!gf) throw ImportError{"cannot write " + outdir + "/graph.ir"};
+  gf.close();
+  std::ofstream mf(outdir + "/manifest.txt");
+  mf << "fusebox-import 1\n";
+  mf << "module " << m.type()->name()->qualifiedName() << "\n";
+  mf << "method " << method << "\n";
+  mf << "graph graph.ir\n";
+  for (const std::string &n : user_inputs) mf << "input " << n << "\n";
+  mf << weights.str();
+  mf << "source " << model << "\n";
+  if (!mf) throw ImportError{"cannot write " + outdir + "/manifest.txt"};
+  std::printf("imported %s (%s) into %s: %zu input%s, %d weight%s\n", model.c_str(), where.c_str(), outdir.c_str(),
+              user_inputs.size(), user_inputs.size() == 1 ? "" : "s", k, k == 1 ? "" : "s");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const char *usage = "usage: fusebox import MODEL.pt OUTDIR [--method NAME]";
+  std::vector<std::string> pos;
+  std::string method = "forward";
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf("%s\n\nLoads a TorchScript archive (torch.jit.save), puts it in eval mode, freezes and\n"
+                  "inlines it, and writes OUTDIR/graph.ir with every parameter, buffer and tensor\n"
+                  "constant lifted to a named graph input, the weights as OUTDIR/weights/NAME.npy,\n"
+                  "and OUTDIR/manifest.txt. `fusebox run OUTDIR --input x=x.npy` then runs it.\n"
+                  "  --method NAME   the method to import (default forward)\n",
+                  usage);
+      return 0;
+    } else if (a == "--method") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "fusebox import: --method needs a name\n%s\n", usage);
+        return 2;
+      }
+      method = argv[++i];
+    } else if (a.size() > 1 && a[0] == '-') {
+      std::fprintf(stderr, "fusebox import: unknown option '%s'\n%s\n", a.c_str(), usage);
+      return 2;
+    } else {
+      pos.push_back(a);
+    }
+  }
+  if (pos.size() != 2) {
+    std::fprintf(stderr, "fusebox import: expected MODEL.pt and OUTDIR\n%s\n", usage);
+    return 2;
+  }
+  try {
+    return import_model(pos[0], pos[1], method);
+  } catch (const ImportError &e) {
+    std::fprintf(stderr, "fusebox import: %s\n", e.msg.c_str());
+  } catch (const c10::Error &e) {
+    std::fprintf(stderr, "fusebox import: %s: %s\n", pos[0].c_str(), first_line(e.what()).c_str());
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "fusebox import: %s: %s\n", pos[0].c_str(), e.what());
+  }
+  return 1;
+}

@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+"""Writes tests/torch/models/NAME/ for test_torch_import (issue 19): a small
+module of each kind, scripted and saved with torch.jit.save (model.pt), its
+inputs (in_<input>.npy), PyTorch's outputs in eval mode (out<K>.npy, tuples
+flattened) and, where the model is differentiable in its inputs, the
+gradients of the floating inputs with a gradient of ones for every floating
+output (grad_<input>.npy). <input> is the graph input's name after
+freezing (x.1), as `fusebox import` writes it. meta.txt lists them:
+    inputs x.1 h.1        graph inputs, in order
+    outputs 2             how many out<K>.npy
+    grads x.1 h.1         inputs with a grad_<input>.npy ("grads" alone: none)
+    tol 1e-4 1e-5         rtol atol for the outputs (gradients: 10x)
+
+Run with Debian's python3-torch (1.13, the libtorch-dev version):
+    /usr/bin/python3 tests/torch/gen_models.py
+Deterministic (seeded); the files are a few KB each."""
+import math
+import os
+import shutil
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return torch.tanh(self.fc2(torch.relu(self.fc1(x))))
+
+
+class ConvBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class LSTMCell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(5, 6)
+
+    def forward(self, x, h, c):
+        return self.cell(x, (h, c))
+
+
+class GRUCell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(5, 6)
+
+    def forward(self, x, h):
+        return self.cell(x, h)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+class EmbeddingLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 6)
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, idx):
+        return self.fc(self.emb(idx))
+
+
+class LayerNormMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.ln = nn.LayerNorm(16)
+        self.fc2 = nn.Linear(16, 8)
+
+    def forward(self, x):
+        return x + self.fc2(F.gelu(self.ln(self.fc1(x))))
+
+
+class BatchNormEval(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(6)
+
+    def forward(self, x):
+        return torch.sigmoid(self.bn(x))
+
+
+class Pooling(nn.Module):
+    def forward(self, x):
+        return F.max_pool2d(x, 2) + F.avg_pool2d(x, 2)
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+        self.v = nn.Linear(8, 8)
+
+    def forward(self, x):
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        w = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(8.0), dim=-1)
+        return torch.matmul(w, v)
+
+
+class ResidualSiLU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.scale = nn.Parameter(torch.linspace(0.5, 1.5, 8))
+
+    def forward(self, x):
+        return x + F.silu(self.fc(x)) * self.scale
+
+
+class InstanceNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.InstanceNorm2d(3, affine=True)
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+def randn(*s):
+    return torch.randn(*s)
+
+
+# name, module, inputs, differentiable in its floating inputs, tol
+CASES = [
+    ("mlp", MLP, lambda: [randn(3, 6)], True, (1e-4, 1e-5)),
+    ("conv_block", ConvBlock, lambda: [randn(1, 2, 5, 5)], True, (1e-4, 1e-5)),
+    ("lstm_cell", LSTMCell, lambda: [randn(2, 5), randn(2, 6), randn(2, 6)], True, (1e-4, 1e-5)),
+    ("gru_cell", GRUCell, lambda: [randn(2, 5), randn(2, 6)], True, (1e-4, 1e-5)),
+    ("transformer_encoder", Encoder, lambda: [randn(2, 3, 8)], True, (1e-4, 1e-5)),
+    ("embedding_linear", EmbeddingLinear, lambda: [torch.tensor([[1, 4, 9], [0, 2, 2]])], False, (1e-4, 1e-5)),
+    ("layernorm_mlp", LayerNormMLP, lambda: [randn(3, 8)], True, (1e-4, 1e-5)),
+    ("batchnorm_eval", BatchNormEval, lambda: [randn(4, 6)], True, (1e-4, 1e-5)),
+    ("pooling", Pooling, lambda: [randn(1, 2, 4, 4)], True, (1e-4, 1e-5)),
+    ("attention", Attention, lambda: [randn(2, 4, 8)], True, (1e-4, 1e-5)),
+    ("residual_silu", ResidualSiLU, lambda: [randn(3, 8)], True, (1e-4, 1e-5)),
+    ("instance_norm", InstanceNorm, lambda: [randn(2, 3, 4, 4)], True, (1e-4, 1e-5)),
+]
+
+
+def flatten(v):
+    if isinstance(v, (tuple, list)):
+        return [t for e in v for t in flatten(e)]
+    return [v]
+
+
+def main():
+    torch.manual_seed(0)
+    if os.path.isdir(OUT):
+        shutil.rmtree(OUT)
+    os.makedirs(OUT)
+    for name, cls, make_inputs, diff, tol in CASES:
+        torch.manual_seed(len(name))
+        mod = cls()
+        # Non-trivial running statistics for the norms in eval mode.
+        for b in mod.modules():
+            if isinstance(b, (nn.BatchNorm1d, nn.BatchNorm2d)):
+                b.running_mean.uniform_(-0.5, 0.5)
+                b.running_var.uniform_(0.5, 1.5)
+                b.weight.data.uniform_(0.5, 1.5)
+                b.bias.data.uniform_(-0.5, 0.5)
+        mod.eval()
+        scripted = torch.jit.script(mod)
+        d = os.path.join(OUT, name)
+        os.makedirs(d)
+        torch.jit.save(scripted, os.path.join(d, "model.pt"))
+        inputs = make_inputs()
+        names = [str(i) for i in range(len(inputs))]
+        grads = []
+        if diff:
+            inputs = [t.clone().requires_grad_(t.is_floating_point()) for t in inputs]
+        outs = flatten(scripted(*inputs))
+        if diff:
+            fl = [o for o in outs if o.is_floating_point()]
+            gs = torch.autograd.grad(fl, [t for t in inputs if t.requires_grad], [torch.ones_like(o) for o in fl])
+            it = iter(gs)
+            grads = [(n, next(it)) for n, t in zip(names, inputs) if t.requires_grad]
+        for n, t in zip(names, inputs):
+            np.save(os.path.join(d, "in%s.npy" % n), t.detach().numpy())
+        for k, o in enumerate(outs):
+            np.save(os.path.join(d, "out%d.npy" % k), o.detach().numpy())
+        for n, g in grads:
+            np.save(os.path.join(d, "grad%s.npy" % n), g.numpy())
+        with open(os.path.join(d, "meta.txt"), "w") as f:
+            f.write("inputs %d\n" % len(names))
+            f.write("outputs %d\n" % len(outs))
+            f.write(("grads %s" % " ".join(n for n, _ in grads)).rstrip() + "\n")
+            f.write("tol %g %g\n" % tol)
+        print("%-20s %d inputs, %d outputs, %d gradients" % (name, len(names), len(outs), len(grads)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
