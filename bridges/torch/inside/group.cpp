@@ -86,12 +86,13 @@ bool from_dl_dtype(DLDataType d, c10::ScalarType *s) {
   return *s != c10::ScalarType::Undefined;
 }
 
-/* A DLManagedTensor that borrows t's memory and holds a reference to t. */
 struct Borrowed {
   at::Tensor t;
   std::vector<int64_t> sizes, strides;
   DLManagedTensor m{};
 };
+
+} // namespace
 
 DLManagedTensor *to_dlpack(const at::Tensor &t) {
   auto *b = new Borrowed;
@@ -114,7 +115,6 @@ DLManagedTensor *to_dlpack(const at::Tensor &t) {
   return &b->m;
 }
 
-/* A tensor over m's memory; m's deleter runs when the tensor's storage goes. */
 bool from_dlpack(DLManagedTensor *m, at::Tensor *out) {
   const DLTensor &d = m->dl_tensor;
   c10::ScalarType s;
@@ -131,6 +131,8 @@ bool from_dlpack(DLManagedTensor *m, at::Tensor *out) {
                        at::TensorOptions().dtype(s).device(at::kCPU));
   return true;
 }
+
+namespace {
 
 /* ---- one fusion group ---------------------------------------------------------------- */
 

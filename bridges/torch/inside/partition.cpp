@@ -18,10 +18,12 @@
 #include "fbt.h"
 
 #include <fusebox/fusebox.h>
+#include <ATen/ATen.h>
 #include <torch/csrc/jit/passes/graph_fuser.h>
 #include <torch/csrc/jit/passes/utils/subgraph_utils.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
@@ -37,7 +39,7 @@ c10::Symbol fusion_group_kind() {
   return kind;
 }
 
-std::string fusebox_accepts(const std::string &text) {
+std::string fusebox_accepts(const std::string &text, const std::vector<c10::IValue> *inputs) {
   fbx_graph *g = nullptr;
   fbx_executor *ex = nullptr;
   fbx_status *st = fbx_graph_parse(&g, text.data(), text.size(), "fusebox_torch");
@@ -46,6 +48,15 @@ std::string fusebox_accepts(const std::string &text) {
     opts.struct_size = sizeof opts;
     opts.fuser = "none";
     st = fbx_executor_create(&ex, g, &opts);
+  }
+  if (!st && inputs) {
+    std::vector<DLManagedTensor *> in, out(static_cast<size_t>(fbx_executor_num_outputs(ex)), nullptr);
+    for (const c10::IValue &v : *inputs) in.push_back(v.isTensor() ? to_dlpack(v.toTensor()) : nullptr);
+    st = fbx_executor_run(ex, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()));
+    for (DLManagedTensor *m : in)
+      if (m) m->deleter(m);
+    for (DLManagedTensor *m : out)
+      if (m) m->deleter(m);
   }
   std::string msg = st ? fbx_status_message(st) : "";
   fbx_status_free(st);
@@ -76,8 +87,9 @@ bool profiled_tensor(const Value *v) {
 
 bool is_tensor_value(const Value *v) { return v->type()->cast<c10::TensorType>() != nullptr; }
 
-/* The one-node graph of n, as text, and a key for the answer's cache. */
-std::string one_node_graph(Node *n, std::string *key) {
+/* The one-node graph of n, as text, zeros of its inputs' profiled types, and a key for the
+ * answer's cache (the schema and the input dtypes). */
+std::string one_node_graph(Node *n, std::string *key, std::vector<c10::IValue> *zeros) {
   auto g = std::make_shared<Graph>();
   std::unordered_map<Value *, Value *> env;
   std::ostringstream k;
@@ -95,6 +107,10 @@ std::string one_node_graph(Node *n, std::string *key) {
       env[in] = gi;
       auto tt = in->type()->cast<c10::TensorType>();
       k << "|" << (tt ? c10::toString(*tt->scalarType()) : in->type()->str());
+      if (tt)
+        zeros->push_back(at::zeros(*tt->sizes().concrete_sizes(), at::TensorOptions().dtype(*tt->scalarType())));
+      else
+        zeros->push_back(at::scalar_tensor(0.0, at::kDouble)); /* a float: fusebox takes a 0-d tensor */
     }
   }
   Node *c = g->createClone(n, [&](Value *v) { return env.at(v); });
@@ -108,13 +124,14 @@ bool fusebox_runs_node(Node *n) {
   static std::mutex mu;
   static std::unordered_map<std::string, bool> cache;
   std::string key;
-  std::string text = one_node_graph(n, &key);
+  std::vector<c10::IValue> zeros;
+  std::string text = one_node_graph(n, &key, &zeros);
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  std::string err = fusebox_accepts(text);
+  std::string err = fusebox_accepts(text, &zeros);
   if (log_enabled() && !err.empty())
     fprintf(stderr, "[fusebox_torch] not fused: %s (%s)\n", n->kind().toQualString(), err.c_str());
   std::lock_guard<std::mutex> lock(mu);
@@ -132,6 +149,7 @@ bool fusible(Node *n) {
    * are fresh tensors. */
   for (const auto &r : schema->returns())
     if (r.alias_info()) return false;
+  if (n->outputs().size() != 1) return false; /* GraphFuser merges single-output producers only */
   for (const Value *o : n->outputs())
     if (!profiled_tensor(o)) return false;
   for (const Value *in : n->inputs()) {
@@ -144,11 +162,120 @@ bool fusible(Node *n) {
   return fusebox_runs_node(n);
 }
 
+/* GraphFuser writes some fused forms with prims of PyTorch's legacy fuser: a concat it
+ * absorbed as prim::FusedConcat, chunks as prim::ConstantChunk / prim::BroadcastingChunk.
+ * Inside a fusebox group they are written back as the aten ops they stand for, which both
+ * fusebox and PyTorch's interpreter (the fallback) run. */
+void lower_fuser_prims(Graph &g) {
+  auto chunk = [&](Value *x, int64_t chunks, int64_t dim, at::ArrayRef<Value *> outs) {
+    Node *c = g.insertNode(g.create(c10::aten::chunk, {x, g.insertConstant(chunks), g.insertConstant(dim)}));
+    c->output()->setType(c10::ListType::ofTensors());
+    Node *u = g.insertNode(g.createListUnpack(c->output(), outs.size()));
+    for (size_t i = 0; i < outs.size(); i++) {
+      u->output(i)->setType(outs[i]->type());
+      outs[i]->replaceAllUsesWith(u->output(i));
+    }
+  };
+  for (auto it = g.nodes().begin(); it != g.nodes().end();) {
+    Node *n = *it++;
+    torch::jit::WithInsertPoint at(n);
+    if (n->kind() == c10::prim::FusedConcat) {
+      Value *list = g.insertNode(g.createList(c10::TensorType::get(), n->inputs()))->output();
+      Node *cat = g.insertNode(g.create(c10::aten::cat, {list, g.insertConstant(n->i(c10::attr::dim))}));
+      cat->output()->setType(n->output()->type());
+      n->output()->replaceAllUsesWith(cat->output());
+    } else if (n->kind() == c10::prim::ConstantChunk) {
+      chunk(n->input(0), n->i(c10::attr::chunks), n->i(c10::attr::dim), n->outputs());
+    } else if (n->kind() == c10::prim::BroadcastingChunk) {
+      const int64_t chunks = n->i(c10::attr::chunks);
+      Value *list = g.insertNode(g.createList(c10::TensorType::get(), n->inputs()))->output();
+      Node *b = g.insertNode(g.create(c10::aten::broadcast_tensors, {list}));
+      b->output()->setType(c10::ListType::ofTensors());
+      Node *u = g.insertNode(g.createListUnpack(b->output(), n->inputs().size()));
+      for (size_t i = 0; i < n->inputs().size(); i++)
+        chunk(u->output(i), chunks, n->i(c10::attr::dim), n->outputs().slice(i * chunks, chunks));
+    } else {
+      continue;
+    }
+    n->destroy();
+  }
+}
+
+/* Nodes a group may hold: aten ops and the prims both fusebox and PyTorch run. */
+bool plain_group(const Graph &g) {
+  for (const Node *n : g.nodes()) {
+    const c10::Symbol k = n->kind();
+    if (!k.is_aten() && k != c10::prim::Constant && k != c10::prim::ListConstruct && k != c10::prim::ListUnpack)
+      return false;
+  }
+  return true;
+}
+
 int real_nodes(const Graph &g) {
   int n = 0;
   for (const Node *node : g.nodes())
     if (node->kind() != c10::prim::Constant) n++;
   return n;
+}
+
+/* GraphFuser moves a chunk of a sum of broadcast operands in front of the sum (one
+ * aten::broadcast_tensors, then a prim::ConstantChunk per operand) and gives the new values
+ * the type of the chunk it replaced, which is wrong for the operands that were broadcast (a
+ * bias chunk is 1-d, with stride 0 after the broadcast). Those types become the group's
+ * guard, so they are computed again here from the profiled types of the operands. */
+void retype_moved_chunks(torch::jit::Block *b) {
+  for (Node *n : b->nodes()) {
+    for (torch::jit::Block *sub : n->blocks()) retype_moved_chunks(sub);
+    if (n->kind() == c10::prim::ListUnpack && n->input()->node()->kind() == c10::aten::broadcast_tensors &&
+        n->input()->node()->input()->node()->kind() == c10::prim::ListConstruct) {
+      Node *list = n->input()->node()->input()->node();
+      std::vector<c10::TensorTypePtr> ts;
+      size_t ndim = 0;
+      for (Value *v : list->inputs()) {
+        auto t = v->type()->cast<c10::TensorType>();
+        if (!t || !t->isComplete()) break;
+        ts.push_back(t);
+        ndim = std::max(ndim, t->sizes().concrete_sizes()->size());
+      }
+      if (ts.size() != list->inputs().size() || ts.size() != n->outputs().size()) continue;
+      std::vector<int64_t> shape(ndim, 1);
+      for (auto &t : ts) {
+        auto sz = *t->sizes().concrete_sizes();
+        for (size_t j = 0; j < sz.size(); j++)
+          if (sz[j] != 1) shape[ndim - sz.size() + j] = sz[j];
+      }
+      for (size_t i = 0; i < ts.size(); i++) {
+        auto sz = *ts[i]->sizes().concrete_sizes();
+        auto st = *ts[i]->strides().concrete_sizes();
+        std::vector<int64_t> strides(ndim, 0);
+        for (size_t d = 0; d < ndim; d++) {
+          if (d < ndim - sz.size()) continue;
+          size_t j = d - (ndim - sz.size());
+          strides[d] = sz[j] == 1 && shape[d] != 1 ? 0 : st[j];
+        }
+        n->output(i)->setType(ts[i]->withSizesStrides(shape, strides));
+      }
+    } else if (n->kind() == c10::prim::ConstantChunk) {
+      auto t = n->input()->type()->cast<c10::TensorType>();
+      if (!t || !t->isComplete()) continue;
+      auto sizes = *t->sizes().concrete_sizes();
+      auto strides = *t->strides().concrete_sizes();
+      int64_t dim = n->i(c10::attr::dim), chunks = n->i(c10::attr::chunks);
+      if (dim < 0) dim += static_cast<int64_t>(sizes.size());
+      if (dim < 0 || dim >= static_cast<int64_t>(sizes.size()) || chunks <= 0) continue;
+      const int64_t len = sizes[dim], each = (len + chunks - 1) / chunks;
+      for (size_t i = 0; i < n->outputs().size(); i++) {
+        sizes[dim] = std::max<int64_t>(0, std::min(each, len - static_cast<int64_t>(i) * each));
+        n->output(i)->setType(t->withSizesStrides(sizes, strides));
+      }
+    } else if (n->kind() == fusion_group_kind()) {
+      Graph &sub = *n->g(c10::attr::Subgraph);
+      for (size_t i = 0; i < n->inputs().size(); i++) {
+        auto t = n->input(i)->type()->cast<c10::TensorType>();
+        if (t && t->isComplete()) sub.inputs()[i]->setType(t);
+      }
+    }
+  }
 }
 
 /* Keep the groups fusebox takes and that are worth a call; inline the others back. */
@@ -159,8 +286,14 @@ void check_groups(torch::jit::Block *b) {
     if (n->kind() == fusion_group_kind()) groups.push_back(n);
   }
   for (Node *n : groups) {
-    const Graph &sub = *n->g(c10::attr::Subgraph);
+    Graph &sub = *n->g(c10::attr::Subgraph);
+    lower_fuser_prims(sub);
     std::string why;
+    if (!plain_group(sub)) {
+      /* not inlined: the outer graph could not run what is inside either */
+      if (log_enabled()) fprintf(stderr, "[fusebox_torch] group kept for PyTorch: holds a prim fusebox lacks\n");
+      continue;
+    }
     if (real_nodes(sub) < min_group_size()) {
       why = "fewer than " + std::to_string(min_group_size()) + " ops";
     } else {
@@ -182,6 +315,7 @@ void check_groups(torch::jit::Block *b) {
 void fuse_graph(std::shared_ptr<Graph> &g) {
   if (!pass_enabled()) return;
   torch::jit::CustomFuseGraph(g, fusible, fusion_group_kind());
+  retype_moved_chunks(g->block());
   check_groups(g->block());
 }
 
