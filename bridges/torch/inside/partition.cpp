@@ -87,51 +87,56 @@ bool profiled_tensor(const Value *v) {
 
 bool is_tensor_value(const Value *v) { return v->type()->cast<c10::TensorType>() != nullptr; }
 
-/* The one-node graph of n, as text, zeros of its inputs' profiled types, and a key for the
- * answer's cache (the schema and the input dtypes). */
-std::string one_node_graph(Node *n, std::string *key, std::vector<c10::IValue> *zeros) {
-  auto g = std::make_shared<Graph>();
-  std::unordered_map<Value *, Value *> env;
+/* The answer cache's key for n: its schema and how each input comes (constant, or its dtype). */
+std::string support_key(Node *n) {
   std::ostringstream k;
   k << n->schema();
+  for (Value *in : n->inputs()) {
+    auto tt = in->type()->cast<c10::TensorType>();
+    if (in->node()->kind() == c10::prim::Constant) k << "|C";
+    else k << "|" << (tt ? c10::toString(*tt->scalarType()) : in->type()->str());
+  }
+  return k.str();
+}
+
+/* The one-node graph of n as text (tensor inputs typed as profiled, constants cloned), and
+ * zeros of its inputs' profiled types. */
+std::string one_node_graph(Node *n, std::vector<c10::IValue> *zeros) {
+  auto g = std::make_shared<Graph>();
+  std::unordered_map<Value *, Value *> env;
   for (Value *in : n->inputs()) {
     if (env.count(in)) continue;
     if (in->node()->kind() == c10::prim::Constant) {
       Node *c = g->createClone(in->node(), [](Value *v) { return v; });
       g->insertNode(c);
       env[in] = c->output();
-      k << "|C";
-    } else {
-      Value *gi = g->addInput();
-      gi->setType(in->type());
-      env[in] = gi;
-      auto tt = in->type()->cast<c10::TensorType>();
-      k << "|" << (tt ? c10::toString(*tt->scalarType()) : in->type()->str());
-      if (tt)
-        zeros->push_back(at::zeros(*tt->sizes().concrete_sizes(), at::TensorOptions().dtype(*tt->scalarType())));
-      else
-        zeros->push_back(at::scalar_tensor(0.0, at::kDouble)); /* a float: fusebox takes a 0-d tensor */
+      continue;
     }
+    Value *gi = g->addInput();
+    gi->setType(in->type());
+    env[in] = gi;
+    if (auto tt = in->type()->cast<c10::TensorType>())
+      zeros->push_back(at::zeros(*tt->sizes().concrete_sizes(), at::TensorOptions().dtype(*tt->scalarType())));
+    else
+      zeros->push_back(at::scalar_tensor(0.0, at::kDouble)); /* a float: fusebox takes a 0-d tensor */
   }
   Node *c = g->createClone(n, [&](Value *v) { return env.at(v); });
   g->insertNode(c);
   for (Value *o : c->outputs()) g->registerOutput(o);
-  *key = k.str();
   return g->toString(false);
 }
 
 bool fusebox_runs_node(Node *n) {
   static std::mutex mu;
   static std::unordered_map<std::string, bool> cache;
-  std::string key;
-  std::vector<c10::IValue> zeros;
-  std::string text = one_node_graph(n, &key, &zeros);
+  const std::string key = support_key(n);
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  std::string err = fusebox_accepts(text, &zeros);
+  std::vector<c10::IValue> zeros;
+  std::string err = fusebox_accepts(one_node_graph(n, &zeros), &zeros);
   if (log_enabled() && !err.empty())
     fprintf(stderr, "[fusebox_torch] not fused: %s (%s)\n", n->kind().toQualString(), err.c_str());
   std::lock_guard<std::mutex> lock(mu);
