@@ -7,7 +7,8 @@
  * found: a reduction over a size-0 dim with trailing dims (sum, norm)
  * divided by zero (SIGFPE) instead of giving zeros; and a process forked
  * after the kernel thread pool started hung in its first parallel loop; and
- * the legacy fuser's aten::cat of pieces of different sizes. */
+ * the legacy fuser's aten::cat of pieces of different sizes; and
+ * nvfuser_like keeping bfloat16/float16 intermediates in float32. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +290,36 @@ START_TEST(plugin_with_threads_at_load) {
 }
 END_TEST
 
+/* Found by the fuzzer (seed 500043): nvfuser_like kept the float32 value of
+ * a bfloat16 op for the next op (bf16 cos(log(x)) then mul_(100)), where
+ * PyTorch rounds every op's result to its dtype; the same held for float16
+ * and the int32 wrap. The corpus case fuzz_narrow_rounding holds the
+ * minimized graph plus float16/bfloat16 cancellations and an int32
+ * overflow, with PyTorch 1.13's outputs: every fuser in the tree must run
+ * kernels for it and match them. */
+START_TEST(narrow_dtypes_round_every_op) {
+  static const char *const fusers[] = {"nvfuser_like", "legacy", "tensorexpr"};
+  for (int i = 0; i < 3; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/plugins/libfbx_%s.so", FBX_BINARY_DIR, fusers[i]);
+    if (access(path, F_OK) != 0) continue; /* not built */
+    char args[1024], *out = NULL;
+    snprintf(args, sizeof args, "plugin-check %s --corpus %s/tests/corpus/cases --case fuzz_narrow_rounding", fusers[i],
+             FBX_SOURCE_DIR);
+    int rc = cli(args, &out);
+    if (!strcmp(fusers[i], "nvfuser_like") && strstr(out, "no OpenCL")) {
+      free(out);
+      continue;
+    }
+    ck_assert_msg(rc == 0, "%s: %s", fusers[i], out);
+    ck_assert_msg(strstr(out, "PASS numeric/fuzz_narrow_rounding"), "%s: %s", fusers[i], out);
+    /* it fused the case: the check above compared kernels, not the interpreter */
+    ck_assert_msg(count_after(out, "compiled (0 unsupported, 0 failed), ") > 0, "%s: %s", fusers[i], out);
+    free(out);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cli_fuzz");
   TCase *tc = tcase_create("fuzz");
@@ -303,6 +334,7 @@ int main(void) {
   tcase_add_test(tc, sum_over_empty_dim);
   tcase_add_test(tc, legacy_cat_pieces_of_different_sizes);
   tcase_add_test(tc, plugin_with_threads_at_load);
+  tcase_add_test(tc, narrow_dtypes_round_every_op);
   suite_add_tcase(s, tc);
   TCase *tf = tcase_create("fork");
   tcase_set_timeout(tf, 60);
