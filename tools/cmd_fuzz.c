@@ -1,6 +1,6 @@
 /* fusebox fuzz --fuser NAME|PATH [--seconds N] [--cases N] [--seed S] [--backward] [--out DIR]
  *              [--max-nodes N] [--timeout S] [--min-runs N]
- * fusebox fuzz --seed S --print
+ * fusebox fuzz --seed S --print [--out DIR]
  * fusebox fuzz --fuser NAME|PATH --replay GRAPH --input X... [--backward]
  *
  * Differential fuzzing (issue 21): random valid graphs (tools/fuzz_gen.c),
@@ -19,11 +19,13 @@
 #include "cli.h"
 #include "fuzz.h"
 #include "inputs.h"
+#include "ir/graph.h"
+#include "ir/symbol.h"
 #include "ir/text.h"
 
 static const char *const USAGE =
     "fusebox fuzz --fuser NAME|PATH [--seconds N] [--cases N] [--seed S] [--backward] [--out DIR] "
-    "[--max-findings N] [--max-nodes N] [--timeout S] [--min-runs N] | --seed S --print | --fuser F --replay GRAPH --input X...";
+    "[--max-findings N] [--max-nodes N] [--timeout S] [--min-runs N] | --seed S --print [--out DIR] | --fuser F --replay GRAPH --input X...";
 
 static void help(void) {
   printf("usage: %s\n\n"
@@ -44,16 +46,35 @@ static void help(void) {
          "  --max-findings N  stop after N failures (default: no limit)\n"
          "  --seed S        first seed (default 1); case i uses seed S+i\n"
          "  --backward      also compare the gradients of every floating input\n"
-         "  --out DIR       write minimized repros there\n"
+         "  --out DIR       write minimized repros there (bfloat16 inputs as float32 .npy\n"
+         "                  files that an aten::to at the top of the graph converts back)\n"
          "  --max-nodes N   nodes per graph, 1..16 (default 8)\n"
          "  --timeout S     a case running longer is a finding (default 120; a timeout is\n"
          "                  minimized with at most 8 runs)\n"
          "  --min-runs N    oracle runs the minimizer may spend per failure (default 300)\n"
-         "  --print         print the graph seed S makes and exit\n"
+         "  --print         print the graph seed S makes and exit; with --out, also write it\n"
+         "                  there as a repro (graph, .npy inputs, .sh) without running it\n"
          "  --replay GRAPH  run one graph (a repro) through the oracle with --input values\n"
          FBX_CLI_INPUT_HELP
          "\nExit status: 0 no mismatch or crash, 1 a finding (or a failed replay), 2 usage error.\n",
          USAGE);
+}
+
+/* The loosest tolerance among the dtypes the graph's aten::to nodes convert
+ * to (a repro's bfloat16 inputs come in as float32 and are converted at the
+ * top: fz_case_print_repro); 0 when there is none. */
+static double conversion_tolerance(const fbx_graph *g) {
+  double tol = 0;
+  for (const fbx_node *n = g->block->first; n; n = n->next) {
+    if (strcmp(fbx_sym_str(n->kind), "aten::to")) continue;
+    for (int i = 1; i < n->ninputs; i++) {
+      int64_t v = 0;
+      if (fbx_value_const_int(n->inputs[i], &v) && (v == FBX_DTYPE_FLOAT16 || v == FBX_DTYPE_BFLOAT16) &&
+          fz_dtype_tolerance((fbx_dtype)v) > tol)
+        tol = fz_dtype_tolerance((fbx_dtype)v);
+    }
+  }
+  return tol;
 }
 
 static int replay(const char *path, char **inputs, int ninputs, const fz_oracle_opts *o) {
@@ -65,13 +86,15 @@ static int replay(const char *path, char **inputs, int ninputs, const fz_oracle_
   if (!vals) st = fbx_status_nomem();
   if (!st) st = fbx_cli_gather_inputs(g, inputs, ninputs, vals);
   char *text = st ? NULL : fbx_graph_print(g);
+  double conv_tol = st ? 0 : conversion_tolerance(g);
   fbx_graph_destroy(g);
   int rc = 0;
   if (st) {
     rc = fbx_cli_fail("fuzz", st);
   } else {
-    /* the values in between are not known here: the inputs' dtypes, and
-     * float32 unless every input is float64 and nothing converts */
+    /* the values in between are not known here: the inputs' dtypes, the
+     * float16/bfloat16 that aten::to nodes convert to, and float32 unless
+     * every input is float64 and nothing converts */
     double floor_tol = 0;
     bool all64 = !strstr(text, "aten::to(");
     for (int i = 0; i < nin; i++) {
@@ -81,6 +104,7 @@ static int replay(const char *path, char **inputs, int ninputs, const fz_oracle_
       if (fbx_dtype_is_floating(dt) && fz_dtype_tolerance(dt) > floor_tol) floor_tol = fz_dtype_tolerance(dt);
     }
     if (!all64 && floor_tol < fz_dtype_tolerance(FBX_DTYPE_FLOAT32)) floor_tol = fz_dtype_tolerance(FBX_DTYPE_FLOAT32);
+    if (conv_tol > floor_tol) floor_tol = conv_tol;
     fz_result r;
     fz_oracle_run_graph(text, vals, nin, floor_tol, o, &r);
     printf("%s: %s%s%s\n", path, fz_kind_name(r.kind), r.why[0] ? ": " : "", r.why);
@@ -181,6 +205,17 @@ int fbx_cmd_fuzz(int argc, char **argv) {
     } else {
       printf("%s", text);
       fbx_free(text);
+    }
+    if (!rc && out) { /* the case as a repro would be written: graph, .npy inputs, .sh */
+      fz_oracle_opts po = {.fuser = fuser ? fuser : "none", .backward = backward};
+      fz_result pr = {.kind = FZ_OK};
+      snprintf(pr.why, sizeof pr.why, "seed %lld as generated (--print)", seed);
+      char name[64], *line = NULL;
+      snprintf(name, sizeof name, "seed%lld", seed);
+      fbx_status *st = fz_write_repro(&c, &po, out, name, &pr, &line);
+      if (st) rc = fbx_cli_fail("fuzz", st);
+      else printf("repro: %s\n", line);
+      fbx_free(line);
     }
     fbx_free(inputs);
     return rc;

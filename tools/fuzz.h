@@ -80,6 +80,13 @@ void fz_generate(fz_case *c, uint64_t seed, int max_nodes);
 bool fz_case_infer(const fz_case *c, fz_vinfo *info /* FZ_NODE_ID + FZ_MAX_NODES */);
 /* The graph as TorchScript IR. */
 char *fz_case_print(const fz_case *c);
+/* The inputs a written repro holds as float32 (bit i: input i): the
+ * bfloat16 ones, since NumPy has no bfloat16 to save them as. */
+unsigned fz_repro_widened(const fz_case *c);
+/* The graph as a repro runs it: each fz_repro_widened input is a float32
+ * graph input %xI_f32 that an aten::to at the top converts to bfloat16
+ * (exactly: the .npy holds the bfloat16 values). */
+char *fz_case_print_repro(const fz_case *c);
 /* The input tensors (vals[0..nin)); release them. */
 fbx_status *fz_case_inputs(const fz_case *c, fbx_ivalue *vals);
 /* Remove nodes no output needs and inputs no node uses (ids renumbered). */

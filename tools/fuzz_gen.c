@@ -809,13 +809,25 @@ static void print_node(fbx_strbuf *b, const fz_case *c, int k, const fz_vinfo *i
   fbx_strbuf_puts(b, ")\n");
 }
 
-char *fz_case_print(const fz_case *c) {
+/* The case as IR; inputs whose bit is set in `widened` are float32 graph
+ * inputs %xI_f32, converted by an aten::to at the top to %xI of their dtype. */
+static char *print_case(const fz_case *c, unsigned widened) {
   fz_vinfo info[FZ_NODE_ID + FZ_MAX_NODES];
   if (!fz_case_infer(c, info)) return NULL;
   fbx_strbuf b = {0};
   fbx_strbuf_puts(&b, "graph(");
-  for (int i = 0; i < c->nin; i++) fbx_strbuf_printf(&b, "%s%%x%d : Tensor", i ? ",\n      " : "", i);
+  for (int i = 0; i < c->nin; i++)
+    fbx_strbuf_printf(&b, "%s%%x%d%s : Tensor", i ? ",\n      " : "", i, widened >> i & 1 ? "_f32" : "");
   fbx_strbuf_puts(&b, "):\n");
+  for (int i = 0; i < c->nin; i++) {
+    if (!(widened >> i & 1)) continue;
+    fbx_strbuf_printf(&b,
+                      "  %%x%d_dt : int = prim::Constant[value=%d]()\n"
+                      "  %%x%d_nb : bool = prim::Constant[value=0]()\n"
+                      "  %%x%d_mf : NoneType = prim::Constant()\n"
+                      "  %%x%d : Tensor = aten::to(%%x%d_f32, %%x%d_dt, %%x%d_nb, %%x%d_nb, %%x%d_mf)\n",
+                      i, (int)c->in[i].dt, i, i, i, i, i, i, i, i);
+  }
   for (int k = 0; k < c->nnodes; k++) print_node(&b, c, k, info);
   if (c->nout == 1) {
     fbx_strbuf_puts(&b, "  return (");
@@ -833,6 +845,17 @@ char *fz_case_print(const fz_case *c) {
   }
   return fbx_strbuf_take(&b);
 }
+
+char *fz_case_print(const fz_case *c) { return print_case(c, 0); }
+
+unsigned fz_repro_widened(const fz_case *c) {
+  unsigned m = 0;
+  for (int i = 0; i < c->nin; i++)
+    if (c->in[i].dt == FBX_DTYPE_BFLOAT16) m |= 1u << i;
+  return m;
+}
+
+char *fz_case_print_repro(const fz_case *c) { return print_case(c, fz_repro_widened(c)); }
 
 double fz_text_tolerance_factor(const char *text) {
   double f = 1.0;

@@ -10,7 +10,10 @@
  *      contiguous;
  *   3. values: special values (NaN, inf, -0.0, denormals, extremes) to
  *      plain random ones, random ones to ones.
- * Rounds repeat while something shrank and the run budget lasts. */
+ * Rounds repeat while something shrank and the run budget lasts.
+ * A repro is written with its bfloat16 inputs as float32 .npy files (NumPy
+ * has no bfloat16) and an aten::to per such input at the top of the graph
+ * (fz_case_print_repro), so it runs as written. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -159,7 +162,9 @@ int fz_minimize(fz_case *c, const fz_oracle_opts *o, const fz_result *want, int 
 fbx_status *fz_write_repro(const fz_case *c, const fz_oracle_opts *o, const char *dir, const char *name,
                            const fz_result *r, char **repro_line) {
   if (mkdir(dir, 0777) && errno != EEXIST) return fbx_status_new(FBX_ERR_IO, "cannot create %s: %s", dir, strerror(errno));
-  char *text = fz_case_print(c);
+  /* bfloat16 inputs go to .npy as float32 (exact), and the graph converts them back */
+  unsigned widened = fz_repro_widened(c);
+  char *text = fz_case_print_repro(c);
   if (!text) return fbx_status_new(FBX_ERR_INVALID_ARG, "the minimized case is not valid");
   char path[1024];
   snprintf(path, sizeof path, "%s/%s.ir", dir, name);
@@ -174,7 +179,14 @@ fbx_status *fz_write_repro(const fz_case *c, const fz_oracle_opts *o, const char
                     dir, name);
   for (int i = 0; i < c->nin && !st; i++) {
     snprintf(path, sizeof path, "%s/%s_in%d.npy", dir, name, i);
-    st = fbx_npy_write_file(path, in[i].u.t);
+    if (widened >> i & 1) {
+      fbx_tensor *f32 = NULL;
+      st = fbx_tensor_clone_as(&f32, in[i].u.t, FBX_DTYPE_FLOAT32);
+      if (!st) st = fbx_npy_write_file(path, f32);
+      fbx_tensor_release(f32);
+    } else {
+      st = fbx_npy_write_file(path, in[i].u.t);
+    }
     fbx_strbuf_printf(&line, " --input %s", path);
   }
   for (int i = 0; i < c->nin; i++) fbx_iv_release(&in[i]);
@@ -184,8 +196,12 @@ fbx_status *fz_write_repro(const fz_case *c, const fz_oracle_opts *o, const char
     bool layout = false;
     for (int i = 0; i < c->nin; i++) layout |= c->in[i].layout != FZ_CONTIG;
     if (!f || fprintf(f, "# %s: %s\n%s# the .npy inputs are contiguous; the case %s\n%s\n", fz_kind_name(r->kind),
-                      r->why, "", layout ? "had transposed/expanded inputs (seed replays them exactly)"
-                                         : "had contiguous inputs only",
+                      r->why,
+                      widened ? "# bfloat16 inputs are saved as float32 (NumPy has no bfloat16): the graph's "
+                                "aten::to at the top makes them bfloat16 again\n"
+                              : "",
+                      layout ? "had transposed/expanded inputs (seed replays them exactly)"
+                             : "had contiguous inputs only",
                       line.data) < 0 ||
         fclose(f))
       st = fbx_status_new(FBX_ERR_IO, "cannot write %s", path);

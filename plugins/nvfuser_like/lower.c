@@ -371,6 +371,9 @@ static char *take(nvf_lctx *c, fbxk_buf *b) {
   return s;
 }
 
+/* dtypes whose compute representation is wider than the dtype itself */
+static int narrow_compute(int dt) { return dt != FBXK_F32 && dt != FBXK_F64 && dt != FBXK_I64 && dt != FBXK_BOOL; }
+
 const char *nvf_emit_value(nvf_lctx *c, int t) {
   const nvf_fusion *f = c->f;
   const nvf_tv *tv = &f->tv[t];
@@ -430,7 +433,13 @@ const char *nvf_emit_value(nvf_lctx *c, int t) {
       fbxk_buf vb = {0};
       fbxk_op_print(&vb, x->op, x->cdtype, d, ap);
       char *val = take(c, &vb);
-      if (fbxk_op_is_bool_valued(x->op) || tv->dtype != x->cdtype) fbxk_print_cast(&b, tv->dtype, val ? val : "0", d);
+      /* Every op's result is rounded to its dtype, as PyTorch's eager op
+       * writes it: float16/bfloat16 compute in float and int32/int16/int8
+       * in int64_t (fbxk_compute_type), so their values are rounded or
+       * narrowed here, not only at the store (issue 21: bf16
+       * cos(log(x)) * 100 kept float32 intermediates). */
+      if (fbxk_op_is_bool_valued(x->op) || tv->dtype != x->cdtype || narrow_compute(tv->dtype))
+        fbxk_print_cast(&b, tv->dtype, val ? val : "0", d);
       else fbxk_puts(&b, val ? val : "0");
       fbxk_free(val);
     }

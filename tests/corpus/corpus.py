@@ -970,6 +970,17 @@ def c_te_type_as(x, i):
     return (x * 3.0).type_as(i) + i, ((i + 1).type_as(x) * x).exp()
 
 
+def c_fuzz_narrow_rounding(x, i):
+    # fusebox fuzz, seed 500043 on nvfuser_like (issue 21), minimized to log -> cos -> mul_ on bfloat16:
+    # every op rounds its result to the op's dtype (bfloat16, float16) or wraps it (int32)
+    b = torch.cos(torch.log(x.to(torch.bfloat16)))
+    b.mul_(100.0)
+    h = (x.half() + 1000.0) - 1000.0
+    g = (x.to(torch.bfloat16) + 100.0) - 100.0
+    j = (i + 2147483647) > 0
+    return b.float(), h.float(), g.float(), j
+
+
 def c_rows(x, w, b):
     # rows of 32 (divisible by 8: nvfuser_like's lanes on a CPU device)
     return (torch.softmax(x, -1), torch.log_softmax(x, -1), F.layer_norm(x, [32], w, b, 1e-5), x.sum(-1),

@@ -567,6 +567,14 @@ def holdout_case_specs():
     r = R("embedding_einsum")
     case("embedding_einsum", C.c_embedding_einsum, [r.i(2, 3, lo=0, hi=6), r.f(7, 4), r.f(1, 2, 3, 4), r.f(1, 2, 5, 4)],
          tol="1e-5 1e-5")
+    r = R("fuzz_narrow_rounding")
+    case("fuzz_narrow_rounding", C.c_fuzz_narrow_rounding, [r.f(5, 7, lo=4.0, hi=5.5), r.i(5, 7, dtype=np.int32)],
+         tol="1e-2 1e-2", grad=False,
+         notes="fusebox fuzz seed 500043 (nvfuser_like, issue 21), minimized: bfloat16 log -> cos -> mul_(100) "
+               "(log(x) near pi/2: cos amplifies an unrounded log). Every op's result is rounded to its dtype: "
+               "(x + 1000) - 1000 in float16 and (x + 100) - 100 in bfloat16 come back in steps of 0.5; "
+               "int32 i + 2147483647 wraps (negative for i > 0). Outputs are converted to float32 "
+               "(numpy has no bfloat16); tol 1e-2 is one bfloat16 rounding step.")
     return specs
 
 # fused graphs: (name, function, input shapes, requires_grad, extra setup)

@@ -7,7 +7,9 @@
  * found: a reduction over a size-0 dim with trailing dims (sum, norm)
  * divided by zero (SIGFPE) instead of giving zeros; and a process forked
  * after the kernel thread pool started hung in its first parallel loop; and
- * the legacy fuser's aten::cat of pieces of different sizes. */
+ * the legacy fuser's aten::cat of pieces of different sizes; and
+ * nvfuser_like keeping bfloat16/float16 intermediates in float32; and
+ * repros with bfloat16 inputs, which NumPy cannot save. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +291,102 @@ START_TEST(plugin_with_threads_at_load) {
 }
 END_TEST
 
+/* NumPy has no bfloat16, so seed 500043's minimized repro (a bfloat16
+ * input) could not be written. A bfloat16 input now goes to its .npy as
+ * float32 (exactly: every value is a bfloat16 value) and the graph converts
+ * it back with an aten::to at the top, so the repro runs as written:
+ * `fuzz --seed S --print --out DIR` writes what a repro of seed S holds. */
+START_TEST(bf16_repro_runs_as_written) {
+  int seed = -1, input = -1;
+  char *text = NULL;
+  for (int s = 0; s < 400 && seed < 0; s++) {
+    char args[256], *out = NULL, path[512];
+    snprintf(args, sizeof args, "fuzz --seed %d --print --out r", s);
+    ck_assert_msg(cli(args, &out) == 0, "seed %d: %s", s, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/r/seed%d.ir", dir, s);
+    text = tu_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    for (int i = 0; i < 8 && input < 0; i++) {
+      char conv[64];
+      snprintf(conv, sizeof conv, "%%x%d : Tensor = aten::to(%%x%d_f32, %%x%d_dt,", i, i, i);
+      if (strstr(text, conv)) input = i;
+    }
+    if (input >= 0) seed = s;
+    else free(text);
+  }
+  ck_assert_msg(seed >= 0, "no seed in 0..399 made a bfloat16 input");
+  /* the conversion is to bfloat16 (ScalarType 15), from a float32 .npy
+   * holding bfloat16 values (the low 16 bits of every float are zero) */
+  char want[64];
+  snprintf(want, sizeof want, "%%x%d_dt : int = prim::Constant[value=15]()", input);
+  ck_assert_msg(strstr(text, want), "%s", text);
+  free(text);
+  char path[512];
+  snprintf(path, sizeof path, "%s/r/seed%d_in%d.npy", dir, seed, input);
+  fbx_tensor *t = NULL;
+  fbx_status *st = fbx_npy_read_file(&t, path);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  ck_assert_int_eq(t->dtype, FBX_DTYPE_FLOAT32);
+  for (int64_t e = 0; e < t->numel; e++) {
+    uint32_t bits;
+    memcpy(&bits, (const float *)t->data + e, 4);
+    ck_assert_msg((bits & 0xffffu) == 0, "element %lld is not a bfloat16 value", (long long)e);
+  }
+  fbx_tensor_release(t);
+  /* the repro line replays (under none) and the graph runs with its files */
+  snprintf(path, sizeof path, "%s/r/seed%d.sh", dir, seed);
+  char *sh = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(sh);
+  ck_assert_msg(strstr(sh, "bfloat16 inputs are saved as float32"), "%s", sh);
+  const char *line = strstr(sh, "fusebox fuzz ");
+  ck_assert_ptr_nonnull(line);
+  char args[2048], *out = NULL;
+  snprintf(args, sizeof args, "%.*s", (int)strcspn(line + 8, "\n"), line + 8);
+  int rc = cli(args, &out);
+  ck_assert_msg(rc == 0 && strstr(out, ": ok"), "%s: %s", args, out);
+  free(out);
+  const char *ins = strstr(args, " --input ");
+  ck_assert_ptr_nonnull(ins);
+  char run[2048];
+  snprintf(run, sizeof run, "run r/seed%d.ir%s", seed, ins);
+  rc = cli(run, &out);
+  ck_assert_msg(rc == 0, "%s: %s", run, out);
+  free(out);
+  free(sh);
+}
+END_TEST
+
+/* Found by the fuzzer (seed 500043): nvfuser_like kept the float32 value of
+ * a bfloat16 op for the next op (bf16 cos(log(x)) then mul_(100)), where
+ * PyTorch rounds every op's result to its dtype; the same held for float16
+ * and the int32 wrap. The corpus case fuzz_narrow_rounding holds the
+ * minimized graph plus float16/bfloat16 cancellations and an int32
+ * overflow, with PyTorch 1.13's outputs: every fuser in the tree must run
+ * kernels for it and match them. */
+START_TEST(narrow_dtypes_round_every_op) {
+  static const char *const fusers[] = {"nvfuser_like", "legacy", "tensorexpr"};
+  for (int i = 0; i < 3; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/plugins/libfbx_%s.so", FBX_BINARY_DIR, fusers[i]);
+    if (access(path, F_OK) != 0) continue; /* not built */
+    char args[1024], *out = NULL;
+    snprintf(args, sizeof args, "plugin-check %s --corpus %s/tests/corpus/cases --case fuzz_narrow_rounding", fusers[i],
+             FBX_SOURCE_DIR);
+    int rc = cli(args, &out);
+    if (!strcmp(fusers[i], "nvfuser_like") && strstr(out, "no OpenCL")) {
+      free(out);
+      continue;
+    }
+    ck_assert_msg(rc == 0, "%s: %s", fusers[i], out);
+    ck_assert_msg(strstr(out, "PASS numeric/fuzz_narrow_rounding"), "%s: %s", fusers[i], out);
+    /* it fused the case: the check above compared kernels, not the interpreter */
+    ck_assert_msg(count_after(out, "compiled (0 unsupported, 0 failed), ") > 0, "%s: %s", fusers[i], out);
+    free(out);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cli_fuzz");
   TCase *tc = tcase_create("fuzz");
@@ -303,6 +401,8 @@ int main(void) {
   tcase_add_test(tc, sum_over_empty_dim);
   tcase_add_test(tc, legacy_cat_pieces_of_different_sizes);
   tcase_add_test(tc, plugin_with_threads_at_load);
+  tcase_add_test(tc, narrow_dtypes_round_every_op);
+  tcase_add_test(tc, bf16_repro_runs_as_written);
   suite_add_tcase(s, tc);
   TCase *tf = tcase_create("fork");
   tcase_set_timeout(tf, 60);
