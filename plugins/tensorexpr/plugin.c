@@ -40,7 +40,6 @@
  * FUSEBOX_NUM_THREADS: OpenMP team size of parallel loops (the host pool's
  *   rule: positive value, else the online CPUs, at most 64).
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,10 +65,12 @@ static char target_line[256];
 static atomic_int told_fallback, told_serial, told_no_nvrtc;
 
 /* The GPU runtime of the cuda backend: opened once, at the first cuda
- * compile; NULL when it could not be (gpu_why says why). */
+ * compile (compiles are serialized by the host); NULL when it could not be
+ * (gpu_why says why). Closed by shutdown, before the host unloads the
+ * plugin (every kernel released); a compile after that opens it again. */
 static fbxk_cuda *gpu;
+static int gpu_tried;
 static char gpu_why[600];
-static pthread_once_t gpu_once = PTHREAD_ONCE_INIT;
 
 typedef struct te_kernel {
   te_kernel_ir *ir;
@@ -291,7 +292,10 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
   char *c = NULL, *cu = NULL, cu_note[160] = "";
   if (!st && !(c = te_codegen_c(k->ir, "te_kernel", target_line))) st = nomem();
   if (!st && backend == TE_BACKEND_CUDA) {
-    pthread_once(&gpu_once, gpu_open);
+    if (!gpu_tried) {
+      gpu_tried = 1;
+      gpu_open();
+    }
     st = gpu ? cuda_load(k, &cu, cu_note, sizeof cu_note) : cuda_compile(k->ir, &cu, cu_note, sizeof cu_note);
   }
   if (!st) {
@@ -507,6 +511,13 @@ static void te_release(void *state, fbxp_kernel *k) {
   kernel_free((te_kernel *)k);
 }
 
+static void te_shutdown(void *state) {
+  (void)state;
+  fbxk_cuda_close(gpu);
+  gpu = NULL;
+  gpu_tried = 0;
+}
+
 static const char *te_kernel_source(void *state, fbxp_kernel *k) {
   (void)state;
   return ((const te_kernel *)k)->text;
@@ -529,6 +540,7 @@ static fbxp_plugin_api api = {
     .run = te_run,
     .release = te_release,
     .kernel_source = te_kernel_source,
+    .shutdown = te_shutdown,
 };
 
 /* ---- environment ------------------------------------------------------------------------ */
