@@ -536,10 +536,13 @@ static void pack_stranded(blk *b, int ngroups) {
     int plain = 1, c = -1;
     for (int m = i; m >= 0 && plain; m = b->gnext[m]) plain = b->kind[m] == K_PW;
     for (int m = i; m >= 0 && plain && c < 0; m = b->gnext[m]) {
-      const fbxp_value *v = lf_host->node_output(b->nodes[m], 0);
-      for (int u = 0; u < lf_host->value_num_uses(v) && c < 0; u++) {
-        int j = user_at(b, v, u);
-        if (j >= 0 && b->group[j] >= 0 && b->group[j] != a && b->gfull[b->group[j]]) c = b->group[j];
+      const fbxp_node *n = b->nodes[m];
+      for (int o = 0; o < lf_host->node_num_outputs(n) && c < 0; o++) {
+        const fbxp_value *v = lf_host->node_output(n, o);
+        for (int u = 0; u < lf_host->value_num_uses(v) && c < 0; u++) {
+          int j = user_at(b, v, u);
+          if (j >= 0 && b->group[j] >= 0 && b->group[j] != a && b->gfull[b->group[j]]) c = b->group[j];
+        }
       }
     }
     if (c < 0) continue;
