@@ -23,7 +23,8 @@
 # than CAP seconds (default 30) is killed and printed "> CAPs"; a cell that
 # fails prints "fail" (its stderr is kept in the work directory). The legacy
 # fuser compiles its kernels into a fresh FUSEBOX_CACHE_DIR shared by the
-# whole run; with WARM=1 (the default) every cell of a fuser other than
+# whole run (CACHE=DIR: that directory instead, kept, so that a later run
+# finds the kernels an earlier one compiled); with WARM=1 (the default) every cell of a fuser other than
 # `none` runs once untimed first (cap WARM_CAP, default 600 s: cold compiles
 # are slow), so that the figure is the host's work with
 # the kernels in the disk cache, not the system compiler's (WARM=0: the
@@ -45,10 +46,11 @@ GEN=$BUILD/bench/scale_gen
 [ -x "$FB" ] || { echo "scale.sh: no $FB" >&2; exit 1; }
 [ -x "$GEN" ] || { echo "scale.sh: no $GEN (cmake --build $BUILD --target scale_gen)" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/fusebox_scale.XXXXXX)
-export FUSEBOX_CACHE_DIR="$WORK/cache"
+export FUSEBOX_CACHE_DIR="${CACHE:-$WORK/cache}"
 export FUSEBOX_PLUGIN_PATH="$BUILD/plugins"
 mkdir -p "$FUSEBOX_CACHE_DIR"
-echo "# work directory $WORK, cap ${CAP}s per cell, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# work directory $WORK, kernel cache $FUSEBOX_CACHE_DIR, cap ${CAP}s per cell, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# load: $(uptime)"
 
 # cell NAME N CMD...: prints microseconds per node (or "> CAPs" / "fail")
 cell() {

@@ -16,7 +16,9 @@
  *   - chunk-correct: everything feeding a chunk inside the group is used
  *     only on the way to that chunk (the chunk is pushed to the kernel's
  *     inputs, kir.c), and an aten::cat is only a group's exit.
- * Groups with two or more ops are proposed; the host validates them again.
+ * After the fixpoint, the producers that a group full to the kernel's
+ * limits stranded are packed side by side (pack_stranded). Groups with two
+ * or more ops are proposed; the host validates them again.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -102,6 +104,9 @@ typedef struct blk {
   int *ghead, *gscanned;
   int *gnext; /* per node: the next member of its group (lower index), -1 */
   long changes; /* merges and seeds so far */
+  int *gfull;   /* per group: a merge into it was refused by the kernel's limits */
+  int *gpack;   /* per group: the group its stranded producers are packed into (-1) */
+  int limit_hit; /* set_valid refused the set for the limits on values or arguments */
   /* the tentative member set: tm[0..ntm), mem[i] == mem_stamp */
   int *tm, ntm;
   int *mem, mem_stamp;
@@ -222,6 +227,7 @@ static int values_fit(const blk *b) {
 
 /* Is the tentative member set (tm, mem) valid? */
 static int set_valid(blk *b) {
+  b->limit_hit = 0;
   if (!b->ntm) return 0;
   /* ascending order: outputs_fill_space broadcasts in program order */
   qsort(b->tm, (size_t)b->ntm, sizeof *b->tm, cmp_int);
@@ -229,7 +235,10 @@ static int set_valid(blk *b) {
   /* one stretch between barriers */
   if (b->seg[first] != b->seg[last]) return 0;
   /* within the kernel's limits on values and chunks */
-  if (!values_fit(b)) return 0;
+  if (!values_fit(b)) {
+    b->limit_hit = 1;
+    return 0;
+  }
   /* convex: walk forward from members through non-members up to `last`;
    * a non-member reached from the group must not feed a member */
   int nin = 0, nout = 0, nst = 0;
@@ -301,7 +310,10 @@ static int set_valid(blk *b) {
   }
   if (nins) qsort(b->ins, nins, sizeof *b->ins, cmp_ptr);
   for (size_t k = 0; k < nins; k++) nin += k == 0 || b->ins[k] != b->ins[k - 1];
-  if (nin + nout > LF_GROUP_MAX_ARGS) return 0;
+  if (nin + nout > LF_GROUP_MAX_ARGS) {
+    b->limit_hit = 1;
+    return 0;
+  }
   /* chunks: the cone feeding each chunk is used only inside that cone */
   for (int t = 0; t < b->ntm; t++) {
     int c = b->tm[t];
@@ -469,7 +481,10 @@ static int try_merge(blk *b, int g, int p) {
   } else {
     tm_add(b, p);
   }
-  if (!set_valid(b)) return 0;
+  if (!set_valid(b)) {
+    if (b->limit_hit) b->gfull[g] = 1;
+    return 0;
+  }
   if (g2 >= 0) {
     for (int m = b->ghead[g2], next; m >= 0; m = next) {
       next = b->gnext[m];
@@ -502,6 +517,53 @@ static int seed(blk *b, int i, int *ngroups) {
 
 static void partition_block(const fbxp_block *bl, fbxp_proposals *props);
 
+/* Packing, after the fixpoint (PyTorch's fuser has no limit on a kernel's
+ * size, so it never needs this): a consumer group that reached the kernel's
+ * limits strands the producers it could not take. Under a wide tree of adds
+ * that is hundreds of three-node groups (and lone nodes) below each full
+ * group, every one its own kernel, and their number per node grows with the
+ * tree's depth. The stranded producer groups of one full consumer group are
+ * merged side by side, in reverse order, while the union stays valid
+ * (convex, one stretch, within the limits): a pack is full when the next
+ * group does not fit, and the next pack starts with that group. Only groups
+ * of plain pointwise members are packed; each group is looked at once, and
+ * each try costs the size of the pack, so packing is linear in the block. */
+static void pack_stranded(blk *b, int ngroups) {
+  for (int g = 0; g < ngroups; g++) b->gpack[g] = -1;
+  for (int i = b->n - 1; i >= 0; i--) {
+    int a = b->group[i];
+    if (a < 0 || b->ghead[a] != i || b->gfull[a]) continue; /* each group once, at its head */
+    int plain = 1, c = -1;
+    for (int m = i; m >= 0 && plain; m = b->gnext[m]) plain = b->kind[m] == K_PW;
+    for (int m = i; m >= 0 && plain && c < 0; m = b->gnext[m]) {
+      const fbxp_node *n = b->nodes[m];
+      for (int o = 0; o < lf_host->node_num_outputs(n) && c < 0; o++) {
+        const fbxp_value *v = lf_host->node_output(n, o);
+        for (int u = 0; u < lf_host->value_num_uses(v) && c < 0; u++) {
+          int j = user_at(b, v, u);
+          if (j >= 0 && b->group[j] >= 0 && b->group[j] != a && b->gfull[b->group[j]]) c = b->group[j];
+        }
+      }
+    }
+    if (c < 0) continue;
+    int p = b->gpack[c];
+    if (p >= 0 && b->ghead[p] >= 0) {
+      begin_set(b, p);
+      for (int m = i; m >= 0; m = b->gnext[m]) tm_add(b, m);
+      if (set_valid(b)) {
+        for (int m = i, next; m >= 0; m = next) {
+          next = b->gnext[m];
+          join(b, p, m);
+        }
+        b->ghead[a] = -1;
+        b->changes++;
+        continue;
+      }
+    }
+    b->gpack[c] = a;
+  }
+}
+
 /* Scans in reverse until nothing merges. A group whose producers were all
  * tried with nothing changed anywhere since (no merge, no new group) is not
  * tried again: every try would fail the same way. */
@@ -527,6 +589,7 @@ static void fuse_block(blk *b, fbxp_proposals *props) {
       b->gscanned[g] = b->changes;
     }
   }
+  pack_stranded(b, ngroups);
   const fbxp_node **nodes = lf_host->alloc((size_t)(b->n ? b->n : 1) * sizeof *nodes);
   if (!nodes) return;
   for (int g = 0; g < ngroups; g++) {
@@ -559,7 +622,7 @@ static void partition_block(const fbxp_block *bl, fbxp_proposals *props) {
     for (int i = 0; i < lf_host->node_num_blocks(n); i++) partition_block(lf_host->node_block(n, i), props);
   }
   size_t cnt = (size_t)(b.n ? b.n : 1);
-  int **arrays[] = {&b.kind, &b.seg, &b.group, &b.ghead, &b.gscanned, &b.gnext, &b.tm, &b.mem, &b.vis, &b.cone, &b.stack};
+  int **arrays[] = {&b.kind, &b.seg, &b.group, &b.ghead, &b.gscanned, &b.gnext, &b.tm, &b.mem, &b.vis, &b.cone, &b.stack, &b.gfull, &b.gpack};
   int narrays = (int)(sizeof arrays / sizeof *arrays), ok = 1;
   b.nodes = lf_host->alloc(cnt * sizeof *b.nodes);
   ok = b.nodes != NULL;

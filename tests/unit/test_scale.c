@@ -345,6 +345,93 @@ START_TEST(legacy_partitions_a_20k_chain_into_kernel_sized_groups) {
 }
 END_TEST
 
+/* bench/scale_gen's wide graph: m products of x with distinct constants
+ * (i + 0.5), summed by a balanced tree of adds (an odd one out moves up as
+ * a mul by 1). */
+static char *wide_ir(int m, const char *T) {
+  fbx_strbuf b = {0};
+  fbx_strbuf_printf(&b, "graph(%%x.1 : %s):\n  %%one : int = prim::Constant[value=1]()\n", T);
+  for (int i = 0; i < m; i++) {
+    fbx_strbuf_printf(&b, "  %%c%d : float = prim::Constant[value=%d.5]()\n", i, i);
+    fbx_strbuf_printf(&b, "  %%s0_%d : %s = aten::mul(%%x.1, %%c%d)\n", i, T, i);
+  }
+  int width = m, level = 0;
+  while (width > 1) {
+    int next = 0;
+    for (int i = 0; i + 1 < width; i += 2, next++)
+      fbx_strbuf_printf(&b, "  %%s%d_%d : %s = aten::add(%%s%d_%d, %%s%d_%d, %%one)\n", level + 1, next, T, level,
+                        i, level, i + 1);
+    if (width % 2) fbx_strbuf_printf(&b, "  %%s%d_%d : %s = aten::mul(%%s%d_%d, %%one)\n", level + 1, next++, T, level, width - 1);
+    width = next;
+    level++;
+  }
+  fbx_strbuf_printf(&b, "  return (%%s%d_0)\n", level);
+  return b.data;
+}
+
+/* Partitions g with f; *groups and *fused (pointwise nodes inside groups). */
+static void legacy_partition_counts(fbx_fuser *f, fbx_graph *g, int *groups, int *fused) {
+  fbx_partition_report rep = {0};
+  fbx_status *st = fbx_fuser_partition(f, g, &rep);
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  ck_assert_int_eq(rep.rejected, 0);
+  ck_assert_int_eq(rep.accepted, rep.proposed);
+  *groups = *fused = 0;
+  for (fbx_node *x = fbx_block_first(g->block); x; x = x->next) {
+    if (x->kind != FBX_SYM_fusebox_FusionGroup) continue;
+    int inside = 0;
+    for (fbx_node *y = fbx_block_first(fbx_node_subgraph(x)->block); y; y = y->next)
+      inside += y->kind != FBX_SYM_prim_Constant;
+    ck_assert_int_le(inside, 512);
+    (*groups)++;
+    *fused += inside;
+  }
+  ck_assert_ptr_null(fbx_graph_verify(g));
+}
+
+/* bench/scale_gen's wide graph (N/3 products, N/3 adds) differentiated, as
+ * the executor fuses it under `explain --backward`: the forward graph F and
+ * the backward graph B (grad times each constant, summed by the same tree)
+ * each become groups that fill a good part of a kernel (at most about 146
+ * of these ops: 512 values), at every size, and every op is fused. Without
+ * packing, each group that reached the kernel's limits stranded the
+ * producers it could not take as groups of a mul, a mul and an add, or as
+ * single unfused muls: F at 1k was 47 groups (14 ops each), B at 4k 18
+ * groups and 37 unfused muls, F at 16k 1,231 groups, over a thousand of
+ * them three-node kernels, and the cost per node of `explain --backward`
+ * grew with the tree. */
+START_TEST(legacy_packs_a_wide_tree_into_few_groups) {
+  ck_assert(!fbx_op_table_init());
+  fbx_fuser *f = load_legacy();
+  const int sizes[] = {333, 1333, 5333};
+  for (int k = 0; k < 3; k++) {
+    int m = sizes[k];
+    char *ir = wide_ir(m, "Float(16, strides=[1], requires_grad=0, device=cpu)");
+    fbx_graph *g = parse(ir);
+    free(ir);
+    bool rg[1] = {true};
+    fbx_gradient *gr = NULL;
+    fbx_status *st = fbx_autodiff_differentiate(&gr, g, rg, NULL);
+    ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+    fbx_graph *parts[2] = {gr->forward, gr->backward};
+    for (int p = 0; p < 2; p++) {
+      int ops = 0;
+      for (fbx_node *x = fbx_block_first(parts[p]->block); x; x = x->next)
+        ops += x->kind != FBX_SYM_prim_Constant;
+      int groups = 0, fused = 0;
+      legacy_partition_counts(f, parts[p], &groups, &fused);
+      printf("wide tree of %d products, %s: %d ops in %d groups, %d fused\n", m, p ? "backward" : "forward", ops,
+             groups, fused);
+      ck_assert_int_eq(fused, ops);
+      ck_assert_msg(groups * 40 <= ops, "%d groups for %d ops", groups, ops);
+    }
+    fbx_gradient_free(gr);
+    fbx_graph_destroy(g);
+  }
+  fbx_fuser_release(f);
+}
+END_TEST
+
 /* A 1,200-node chain runs as several kernels that all compile (one group was
  * refused: "more than 512 values in one kernel") and agree with the
  * interpreter. */
@@ -403,6 +490,7 @@ static Suite *suite(void) {
   tcase_add_test(t, eager_tape_shares_units_of_alike_nodes);
   tcase_add_test(t, legacy_partitions_a_20k_chain_into_kernel_sized_groups);
   tcase_add_test(t, legacy_long_chain_runs_as_several_kernels);
+  tcase_add_test(t, legacy_packs_a_wide_tree_into_few_groups);
   suite_add_tcase(s, t);
   return s;
 }
