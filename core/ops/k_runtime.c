@@ -51,6 +51,30 @@ fbx_status *fbx_k_rt_find(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   return NULL;
 }
 
+/* aten::all / aten::any of a bool, int or float list: Python's truthiness. */
+fbx_status *fbx_k_rt_any_all(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  if (args[0].kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected a list, got %s", fbx_iv_kind_name(args[0].kind));
+  bool any = ctx->op->id == FBX_OP_any_bool_list || ctx->op->id == FBX_OP_any_int_list ||
+             ctx->op->id == FBX_OP_any_float_list;
+  const fbx_iv_list *l = args[0].u.l;
+  for (int i = 0; i < l->n; i++) {
+    const fbx_ivalue *e = &l->items[i];
+    bool truth;
+    switch (e->kind) {
+      case FBX_IV_BOOL: truth = e->u.b; break;
+      case FBX_IV_INT: truth = e->u.i != 0; break;
+      case FBX_IV_FLOAT: truth = e->u.f != 0.0; break;
+      default: return fbx_kernel_error(ctx, "list element %d is a %s, not a number", i, fbx_iv_kind_name(e->kind));
+    }
+    if (truth == any) {
+      outs[0] = fbx_iv_bool(any);
+      return NULL;
+    }
+  }
+  outs[0] = fbx_iv_bool(!any);
+  return NULL;
+}
+
 /* aten::_native_multi_head_attention, aten::_transformer_encoder_layer_fwd. */
 fbx_status *fbx_k_rt_fast_path(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   (void)args;

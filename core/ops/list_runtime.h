@@ -26,6 +26,9 @@
  *   aten::is_floating_point(x)   from x's dtype.
  *   aten::find(str, str, ...)    Python's str.find with TorchScript's
  *                                start/end rules (end -1: the whole string).
+ *   aten::all / aten::any of a bool, int or float list: Python's all() and
+ *                                any() (the guards combine the answers
+ *                                above with them).
  *
  * aten::_native_multi_head_attention and aten::_transformer_encoder_layer_fwd
  * are the fused paths the modules take only when no argument requires grad
@@ -45,6 +48,12 @@
   FBX_RT_Q_(X, prim_is_nested, "prim::is_nested(Tensor a) -> bool", fbx_k_rt_tensor_query)                       \
   FBX_RT_Q_(X, is_floating_point, "aten::is_floating_point(Tensor self) -> bool", fbx_k_rt_tensor_query)         \
   FBX_RT_Q_(X, find_str, "aten::find(str self, str substr, int start=0, int end=-1) -> int", fbx_k_rt_find)      \
+  FBX_RT_Q_(X, all_bool_list, "aten::all.bool(bool[] self) -> bool", fbx_k_rt_any_all)                           \
+  FBX_RT_Q_(X, all_int_list, "aten::all.int(int[] self) -> bool", fbx_k_rt_any_all)                              \
+  FBX_RT_Q_(X, all_float_list, "aten::all.float(float[] self) -> bool", fbx_k_rt_any_all)                        \
+  FBX_RT_Q_(X, any_bool_list, "aten::any.bool(bool[] self) -> bool", fbx_k_rt_any_all)                           \
+  FBX_RT_Q_(X, any_int_list, "aten::any.int(int[] self) -> bool", fbx_k_rt_any_all)                              \
+  FBX_RT_Q_(X, any_float_list, "aten::any.float(float[] self) -> bool", fbx_k_rt_any_all)                        \
   X(native_multi_head_attention,                                                                                 \
     "aten::_native_multi_head_attention(Tensor query, Tensor key, Tensor value, int embed_dim, int num_head, "   \
     "Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias, Tensor? mask=None, "              \

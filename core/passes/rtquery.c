@@ -21,8 +21,10 @@
  *                                     n decide it: a constant true among them
  *                                     for any (false for all), or all of them
  *                                     constant.
- *
- * aten::find on constants needs no rule here: constprop runs its kernel. */
+ *   aten::find(s, sub, start, end) on constants -> the index (the kernel's
+ *                                     rule, repeated here because passes do
+ *                                     not call kernels; test_runtime_ops
+ *                                     checks that both agree) */
 #include <string.h>
 
 #include "base/log.h"
@@ -49,6 +51,18 @@ static const char *const_str(const fbx_value *v, fbx_type_kind kind) {
   if (v->type->kind != kind || !fbx_value_is_const(v)) return NULL;
   const fbx_attr *a = fbx_node_attr(v->node, FBX_SYM_attr_value);
   return a && a->kind == FBX_ATTR_STR ? a->u.s : NULL;
+}
+
+/* TorchScript's str.find (k_runtime.c): -2 where the kernel raises. */
+static int64_t str_find(const char *s, const char *sub, int64_t start, int64_t end) {
+  int64_t size = (int64_t)strlen(s), sublen = (int64_t)strlen(sub);
+  if (start < 0) start = size + start > 0 ? size + start : 0;
+  if (end < 0) end = size + end + 1 > 0 ? size + end + 1 : 0;
+  if (end > start && start > size) return -2;
+  int64_t n = end > start ? (end < size ? end : size) - start : 0;
+  for (int64_t i = 0; i + sublen <= n; i++)
+    if (!memcmp(s + start + i, sub, (size_t)sublen)) return start + i;
+  return -1;
 }
 
 /* aten::any / aten::all of a list whose contents at n are known. */
@@ -105,6 +119,15 @@ static fbx_status *fold_node(fbx_node *n, int *folded) {
   if (n->ninputs == 1 && out == FBX_TYPE_STR && fbx_passutil_kind_is(n, "aten::str")) {
     const char *d = const_str(n->inputs[0], FBX_TYPE_DEVICE);
     return d ? replace(n, fbx_passutil_const_str(n, d, false), folded) : NULL;
+  }
+  if (n->ninputs == 4 && out == FBX_TYPE_INT && fbx_passutil_kind_is(n, "aten::find")) {
+    const char *s = const_str(n->inputs[0], FBX_TYPE_STR), *sub = const_str(n->inputs[1], FBX_TYPE_STR);
+    int64_t start, end;
+    if (!s || !sub || n->inputs[2]->type->kind != FBX_TYPE_INT || n->inputs[3]->type->kind != FBX_TYPE_INT ||
+        !fbx_value_const_int(n->inputs[2], &start) || !fbx_value_const_int(n->inputs[3], &end))
+      return NULL;
+    int64_t r = str_find(s, sub, start, end);
+    return r == -2 ? NULL : replace(n, fbx_insert_const_int(b, n, r), folded); /* the error stays */
   }
   bool is_any = fbx_passutil_kind_is(n, "aten::any");
   if (n->ninputs == 1 && out == FBX_TYPE_BOOL && n->inputs[0]->type->kind == FBX_TYPE_LIST &&
