@@ -117,7 +117,7 @@ START_TEST(corpus_under_legacy) {
          fused_cases, groups_total);
   ck_assert_int_eq(failed, 0);
   /* a fuser that fuses little is broken: a fifth of the cases have groups of two or more pointwise ops */
-  ck_assert_int_ge(fused_cases, ncases / 5);
+  if (!cc_list_filtered()) ck_assert_int_ge(fused_cases, ncases / 5);
 }
 END_TEST
 

@@ -59,8 +59,8 @@ static void run_corpus(const char *backend) {
   cc_free_names(names, n);
   ck_assert_int_eq(failed, 0);
   /* a fuser that fuses little is broken */
-  ck_assert_int_ge(fused, n / 5);
-  ck_assert_int_ge(fused0, n / 5);
+  if (!cc_list_filtered()) ck_assert_int_ge(fused, n / 5);
+  if (!cc_list_filtered()) ck_assert_int_ge(fused0, n / 5);
   ck_assert_int_gt(bw_runs, 0);
 }
 
