@@ -27,7 +27,7 @@ int fbx_cmd_print(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       printf("usage: %s\n\nParses GRAPH (TorchScript IR text), runs the given passes (comma list of\n"
-             "dce, cse, constprop, constpool, peephole; or `default`), verifies the graph\n"
+             "dce, cse, constprop, constpool, peephole, inline, rtquery; or `default`),\nverifies the graph "
              "with --verify, and prints it back in the same format.\n", USAGE);
       return 0;
     } else if (!strcmp(argv[i], "--passes")) {

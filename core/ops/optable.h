@@ -96,7 +96,7 @@ typedef enum fbx_argtype {
   FBX_ARG_TUPLE,     /* a tuple of anything */
 } fbx_argtype;
 
-#define FBX_SCHEMA_MAX_ARGS 16
+#define FBX_SCHEMA_MAX_ARGS 24 /* aten::_transformer_encoder_layer_fwd has 20 */
 #define FBX_SCHEMA_MAX_RETS 4
 
 typedef struct fbx_schema_arg {
@@ -161,6 +161,7 @@ struct fbx_op {
 #include "ops/list_linalg.h"
 #include "ops/list_pointwise.h"
 #include "ops/list_reduce.h"
+#include "ops/list_runtime.h"
 #include "ops/list_scalar.h"
 #include "ops/list_shape.h"
 
@@ -173,6 +174,7 @@ struct fbx_op {
   FBX_OPS_CREATE(X)    \
   FBX_OPS_EXTRA(X)     \
   FBX_OPS_SCALAR(X)    \
+  FBX_OPS_RUNTIME(X)   \
   FBX_OPS_GRAD(X)      \
   FBX_OPS_BACKWARD(X)
 

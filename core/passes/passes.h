@@ -98,9 +98,21 @@
  *              variant when `inplace` is a constant true). Calls whose
  *              arguments it needs as constants and are not, and functions it
  *              does not know, stay calls (the interpreter reports them).
+ *   rtquery    The run-time queries of scripted nn.Modules replaced by the
+ *              answers fusebox's kernels give (ops/list_runtime.h), where
+ *              they are known without running: is_autocast_enabled -> false,
+ *              is_grad_enabled -> true, prim::is_nested/is_cuda -> false,
+ *              prim::device -> "cpu", aten::str of a Device constant,
+ *              aten::find on constants, prim::requires_grad and
+ *              aten::is_floating_point of a tensor whose type knows its
+ *              dtype, and aten::any/aten::all of a list built in the block
+ *              whose known elements decide the answer (rtquery.c). With
+ *              peephole and constprop this drops the guarded fast paths of
+ *              nn.MultiheadAttention / nn.TransformerEncoderLayer once the
+ *              queries are known.
  *
  * The default pipeline (see pipeline.c) is inline, then
- *   peephole, constprop, inline, dce, cse, constpool, dce
+ *   rtquery, peephole, constprop, inline, dce, cse, constpool, dce
  * repeated while any pass changed something, at most 8 rounds.
  */
 #ifndef FBX_PASSES_PASSES_H
@@ -116,6 +128,7 @@ fbx_status *fbx_pass_constprop(fbx_graph *g, bool *changed);
 fbx_status *fbx_pass_constpool(fbx_graph *g, bool *changed);
 fbx_status *fbx_pass_peephole(fbx_graph *g, bool *changed);
 fbx_status *fbx_pass_inline(fbx_graph *g, bool *changed);
+fbx_status *fbx_pass_rtquery(fbx_graph *g, bool *changed);
 /* Does the inline pass know the torch.nn.functional function `name`? */
 bool fbx_pass_inline_knows(const char *name);
 

@@ -23,11 +23,12 @@ static const struct {
     {"constpool", fbx_pass_constpool},
     {"peephole", fbx_pass_peephole},
     {"inline", fbx_pass_inline},
+    {"rtquery", fbx_pass_rtquery},
 };
 enum { NPASSES = sizeof passes / sizeof passes[0], MAX_ROUNDS = 8 };
 
-static const char valid_names[] = "default, dce, cse, constprop, constpool, peephole, inline";
-static const char *const pass_names[] = {"dce", "cse", "constprop", "constpool", "peephole", "inline", NULL};
+static const char valid_names[] = "default, dce, cse, constprop, constpool, peephole, inline, rtquery";
+static const char *const pass_names[] = {"dce", "cse", "constprop", "constpool", "peephole", "inline", "rtquery", NULL};
 
 fbx_status *fbx_pass_check_env(void) {
   const char *list = NULL;
@@ -102,6 +103,7 @@ static fbx_status *run_default(run_ctx *c) {
   for (int round = 0; round < MAX_ROUNDS; round++) {
     c->changed = false;
     fbx_log(FBX_LOG_PASSES, "pipeline: round %d", round + 1);
+    FBX_TRY(run(c, "rtquery", fbx_pass_rtquery));
     FBX_TRY(run(c, "peephole", fbx_pass_peephole));
     FBX_TRY(run(c, "constprop", fbx_pass_constprop));
     FBX_TRY(run(c, "inline", fbx_pass_inline));

@@ -27,16 +27,23 @@
 #include "base/strbuf.h"
 #include "ops/ivalue.h"
 
-/* Sorted names of the case directories that hold a graph.ir; returns their
+/* Sorted names of the case directories that hold a graph.ir: those of
+ * tests/corpus/cases/ and the module cases of tests/corpus/modules/ (named
+ * mod_*, less the ones tests/corpus/modules_pending.txt lists as pending); FBX_CORPUS_ONLY=TEXT keeps
+ * only the names that contain TEXT. Returns their
  * count and sets *names (free with cc_free_names). Fails the running Check
  * test when the cases directory is missing. */
 int cc_list(char ***names);
 void cc_free_names(char **names, int n);
+/* FBX_CORPUS_ONLY is set: cc_list gives a subset (minimum-count checks are skipped). */
+bool cc_list_filtered(void);
 
 /* tests/corpus/cases/NAME/FILE; one of 8 rotating static buffers. */
 const char *cc_path(const char *name, const char *file);
 bool cc_has_file(const char *name, const char *file);
-/* The case has at least one grad_<input>.npy (PyTorch gradients of inputs). */
+/* The case has at least one grad_<input>.npy (PyTorch gradients of inputs)
+ * and its backward is not pending (a "mod_NAME backward ..." line of
+ * tests/corpus/modules_pending.txt). */
 bool cc_has_input_grads(const char *name);
 
 /* The args lines, trimmed, empty ones dropped; -1 when there is no args

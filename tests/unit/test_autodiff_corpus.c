@@ -121,7 +121,7 @@ static void run_all(fbx_fuser *fuser, const char *label) {
   cc_free_names(all, nall);
   printf("[%s] %d cases with gradients: %d match PyTorch, %d failed\n", label, n, pass, bad);
   fflush(stdout);
-  ck_assert_int_gt(n, 40);
+  if (!cc_list_filtered()) ck_assert_int_gt(n, 40);
   ck_assert_int_eq(bad, 0);
 }
 

@@ -529,9 +529,9 @@ START_TEST(corpus_structure) {
   cc_free_names(names, ncases);
   printf("create_subgraphs: %d corpus graphs, %d with groups (%d groups), %d grouped graphs run identically\n",
          ncases, with_groups, groups, ran);
-  ck_assert_int_ge(ncases, 50);
+  if (!cc_list_filtered()) ck_assert_int_ge(ncases, 50);
   /* many cases are one op per output (no group of two); 43 group today */
-  ck_assert_int_ge(with_groups, 40);
+  if (!cc_list_filtered()) ck_assert_int_ge(with_groups, 40);
 }
 END_TEST
 
@@ -750,10 +750,10 @@ START_TEST(corpus_gradients) {
     printf("\n");
   }
   fflush(stdout);
-  ck_assert_int_ge(with_grads, 40);
+  if (!cc_list_filtered()) ck_assert_int_ge(with_grads, 40);
   ck_assert_msg(fail == 0, "%d corpus cases give gradients that differ from PyTorch's; see above", fail);
   /* 51 today; fewer means cases that used to be differentiated no longer are */
-  ck_assert_int_ge(pass, 51);
+  if (!cc_list_filtered()) ck_assert_int_ge(pass, 51);
 }
 END_TEST
 

@@ -34,6 +34,8 @@ static const struct {
     {"any", "bool result (uint8 for uint8 input)"},
     {"any_dim", "bool result (uint8 for uint8 input)"},
     {"view_dtype", "reinterprets bits; PyTorch does not differentiate it either"},
+    {"native_multi_head_attention", "fused fast path, taken only when nothing requires grad (list_runtime.h)"},
+    {"transformer_encoder_layer_fwd", "fused fast path, taken only when nothing requires grad (list_runtime.h)"},
     /* not on purpose: a gap (issue 16 added the forward kernels only) */
     {"conv2d", "NOT YET: no formula; needs a transposed convolution / conv backward kernel"},
     {"conv1d", "NOT YET: no formula; needs a transposed convolution / conv backward kernel"},

@@ -64,7 +64,7 @@ static void collect_cuda(fbx_executor *ex, const char *name) {
 START_TEST(corpus_under_legacy) {
   ck_assert(!fbx_op_table_init());
   list_cases();
-  ck_assert_int_ge(ncases, 50);
+  if (!cc_list_filtered()) ck_assert_int_ge(ncases, 50);
   int failed = 0, fused_cases = 0, groups_total = 0;
   for (int c = 0; c < ncases; c++) {
     const char *name = case_names[c];
@@ -117,7 +117,7 @@ START_TEST(corpus_under_legacy) {
          fused_cases, groups_total);
   ck_assert_int_eq(failed, 0);
   /* a fuser that fuses little is broken: a fifth of the cases have groups of two or more pointwise ops */
-  ck_assert_int_ge(fused_cases, ncases / 5);
+  if (!cc_list_filtered()) ck_assert_int_ge(fused_cases, ncases / 5);
 }
 END_TEST
 

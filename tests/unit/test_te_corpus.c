@@ -31,7 +31,7 @@ static void run_corpus(const char *backend) {
   ck_assert(!fbx_op_table_init());
   char **names = NULL;
   int n = cc_list(&names);
-  ck_assert_int_ge(n, 50);
+  if (!cc_list_filtered()) ck_assert_int_ge(n, 50);
   int failed = 0, fused = 0, fused0 = 0, bw_cases = 0;
   int64_t groups = 0, bw_runs = 0;
   for (int c = 0; c < n; c++) {
@@ -59,8 +59,8 @@ static void run_corpus(const char *backend) {
   cc_free_names(names, n);
   ck_assert_int_eq(failed, 0);
   /* a fuser that fuses little is broken */
-  ck_assert_int_ge(fused, n / 5);
-  ck_assert_int_ge(fused0, n / 5);
+  if (!cc_list_filtered()) ck_assert_int_ge(fused, n / 5);
+  if (!cc_list_filtered()) ck_assert_int_ge(fused0, n / 5);
   ck_assert_int_gt(bw_runs, 0);
 }
 

@@ -1,0 +1,574 @@
+#!/usr/bin/python3
+"""Regenerate the real-module cases of the fusebox corpus from PyTorch 1.13.
+
+    /usr/bin/python3 tests/corpus/gen_modules.py
+
+Each case is a scripted torch.nn module (TransformerEncoderLayer,
+MultiheadAttention, GRUCell, a ResNet basic block, ...): its graph with calls
+inlined and every parameter and buffer lifted to a named graph input, the
+inputs, PyTorch's outputs and PyTorch's gradients, in the case format of
+README.md. Writes tests/corpus/modules/mod_NAME/ (the directory is rebuilt),
+and nothing else (the hand-kept tests/corpus/modules_pending.txt says which
+cases the corpus tests skip for now). Deterministic: fixed seeds.
+"""
+import os
+import shutil
+import sys
+import zlib
+
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from typing import List, Optional, Tuple  # noqa: E402,F401
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from gen_corpus import clean, flatten, scalar_literal, to_numpy, write_text  # noqa: E402
+
+OUT = os.path.join(HERE, "modules")
+
+def rng(name):
+    return np.random.RandomState(zlib.crc32(name.encode()) & 0x7FFFFFFF)
+
+
+def uniform(r, *shape, lo=-1.0, hi=1.0):
+    return r.uniform(lo, hi, shape).astype(np.float32)
+
+
+# ---------------------------------------------------------------------------
+# Modules that are not single torch.nn classes
+# ---------------------------------------------------------------------------
+
+class ConvBnRelu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        return F.relu(self.bn(self.conv(x)))
+
+
+class BasicBlock(nn.Module):
+    """torchvision's ResNet BasicBlock (stride 1, no downsample)."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        identity = x
+        out = self.conv1(x)
+        out = self.bn1(out)
+        out = self.relu(out)
+        out = self.conv2(out)
+        out = self.bn2(out)
+        out = out + identity
+        return self.relu(out)
+
+
+class EmbeddingLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 6)
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, idx):
+        return self.fc(self.emb(idx))
+
+
+class GeluMlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(16, 8)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class ClassifierHead(nn.Module):
+    """Linear + LogSoftmax and Softmax (probabilities and log-probabilities)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 5)
+        self.log_softmax = nn.LogSoftmax(dim=1)
+        self.softmax = nn.Softmax(dim=1)
+
+    def forward(self, x):
+        z = self.fc(x)
+        return self.softmax(z), self.log_softmax(z)
+
+
+class DropoutTrainScale(nn.Module):
+    """Dropout(p=0.5) in training mode, made deterministic: every kept
+    element must be x / (1 - p) exactly, so y - x / (1 - p) is 0 where y is
+    kept and the output is all zeros whatever the mask (the gradient is zero
+    too). A wrong scale, or a mask that keeps a changed value, shows up."""
+
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        y = self.drop(x)
+        return torch.where(y != 0, y - x * 2.0, torch.zeros_like(x))
+
+
+class LinearDropout(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x):
+        return self.drop(torch.tanh(self.fc(x)))
+
+
+class GruUnrolled(nn.Module):
+    """nn.GRUCell over a sequence, one call per step in a scripted loop."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 5)
+
+    def forward(self, xs, h):
+        outs: List[torch.Tensor] = []
+        for t in range(xs.size(0)):
+            h = self.cell(xs[t], h)
+            outs.append(h)
+        return torch.stack(outs)
+
+
+class LstmUnrolled(nn.Module):
+    """nn.LSTMCell over a sequence, one call per step in a scripted loop."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(4, 5)
+
+    def forward(self, xs, h, c):
+        outs: List[torch.Tensor] = []
+        for t in range(xs.size(0)):
+            h, c = self.cell(xs[t], (h, c))
+            outs.append(h)
+        return torch.stack(outs), c
+
+
+class LstmCell(nn.Module):
+    """nn.LSTMCell with its state as two tensors (the case format has no tuple inputs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(4, 5)
+
+    def forward(self, x, h, c):
+        return self.cell(x, (h, c))
+
+
+class LstmByLinear(nn.Module):
+    """An LSTM written out with Linear layers and pointwise gates, unrolled
+    over the sequence by a scripted loop (the form PyTorch's fuser tests use)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ih = nn.Linear(4, 20)
+        self.hh = nn.Linear(5, 20)
+
+    def forward(self, xs, h, c):
+        outs: List[torch.Tensor] = []
+        for t in range(xs.size(0)):
+            gates = self.ih(xs[t]) + self.hh(h)
+            i, f, g, o = gates.chunk(4, 1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outs.append(h)
+        return torch.stack(outs), c
+
+
+class GruByLinear(nn.Module):
+    """A GRU written out with Linear layers, unrolled by a scripted loop."""
+
+    def __init__(self):
+        super().__init__()
+        self.ih = nn.Linear(4, 15)
+        self.hh = nn.Linear(5, 15)
+
+    def forward(self, xs, h):
+        for t in range(xs.size(0)):
+            gi = self.ih(xs[t])
+            gh = self.hh(h)
+            i_r, i_z, i_n = gi.chunk(3, 1)
+            h_r, h_z, h_n = gh.chunk(3, 1)
+            r = torch.sigmoid(i_r + h_r)
+            z = torch.sigmoid(i_z + h_z)
+            n = torch.tanh(i_n + r * h_n)
+            h = (1 - z) * n + z * h
+        return h
+
+
+class PreNormResidual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.fc1 = nn.Linear(8, 12)
+        self.fc2 = nn.Linear(12, 8)
+
+    def forward(self, x):
+        return x + self.fc2(F.silu(self.fc1(self.norm(x))))
+
+
+class DepthwiseSeparable(nn.Module):
+    """MobileNet-style: depthwise 3x3 conv, BatchNorm, Hardswish, pointwise 1x1."""
+
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(4, 4, 3, padding=1, groups=4, bias=False)
+        self.bn = nn.BatchNorm2d(4)
+        self.act = nn.Hardswish()
+        self.pw = nn.Conv2d(4, 6, 1)
+
+    def forward(self, x):
+        return self.pw(self.act(self.bn(self.dw(x))))
+
+
+class PoolHead(nn.Module):
+    """Conv2d, ReLU, AdaptiveAvgPool2d(1), Flatten, Linear: a CNN classifier's tail."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 6, 3)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.flat = nn.Flatten()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.fc(self.flat(self.pool(F.relu(self.conv(x)))))
+
+
+class LeNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 3, 3)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(3 * 3 * 3, 4)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
+class ActivationsMlp(nn.Module):
+    """nn.Sequential of Linear layers with ELU, LeakyReLU, Softplus, Mish, Sigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.Sequential(nn.Linear(6, 8), nn.ELU(), nn.Linear(8, 8), nn.LeakyReLU(0.1),
+                                 nn.Linear(8, 8), nn.Softplus(), nn.Linear(8, 8), nn.Mish(),
+                                 nn.Linear(8, 3), nn.Sigmoid())
+
+    def forward(self, x):
+        return self.seq(x)
+
+
+class Conv1dTanh(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 5, 3, padding=1)
+        self.act = nn.Tanh()
+
+    def forward(self, x):
+        return self.act(self.conv(x))
+
+
+class GluCosine(nn.Module):
+    """nn.GLU and nn.CosineSimilarity over two projections."""
+
+    def __init__(self):
+        super().__init__()
+        self.fa = nn.Linear(6, 8)
+        self.fb = nn.Linear(6, 4)
+        self.glu = nn.GLU(dim=-1)
+        self.cos = nn.CosineSimilarity(dim=-1)
+
+    def forward(self, x):
+        return self.cos(self.glu(self.fa(x)), self.fb(x))
+
+
+class MhaMasked(nn.Module):
+    """Self-attention with a key padding mask (bool), batch_first."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x, mask):
+        out, w = self.attn(x, x, x, key_padding_mask=mask)
+        return out, w
+
+
+# ---------------------------------------------------------------------------
+# The cases
+# ---------------------------------------------------------------------------
+
+def module_specs():
+    """(name, constructor, input builder(r) -> list, train mode, notes)."""
+    S = []
+
+    def add(name, make, inputs, train=False, notes=None, tol=None):
+        S.append(dict(name=name, make=make, inputs=inputs, train=train, notes=notes, tol=tol))
+
+    add("transformer_encoder",
+        lambda: nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True),
+        lambda r: [uniform(r, 2, 4, 8), None, None], tol="1e-4 1e-5",
+        notes="nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True), eval mode; "
+              "src_mask and src_key_padding_mask are None. The graph holds PyTorch's guarded fast path "
+              "(aten::_transformer_encoder_layer_fwd); its guard is false because the parameters require grad.")
+    add("transformer_encoder_gelu_prenorm",
+        lambda: nn.TransformerEncoderLayer(8, 2, dim_feedforward=12, dropout=0.0, activation="gelu",
+                                           norm_first=True),
+        lambda r: [uniform(r, 3, 2, 8), None, None], tol="1e-4 1e-5",
+        notes="norm_first=True, activation='gelu', sequence-first layout, eval mode.")
+    add("multihead_attention",
+        lambda: nn.MultiheadAttention(8, 2),
+        lambda r: [uniform(r, 3, 2, 8), uniform(r, 4, 2, 8), uniform(r, 4, 2, 8), None, True, None, True], tol="1e-4 1e-5",
+        notes="nn.MultiheadAttention(8, 2) on (L, N, E) query and different key/value; "
+              "outputs: the attention output and the head-averaged weights.")
+    add("multihead_attention_masked", MhaMasked,
+        lambda r: [uniform(r, 2, 5, 8), np.array([[False] * 4 + [True], [False] * 5])], tol="1e-4 1e-5",
+        notes="self-attention, batch_first, a bool key_padding_mask that hides the last key of batch 0.")
+    add("gru_cell", lambda: nn.GRUCell(4, 5), lambda r: [uniform(r, 3, 4), uniform(r, 3, 5)])
+    add("lstm_cell", LstmCell, lambda r: [uniform(r, 3, 4), uniform(r, 3, 5), uniform(r, 3, 5)])
+    add("gru_unrolled", GruUnrolled, lambda r: [uniform(r, 4, 3, 4), uniform(r, 3, 5)])
+    add("lstm_unrolled", LstmUnrolled, lambda r: [uniform(r, 4, 3, 4), uniform(r, 3, 5), uniform(r, 3, 5)])
+    add("lstm_by_linear", LstmByLinear, lambda r: [uniform(r, 4, 3, 4), uniform(r, 3, 5), uniform(r, 3, 5)])
+    add("gru_by_linear", GruByLinear, lambda r: [uniform(r, 4, 3, 4), uniform(r, 3, 5)])
+    add("conv_bn_relu", ConvBnRelu, lambda r: [uniform(r, 2, 3, 5, 5)], tol="1e-4 1e-5",
+        notes="eval mode: BatchNorm2d uses its running statistics (set to non-trivial values).")
+    add("conv_bn_relu_train", ConvBnRelu, lambda r: [uniform(r, 2, 3, 5, 5)], train=True, tol="1e-4 1e-5",
+        notes="training mode: BatchNorm2d normalizes with the batch statistics and updates the running "
+              "statistics (graph inputs) in place; the outputs do not depend on them.")
+    add("resnet_basic_block", BasicBlock, lambda r: [uniform(r, 2, 4, 5, 5)], tol="1e-4 1e-5",
+        notes="torchvision's BasicBlock (stride 1, no downsample), eval mode, ReLU(inplace=True).")
+    add("instance_norm", lambda: nn.InstanceNorm2d(3, affine=True), lambda r: [uniform(r, 2, 3, 4, 4)])
+    add("group_norm", lambda: nn.GroupNorm(2, 4), lambda r: [uniform(r, 2, 4, 3, 3)])
+    add("layer_norm", lambda: nn.LayerNorm([4, 6]), lambda r: [uniform(r, 3, 4, 6)])
+    add("embedding_linear", EmbeddingLinear, lambda r: [r.randint(0, 10, (3, 4)).astype(np.int64)])
+    add("gelu_mlp", GeluMlp, lambda r: [uniform(r, 5, 8)])
+    add("max_pool", lambda: nn.MaxPool2d(2), lambda r: [uniform(r, 2, 3, 6, 6)])
+    add("avg_pool", lambda: nn.AvgPool2d(2), lambda r: [uniform(r, 2, 3, 6, 6)])
+    add("lenet", LeNet, lambda r: [uniform(r, 2, 1, 8, 8)])
+    add("adaptive_pool_head", PoolHead, lambda r: [uniform(r, 2, 3, 6, 6)])
+    add("dropout_eval", lambda: LinearDropout(0.5), lambda r: [uniform(r, 4, 6)],
+        notes="nn.Dropout(0.5) in eval mode: the identity.")
+    add("dropout_train_p0", lambda: LinearDropout(0.0), lambda r: [uniform(r, 4, 6)], train=True,
+        notes="nn.Dropout(0.0) in training mode: deterministic (every element kept, scale 1).")
+    add("dropout_train_scale", DropoutTrainScale, lambda r: [uniform(r, 6, 7, lo=0.5, hi=2.0)], train=True,
+        notes="nn.Dropout(0.5) in training mode (random): the module returns y - 2x where y is kept and 0 "
+              "elsewhere, which is all zeros for every mask (x holds no zeros), so the outputs and gradients "
+              "are deterministic and check the 1/(1-p) scale.")
+    add("classifier_head", ClassifierHead, lambda r: [uniform(r, 4, 8)])
+    add("prenorm_residual", PreNormResidual, lambda r: [uniform(r, 2, 3, 8)])
+    add("depthwise_separable", DepthwiseSeparable, lambda r: [uniform(r, 2, 4, 5, 5)], tol="1e-4 1e-5")
+    add("activations_mlp", ActivationsMlp, lambda r: [uniform(r, 4, 6)])
+    add("conv1d_tanh", Conv1dTanh, lambda r: [uniform(r, 2, 3, 7)])
+    add("glu_cosine", GluCosine, lambda r: [uniform(r, 4, 6)])
+    return S
+
+
+# ---------------------------------------------------------------------------
+# Lowering: a scripted module's inlined graph with attributes resolved
+# ---------------------------------------------------------------------------
+
+def param_name(path):
+    n = path.replace(".", "_")
+    return n if not n[0].isdigit() else "m" + n
+
+
+def lower(scripted):
+    """The inlined forward graph with `self` gone: every prim::GetAttr chain
+    that ends in a tensor (parameter or buffer) becomes a graph input named
+    after its path (conv1.weight -> conv1_weight), in order of first use;
+    the other attributes (training, eps, ...) become constants. Returns the
+    graph and [(input name, attribute path, tensor)]."""
+    g = scripted.inlined_graph
+    self_v = next(g.inputs())
+    lifted, by_path = [], {}
+
+    def resolve(node):
+        path, n = [], node
+        while True:
+            path.append(n.s("name"))
+            src = n.input()
+            if src is self_v or src.debugName() == self_v.debugName():
+                break
+            n = src.node()
+            assert n.kind() == "prim::GetAttr", n
+        path.reverse()
+        obj = scripted
+        for p in path:
+            obj = getattr(obj, p)
+        return ".".join(path), obj
+
+    for n in g.findAllNodes("prim::GetAttr"):
+        path, val = resolve(n)
+        if isinstance(val, torch.nn.Module):
+            continue
+        if isinstance(val, torch.Tensor):
+            if path not in by_path:
+                v = g.addInput()
+                v.setDebugName(param_name(path))
+                v.setType(n.output().type())
+                by_path[path] = v
+                lifted.append([path, val])
+            n.output().replaceAllUsesWith(by_path[path])
+        else:
+            c = g.insertConstant(val)
+            c.node().moveBefore(n)
+            n.output().replaceAllUsesWith(c)
+    changed = True
+    while changed:
+        changed = False
+        for n in g.findAllNodes("prim::GetAttr"):
+            if not n.output().uses():
+                n.destroy()
+                changed = True
+                break
+    assert not g.findAllNodes("prim::GetAttr")
+    g.eraseInput(0)
+    names = [v.debugName() for v in g.inputs()]
+    k = len(names) - len(lifted)
+    out = [(names[k + i], path, t) for i, (path, t) in enumerate(lifted)]
+    return g, out
+
+
+# ---------------------------------------------------------------------------
+# Writing a case
+# ---------------------------------------------------------------------------
+
+def leaves(v, out):
+    if isinstance(v, (tuple, list)):
+        for e in v:
+            leaves(e, out)
+    else:
+        out.append(v)
+    return out
+
+
+def to_t(a):
+    if isinstance(a, np.ndarray):
+        return torch.from_numpy(a.copy())
+    if isinstance(a, tuple):
+        return tuple(to_t(e) for e in a)
+    return a
+
+
+def set_buffers(m, r):
+    """Non-trivial running statistics for BatchNorm (fresh ones are 0 and 1)."""
+    for mod in m.modules():
+        if isinstance(mod, nn.modules.batchnorm._BatchNorm):
+            mod.running_mean.copy_(torch.from_numpy(uniform(r, mod.num_features, lo=-0.5, hi=0.5)))
+            mod.running_var.copy_(torch.from_numpy(uniform(r, mod.num_features, lo=0.5, hi=2.0)))
+
+
+def gen_case(spec):
+    name = spec["name"]
+    r = rng(name)
+    torch.manual_seed(zlib.crc32(name.encode()) & 0x7FFFFFFF)
+    m = spec["make"]()
+    with torch.no_grad():
+        set_buffers(m, r)
+    m.train(spec["train"])
+    s = torch.jit.script(m)
+    g, params = lower(s)
+    text = clean(str(g))
+    d = os.path.join(OUT, "mod_" + name)
+    os.makedirs(d)
+    write_text(os.path.join(d, "graph.ir"), text)
+
+    # graph inputs: the forward arguments (a tuple argument is one input), then the lifted tensors
+    args = spec["inputs"](r)
+    gnames = [v.debugName() for v in g.inputs()]
+    assert len(gnames) == len(args) + len(params), (name, gnames)
+    values = list(args) + [t.detach().numpy().copy() for _, _, t in params]
+    lines = []
+    for k, a in enumerate(values):
+        if isinstance(a, np.ndarray):
+            np.save(os.path.join(d, "in%d.npy" % k), a)
+            lines.append("in%d.npy" % k)
+        elif isinstance(a, tuple):
+            raise TypeError("%s: tuple inputs are not in the case format" % name)
+        else:
+            lines.append(scalar_literal(a))
+    write_text(os.path.join(d, "args"), "\n".join(lines) + "\n")
+
+    # PyTorch's outputs: the eager module (parameters require grad, as always)
+    xs = [to_t(a) for a in args]
+    for t in leaves(xs, []):
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            t.requires_grad_(True)
+    mm = spec["make"]()
+    mm.load_state_dict(m.state_dict())
+    mm.train(spec["train"])
+    eager = leaves(mm(*xs), [])
+    # the lowered graph must compute the same (buffers cloned: training mode updates them)
+    fn = torch._C._create_function_from_graph("forward", g)
+    gin = [to_t(a) for a in args] + [t.detach().clone() for _, _, t in params]
+    scripted_outs = leaves(fn(*gin), [])
+    assert len(scripted_outs) == len(eager), name
+    for k, (o, e) in enumerate(zip(scripted_outs, eager)):
+        assert torch.allclose(o.detach().double(), e.detach().double(), rtol=1e-5, atol=1e-6), (name, k)
+        np.save(os.path.join(d, "out%d.npy" % k), to_numpy(e))
+
+    # gradients: of the float inputs and the parameters (buffers never require grad)
+    wrt = [(gnames[k], t) for k, t in enumerate(xs) if isinstance(t, torch.Tensor) and t.requires_grad]
+    pmap = dict(mm.named_parameters())
+    wrt += [(gn, pmap[path]) for gn, path, _ in params if path in pmap]
+    gr = rng("grad:" + name)
+    sel, gouts = [], []
+    for k, o in enumerate(eager):
+        if isinstance(o, torch.Tensor) and o.is_floating_point() and o.requires_grad:
+            go = gr.standard_normal(tuple(o.shape)).astype(np.float32)
+            np.save(os.path.join(d, "grad_out%d.npy" % k), go)
+            sel.append(o)
+            gouts.append(torch.from_numpy(go))
+    notes = [spec["notes"]] if spec["notes"] else []
+    notes.append("module case (gen_modules.py): %s in %s mode, scripted and inlined; graph inputs after the "
+                 "forward arguments are its parameters and buffers: %s."
+                 % (type(m).__name__, "training" if spec["train"] else "eval",
+                    ", ".join("%s=%s" % (gn, path) for gn, path, _ in params)))
+    if sel:
+        grads = torch.autograd.grad(sel, [t for _, t in wrt], gouts, allow_unused=True)
+        for (gn, _), gv in zip(wrt, grads):
+            if gv is not None:
+                np.save(os.path.join(d, "grad_%s.npy" % gn), np.array(gv.numpy(), order="C"))
+    if spec["tol"]:
+        write_text(os.path.join(d, "tol"), spec["tol"] + "\n")
+    write_text(os.path.join(d, "notes"), "\n".join(notes) + "\n")
+    return len(eager)
+
+
+def main():
+    torch.manual_seed(0)
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    specs = module_specs()
+    only = sys.argv[1:]
+    for s in specs:
+        if only and s["name"] not in only:
+            continue
+        gen_case(s)
+    print("module cases: %d" % len(specs))
+
+
+if __name__ == "__main__":
+    main()
