@@ -6,6 +6,14 @@
 #ifndef FBX_AUTODIFF_FORMULAS_LINALG_H
 #define FBX_AUTODIFF_FORMULAS_LINALG_H
 
+#define FBX_GFL_CONV_                                                                                          \
+  "graph(%input : Tensor, %weight : Tensor, %bias : Tensor?, %stride : int[], %padding : int[], "              \
+  "%dilation : int[], %groups : int, %result : Tensor, %grad : Tensor):\n"                                     \
+  "  %none : NoneType = prim::Constant()\n"                                                                    \
+  "  %gi : Tensor, %gw : Tensor, %gb : Tensor = fusebox::conv_backward(%grad, %input, %weight, %bias, "        \
+  "%stride, %padding, %dilation, %groups)\n"                                                                   \
+  "  return (%gi, %gw, %gb, %none, %none, %none, %none)\n"
+
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
 #define FBX_GRAD_FORMULAS_LINALG(G)                                                                            \
   G(mm,                                                                                                        \
@@ -24,6 +32,9 @@
     "  %st : Tensor = aten::transpose(%self, %one, %two)\n"                                                    \
     "  %g_mat2 : Tensor = aten::bmm(%st, %grad)\n"                                                             \
     "  return (%g_self, %g_mat2)\n")                                                                           \
+  /* conv1d/conv2d: the three gradients from one kernel (ops/k_conv.c); grad_bias is None without a bias */ \
+  G(conv2d, FBX_GFL_CONV_)                                                                                     \
+  G(conv1d, FBX_GFL_CONV_)                                                                                     \
   G(matmul,                                                                                                    \
     "graph(%self : Tensor, %other : Tensor, %result : Tensor, %grad : Tensor):\n"                              \
     "  %g_self : Tensor, %g_other : Tensor = fusebox::matmul_backward(%grad, %self, %other)\n"                 \

@@ -64,6 +64,47 @@ static void im2col_body(void *jv, int64_t begin, int64_t end) {
   }
 }
 
+/* col2im: the transpose of IM2COL, adding each column entry back into the
+ * input position it was read from (rows [begin, end) of one channel each:
+ * a channel's rows are the kH * kW taps of that channel, so a job of whole
+ * channels writes disjoint input planes). */
+#define COL2IM(T)                                                                              \
+  for (int64_t c = begin; c < end; c++) {                                                      \
+    T *xc = (T *)j->x_out + c * g->H * g->W;                                                   \
+    for (int64_t ki = 0; ki < g->kH; ki++)                                                     \
+      for (int64_t kj = 0; kj < g->kW; kj++) {                                                 \
+        const T *src = (const T *)j->cols + ((c * g->kH + ki) * g->kW + kj) * g->Ho * g->Wo;   \
+        for (int64_t oh = 0; oh < g->Ho; oh++) {                                               \
+          int64_t ih = oh * g->sH - g->pH + ki * g->dH;                                        \
+          if (ih < 0 || ih >= g->H) continue;                                                  \
+          T *xr = xc + ih * g->W;                                                              \
+          const T *sr = src + oh * g->Wo;                                                      \
+          int64_t off = kj * g->dW - g->pW;                                                    \
+          for (int64_t ow = 0; ow < g->Wo; ow++) {                                             \
+            int64_t iw = ow * g->sW + off;                                                     \
+            if (iw >= 0 && iw < g->W) xr[iw] += sr[ow];                                        \
+          }                                                                                    \
+        }                                                                                      \
+      }                                                                                        \
+  }
+
+typedef struct col2im_job {
+  const conv_geom *g;
+  void *x_out;      /* one image's channels of one group: [Cg][H][W], accumulated into */
+  const void *cols; /* [Cg * kH * kW][Ho * Wo] */
+  bool f64;
+} col2im_job;
+
+static void col2im_body(void *jv, int64_t begin, int64_t end) {
+  const col2im_job *j = jv;
+  const conv_geom *g = j->g;
+  if (j->f64) {
+    COL2IM(double)
+  } else {
+    COL2IM(float)
+  }
+}
+
 /* Reads an int[n] argument (a single int is repeated) into v; each entry >= lo. */
 static fbx_status *int_params(const fbx_kctx *ctx, int argi, const fbx_ivalue *arg, int n, int64_t *v, int64_t lo,
                               const char *what) {
@@ -80,21 +121,20 @@ static fbx_status *int_params(const fbx_kctx *ctx, int argi, const fbx_ivalue *a
   return NULL;
 }
 
-static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp) {
-  fbx_tensor *x, *w, *b = NULL;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &w));
-  if (args[2].kind == FBX_IV_TENSOR) b = args[2].u.t;
-  else if (args[2].kind != FBX_IV_NONE) return fbx_kernel_error(ctx, "bias must be a Tensor or None");
+/* The geometry of a convolution of x by w (bias b or NULL) with the
+ * stride, padding, dilation and groups at args[base .. base + 3]; checks
+ * what PyTorch checks. *batched: x has the batch dim. */
+static fbx_status *conv_geometry(fbx_kctx *ctx, fbx_ivalue *args, int base, const fbx_tensor *x, const fbx_tensor *w,
+                                 const fbx_tensor *b, int nsp, conv_geom *gp, bool *batched) {
   int64_t s[2], p[2], d[2];
-  FBX_TRY(int_params(ctx, 3, &args[3], nsp, s, 1, "stride"));
-  FBX_TRY(int_params(ctx, 4, &args[4], nsp, p, 0, "padding"));
-  FBX_TRY(int_params(ctx, 5, &args[5], nsp, d, 1, "dilation"));
-  if (args[6].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "groups must be an int");
-  int64_t groups = args[6].u.i;
+  FBX_TRY(int_params(ctx, base, &args[base], nsp, s, 1, "stride"));
+  FBX_TRY(int_params(ctx, base + 1, &args[base + 1], nsp, p, 0, "padding"));
+  FBX_TRY(int_params(ctx, base + 2, &args[base + 2], nsp, d, 1, "dilation"));
+  if (args[base + 3].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "groups must be an int");
+  int64_t groups = args[base + 3].u.i;
   if (groups < 1) return fbx_kernel_error(ctx, "non-positive groups is not supported (got %" PRId64 ")", groups);
-  bool batched = x->ndim == nsp + 2;
-  if (!batched && x->ndim != nsp + 1)
+  *batched = x->ndim == nsp + 2;
+  if (!*batched && x->ndim != nsp + 1)
     return fbx_kernel_error(ctx, "expected a %dD (unbatched) or %dD (batched) input, got %dD", nsp + 1, nsp + 2,
                             x->ndim);
   if (w->ndim != nsp + 2) return fbx_kernel_error(ctx, "expected a %dD weight, got %dD", nsp + 2, w->ndim);
@@ -105,7 +145,7 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   if (!fbx_dtype_is_floating(x->dtype))
     return fbx_kernel_error(ctx, "not implemented for %s inputs (as in PyTorch)", fbx_dtype_name(x->dtype));
   int64_t xs[4] = {1, 1, 1, 1}; /* [N, C, spatial...] */
-  for (int i = 0; i < x->ndim; i++) xs[i + (batched ? 0 : 1)] = x->sizes[i];
+  for (int i = 0; i < x->ndim; i++) xs[i + (*batched ? 0 : 1)] = x->sizes[i];
   conv_geom g = {.N = xs[0], .C = xs[1], .H = nsp == 2 ? xs[2] : 1, .W = xs[nsp + 1],
                  .O = w->sizes[0], .kH = nsp == 2 ? w->sizes[2] : 1, .kW = w->sizes[nsp + 1], .sH = nsp == 2 ? s[0] : 1,
                  .sW = s[nsp - 1], .pH = nsp == 2 ? p[0] : 0, .pW = p[nsp - 1], .dH = nsp == 2 ? d[0] : 1,
@@ -127,6 +167,20 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
     return fbx_kernel_error(ctx, "kernel size can't be greater than the (padded) input size: input %s", xsz);
   }
   g.Ho = (eh - 1) / g.sH + 1, g.Wo = (ew - 1) / g.sW + 1;
+  *gp = g;
+  return NULL;
+}
+
+static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp) {
+  fbx_tensor *x, *w, *b = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &w));
+  if (args[2].kind == FBX_IV_TENSOR) b = args[2].u.t;
+  else if (args[2].kind != FBX_IV_NONE) return fbx_kernel_error(ctx, "bias must be a Tensor or None");
+  conv_geom g;
+  bool batched = false;
+  FBX_TRY(conv_geometry(ctx, args, 3, x, w, b, nsp, &g, &batched));
+  int64_t groups = g.G;
   int64_t Cg = g.C / groups, Og = g.O / groups, K = Cg * g.kH * g.kW, P = g.Ho * g.Wo;
   if (Og > INT_MAX || P > INT_MAX || K > INT_MAX) return fbx_kernel_error(ctx, "convolution too large for the BLAS");
 
@@ -203,6 +257,130 @@ done:
   fbx_tensor_release(wc);
   fbx_tensor_release(bc);
   fbx_tensor_release(y);
+  return st;
+}
+
+/* fusebox::conv_backward(grad, input, weight, bias?, stride, padding,
+ * dilation, groups) -> (grad_input, grad_weight, grad_bias): the three
+ * gradients of conv1d/conv2d (the spatial rank is the weight's rank - 2),
+ * by the forward's im2col: per image and group, grad_weight += grad ·
+ * colsᵀ and grad_input = col2im(weightᵀ · grad); grad_bias sums grad over
+ * the batch and positions (None when bias is None). Computed in float32 for
+ * float16/bfloat16, rounded back, as the forward. */
+fbx_status *fbx_k_fbx_conv_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *gy, *x, *w, *b = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &gy));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &w));
+  if (args[3].kind == FBX_IV_TENSOR) b = args[3].u.t;
+  else if (args[3].kind != FBX_IV_NONE) return fbx_kernel_error(ctx, "bias must be a Tensor or None");
+  int nsp = w->ndim - 2;
+  if (nsp != 1 && nsp != 2) return fbx_kernel_error(ctx, "expected a 3D or 4D weight, got %dD", w->ndim);
+  conv_geom g;
+  bool batched = false;
+  FBX_TRY(conv_geometry(ctx, args, 4, x, w, b, nsp, &g, &batched));
+  int64_t ys[4] = {g.N, g.O, g.Ho, g.Wo}, y1[3] = {g.N, g.O, g.Wo};
+  const int64_t *want = nsp == 2 ? ys : y1;
+  bool shape_ok = gy->ndim == x->ndim;
+  for (int i = 0; shape_ok && i < gy->ndim; i++) shape_ok = gy->sizes[i] == want[i + (batched ? 0 : 1)];
+  if (!shape_ok || gy->dtype != x->dtype) {
+    char gs[256];
+    fbx_red_shape_str(gs, sizeof gs, gy->ndim, gy->sizes);
+    return fbx_kernel_error(ctx, "grad of shape %s (%s) does not match the convolution's output", gs,
+                            fbx_dtype_name(gy->dtype));
+  }
+  int64_t Cg = g.C / g.G, Og = g.O / g.G, K = Cg * g.kH * g.kW, P = g.Ho * g.Wo;
+  if (Og > INT_MAX || P > INT_MAX || K > INT_MAX) return fbx_kernel_error(ctx, "convolution too large for the BLAS");
+  fbx_dtype work = x->dtype == FBX_DTYPE_FLOAT64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32;
+  bool f64 = work == FBX_DTYPE_FLOAT64;
+  size_t esz = f64 ? 8 : 4;
+  fbx_tensor *xc = NULL, *wc = NULL, *gc = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
+  void *cols = NULL;
+  fbx_status *st = x->dtype == work ? fbx_tensor_contiguous(&xc, x) : fbx_tensor_clone_as(&xc, x, work);
+  if (!st) st = w->dtype == work ? fbx_tensor_contiguous(&wc, w) : fbx_tensor_clone_as(&wc, w, work);
+  if (!st) st = gy->dtype == work ? fbx_tensor_contiguous(&gc, gy) : fbx_tensor_clone_as(&gc, gy, work);
+  int64_t xs4[4] = {g.N, g.C, g.H, g.W}, xs3[3] = {g.N, g.C, g.W};
+  if (!st) st = fbx_tensor_zeros(&gi, work, nsp + 2, nsp == 2 ? xs4 : xs3);
+  if (!st) st = fbx_tensor_zeros(&gw, work, w->ndim, w->sizes);
+  if (!st && b) st = fbx_tensor_zeros(&gb, work, 1, &g.O);
+  if (!st && K * P > 0) {
+    cols = fbx_malloc(esz * (size_t)(K * P));
+    if (!cols) st = fbx_status_nomem();
+  }
+  if (st) goto done;
+  if (K > 0 && P > 0 && Og > 0) {
+    fbx_linalg_blas_init();
+    for (int64_t n = 0; n < g.N; n++)
+      for (int64_t gi_ = 0; gi_ < g.G; gi_++) {
+        size_t xoff = (size_t)((n * g.C + gi_ * Cg) * g.H * g.W), yoff = (size_t)((n * g.O + gi_ * Og) * P);
+        const char *xp = (const char *)xc->data + xoff * esz;
+        const char *gp = (const char *)gc->data + yoff * esz;
+        const char *wp = (const char *)wc->data + (size_t)(gi_ * Og * K) * esz;
+        char *gwp = (char *)gw->data + (size_t)(gi_ * Og * K) * esz;
+        col_job j = {.g = &g, .x = xp, .cols = cols, .f64 = f64};
+        fbx_parallel_for(K, P >= 4096 ? 1 : 4096 / P + 1, im2col_body, &j);
+        /* grad_weight[group] += grad[n, group] (Og x P) . cols^T (P x K) */
+        if (f64)
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)Og, (int)K, (int)P, 1.0, (const double *)gp, (int)P,
+                      (const double *)cols, (int)P, 1.0, (double *)gwp, (int)K);
+        else
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)Og, (int)K, (int)P, 1.0f, (const float *)gp, (int)P,
+                      (const float *)cols, (int)P, 1.0f, (float *)gwp, (int)K);
+        /* dcols = weight[group]^T (K x Og) . grad[n, group] (Og x P), then col2im into grad_input */
+        if (f64)
+          cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)P, (int)Og, 1.0, (const double *)wp, (int)K,
+                      (const double *)gp, (int)P, 0.0, (double *)cols, (int)P);
+        else
+          cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)P, (int)Og, 1.0f, (const float *)wp, (int)K,
+                      (const float *)gp, (int)P, 0.0f, (float *)cols, (int)P);
+        col2im_job cj = {.g = &g, .x_out = (char *)gi->data + xoff * esz, .cols = cols, .f64 = f64};
+        fbx_parallel_for(Cg, 1, col2im_body, &cj);
+      }
+  }
+  if (gb)
+    for (int64_t o = 0; o < g.O; o++) {
+      double acc = 0;
+      for (int64_t n = 0; n < g.N; n++) {
+        size_t off = (size_t)((n * g.O + o) * P);
+        if (f64)
+          for (int64_t i = 0; i < P; i++) acc += ((const double *)gc->data)[off + i];
+        else
+          for (int64_t i = 0; i < P; i++) acc += ((const float *)gc->data)[off + i];
+      }
+      if (f64) ((double *)gb->data)[o] = acc;
+      else ((float *)gb->data)[o] = (float)acc;
+    }
+  fbx_tensor **res[3] = {&gi, &gw, &gb};
+  for (int k = 0; k < 3; k++) {
+    if (!*res[k]) continue;
+    fbx_tensor *t = *res[k];
+    if (k == 0 && !batched) { /* drop the batch dim */
+      fbx_tensor *v = NULL;
+      st = fbx_tensor_view(&v, t, t->ndim - 1, t->sizes + 1, NULL, t->offset);
+      if (st) goto done;
+      fbx_tensor_release(t);
+      *res[k] = t = v;
+    }
+    if (work != x->dtype) {
+      fbx_tensor *r = NULL;
+      st = fbx_tensor_clone_as(&r, t, x->dtype);
+      if (st) goto done;
+      fbx_tensor_release(t);
+      *res[k] = r;
+    }
+  }
+  for (int k = 0; k < 3; k++) {
+    outs[k] = *res[k] ? fbx_iv_tensor(*res[k]) : fbx_iv_none();
+    *res[k] = NULL;
+  }
+done:
+  fbx_free(cols);
+  fbx_tensor_release(xc);
+  fbx_tensor_release(wc);
+  fbx_tensor_release(gc);
+  fbx_tensor_release(gi);
+  fbx_tensor_release(gw);
+  fbx_tensor_release(gb);
   return st;
 }
 

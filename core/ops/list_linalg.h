@@ -29,6 +29,11 @@
   X(conv1d,                                                                                        \
     "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, " \
     "int[1] dilation=1, int groups=1) -> Tensor",                                                  \
-    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv1d)
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv1d)                                 \
+  X(fbx_conv_backward,                                                                             \
+    "fusebox::conv_backward(Tensor grad, Tensor input, Tensor weight, Tensor? bias, int[] stride, "  \
+    "int[] padding, int[] dilation, int groups) -> (Tensor grad_input, Tensor grad_weight, "        \
+    "Tensor grad_bias)",                                                                           \
+    FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_conv_backward)
 
 #endif

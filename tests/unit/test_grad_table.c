@@ -37,8 +37,6 @@ static const struct {
     {"native_multi_head_attention", "fused fast path, taken only when nothing requires grad (list_runtime.h)"},
     {"transformer_encoder_layer_fwd", "fused fast path, taken only when nothing requires grad (list_runtime.h)"},
     /* not on purpose: a gap (issue 16 added the forward kernels only) */
-    {"conv2d", "NOT YET: no formula; needs a transposed convolution / conv backward kernel"},
-    {"conv1d", "NOT YET: no formula; needs a transposed convolution / conv backward kernel"},
     {"_cast_Byte", "integral result"},
     {"_cast_Char", "integral result"},
     {"_cast_Short", "integral result"},

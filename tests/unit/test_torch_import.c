@@ -42,10 +42,6 @@ static const char *const PENDING[][2] = {
     {"lstm_cell", "aten::lstm_cell is not in the op table (helper ops18 adds it)"},
     {"instance_norm", "aten::instance_norm is not in the op table (helper ops18 adds it)"},
     {"pooling", "aten::max_pool2d is not in the op table (helper ops18 adds it)"},
-    {"conv_block:bwd", "aten::conv2d has no gradient formula"},
-    {"transformer_encoder",
-     "nn.TransformerEncoderLayer's fast-path checks call aten::is_autocast_enabled and "
-     "aten::_transformer_encoder_layer_fwd, which fusebox lacks"},
 };
 
 #define MAX_MODELS 64
