@@ -425,6 +425,50 @@ START_TEST(c_sum_lanes) {
 }
 END_TEST
 
+/* A softmax written by hand: exp(x - max) is read by the row sum and by
+ * the division that writes the output. It is stored in the output (exp once
+ * per element, the division in place), not inlined into both readers. */
+static const char softmax_manual_ir[] =
+    "graph(%x : Float(8, 16, strides=[16, 1], requires_grad=0, device=cpu)):\n"
+    "  %d : int = prim::Constant[value=-1]()\n"
+    "  %t : bool = prim::Constant[value=1]()\n"
+    "  %n : NoneType = prim::Constant()\n"
+    "  %one : int = prim::Constant[value=1]()\n"
+    "  %l : int[] = prim::ListConstruct(%d)\n"
+    "  %m : Float(8, 1, strides=[1, 1], requires_grad=0, device=cpu) = aten::amax(%x, %l, %t)\n"
+    "  %s : Float(8, 16, strides=[16, 1], requires_grad=0, device=cpu) = aten::sub(%x, %m, %one)\n"
+    "  %e : Float(8, 16, strides=[16, 1], requires_grad=0, device=cpu) = aten::exp(%s)\n"
+    "  %z : Float(8, 1, strides=[1, 1], requires_grad=0, device=cpu) = aten::sum(%e, %l, %t, %n)\n"
+    "  %y : Float(8, 16, strides=[16, 1], requires_grad=0, device=cpu) = aten::div(%e, %z)\n"
+    "  return (%y)\n";
+
+START_TEST(softmax_by_hand_exp_once) {
+  ck_assert(!fbx_op_table_init());
+  for (int pass = 0; pass < 2; pass++) {
+    fbx_graph *g = NULL;
+    fbx_status *st = fbx_graph_parse(&g, softmax_manual_ir, strlen(softmax_manual_ir), "softmax_manual.ir");
+    ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+    te_kernel_ir *k = new_ir();
+    fbxp_arg_spec spec = {.struct_size = sizeof spec, .kind = FBXP_ARG_TENSOR, .dtype = FBXK_F32, .ndim = 2,
+                          .sizes = {8, 16}, .strides = {16, 1}, .device_type = kDLCPU};
+    ck_assert_ptr_null(te_lower(k, (const fbxp_graph *)g, &spec, 1));
+    /* pass 1: inline off, the temporaries stay: exp once either way */
+    ck_assert_ptr_null(te_schedule(k, pass ? TE_T_ALL & ~TE_T_INLINE : TE_T_ALL, 1));
+    char *after = print(k);
+    ck_assert_msg(count(after, "EXP<") == 1, "%s", after);
+    if (!pass) {
+      ck_assert_int_eq(count_top_loops(after), 1);
+      ck_assert_msg(strstr(after, "of out0[") != NULL, "%s", after); /* the sum reads the output */
+      ck_assert_ptr_null(strstr(after, "buf t"));
+    }
+    fbxk_free(after);
+    check_softmax_values(k);
+    free_ir(k);
+    fbx_graph_destroy(g);
+  }
+}
+END_TEST
+
 START_TEST(disable_names) {
   ck_assert_str_eq(te_transform_names[0], "inline");
   ck_assert_int_eq(TE_T_INLINE, 1 << 0);
@@ -445,6 +489,7 @@ int main(void) {
   tcase_add_test(tc, softmax_rowblock);
   tcase_add_test(tc, c_source_of_softmax);
   tcase_add_test(tc, c_sum_lanes);
+  tcase_add_test(tc, softmax_by_hand_exp_once);
   tcase_add_test(tc, disable_names);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
