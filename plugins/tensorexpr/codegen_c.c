@@ -139,6 +139,92 @@ static void expr(cg *c, fbxk_buf *b, const te_expr *e) {
   }
 }
 
+/* A vectorized float sum: SUM_LANES partial sums (independent add chains,
+ * so the loop runs at the adds' throughput, not their latency), summed
+ * pairwise at the end of each block of SUM_BLOCK elements of the inner
+ * loop; the block sums are added in float64 and the total rounded once to
+ * the accumulator's dtype. A float32 row of 1024 elements is one block:
+ * 32 lanes of 32 terms each, then a pairwise tree. */
+#define SUM_LANES 32
+#define SUM_BLOCK 4096
+
+static void sum_lanes(cg *c, const te_stmt *s) {
+  fbxk_printer *p = &c->p;
+  const char *t = fbxk_compute_type(s->dtype, FBXK_C);
+  int l = s->local, w = s->dtype == FBXK_F64 ? SUM_LANES / 2 : SUM_LANES, n = s->nloops;
+  int64_t e = s->rextent[n - 1];
+  char v[32], ext[32], lane[48], total[48];
+  fbxk_p_open(p, "%s", "");
+  fbxk_p_line(p, "double l%d_t = 0;", l);
+  for (int i = 0; i < n - 1; i++) {
+    snprintf(v, sizeof v, "v%d", s->rvar[i]);
+    snprintf(ext, sizeof ext, "%" PRId64, s->rextent[i]);
+    fbxk_p_for(p, NULL, v, "0", ext, "1");
+  }
+  /* one block (a loop of them when the inner extent is longer) */
+  if (e > SUM_BLOCK) {
+    fbxk_p_open(p, "for (int64_t l%d_b = 0; l%d_b < %" PRId64 "; l%d_b += %d)", l, l, e, l, SUM_BLOCK);
+    fbxk_p_line(p, "const int64_t l%d_n = %" PRId64 " - l%d_b < %d ? %" PRId64 " - l%d_b : %d;", l, e, l, SUM_BLOCK, e,
+                l, SUM_BLOCK);
+  } else {
+    fbxk_p_open(p, "%s", "");
+    fbxk_p_line(p, "const int64_t l%d_b = 0, l%d_n = %" PRId64 ";", l, l, e);
+  }
+  fbxk_p_line(p, "%s l%d_v[%d] = {0};", t, l, w);
+  fbxk_p_line(p, "int64_t l%d_j = 0;", l);
+  /* blocks are multiples of w but the last: a tail when w does not divide e */
+  for (int tail = 0; tail < (e % w ? 2 : 1) && !c->oom; tail++) {
+    if (!tail) {
+      fbxk_p_open(p, "for (; l%d_j + %d <= l%d_n; l%d_j += %d)", l, w, l, l, w);
+      fbxk_p_line(p, "#pragma omp simd");
+      fbxk_p_open(p, "for (int64_t l%d_k = 0; l%d_k < %d; l%d_k++)", l, l, w, l);
+      fbxk_p_line(p, "const int64_t v%d = l%d_b + l%d_j + l%d_k;", s->rvar[n - 1], l, l, l);
+      snprintf(lane, sizeof lane, "l%d_v[l%d_k]", l, l);
+    } else {
+      /* the rest of the block goes into lane 0 */
+      fbxk_p_open(p, "for (; l%d_j < l%d_n; l%d_j++)", l, l, l);
+      fbxk_p_line(p, "const int64_t v%d = l%d_b + l%d_j;", s->rvar[n - 1], l, l);
+      snprintf(lane, sizeof lane, "l%d_v[0]", l);
+    }
+    char *val = expr_str(c, s->value);
+    if (!val) return;
+    const char *args[2] = {lane, val};
+    fbxk_buf comb = {0};
+    fbxk_op_print(&comb, s->combiner, s->dtype, FBXK_C, args);
+    fbxk_free(val);
+    char *cs = fbxk_take(&comb);
+    if (!cs) {
+      c->oom = 1;
+      return;
+    }
+    fbxk_p_line(p, "%s = (%s)(%s);", lane, t, cs);
+    fbxk_free(cs);
+    fbxk_p_close(p);
+    if (!tail) fbxk_p_close(p);
+  }
+  /* the lanes summed pairwise: w/2 sums, then w/4, ... */
+  fbxk_p_open(p, "for (int l%d_h = %d; l%d_h > 0; l%d_h /= 2)", l, w / 2, l, l);
+  fbxk_p_line(p, "for (int l%d_k = 0; l%d_k < l%d_h; l%d_k++) l%d_v[l%d_k] = (%s)(l%d_v[l%d_k] + l%d_v[l%d_k + l%d_h]);",
+              l, l, l, l, l, l, t, l, l, l, l, l);
+  fbxk_p_close(p);
+  fbxk_p_line(p, "l%d_t += (double)l%d_v[0];", l, l);
+  fbxk_p_close(p);
+  for (int i = 0; i < n - 1; i++) fbxk_p_close(p);
+  snprintf(lane, sizeof lane, "l%d", l);
+  snprintf(total, sizeof total, "(%s)l%d_t", t, l);
+  const char *args[2] = {lane, total};
+  fbxk_buf comb = {0};
+  fbxk_op_print(&comb, s->combiner, s->dtype, FBXK_C, args);
+  char *cs = fbxk_take(&comb);
+  if (!cs) {
+    c->oom = 1;
+    return;
+  }
+  fbxk_p_line(p, "l%d = (%s)(%s);", l, t, cs);
+  fbxk_free(cs);
+  fbxk_p_close(p);
+}
+
 static void stmts(cg *c, const te_stmt *s) {
   fbxk_printer *p = &c->p;
   char v[32], ext[32];
@@ -194,6 +280,10 @@ static void stmts(cg *c, const te_stmt *s) {
         /* a vectorized float max/min: the plain max/min as an OpenMP
          * reduction and a NaN flag beside it; the same value as the row's
          * NaN-propagating combiner (a NaN anywhere makes the result NaN) */
+        if (s->vectorize && fbxk_is_float(s->dtype) && s->combiner == FBXK_OP_ADD_T) {
+          sum_lanes(c, s);
+          break;
+        }
         int minmax = s->vectorize && fbxk_is_float(s->dtype) &&
                      (s->combiner == FBXK_OP_MAX_OTHER || s->combiner == FBXK_OP_MIN_OTHER);
         if (minmax) {

@@ -9,8 +9,8 @@
  *     template applied, the result in its result dtype;
  *   - sum/mean/amax/amin over constant dims: loops over the kept dims, a
  *     Reduce over the reduced ones (combiner: the kit's ADD_T / MAX_OTHER /
- *     MIN_OTHER; sums accumulate in float64 for floating inputs, int64
- *     otherwise), then the Store (mean divides by the count with DIV_T);
+ *     MIN_OTHER; float sums accumulate in float32, in float64 for float64
+ *     data, integer ones in int64), then the Store (mean divides by the count with DIV_T);
  *   - softmax/log_softmax over a constant dim: the row max (a Reduce into a
  *     temporary); softmax in float32/float64 then writes exp(x - max) into
  *     its output, sums the output and divides it in place; log_softmax (and
@@ -28,6 +28,10 @@ static int schema_is(const fbxp_node *n, const char *prefix) {
   const char *s = te_host->node_schema(n);
   return s && !strncmp(s, prefix, strlen(prefix));
 }
+
+/* the accumulator of a float sum over dtype dt: float32 (float64 for
+ * float64 data); half and bfloat16 sum in float32 as PyTorch does */
+static int sum_acc(int dt) { return dt == FBXK_F64 ? FBXK_F64 : FBXK_F32; }
 
 static int dtype_ok(int dt) {
   return dt == FBXK_F32 || dt == FBXK_F64 || dt == FBXK_F16 || dt == FBXK_BF16 || dt == FBXK_I64 ||
@@ -176,7 +180,7 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
       if (o->ndims) o->lead = lead;
     }
     o->rdtype = x.dtype;
-    o->cdtype = FBXK_F64;
+    o->cdtype = sum_acc(x.dtype);
     if (out.dtype >= 0 && out.dtype != x.dtype) return TE_N_NO;
     return o->cls = TE_N_RED;
   }
@@ -233,7 +237,10 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
     if ((red == TE_RED_MEAN || red == TE_RED_VAR || red == TE_RED_STD) && !fl) return TE_N_NO;
     if (red == TE_RED_SUM || red == TE_RED_MEAN || red == TE_RED_PROD || red == TE_RED_VAR || red == TE_RED_STD) {
       o->rdtype = fl ? x.dtype : FBXK_I64;
-      o->cdtype = fl ? FBXK_F64 : FBXK_I64;
+      /* float sums in float32 (float64 for float64), as PyTorch's CPU
+       * kernels; the C backend sums in blocks of lanes (codegen_c.c). A
+       * product stays in float64 (not vectorized: no speed to win) */
+      o->cdtype = !fl ? FBXK_I64 : red == TE_RED_PROD ? FBXK_F64 : sum_acc(x.dtype);
     } else {
       o->rdtype = x.dtype;
       o->cdtype = x.dtype;
@@ -409,7 +416,7 @@ typedef struct vinfo {
 
 typedef struct lctx {
   te_kernel_ir *k;
-  te_expr *eps;  /* TE_RED_RSTD's eps (float64) */
+  te_expr *eps;  /* TE_RED_RSTD's eps (in the accumulation dtype) */
   int nv;
   vinfo vs[MAXV];
 } lctx;
@@ -697,7 +704,7 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
     te_stmt *sa = nest(k, r, va, x->sizes, store_all(k, out->buf, r, va, te_cast(k, e, in->rdtype)));
     if (!sa) return nomem();
     te_append(k->root, sa);
-    vinfo *sum = reduce(c, NULL, out, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, NULL, NULL, 0);
+    vinfo *sum = reduce(c, NULL, out, &dim, 1, 1, TE_RED_SUM, cd, cd, NULL, NULL, 0);
     if (!sum) return nomem();
     for (int d = 0; d < r; d++) vb[d] = te_new_var(k);
     te_expr *ib[TE_MAX_DIMS];
@@ -709,7 +716,7 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
     te_append(k->root, sb);
     return NULL;
   }
-  vinfo *sum = reduce(c, NULL, x, &dim, 1, 1, TE_RED_SUM, FBXK_F64, cd, exp_shifted, &s, 0);
+  vinfo *sum = reduce(c, NULL, x, &dim, 1, 1, TE_RED_SUM, cd, cd, exp_shifted, &s, 0);
   if (!sum) return nomem();
   vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
   if (!out) return nomem();
@@ -733,14 +740,17 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
   return NULL;
 }
 
-/* (x - mean)^2 in float64, mean being the keepdim row statistic in ud */
+/* (x - mean)^2 in the mean's dtype (float32, float64 for float64 data),
+ * mean being the keepdim row statistic in ud: the second of two passes
+ * over the row (after rowblock it reads the row from cache) */
 static te_expr *sq_dev(lctx *c, te_expr *x, const int *xv, void *ud) {
   vinfo *m = ud;
   te_kernel_ir *k = c->k;
-  te_expr *a[2] = {te_cast(k, x, FBXK_F64), load_row_stat(c, m, xv, m->t.ndim)};
-  te_expr *d = te_op(k, FBXK_OP_SUB_T, FBXK_F64, FBXK_F64, 2, a);
+  int dt = m->t.dtype;
+  te_expr *a[2] = {te_cast(k, x, dt), load_row_stat(c, m, xv, m->t.ndim)};
+  te_expr *d = te_op(k, FBXK_OP_SUB_T, dt, dt, 2, a);
   te_expr *b[2] = {d, d ? te_expr_copy(k, d) : NULL};
-  return te_op(k, FBXK_OP_MUL_T, FBXK_F64, FBXK_F64, 2, b);
+  return te_op(k, FBXK_OP_MUL_T, dt, dt, 2, b);
 }
 
 typedef struct argctx {
@@ -817,9 +827,9 @@ static fbxp_status *lower_red(lctx *c, const fbxp_node *n, const te_ninfo *in) {
   if (in->indices) return lower_arg_red(c, n, in, x);
   vinfo *m = NULL;
   if (in->red == TE_RED_VAR || in->red == TE_RED_STD) {
-    /* two passes: the mean (float64, kept as a row statistic), then the
-     * squared deviations from it */
-    m = reduce(c, NULL, x, in->dims, in->ndims, 1, TE_RED_MEAN, FBXK_F64, FBXK_F64, NULL, NULL, 0);
+    /* two passes: the mean (in the accumulation dtype, kept as a row
+     * statistic), then the squared deviations from it */
+    m = reduce(c, NULL, x, in->dims, in->ndims, 1, TE_RED_MEAN, in->cdtype, in->cdtype, NULL, NULL, 0);
     if (!m) return nomem();
   }
   if (!reduce(c, te_host->node_output(n, 0), x, in->dims, in->ndims, in->lead >= 0 ? 2 + in->lead : in->keepdim,
@@ -830,8 +840,8 @@ static fbxp_status *lower_red(lctx *c, const fbxp_node *n, const te_ninfo *in) {
 }
 
 /* aten::layer_norm(x, normalized_shape, weight?, bias?, eps, cudnn_enable):
- * the mean and the biased variance over the last dims (float64 row
- * statistics), then (x - mean) * rsqrt(var + eps) [* weight] [+ bias] in
+ * the mean and the biased variance over the last dims (row statistics in
+ * the compute dtype, two passes over the row), then (x - mean) * rsqrt(var + eps) [* weight] [+ bias] in
  * the compute dtype (float32 for float32/half/bfloat16) */
 static fbxp_status *lower_layer_norm(lctx *c, const fbxp_node *n, const te_ninfo *in) {
   te_kernel_ir *k = c->k;
@@ -847,15 +857,15 @@ static fbxp_status *lower_layer_norm(lctx *c, const fbxp_node *n, const te_ninfo
       return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: layer_norm's normalized_shape is not the input's last sizes");
   }
   int cd = in->cdtype;
-  vinfo *m = reduce(c, NULL, x, dims, nk, 1, TE_RED_MEAN, FBXK_F64, FBXK_F64, NULL, NULL, 0);
+  vinfo *m = reduce(c, NULL, x, dims, nk, 1, TE_RED_MEAN, cd, cd, NULL, NULL, 0);
   if (!m) return nomem();
   int vars[TE_MAX_DIMS];
   for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
   te_expr *eps = operand_at(c, te_host->node_input(n, 4), r, vars);
   if (!eps) return unsupported("tensorexpr: %s's eps is not a number", te_host->node_kind(n));
   /* rsqrt(var + eps) once per row: a row statistic */
-  c->eps = te_cast(k, eps, FBXK_F64);
-  vinfo *v = reduce(c, NULL, x, dims, nk, 1, TE_RED_RSTD, FBXK_F64, FBXK_F64, sq_dev, m, 0);
+  c->eps = te_cast(k, eps, cd);
+  vinfo *v = reduce(c, NULL, x, dims, nk, 1, TE_RED_RSTD, cd, cd, sq_dev, m, 0);
   if (!v) return nomem();
   vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
   if (!out) return nomem();

@@ -7,6 +7,9 @@
  *              computeInline: intermediates live in registers. Reduction
  *              results stay buffers: they are reused across a reduction
  *              (softmax's max and sum are read by every element of a row).
+ *              First, a temporary read by a reduction and by the nest
+ *              writing an output of its layout is stored in that output
+ *              (store_in_output: a hand-written softmax's exp once).
  *   (always)   loops of extent 1 are dropped (their var becomes 0).
  *   rowblock   consecutive nests whose outer loops have the same extent and
  *              whose hand-over buffers are indexed by that loop var at the
@@ -134,7 +137,111 @@ static int count_stores(const te_stmt *s, int buf) {
   return n;
 }
 
+/* ---- a temporary stored in an output (before inline) --------------------------------------
+ *
+ * A softmax written by hand (exp(x - max), its row sum, the division) reads
+ * the temporary e from a reduction and from the nest that writes the
+ * output: inlined into both, exp runs twice per element. When the output
+ * has e's dtype and shape, is written only by that nest and that nest reads
+ * e only at the element it writes, e is stored in the output instead: the
+ * reduction sums the output, and the last nest rewrites it in place (what
+ * aten::softmax's lowering does; rowblock then keeps the row in cache). */
+
+typedef struct rd_ud {
+  int buf, n;
+  const te_access *same; /* count only loads not at this tuple (NULL: count all) */
+} rd_ud;
+
+static int same_tuple(const te_access *a, const te_access *b) {
+  if (a->nidx != b->nidx || a->linear || b->linear) return 0;
+  for (int d = 0; d < a->nidx; d++) {
+    const te_expr *x = a->idx[d], *y = b->idx[d];
+    if (x->kind != y->kind || (x->kind == TE_E_VAR && x->id != y->id) || (x->kind == TE_E_IMM && x->imm.i != y->imm.i) ||
+        (x->kind != TE_E_VAR && x->kind != TE_E_IMM))
+      return 0;
+  }
+  return 1;
+}
+
+static te_expr *count_reads(te_kernel_ir *k, te_expr *e, void *ud) {
+  (void)k;
+  rd_ud *u = ud;
+  if (e->acc.buf == u->buf && (!u->same || !same_tuple(&e->acc, u->same))) u->n++;
+  return e;
+}
+
+static int reads(te_kernel_ir *k, te_stmt *s, int buf, const te_access *except_at) {
+  rd_ud u = {buf, 0, except_at};
+  te_stmt *save = s->next;
+  s->next = NULL; /* this statement only */
+  rewrite_stmt(k, s, count_reads, &u);
+  s->next = save;
+  return u.n;
+}
+
+static int has_reduce(const te_stmt *s) {
+  for (; s; s = s->next)
+    if (s->kind == TE_S_REDUCE || (s->kind == TE_S_BLOCK && has_reduce(s->first)) ||
+        (s->kind == TE_S_FOR && has_reduce(s->body->first)))
+      return 1;
+  return 0;
+}
+
+static te_expr *rename_load(te_kernel_ir *k, te_expr *e, void *ud) {
+  (void)k;
+  const int *from_to = ud;
+  if (e->acc.buf == from_to[0]) e->acc.buf = from_to[1];
+  return e;
+}
+
+static int same_layout(const te_buf *a, const te_buf *b) {
+  if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->sizes[d] != b->sizes[d] || (a->sizes[d] != 1 && a->strides[d] != b->strides[d])) return 0;
+  return 1;
+}
+
+static void store_in_output(te_kernel_ir *k) {
+  for (te_stmt *s = k->root->first; s; s = s->next) {
+    int vars[TE_MAX_DIMS], nv;
+    te_stmt *st = s->kind == TE_S_FOR ? pointwise_store(s, vars, &nv) : NULL;
+    if (!st || st->acc.linear || k->bufs[st->acc.buf].kind != TE_BUF_TEMP) continue;
+    int t = st->acc.buf, ok = count_stores(k->root->first, t) == 1;
+    for (int b = 0; ok && b < k->nbufs; b++) ok = k->bufs[b].alias != t + 1;
+    if (!ok) continue;
+    /* the nest f after s that writes an output from t; a reduction reading t between them */
+    int red = 0;
+    for (te_stmt *f = s->next; f; f = f->next) {
+      int fv[TE_MAX_DIMS], nf;
+      te_stmt *fs = f->kind == TE_S_FOR ? pointwise_store(f, fv, &nf) : NULL;
+      int o = fs ? fs->acc.buf : -1;
+      if (!fs || !reads(k, f, t, NULL) || k->bufs[o].kind != TE_BUF_OUTPUT || k->bufs[o].alias) {
+        if (reads(k, f, t, NULL)) {
+          if (f->kind != TE_S_FOR || !has_reduce(f->body->first)) break; /* a pointwise reader: inline as usual */
+          red = 1;
+        }
+        continue;
+      }
+      /* f reads t only where it writes o; o: t's layout, written only by f, read
+       * nowhere from s to f, aliased by nothing; nothing after f reads t */
+      int good = red && same_layout(&k->bufs[t], &k->bufs[o]) && count_stores(k->root->first, o) == 1 &&
+                 !fs->acc.linear && !reads(k, f, t, &fs->acc);
+      for (te_stmt *m = s; good && m != f->next; m = m->next) good = !reads(k, m, o, NULL);
+      for (te_stmt *m = f->next; good && m; m = m->next) good = !reads(k, m, t, NULL);
+      for (int b = 0; good && b < k->nbufs; b++) good = k->bufs[b].alias != o + 1;
+      if (good) {
+        int from_to[2] = {t, o};
+        st->acc.buf = o;
+        rewrite_stmt(k, s->next, rename_load, from_to);
+        k->bufs[t].numel = 0;
+      }
+      break;
+    }
+  }
+}
+
 void te_inline(te_kernel_ir *k) {
+  store_in_output(k);
   te_stmt **pp = &k->root->first;
   while (*pp) {
     te_stmt *s = *pp;
