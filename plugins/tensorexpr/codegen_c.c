@@ -153,19 +153,20 @@ static void sum_lanes(cg *c, const te_stmt *s) {
   const char *t = fbxk_compute_type(s->dtype, FBXK_C);
   int l = s->local, w = s->dtype == FBXK_F64 ? SUM_LANES / 2 : SUM_LANES, n = s->nloops;
   int64_t e = s->rextent[n - 1];
-  char v[32], ext[32], lane[48], total[48];
+  int esx = s->rextent_sx[n - 1]; /* dynamic shapes: the extent is a kernel argument, its value unknown here */
+  char v[32], ext[32], lane[48], total[48], et[32];
+  size_text(et, sizeof et, c->k, e, esx);
   fbxk_p_open(p, "%s", "");
   fbxk_p_line(p, "double l%d_t = 0;", l);
   for (int i = 0; i < n - 1; i++) {
     snprintf(v, sizeof v, "v%d", s->rvar[i]);
-    snprintf(ext, sizeof ext, "%" PRId64, s->rextent[i]);
+    size_text(ext, sizeof ext, c->k, s->rextent[i], s->rextent_sx[i]);
     fbxk_p_for(p, NULL, v, "0", ext, "1");
   }
-  /* one block (a loop of them when the inner extent is longer) */
-  if (e > SUM_BLOCK) {
-    fbxk_p_open(p, "for (int64_t l%d_b = 0; l%d_b < %" PRId64 "; l%d_b += %d)", l, l, e, l, SUM_BLOCK);
-    fbxk_p_line(p, "const int64_t l%d_n = %" PRId64 " - l%d_b < %d ? %" PRId64 " - l%d_b : %d;", l, e, l, SUM_BLOCK, e,
-                l, SUM_BLOCK);
+  /* one block (a loop of them when the inner extent is longer, or unknown) */
+  if (esx || e > SUM_BLOCK) {
+    fbxk_p_open(p, "for (int64_t l%d_b = 0; l%d_b < %s; l%d_b += %d)", l, l, et, l, SUM_BLOCK);
+    fbxk_p_line(p, "const int64_t l%d_n = %s - l%d_b < %d ? %s - l%d_b : %d;", l, et, l, SUM_BLOCK, et, l, SUM_BLOCK);
   } else {
     fbxk_p_open(p, "%s", "");
     fbxk_p_line(p, "const int64_t l%d_b = 0, l%d_n = %" PRId64 ";", l, l, e);
@@ -173,7 +174,7 @@ static void sum_lanes(cg *c, const te_stmt *s) {
   fbxk_p_line(p, "%s l%d_v[%d] = {0};", t, l, w);
   fbxk_p_line(p, "int64_t l%d_j = 0;", l);
   /* blocks are multiples of w but the last: a tail when w does not divide e */
-  for (int tail = 0; tail < (e % w ? 2 : 1) && !c->oom; tail++) {
+  for (int tail = 0; tail < (esx || e % w ? 2 : 1) && !c->oom; tail++) {
     if (!tail) {
       fbxk_p_open(p, "for (; l%d_j + %d <= l%d_n; l%d_j += %d)", l, w, l, l, w);
       fbxk_p_line(p, "#pragma omp simd");
