@@ -1,8 +1,8 @@
 /* The pointwise scheduler: every axis flattened into one index; a thread
- * computes `vec` consecutive elements (4 when all tensors are indexed by the
- * flat index and the count divides by 4: the accesses of a thread are then
- * contiguous and aligned to 4 elements; 1 otherwise), each under a tail
- * predicate; tensors that are not contiguous in the flattened order are
+ * computes `vec` elements (4 when all tensors are indexed by the flat index
+ * and the count divides by 4; 1 otherwise), a work-group's block of
+ * block * vec elements taken in vec steps of `block` consecutive ones, so
+ * that each step's loads are coalesced, each under a tail predicate; tensors that are not contiguous in the flattened order are
  * indexed through the per-axis indices. On a CPU device (PoCL), a fusion
  * that is not dense (a broadcast bias, a transposed input) gives each
  * work-item a row of the innermost axis instead, as a loop: the row's
@@ -89,14 +89,19 @@ fbxp_status *nvf_sched_pointwise_lower(nvf_lctx *c) {
   nvf_kernel_ir *k = c->k;
   if (p->pw_row) return lower_rows(c, p);
   if (p->pw_chunk) return lower_chunks(c, p);
-  nvf_kir_stmt(k, "const int64_t base = (int64_t)(%s) * %d;", nvf_idx(c, 0), p->vec);
   c->scope = 2;
   if (p->vec > 1) {
+    /* a work-group's block * vec elements, element u * block + thread of
+     * each step u: at every step the threads of a warp touch consecutive
+     * elements (coalesced on a GPU) */
     char end[16];
     snprintf(end, sizeof end, "%d", p->vec);
+    nvf_kir_stmt(k, "const int64_t base = (int64_t)(%s) * %d + (int64_t)(%s);", nvf_idx(c, 2), p->block * p->vec,
+                 nvf_idx(c, 1));
     nvf_kir_add(k, NVF_K_FOR, "u", "0", end, "1");
-    nvf_kir_stmt(k, "const int64_t lin = base + u;");
+    nvf_kir_stmt(k, "const int64_t lin = base + u * %d;", p->block);
   } else {
+    nvf_kir_stmt(k, "const int64_t base = (int64_t)(%s);", nvf_idx(c, 0));
     nvf_kir_stmt(k, "const int64_t lin = base;");
   }
   char cond[64];
