@@ -18,6 +18,10 @@
  *   - under the legacy, tensorexpr and nvfuser_like fusers, forward and
  *     backward once more (they fuse what they can around the new ops and
  *     leave the ops themselves to the interpreter).
+ * The kernels are also called directly: every allocation in turn made to
+ * fail must give NOMEM with the outputs left None (and no leak under
+ * ASan), and bad input (a 2-D pooling input, padding over half the kernel,
+ * mismatched cell sizes, ...) an error saying what is wrong.
  * Cases whose `training` flag is a graph input (dropout_flag_*,
  * batch_norm_flag_*) check that such graphs get their gradients. */
 #include <check.h>
@@ -25,10 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/strbuf.h"
 #include "corpus_case.h"
 #include "exec/executor.h"
 #include "ir/text.h"
+#include "ops/optable.h"
 #include "testutil.h"
 
 #define PREFIX "../../data/nn/cases/"
@@ -155,6 +161,122 @@ static int run_all(const char *fuser, bool with_backward, bool both_profiling) {
   return failed;
 }
 
+
+/* ---- the kernels called directly: allocation failures and bad input ---------------------------- */
+
+static fbx_ivalue T(fbx_dtype dt, int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
+  int64_t sz[4] = {a, b, c, d};
+  fbx_tensor *t = NULL;
+  ck_assert(!fbx_tensor_empty(&t, dt, nd, sz));
+  for (int64_t i = 0; i < t->numel; i++)
+    fbx_tensor_set_f64(t, i, dt == FBX_DTYPE_BOOL ? (double)(i % 3 != 0) : (double)((i * 7) % 11) / 5.0 - 1.0);
+  return fbx_iv_tensor(t);
+}
+
+static fbx_ivalue L(int n, int64_t a, int64_t b, int64_t c) {
+  int64_t v[3] = {a, b, c};
+  fbx_ivalue l;
+  ck_assert(!fbx_iv_list_new(&l, n));
+  for (int i = 0; i < n; i++) ck_assert(!fbx_iv_list_push(&l, fbx_iv_int(v[i])));
+  return l;
+}
+
+typedef struct kcall {
+  const char *what;
+  fbx_op_id id;
+  fbx_ivalue args[FBX_SCHEMA_MAX_ARGS];
+  const char *err; /* NULL: must succeed; else a part of the error message */
+} kcall;
+
+static fbx_status *call(const kcall *k, fbx_ivalue *outs) {
+  const fbx_op *op = fbx_op_get(k->id);
+  uint64_t rng = 1;
+  fbx_kctx ctx = {.op = op, .rng_state = &rng, .nargs = op->schema.nargs};
+  fbx_ivalue a[FBX_SCHEMA_MAX_ARGS];
+  fbx_status *st = fbx_op_normalize_args(op, k->args, op->schema.nargs, a);
+  if (st) return st;
+  for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) outs[i] = fbx_iv_none();
+  return op->kernel(&ctx, a, outs);
+}
+
+static void release_args(kcall *k) {
+  for (int i = 0; i < FBX_SCHEMA_MAX_ARGS; i++) fbx_iv_release(&k->args[i]);
+}
+
+#define F32 FBX_DTYPE_FLOAT32
+#define NONE_ fbx_iv_none()
+#define B_(v) fbx_iv_bool(v)
+#define F_(v) fbx_iv_float(v)
+#define I_(v) fbx_iv_int(v)
+
+START_TEST(kernels_under_allocation_failures) {
+  ck_assert(!fbx_op_table_init());
+  fbx_ivalue hc;
+  ck_assert(!fbx_iv_list_new(&hc, 2));
+  ck_assert(!fbx_iv_list_push(&hc, T(F32, 2, 2, 3, 0, 0)));
+  ck_assert(!fbx_iv_list_push(&hc, T(F32, 2, 2, 3, 0, 0)));
+  kcall calls[] = {
+      {"max_pool2d", FBX_OP_max_pool2d, {T(F32, 4, 1, 2, 5, 5), L(1, 3, 0, 0), L(1, 2, 0, 0), L(1, 1, 0, 0), L(1, 1, 0, 0), B_(true)}, NULL},
+      {"max_pool2d_with_indices", FBX_OP_max_pool2d_with_indices, {T(F32, 3, 2, 4, 4, 0), L(2, 2, 2, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)}, NULL},
+      {"avg_pool2d", FBX_OP_avg_pool2d, {T(F32, 4, 1, 2, 5, 4), L(1, 3, 0, 0), L(1, 2, 0, 0), L(1, 1, 0, 0), B_(true), B_(false), NONE_}, NULL},
+      {"max_pool2d_with_indices_backward", FBX_OP_max_pool2d_with_indices_backward, {T(F32, 3, 1, 2, 2, 0), T(F32, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(1, 2, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false), T(FBX_DTYPE_INT64, 3, 1, 2, 2, 0)}, NULL},
+      {"avg_pool2d_backward", FBX_OP_avg_pool2d_backward, {T(F32, 3, 1, 2, 2, 0), T(F32, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(1, 2, 0, 0), L(1, 0, 0, 0), B_(false), B_(true), I_(3)}, NULL},
+      {"_adaptive_avg_pool2d_backward", FBX_OP_adaptive_avg_pool2d_backward, {T(F32, 3, 2, 2, 3, 0), T(F32, 3, 2, 5, 7, 0)}, NULL},
+      {"rnn_tanh_cell", FBX_OP_rnn_tanh_cell, {T(F32, 2, 2, 4, 0, 0), T(F32, 2, 2, 3, 0, 0), T(F32, 2, 3, 4, 0, 0), T(F32, 2, 3, 3, 0, 0), T(F32, 1, 3, 0, 0, 0), NONE_}, NULL},
+      {"gru_cell", FBX_OP_gru_cell, {T(F32, 2, 2, 4, 0, 0), T(F32, 2, 2, 3, 0, 0), T(F32, 2, 9, 4, 0, 0), T(F32, 2, 9, 3, 0, 0), NONE_, T(F32, 1, 9, 0, 0, 0)}, NULL},
+      {"lstm_cell", FBX_OP_lstm_cell, {T(F32, 2, 2, 4, 0, 0), hc, T(F32, 2, 12, 4, 0, 0), T(F32, 2, 12, 3, 0, 0), T(F32, 1, 12, 0, 0, 0), T(F32, 1, 12, 0, 0, 0)}, NULL},
+      {"instance_norm", FBX_OP_instance_norm, {T(F32, 3, 2, 3, 4, 0), T(F32, 1, 3, 0, 0, 0), T(F32, 1, 3, 0, 0, 0), NONE_, NONE_, B_(true), F_(0.1), F_(1e-5), B_(false)}, NULL},
+      {"native_batch_norm_backward", FBX_OP_native_batch_norm_backward, {T(F32, 3, 2, 3, 4, 0), T(F32, 3, 2, 3, 4, 0), T(F32, 1, 3, 0, 0, 0), NONE_, NONE_, T(F32, 1, 3, 0, 0, 0), T(F32, 1, 3, 0, 0, 0), B_(true), F_(1e-5), NONE_}, NULL},
+      {"fusebox::instance_norm_backward", FBX_OP_fbx_instance_norm_backward, {T(F32, 3, 2, 3, 4, 0), T(F32, 3, 2, 3, 4, 0), T(F32, 1, 3, 0, 0, 0), NONE_, NONE_, B_(true), F_(1e-5)}, NULL},
+      {"fusebox::dropout_backward", FBX_OP_fbx_dropout_backward, {T(F32, 2, 3, 4, 0, 0), T(F32, 2, 3, 4, 0, 0), F_(0.25), B_(true)}, NULL},
+      {"native_dropout_backward", FBX_OP_native_dropout_backward, {T(F32, 2, 3, 4, 0, 0), T(FBX_DTYPE_BOOL, 2, 3, 4, 0, 0), F_(2.0)}, NULL},
+      /* bad input: an error naming the problem, no crash */
+      {"pool of a 2-D input", FBX_OP_max_pool2d, {T(F32, 2, 4, 4, 0, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)}, "3D or 4D"},
+      {"pad over half the kernel", FBX_OP_avg_pool2d, {T(F32, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(1, 1, 0, 0), L(1, 2, 0, 0), B_(false), B_(true), NONE_}, "half of kernel size"},
+      {"window larger than the input", FBX_OP_max_pool2d, {T(F32, 3, 1, 2, 2, 0), L(1, 3, 0, 0), L(1, 1, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)}, "Output size is too small"},
+      {"divisor_override 0", FBX_OP_avg_pool2d, {T(F32, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), B_(false), B_(true), I_(0)}, "divisor must be not zero"},
+      {"gru hidden size", FBX_OP_gru_cell, {T(F32, 2, 2, 4, 0, 0), T(F32, 2, 2, 2, 0, 0), T(F32, 2, 9, 4, 0, 0), T(F32, 2, 9, 3, 0, 0), NONE_, NONE_}, "inconsistent hidden_size"},
+      {"rnn input size", FBX_OP_rnn_relu_cell, {T(F32, 2, 2, 5, 0, 0), T(F32, 2, 2, 3, 0, 0), T(F32, 2, 3, 4, 0, 0), T(F32, 2, 3, 3, 0, 0), NONE_, NONE_}, "inconsistent input_size"},
+      {"instance_norm eval without stats", FBX_OP_instance_norm, {T(F32, 3, 2, 3, 4, 0), NONE_, NONE_, NONE_, NONE_, B_(false), F_(0.1), F_(1e-5), B_(false)}, "running_mean and running_var"},
+  };
+  /* native_batch_norm_backward's output_mask */
+  fbx_ivalue mask;
+  ck_assert(!fbx_iv_list_new(&mask, 3));
+  for (int i = 0; i < 3; i++) ck_assert(!fbx_iv_list_push(&mask, fbx_iv_bool(i != 1)));
+  calls[10].args[9] = mask;
+  for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+    kcall *k = &calls[c];
+    fbx_ivalue outs[FBX_SCHEMA_MAX_RETS];
+    if (k->err) {
+      fbx_status *st = call(k, outs);
+      ck_assert_msg(st != NULL, "%s: no error", k->what);
+      ck_assert_msg(strstr(fbx_status_message(st), k->err), "%s: %s", k->what, fbx_status_message(st));
+      for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) ck_assert(outs[i].kind == FBX_IV_NONE);
+      fbx_status_free(st);
+      release_args(k);
+      continue;
+    }
+    bool done = false;
+    for (long f = 0; f < 200 && !done; f++) {
+      fbx_alloc_fail_after(f);
+      fbx_status *st = call(k, outs);
+      fbx_alloc_fail_after(-1);
+      if (st) {
+        ck_assert_msg(fbx_status_code(st) == FBX_ERR_NOMEM, "%s, allocation %ld failed: %s", k->what, f,
+                      fbx_status_message(st));
+        for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) ck_assert(outs[i].kind == FBX_IV_NONE);
+        fbx_status_free(st);
+      } else {
+        done = true;
+        for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) fbx_iv_release(&outs[i]);
+      }
+    }
+    ck_assert_msg(done, "%s never succeeded under allocation failures", k->what);
+    release_args(k);
+  }
+}
+END_TEST
+
 START_TEST(cases_listed) {
   /* every generated case is run here */
   char **names;
@@ -186,6 +308,7 @@ int main(void) {
   TCase *tc = tcase_create("nn");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, cases_listed);
+  tcase_add_test(tc, kernels_under_allocation_failures);
   tcase_add_test(tc, interpreter_matches_pytorch);
   tcase_add_test(tc, legacy_fuser);
   tcase_add_test(tc, tensorexpr_fuser);
