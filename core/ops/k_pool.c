@@ -3,7 +3,9 @@
  * _adaptive_avg_pool2d_backward.
  *
  * The input, [C, H, W] or [N, C, H, W], is seen as P = N * C planes of
- * H x W. It is read once into doubles (any layout, any floating dtype),
+ * H x W: float32, float64 or bfloat16, and for avg_pool2d integers too
+ * (each average truncated, as C's integer division); float16 is an error,
+ * as on PyTorch's CPU. It is read once into doubles (any layout),
  * the planes are spread over fbx_parallel_for, and the result is stored in
  * the input's dtype. The windows are PyTorch's CPU kernels' (MaxPoolKernel,
  * AvgPoolKernel, AdaptiveAvgPoolKernel in 1.13):
@@ -104,8 +106,12 @@ static fbx_status *pool_geometry(const fbx_kctx *ctx, const fbx_tensor *x, const
   for (int i = x->ndim == 4 ? 1 : 0; i < x->ndim; i++)
     if (x->sizes[i] == 0)
       return fbx_kernel_error(ctx, "expected a 3D or 4D input with a zero size only in the batch dim (dim %d is 0)", i);
-  if (!fbx_dtype_is_floating(x->dtype))
-    return fbx_kernel_error(ctx, "expected a floating point input, got %s", fbx_dtype_name(x->dtype));
+  /* PyTorch 1.13's CPU kernels: float32, float64, bfloat16; avg_pool2d
+   * (forward) also integers, not float16 */
+  bool ints_ok = dil_arg < 0 && karg == 1;
+  if (x->dtype == FBX_DTYPE_FLOAT16 || x->dtype == FBX_DTYPE_BOOL ||
+      (!fbx_dtype_is_floating(x->dtype) && !ints_ok))
+    return fbx_kernel_error(ctx, "not implemented for %s input", fbx_dtype_name(x->dtype));
   if (k[0] <= 0 || k[1] <= 0)
     return fbx_kernel_error(ctx, "kernel size should be greater than zero, but got kH: %lld kW: %lld", (long long)k[0],
                             (long long)k[1]);
@@ -342,6 +348,7 @@ typedef struct avg_job {
   double *y;
   bool count_pad;
   int64_t divisor;
+  bool ints; /* integral input */
 } avg_job;
 
 static void avg_body(void *jv, int64_t begin, int64_t end) {
@@ -361,7 +368,7 @@ static void avg_body(void *jv, int64_t begin, int64_t end) {
         }
         for (int64_t ih = h0; ih < h1; ih++)
           for (int64_t iw = w0; iw < w1; iw++) s += x[ih * g->W + iw];
-        y[oh * g->Wo + ow] = s / div;
+        y[oh * g->Wo + ow] = j->ints ? trunc(s / div) : s / div; /* integers divide as C does */
       }
   }
 }
@@ -394,7 +401,7 @@ fbx_status *fbx_k_avg_pool2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   double *xv = NULL, *yv = fbx_malloc(sizeof(double) * (size_t)(nout ? nout : 1));
   fbx_status *st = yv ? load_f64(&xv, x) : fbx_status_nomem();
   if (!st) {
-    avg_job j = {&g, xv, yv, count_pad, divisor};
+    avg_job j = {&g, xv, yv, count_pad, divisor, !fbx_dtype_is_floating(x->dtype)};
     fbx_parallel_for(g.P, 1, avg_body, &j);
     if (!(st = store_f64(&y, x->dtype, x->ndim, sizes, yv))) fbx_set_out_tensor(outs, 0, y);
   }

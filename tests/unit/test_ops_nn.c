@@ -43,7 +43,7 @@
 
 static const char *const CASES[] = {
     "max_pool2d", "max_pool2d_ceil_dilated", "max_pool2d_indices", "max_pool2d_indices_grad", "max_pool2d_3d",
-    "avg_pool2d", "avg_pool2d_ceil_nopad", "avg_pool2d_divisor", "adaptive_avg_pool2d", "instance_norm",
+    "avg_pool2d", "avg_pool2d_int", "avg_pool2d_ceil_nopad", "avg_pool2d_divisor", "adaptive_avg_pool2d", "instance_norm",
     "instance_norm_plain", "instance_norm_running", "gru_cell", "gru_cell_nobias", "lstm_cell", "lstm_cell_h_only",
     "rnn_tanh_cell", "rnn_relu_cell", "native_batch_norm_backward", "native_batch_norm_backward_eval",
     "native_dropout_eval", "native_dropout_p0", "native_dropout_p1", "native_dropout_backward", "dropout_flag_eval",
@@ -261,6 +261,12 @@ START_TEST(kernels_under_allocation_failures) {
       {"window larger than the input", FBX_OP_max_pool2d,
        {T(F32, 3, 1, 2, 2, 0), L(1, 3, 0, 0), L(1, 1, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0),
        B_(false)}, "Output size is too small"},
+      {"max_pool2d of float16 (none on PyTorch's CPU)", FBX_OP_max_pool2d,
+       {T(FBX_DTYPE_FLOAT16, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)},
+       "not implemented"},
+      {"max_pool2d of int64", FBX_OP_max_pool2d,
+       {T(FBX_DTYPE_INT64, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)},
+       "not implemented"},
       {"divisor_override 0", FBX_OP_avg_pool2d,
        {T(F32, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), B_(false), B_(true),
        I_(0)}, "divisor must be not zero"},

@@ -52,6 +52,8 @@ def specs():
     case("avg_pool2d_ceil_nopad", N.avg_pool2d_ceil_nopad, [r.f64(1, 2, 6, 7)])
     r = R("avg_pool2d_divisor")
     case("avg_pool2d_divisor", N.avg_pool2d_divisor, [r.f(2, 4, 4)])
+    r = R("avg_pool2d_int")
+    case("avg_pool2d_int", N.avg_pool2d, [r.i(1, 2, 5, 6, lo=-20, hi=20)], notes="integer averages truncate")
     r = R("adaptive_avg_pool2d")
     case("adaptive_avg_pool2d", N.adaptive_avg_pool2d, [r.f(2, 3, 7, 5)])
     r = R("instance_norm")
