@@ -66,6 +66,17 @@
             "  %g : Tensor = aten::avg_pool2d_backward(%grad, %self, %kernel_size, %stride, %padding, "       \
             "%ceil_mode, %count_include_pad, %divisor_override)\n",                                           \
             "%g, %none, %none, %none, %none, %none, %none"))                                                  \
+  G(max_pool1d,                                                                                               \
+    FBX_GF_(FBX_GFN_POOL_ARGS_ ", %dilation : int[], %ceil_mode : bool, %result : Tensor, %grad : Tensor",    \
+            "  %g : Tensor = fusebox::max_pool1d_backward(%grad, %self, %kernel_size, %stride, %padding, "     \
+            "%dilation, %ceil_mode)\n",                                                                      \
+            "%g, %none, %none, %none, %none, %none"))                                                         \
+  G(avg_pool1d,                                                                                               \
+    FBX_GF_(FBX_GFN_POOL_ARGS_ ", %ceil_mode : bool, %count_include_pad : bool, %result : Tensor, "           \
+                               "%grad : Tensor",                                                              \
+            "  %g : Tensor = fusebox::avg_pool1d_backward(%grad, %self, %kernel_size, %stride, %padding, "     \
+            "%ceil_mode, %count_include_pad)\n",                                                             \
+            "%g, %none, %none, %none, %none, %none"))                                                         \
   G(adaptive_avg_pool2d,                                                                                      \
     FBX_GF_("%self : Tensor, %output_size : int[], %result : Tensor, %grad : Tensor",                         \
             "  %g : Tensor = aten::_adaptive_avg_pool2d_backward(%grad, %self)\n", "%g, %none"))              \

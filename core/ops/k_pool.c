@@ -461,3 +461,99 @@ fbx_status *fbx_k_adaptive_avg_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, 
   fbx_free(gi);
   return st;
 }
+
+/* ---- 1-D pooling: the 2-D kernels on [.., C, 1, L] ------------------------------------------------ */
+
+/* An int[1] argument as the 2-D pair [h, v] (empty stays empty: stride). */
+static fbx_status *pair_1d(const fbx_kctx *ctx, const fbx_ivalue *arg, int argi, int64_t h, fbx_ivalue *out) {
+  int64_t v[FBX_MAX_DIMS];
+  fbx_status *st = NULL;
+  int n = fbx_arg_int_list(ctx->op, argi, arg, v, FBX_MAX_DIMS, &st);
+  if (st) return st;
+  if (n > 1) return fbx_kernel_error(ctx, "%s must be a single int, got %d ints", ctx->op->schema.args[argi].name, n);
+  FBX_TRY(fbx_iv_list_new(out, 2));
+  if (n == 0) return NULL;
+  if ((st = fbx_iv_list_push(out, fbx_iv_int(h))) || (st = fbx_iv_list_push(out, fbx_iv_int(v[0])))) {
+    fbx_iv_release(out);
+    *out = fbx_iv_none();
+  }
+  return st;
+}
+
+/* x [.., C, L] viewed as [.., C, 1, L] (retained into *out). */
+static fbx_status *unsq(const fbx_kctx *ctx, fbx_tensor *x, fbx_tensor **out) {
+  if (x->ndim != 2 && x->ndim != 3)
+    return fbx_kernel_error(ctx, "expected a 2D or 3D (batch mode) input, got %dD", x->ndim);
+  int64_t sz[4], sd[4];
+  int r = x->ndim;
+  for (int i = 0; i < r - 1; i++) sz[i] = x->sizes[i], sd[i] = x->strides[i];
+  sz[r - 1] = 1, sd[r - 1] = x->sizes[r - 1] * (x->strides[r - 1] ? x->strides[r - 1] : 1);
+  sz[r] = x->sizes[r - 1], sd[r] = x->strides[r - 1];
+  return fbx_tensor_view(out, x, r + 1, sz, sd, x->offset);
+}
+
+/* max_pool1d, avg_pool1d and their fusebox backward ops. */
+fbx_status *fbx_k_pool1d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  const char *name = fbx_sym_unqual(ctx->op->schema.name);
+  bool bwd = strstr(name, "_backward") != NULL, max = name[0] == 'm';
+  int xi = bwd ? 1 : 0, k0 = xi + 1; /* kernel_size, stride, padding[, dilation] follow self */
+  fbx_tensor *x, *g = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, xi, &x));
+  if (bwd) FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  fbx_ivalue a[8] = {{0}}, o[2] = {fbx_iv_none(), fbx_iv_none()};
+  fbx_tensor *xu = NULL, *gu = NULL, *res = NULL;
+  fbx_status *st = unsq(ctx, x, &xu);
+  if (!st && g) st = unsq(ctx, g, &gu);
+  static const int64_t hval[4] = {1, 1, 0, 1}; /* kernel, stride, padding, dilation heights */
+  int nlist = max ? 4 : 3;
+  fbx_ivalue lists[4] = {{0}};
+  for (int i = 0; !st && i < nlist; i++) st = pair_1d(ctx, &args[k0 + i], k0 + i, hval[i], &lists[i]);
+  if (st) goto done;
+  fbx_kctx c2 = *ctx;
+  if (!bwd) {
+    /* 2-D forward: self, kernel, stride, padding, (dilation, ceil) | (ceil, count_include_pad, divisor) */
+    a[0] = fbx_iv_tensor(xu);
+    for (int i = 0; i < nlist; i++) a[1 + i] = lists[i];
+    if (max) {
+      a[5] = args[5];
+      c2.op = fbx_op_get(FBX_OP_max_pool2d);
+      st = fbx_k_max_pool2d(&c2, a, o);
+    } else {
+      a[4] = args[4], a[5] = args[5], a[6] = fbx_iv_none();
+      c2.op = fbx_op_get(FBX_OP_avg_pool2d);
+      st = fbx_k_avg_pool2d(&c2, a, o);
+    }
+  } else if (max) {
+    /* recompute the indices, then the 2-D backward */
+    a[0] = fbx_iv_tensor(xu);
+    for (int i = 0; i < 4; i++) a[1 + i] = lists[i];
+    a[5] = args[6];
+    c2.op = fbx_op_get(FBX_OP_max_pool2d_with_indices);
+    fbx_ivalue r[2] = {fbx_iv_none(), fbx_iv_none()};
+    if (!(st = fbx_k_max_pool2d(&c2, a, r))) {
+      fbx_ivalue b[8] = {fbx_iv_tensor(gu), fbx_iv_tensor(xu), lists[0], lists[1], lists[2], lists[3], args[6], r[1]};
+      c2.op = fbx_op_get(FBX_OP_max_pool2d_with_indices_backward);
+      st = fbx_k_max_pool2d_backward(&c2, b, o);
+    }
+    fbx_iv_release(&r[0]);
+    fbx_iv_release(&r[1]);
+  } else {
+    fbx_ivalue b[8] = {fbx_iv_tensor(gu), fbx_iv_tensor(xu), lists[0], lists[1], lists[2], args[5], args[6], fbx_iv_none()};
+    c2.op = fbx_op_get(FBX_OP_avg_pool2d_backward);
+    st = fbx_k_avg_pool2d_backward(&c2, b, o);
+  }
+  if (st) goto done;
+  /* drop the size-1 height again */
+  fbx_tensor *y = o[0].u.t;
+  int r = y->ndim;
+  int64_t sz[3], sd[3];
+  for (int i = 0; i < r - 2; i++) sz[i] = y->sizes[i], sd[i] = y->strides[i];
+  sz[r - 2] = y->sizes[r - 1], sd[r - 2] = y->strides[r - 1];
+  if (!(st = fbx_tensor_view(&res, y, r - 1, sz, sd, y->offset))) fbx_set_out_tensor(outs, 0, res);
+done:
+  fbx_iv_release(&o[0]);
+  for (int i = 0; i < 4; i++) fbx_iv_release(&lists[i]);
+  fbx_tensor_release(xu);
+  fbx_tensor_release(gu);
+  return st;
+}

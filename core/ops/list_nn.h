@@ -10,6 +10,12 @@
  * floating point; an empty stride means stride = kernel_size; windows and
  * output sizes (ceil_mode, padding, dilation, count_include_pad,
  * divisor_override) follow PyTorch's CPU kernels, NaN wins a max window.
+ * max_pool1d and avg_pool1d ([C, L] or [N, C, L]) are the 2-D ops on the
+ * input with a size-1 height, as PyTorch computes them; their gradients are
+ * fusebox::max_pool1d_backward(grad, self, kernel_size, stride, padding,
+ * dilation, ceil_mode) and fusebox::avg_pool1d_backward(grad, self,
+ * kernel_size, stride, padding, ceil_mode, count_include_pad), the 2-D
+ * backward ops the same way (max recomputes its indices).
  *
  * Recurrent cells (k_rnn.c): rnn_tanh_cell, rnn_relu_cell, gru_cell,
  * lstm_cell on [B, I] inputs and [B, H] states: the two products through
@@ -71,6 +77,22 @@
     FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_avg_pool2d_backward)                                        \
   X(adaptive_avg_pool2d_backward, "aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", \
     FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_avg_pool2d_backward)                               \
+  X(max_pool1d,                                                                                                   \
+    "aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], " \
+    "bool ceil_mode=False) -> Tensor",                                                                            \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pool1d)                                                      \
+  X(avg_pool1d,                                                                                                   \
+    "aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, " \
+    "bool count_include_pad=True) -> Tensor",                                                                     \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pool1d)                                                      \
+  X(fbx_max_pool1d_backward,                                                                                      \
+    "fusebox::max_pool1d_backward(Tensor grad, Tensor self, int[1] kernel_size, int[1] stride, int[1] padding, "  \
+    "int[1] dilation, bool ceil_mode) -> Tensor",                                                                 \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pool1d)                                                      \
+  X(fbx_avg_pool1d_backward,                                                                                      \
+    "fusebox::avg_pool1d_backward(Tensor grad, Tensor self, int[1] kernel_size, int[1] stride, int[1] padding, "  \
+    "bool ceil_mode, bool count_include_pad) -> Tensor",                                                          \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pool1d)                                                      \
   /* ---- recurrent cells (k_rnn.c) -------------------------------------------------------------- */            \
   X(rnn_tanh_cell,                                                                                                \
     "aten::rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "                  \

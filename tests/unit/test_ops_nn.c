@@ -18,6 +18,7 @@
  *   - under the legacy, tensorexpr and nvfuser_like fusers, forward and
  *     backward once more (they fuse what they can around the new ops and
  *     leave the ops themselves to the interpreter).
+ * max_pool1d / avg_pool1d run as the 2-D ops on a size-1 height.
  * The kernels are also called directly: every allocation in turn made to
  * fail must give NOMEM with the outputs left None (and no leak under
  * ASan), and bad input (a 2-D pooling input, padding over half the kernel,
@@ -43,7 +44,7 @@
 
 static const char *const CASES[] = {
     "max_pool2d", "max_pool2d_ceil_dilated", "max_pool2d_indices", "max_pool2d_indices_grad", "max_pool2d_3d",
-    "avg_pool2d", "avg_pool2d_int", "avg_pool2d_ceil_nopad", "avg_pool2d_divisor", "adaptive_avg_pool2d", "instance_norm",
+    "max_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool2d_int", "avg_pool2d_ceil_nopad", "avg_pool2d_divisor", "adaptive_avg_pool2d", "instance_norm",
     "instance_norm_plain", "instance_norm_running", "gru_cell", "gru_cell_nobias", "lstm_cell", "lstm_cell_h_only",
     "rnn_tanh_cell", "rnn_relu_cell", "native_batch_norm_backward", "native_batch_norm_backward_eval",
     "native_dropout_eval", "native_dropout_p0", "native_dropout_p1", "native_dropout_backward", "dropout_flag_eval",
@@ -252,6 +253,14 @@ START_TEST(kernels_under_allocation_failures) {
        {T(F32, 2, 3, 4, 0, 0), T(F32, 2, 3, 4, 0, 0), F_(0.25), B_(true)}, NULL},
       {"native_dropout_backward", FBX_OP_native_dropout_backward,
        {T(F32, 2, 3, 4, 0, 0), T(FBX_DTYPE_BOOL, 2, 3, 4, 0, 0), F_(2.0)}, NULL},
+      {"max_pool1d", FBX_OP_max_pool1d,
+       {T(F32, 3, 2, 3, 7, 0), L(1, 3, 0, 0), L(1, 2, 0, 0), L(1, 1, 0, 0), L(1, 1, 0, 0), B_(false)}, NULL},
+      {"fusebox::max_pool1d_backward", FBX_OP_fbx_max_pool1d_backward,
+       {T(F32, 2, 3, 4, 0, 0), T(F32, 2, 3, 7, 0, 0), L(1, 3, 0, 0), L(1, 2, 0, 0), L(1, 1, 0, 0), L(1, 1, 0, 0),
+        B_(false)}, NULL},
+      {"fusebox::avg_pool1d_backward", FBX_OP_fbx_avg_pool1d_backward,
+       {T(F32, 2, 3, 3, 0, 0), T(F32, 2, 3, 7, 0, 0), L(1, 3, 0, 0), L(0, 0, 0, 0), L(1, 1, 0, 0), B_(true),
+        B_(false)}, NULL},
       /* bad input: an error naming the problem, no crash */
       {"pool of a 2-D input", FBX_OP_max_pool2d,
        {T(F32, 2, 4, 4, 0, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)}, "3D or 4D"},
