@@ -1,6 +1,6 @@
 /* Gradient formulas: the engine that reads the formula lists
  * (formulas_pointwise.h, formulas_reduce.h, formulas_linalg.h,
- * formulas_shape.h, formulas_extra.h: IR-text templates; builders.h: C builders) and
+ * formulas_shape.h, formulas_extra.h, formulas_compat.h, formulas_nn.h: IR-text templates; builders.h: C builders) and
  * instantiates them into a backward graph. API: autodiff/autodiff.h.
  *
  * ---- The template format ------------------------------------------------------------
@@ -73,6 +73,7 @@
 #include "autodiff/formulas_compat.h"
 #include "autodiff/formulas_extra.h"
 #include "autodiff/formulas_linalg.h"
+#include "autodiff/formulas_nn.h"
 #include "autodiff/formulas_pointwise.h"
 #include "autodiff/formulas_reduce.h"
 #include "autodiff/formulas_shape.h"
@@ -104,6 +105,7 @@ static const tmpl_row tmpl_rows[] = {
     FBX_GRAD_FORMULAS_POINTWISE(FBX_GRAD_ROW_) FBX_GRAD_FORMULAS_REDUCE(FBX_GRAD_ROW_)
         FBX_GRAD_FORMULAS_LINALG(FBX_GRAD_ROW_) FBX_GRAD_FORMULAS_SHAPE(FBX_GRAD_ROW_)
             FBX_GRAD_FORMULAS_EXTRA(FBX_GRAD_ROW_) FBX_GRAD_FORMULAS_COMPAT(FBX_GRAD_ROW_)
+                FBX_GRAD_FORMULAS_NN(FBX_GRAD_ROW_)
 #undef FBX_GRAD_ROW_
     {-1, NULL}};
 

@@ -1,6 +1,7 @@
 /* Gradient formulas written in C (builders.h): the Tensor[] ops, and the
  * ops whose formula depends on constant arguments (var/std's correction, a
- * norm's p, permute's dims, dropout's and batch_norm's training flag,
+ * norm's p, permute's dims, dropout's and batch_norm's training flag
+ * (when it is a constant),
  * cdist's p, einsum's equation, optional weights and biases), and the
  * normalizations and classification losses.
  *
@@ -55,6 +56,32 @@ static fbx_value *emitv(em *e, const char *kind, fbx_type *ty, int nin, fbx_valu
   if (ty) fbx_value_set_type(m->outputs[0], ty);
   fbx_node_append(e->env->block, m);
   return m->outputs[0];
+}
+
+/* Append `kind`(ins...) with nout Tensor outputs into outv. */
+static void emit_multi(em *e, const char *kind, int nin, fbx_value *const *ins, int nout, fbx_value **outv) {
+  for (int k = 0; k < nout; k++) outv[k] = NULL;
+  if (e->st) return;
+  for (int i = 0; i < nin; i++)
+    if (!ins[i]) return;
+  fbx_sym sym;
+  if (fbx_sym_intern(&sym, kind, strlen(kind))) {
+    em_nomem(e);
+    return;
+  }
+  fbx_node *m = fbx_node_create(e->env->graph, sym, nout);
+  if (!m) {
+    em_nomem(e);
+    return;
+  }
+  for (int i = 0; i < nin; i++)
+    if (fbx_node_add_input(m, ins[i])) {
+      fbx_node_destroy(m);
+      em_nomem(e);
+      return;
+    }
+  fbx_node_append(e->env->block, m);
+  for (int k = 0; k < nout; k++) outv[k] = m->outputs[k];
 }
 
 #define EMIT(e, kind, ty, ...) \
@@ -442,13 +469,19 @@ fbx_status *fbx_grad_bce_with_logits(const fbx_grad_env *env, const fbx_node *n,
  * the output: exact wherever input != 0 (a kept nonzero input stays
  * nonzero). At input == 0 a kept element is taken as dropped (gradient 0
  * where PyTorch gives grad / (1 - p)); a NaN input passes the gradient
- * either way. p == 1 drops everything (gradient 0, as PyTorch). */
+ * either way. p == 1 drops everything (gradient 0, as PyTorch). A train
+ * flag known only at run time (a graph input) gets the same rule from one
+ * op, fusebox::dropout_backward (ops/list_nn.h). */
 fbx_status *fbx_grad_dropout(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
                              fbx_value **grad_inputs) {
   em e = {env, n, NULL};
   if (!grad_outputs[0]) return NULL;
   int64_t train;
-  if (!fbx_value_const_int(n->inputs[2], &train)) return unsupported(&e, "a non-constant train flag");
+  if (!fbx_value_const_int(n->inputs[2], &train)) {
+    /* known at run time only: one op picks the identity or the mask */
+    grad_inputs[0] = EMIT(&e, "fusebox::dropout_backward", T_, grad_outputs[0], out(&e, 0), in(&e, 1), in(&e, 2));
+    return e.st;
+  }
   if (!train) {
     grad_inputs[0] = grad_outputs[0];
     return NULL;
@@ -484,21 +517,32 @@ static fbx_value *ncl_sizes(em *e, fbx_value *x, fbx_value *k) {
 }
 
 /* batch_norm(input, weight?, bias?, running_mean?, running_var?, training,
- * momentum, eps, cudnn_enabled) for a constant training flag. The input is
+ * momentum, eps, cudnn_enabled). For a constant training flag the input is
  * viewed as [N, C, L]; statistics are per channel over N and L.
  *   batch statistics (training, or no running stats): as layer_norm with
  *     mean and biased variance over (N, L);
  *   running statistics: d input = grad * weight * rsqrt(running_var + eps),
  *     d weight = sum(grad * (x - running_mean) * rsqrt(running_var + eps)).
  * d bias = sum(grad) over (N, L). The running stats get no gradient (they
- * are buffers in PyTorch: not differentiable inputs here). */
+ * are buffers in PyTorch: not differentiable inputs here). A training flag
+ * known only at run time goes to fusebox::batch_norm_backward
+ * (ops/list_nn.h), which picks the statistics when it runs. */
 fbx_status *fbx_grad_batch_norm(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
                                 fbx_value **grad_inputs) {
   em e = {env, n, NULL};
   if (!grad_outputs[0]) return NULL;
   int64_t training;
-  if (!fbx_value_const_int(n->inputs[5], &training)) return unsupported(&e, "a non-constant training flag");
   bool has_w = !fbx_value_is_none(n->inputs[1]), has_b = !fbx_value_is_none(n->inputs[2]);
+  if (!fbx_value_const_int(n->inputs[5], &training)) {
+    /* known at run time only: one op picks batch or running statistics */
+    fbx_value *ins[7] = {grad_outputs[0], in(&e, 0), in(&e, 1), in(&e, 3), in(&e, 4), in(&e, 5), in(&e, 7)};
+    fbx_value *g3[3];
+    emit_multi(&e, "fusebox::batch_norm_backward", 7, ins, 3, g3);
+    grad_inputs[0] = g3[0];
+    if (has_w) grad_inputs[1] = g3[1];
+    if (has_b) grad_inputs[2] = g3[2];
+    return e.st;
+  }
   bool batch_stats = training || fbx_value_is_none(n->inputs[3]) || fbx_value_is_none(n->inputs[4]);
   fbx_value *x = in(&e, 0), *eps = in(&e, 7), *one = c_int(&e, 1), *none = c_none(&e), *f = c_bool(&e, false);
   fbx_value *c = EMIT(&e, "aten::size", t_int(), x, one);

@@ -1253,6 +1253,22 @@ fbx_status *fbx_executor_backward_values(fbx_grad_handle *h, const fbx_ivalue *g
     return fbx_status_new(FBX_ERR_INVALID_ARG, "backward already ran on this handle (its saved values are freed); "
                                                "run forward again for another backward");
   fbx_status *st = fbx_tape_backward(h->tape, h->outs, grad_outputs, n, h->inputs, grad_inputs, nin);
+  /* A gradient has its input's floating dtype, as PyTorch's engine casts it
+   * (validate_outputs): a backward graph built without IR types (no
+   * profiling run) cannot convert a float64 gradient of a float32 input
+   * itself. */
+  for (int i = 0; !st && i < nin; i++) {
+    const fbx_ivalue *x = &h->inputs[i], *g = &grad_inputs[i];
+    if (x->kind != FBX_IV_TENSOR || g->kind != FBX_IV_TENSOR || g->u.t->dtype == x->u.t->dtype ||
+        !fbx_dtype_is_floating(x->u.t->dtype) || !fbx_dtype_is_floating(g->u.t->dtype))
+      continue;
+    fbx_tensor *c = NULL;
+    if ((st = fbx_tensor_clone_as(&c, g->u.t, x->u.t->dtype))) break;
+    fbx_iv_release(&grad_inputs[i]);
+    grad_inputs[i] = fbx_iv_tensor(c);
+  }
+  if (st)
+    for (int i = 0; i < nin; i++) fbx_iv_release(&grad_inputs[i]);
   /* What the forward saved is not needed any more, whatever happened. */
   fbx_tape_destroy(h->tape);
   h->tape = NULL;

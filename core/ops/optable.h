@@ -159,6 +159,7 @@ struct fbx_op {
 #include "ops/list_extra.h"
 #include "ops/list_grad.h"
 #include "ops/list_linalg.h"
+#include "ops/list_nn.h"
 #include "ops/list_pointwise.h"
 #include "ops/list_reduce.h"
 #include "ops/list_runtime.h"
@@ -173,6 +174,7 @@ struct fbx_op {
   FBX_OPS_SHAPE(X)     \
   FBX_OPS_CREATE(X)    \
   FBX_OPS_EXTRA(X)     \
+  FBX_OPS_NN(X)        \
   FBX_OPS_SCALAR(X)    \
   FBX_OPS_RUNTIME(X)   \
   FBX_OPS_GRAD(X)      \

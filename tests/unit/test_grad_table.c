@@ -42,8 +42,6 @@ static const struct {
     {"_cast_Short", "integral result"},
     {"_cast_Int", "integral result"},
     {"_cast_Long", "integral result"},
-    {"native_dropout", "NOT YET: no formula (aten::dropout has one)"},
-    {"adaptive_avg_pool2d", "NOT YET: no formula; needs an adaptive_avg_pool2d_backward kernel"},
 };
 
 /* The *_backward rows of backward graphs (aten::*_backward, fusebox::*):

@@ -1,0 +1,163 @@
+/* Gradient formulas as data: the rows of ops/list_nn.h (pooling,
+ * recurrent cells, instance_norm) and native_dropout. Format and rules:
+ * formula.c. Uses the pointwise file's constants (FBX_GF_CONSTS_).
+ *
+ * Pooling gradients are PyTorch's backward ops (max_pool2d recomputes its
+ * indices with max_pool2d_with_indices, as PyTorch's max_pool2d runs that
+ * op and keeps them). The cells recompute their two products and gates from
+ * the saved inputs (PyTorch differentiates their decomposition the same
+ * way) and give every input its gradient: d gates = the chain rule through
+ * the gate nonlinearities, then d input = dG @ w_ih, d w_ih = dG^T @ input,
+ * d b_ih = sum(dG, 0), and the same for the hidden side. instance_norm and
+ * native_dropout go through one backward op each (ops/list_nn.h). */
+#ifndef FBX_AUTODIFF_FORMULAS_NN_H
+#define FBX_AUTODIFF_FORMULAS_NN_H
+
+#define FBX_GFN_POOL_ARGS_ "%self : Tensor, %kernel_size : int[], %stride : int[], %padding : int[]"
+#define FBX_GFN_CELL_ARGS_(hx) \
+  "%input : Tensor, %hx : " hx ", %w_ih : Tensor, %w_hh : Tensor, %b_ih : Tensor?, %b_hh : Tensor?"
+/* The two products of a cell: %gi = input @ w_ih^T + b_ih, %gh = h @ w_hh^T + b_hh. */
+#define FBX_GFN_PRODUCTS_(h)                                          \
+  "  %gi : Tensor = aten::linear(%input, %w_ih, %b_ih)\n"             \
+  "  %gh : Tensor = aten::linear(" h ", %w_hh, %b_hh)\n"
+/* From %dgi and %dgh (the gradients of %gi and %gh): the inputs' and
+ * weights' gradients, %g_hl the hidden state's through w_hh. */
+#define FBX_GFN_CELL_TAIL_(dgi, dgh, h)                               \
+  "  %l0 : int[] = prim::ListConstruct(%i0)\n"                        \
+  "  %g_input : Tensor = aten::mm(" dgi ", %w_ih)\n"                  \
+  "  %dgi_t : Tensor = aten::t(" dgi ")\n"                            \
+  "  %g_w_ih : Tensor = aten::mm(%dgi_t, %input)\n"                   \
+  "  %g_b_ih : Tensor = aten::sum(" dgi ", %l0, %false, %none)\n"     \
+  "  %g_hl : Tensor = aten::mm(" dgh ", %w_hh)\n"                     \
+  "  %dgh_t : Tensor = aten::t(" dgh ")\n"                            \
+  "  %g_w_hh : Tensor = aten::mm(%dgh_t, " h ")\n"                    \
+  "  %g_b_hh : Tensor = aten::sum(" dgh ", %l0, %false, %none)\n"
+/* %s<x> = x * (1 - x): sigmoid's derivative from its output */
+#define FBX_GFN_DSIG_(x)                                              \
+  "  %om" x " : Tensor = aten::rsub(%" x ", %f1, %i1)\n"              \
+  "  %s" x " : Tensor = aten::mul(%" x ", %om" x ")\n"
+/* %t<x> = 1 - x^2: tanh's derivative from its output */
+#define FBX_GFN_DTANH_(x)                                             \
+  "  %sq" x " : Tensor = aten::mul(%" x ", %" x ")\n"                 \
+  "  %t" x " : Tensor = aten::rsub(%sq" x ", %f1, %i1)\n"
+#define FBX_GFN_RNN_(dpre)                                                                                 \
+  FBX_GF_(FBX_GFN_CELL_ARGS_("Tensor") ", %result : Tensor, %grad : Tensor",                                \
+          dpre FBX_GFN_CELL_TAIL_("%dpre", "%dpre", "%hx"),                                                  \
+          "%g_input, %g_hl, %g_w_ih, %g_w_hh, %g_b_ih, %g_b_hh")
+
+/* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
+#define FBX_GRAD_FORMULAS_NN(G)                                                                               \
+  G(max_pool2d,                                                                                               \
+    FBX_GF_(FBX_GFN_POOL_ARGS_ ", %dilation : int[], %ceil_mode : bool, %result : Tensor, %grad : Tensor",    \
+            "  %r : Tensor, %idx : Tensor = aten::max_pool2d_with_indices(%self, %kernel_size, %stride, "     \
+            "%padding, %dilation, %ceil_mode)\n"                                                              \
+            "  %g : Tensor = aten::max_pool2d_with_indices_backward(%grad, %self, %kernel_size, %stride, "    \
+            "%padding, %dilation, %ceil_mode, %idx)\n",                                                       \
+            "%g, %none, %none, %none, %none, %none"))                                                         \
+  G(max_pool2d_with_indices,                                                                                  \
+    FBX_GF_(FBX_GFN_POOL_ARGS_ ", %dilation : int[], %ceil_mode : bool, %result0 : Tensor, "                  \
+                               "%result1 : Tensor, %grad0 : Tensor, %grad1 : Tensor",                         \
+            "  %g : Tensor = aten::max_pool2d_with_indices_backward(%grad0, %self, %kernel_size, %stride, "   \
+            "%padding, %dilation, %ceil_mode, %result1)\n",                                                   \
+            "%g, %none, %none, %none, %none, %none"))                                                         \
+  G(avg_pool2d,                                                                                               \
+    FBX_GF_(FBX_GFN_POOL_ARGS_ ", %ceil_mode : bool, %count_include_pad : bool, %divisor_override : int?, "   \
+                               "%result : Tensor, %grad : Tensor",                                            \
+            "  %g : Tensor = aten::avg_pool2d_backward(%grad, %self, %kernel_size, %stride, %padding, "       \
+            "%ceil_mode, %count_include_pad, %divisor_override)\n",                                           \
+            "%g, %none, %none, %none, %none, %none, %none"))                                                  \
+  G(max_pool1d,                                                                                               \
+    FBX_GF_(FBX_GFN_POOL_ARGS_ ", %dilation : int[], %ceil_mode : bool, %result : Tensor, %grad : Tensor",    \
+            "  %g : Tensor = fusebox::max_pool1d_backward(%grad, %self, %kernel_size, %stride, %padding, "     \
+            "%dilation, %ceil_mode)\n",                                                                      \
+            "%g, %none, %none, %none, %none, %none"))                                                         \
+  G(avg_pool1d,                                                                                               \
+    FBX_GF_(FBX_GFN_POOL_ARGS_ ", %ceil_mode : bool, %count_include_pad : bool, %result : Tensor, "           \
+                               "%grad : Tensor",                                                              \
+            "  %g : Tensor = fusebox::avg_pool1d_backward(%grad, %self, %kernel_size, %stride, %padding, "     \
+            "%ceil_mode, %count_include_pad)\n",                                                             \
+            "%g, %none, %none, %none, %none, %none"))                                                         \
+  G(adaptive_avg_pool2d,                                                                                      \
+    FBX_GF_("%self : Tensor, %output_size : int[], %result : Tensor, %grad : Tensor",                         \
+            "  %g : Tensor = aten::_adaptive_avg_pool2d_backward(%grad, %self)\n", "%g, %none"))              \
+  G(instance_norm,                                                                                            \
+    FBX_GF_("%input : Tensor, %weight : Tensor?, %bias : Tensor?, %running_mean : Tensor?, "                  \
+            "%running_var : Tensor?, %use_input_stats : bool, %momentum : float, %eps : float, "              \
+            "%cudnn_enabled : bool, %result : Tensor, %grad : Tensor",                                        \
+            "  %gi : Tensor, %gw : Tensor, %gb : Tensor = fusebox::instance_norm_backward(%grad, %input, "    \
+            "%weight, %running_mean, %running_var, %use_input_stats, %eps)\n",                                \
+            "%gi, %gw, %gb, %none, %none, %none, %none, %none, %none"))                                       \
+  /* PyTorch's derivatives.yaml: grad * mask * (train ? 1 / (1 - p) : 1), train None counting as false */    \
+  G(native_dropout,                                                                                           \
+    FBX_GF_("%input : Tensor, %p : float, %train : bool?, %result0 : Tensor, %result1 : Tensor, "             \
+            "%grad0 : Tensor, %grad1 : Tensor",                                                               \
+            "  %s : float = fusebox::dropout_scale(%p, %train)\n"                                             \
+            "  %g : Tensor = aten::native_dropout_backward(%grad0, %result1, %s)\n",                          \
+            "%g, %none, %none"))                                                                              \
+  G(rnn_tanh_cell, FBX_GFN_RNN_(FBX_GFN_DTANH_("result") "  %dpre : Tensor = aten::mul(%grad, %tresult)\n"))   \
+  G(rnn_relu_cell, FBX_GFN_RNN_("  %m : Tensor = aten::gt(%result, %i0)\n"                                    \
+                                "  %dpre : Tensor = aten::where(%m, %grad, %f0)\n"))                          \
+  /* gru: r, z, n = sigmoid(i_r + h_r), sigmoid(i_z + h_z), tanh(i_n + r h_n); h' = n + z (hx - n) */         \
+  G(gru_cell,                                                                                                 \
+    FBX_GF_(FBX_GFN_CELL_ARGS_("Tensor") ", %result : Tensor, %grad : Tensor",                                \
+            "  %three : int = prim::Constant[value=3]()\n" FBX_GFN_PRODUCTS_("%hx")                           \
+            "  %ic : Tensor[] = aten::chunk(%gi, %three, %i1)\n"                                              \
+            "  %i_r : Tensor, %i_z : Tensor, %i_n : Tensor = prim::ListUnpack(%ic)\n"                         \
+            "  %hc : Tensor[] = aten::chunk(%gh, %three, %i1)\n"                                              \
+            "  %h_r : Tensor, %h_z : Tensor, %h_n : Tensor = prim::ListUnpack(%hc)\n"                         \
+            "  %pr : Tensor = aten::add(%i_r, %h_r, %i1)\n"                                                   \
+            "  %r : Tensor = aten::sigmoid(%pr)\n"                                                            \
+            "  %pz : Tensor = aten::add(%i_z, %h_z, %i1)\n"                                                   \
+            "  %z : Tensor = aten::sigmoid(%pz)\n"                                                            \
+            "  %rh : Tensor = aten::mul(%r, %h_n)\n"                                                          \
+            "  %pn : Tensor = aten::add(%i_n, %rh, %i1)\n"                                                    \
+            "  %n : Tensor = aten::tanh(%pn)\n"                                                               \
+            "  %hmn : Tensor = aten::sub(%hx, %n, %i1)\n"                                                     \
+            "  %dz : Tensor = aten::mul(%grad, %hmn)\n" FBX_GFN_DSIG_("z") FBX_GFN_DTANH_("n") FBX_GFN_DSIG_("r") \
+            "  %dn : Tensor = aten::mul(%grad, %omz)\n"                                                       \
+            "  %ghx0 : Tensor = aten::mul(%grad, %z)\n"                                                       \
+            "  %dpn : Tensor = aten::mul(%dn, %tn)\n"                                                         \
+            "  %dhn : Tensor = aten::mul(%dpn, %r)\n"                                                         \
+            "  %dr : Tensor = aten::mul(%dpn, %h_n)\n"                                                        \
+            "  %dpr : Tensor = aten::mul(%dr, %sr)\n"                                                         \
+            "  %dpz : Tensor = aten::mul(%dz, %sz)\n"                                                         \
+            "  %li : Tensor[] = prim::ListConstruct(%dpr, %dpz, %dpn)\n"                                      \
+            "  %dgi : Tensor = aten::cat(%li, %i1)\n"                                                         \
+            "  %lh : Tensor[] = prim::ListConstruct(%dpr, %dpz, %dhn)\n"                                      \
+            "  %dgh : Tensor = aten::cat(%lh, %i1)\n" FBX_GFN_CELL_TAIL_("%dgi", "%dgh", "%hx")                               \
+            "  %g_hx : Tensor = aten::add(%ghx0, %g_hl, %i1)\n",                                              \
+            "%g_input, %g_hx, %g_w_ih, %g_w_hh, %g_b_ih, %g_b_hh"))                                           \
+  /* lstm: i, f, g, o = sigmoid, sigmoid, tanh, sigmoid of the gates' chunks;          \
+   * c' = f c + i g, h' = o tanh(c'); hx's gradient is the list [d h, d c] */            \
+  G(lstm_cell,                                                                                                \
+    FBX_GF_(FBX_GFN_CELL_ARGS_("Tensor[]") ", %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "        \
+                                           "%grad1 : Tensor",                                                 \
+            "  %four : int = prim::Constant[value=4]()\n"                                                     \
+            "  %h : Tensor, %c : Tensor = prim::ListUnpack(%hx)\n" FBX_GFN_PRODUCTS_("%h")                    \
+            "  %gates : Tensor = aten::add(%gi, %gh, %i1)\n"                                                  \
+            "  %gc : Tensor[] = aten::chunk(%gates, %four, %i1)\n"                                            \
+            "  %pi : Tensor, %pf : Tensor, %pg : Tensor, %po : Tensor = prim::ListUnpack(%gc)\n"              \
+            "  %ig : Tensor = aten::sigmoid(%pi)\n"                                                           \
+            "  %fg : Tensor = aten::sigmoid(%pf)\n"                                                           \
+            "  %gg : Tensor = aten::tanh(%pg)\n"                                                              \
+            "  %og : Tensor = aten::sigmoid(%po)\n"                                                           \
+            "  %tcy : Tensor = aten::tanh(%result1)\n" FBX_GFN_DTANH_("tcy") FBX_GFN_DSIG_("ig")              \
+                FBX_GFN_DSIG_("fg") FBX_GFN_DTANH_("gg") FBX_GFN_DSIG_("og")                                  \
+            "  %dog : Tensor = aten::mul(%grad0, %tcy)\n"                                                     \
+            "  %dc0 : Tensor = aten::mul(%grad0, %og)\n"                                                      \
+            "  %dc1 : Tensor = aten::mul(%dc0, %ttcy)\n"                                                      \
+            "  %dcy : Tensor = aten::add(%grad1, %dc1, %i1)\n"                                                \
+            "  %dig : Tensor = aten::mul(%dcy, %gg)\n"                                                        \
+            "  %dfg : Tensor = aten::mul(%dcy, %c)\n"                                                         \
+            "  %dgg : Tensor = aten::mul(%dcy, %ig)\n"                                                        \
+            "  %g_c : Tensor = aten::mul(%dcy, %fg)\n"                                                        \
+            "  %dpi : Tensor = aten::mul(%dig, %sig)\n"                                                       \
+            "  %dpf : Tensor = aten::mul(%dfg, %sfg)\n"                                                       \
+            "  %dpg : Tensor = aten::mul(%dgg, %tgg)\n"                                                       \
+            "  %dpo : Tensor = aten::mul(%dog, %sog)\n"                                                       \
+            "  %ld : Tensor[] = prim::ListConstruct(%dpi, %dpf, %dpg, %dpo)\n"                                \
+            "  %dgi : Tensor = aten::cat(%ld, %i1)\n" FBX_GFN_CELL_TAIL_("%dgi", "%dgi", "%h")                               \
+            "  %g_hx : Tensor[] = prim::ListConstruct(%g_hl, %g_c)\n",                                        \
+            "%g_input, %g_hx, %g_w_ih, %g_w_hh, %g_b_ih, %g_b_hh"))
+
+#endif

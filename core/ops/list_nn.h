@@ -1,0 +1,138 @@
+/* Op table rows: what scripted torch.nn modules call beyond the core
+ * families — pooling, recurrent cells, instance norm — and the backward ops
+ * their gradients use. (See ops/optable.h for the columns.) Schemas are
+ * PyTorch 1.13's.
+ *
+ * Pooling (k_pool.c): max_pool2d, max_pool2d_with_indices (indices are
+ * flat positions h * W + w within each plane, as PyTorch's), avg_pool2d,
+ * and the backward ops max_pool2d_with_indices_backward, avg_pool2d_backward
+ * and _adaptive_avg_pool2d_backward. Inputs [C, H, W] or [N, C, H, W],
+ * floating point; an empty stride means stride = kernel_size; windows and
+ * output sizes (ceil_mode, padding, dilation, count_include_pad,
+ * divisor_override) follow PyTorch's CPU kernels, NaN wins a max window.
+ * max_pool1d and avg_pool1d ([C, L] or [N, C, L]) are the 2-D ops on the
+ * input with a size-1 height, as PyTorch computes them; their gradients are
+ * fusebox::max_pool1d_backward(grad, self, kernel_size, stride, padding,
+ * dilation, ceil_mode) and fusebox::avg_pool1d_backward(grad, self,
+ * kernel_size, stride, padding, ceil_mode, count_include_pad), the 2-D
+ * backward ops the same way (max recomputes its indices).
+ *
+ * Recurrent cells (k_rnn.c): rnn_tanh_cell, rnn_relu_cell, gru_cell,
+ * lstm_cell on [B, I] inputs and [B, H] states: the two products through
+ * linear's kernel (BLAS), the gate arithmetic in double per element.
+ *
+ * Normalization (k_nnorm.c): instance_norm (batch_norm's kernel on the
+ * input viewed as [1, N * C, ...], as PyTorch computes it; running
+ * statistics are read, never updated, as for batch_norm);
+ * native_batch_norm_backward (PyTorch's op: the statistics it is given,
+ * save_mean/save_invstd when train, else the running ones); and two helpers
+ * gradient formulas use when a flag is known only at run time:
+ *
+ *   fusebox::batch_norm_backward(grad, input, weight?, running_mean?,
+ *   running_var?, training, eps) -> (d input, d weight, d bias)
+ *       batch_norm's gradients; the batch statistics are taken again from
+ *       the input when training (or when a running statistic is None),
+ *       else the running ones are used. d weight is None when weight is
+ *       None; d bias is always computed (in weight's dtype, else the
+ *       input's).
+ *   fusebox::instance_norm_backward(grad, input, weight?, running_mean?,
+ *   running_var?, use_input_stats, eps) -> (d input, d weight, d bias)
+ *       the same per (sample, channel) plane; d weight and d bias summed
+ *       over the batch.
+ *   fusebox::dropout_backward(grad, result, p, train) -> Tensor
+ *       aten::dropout's gradient: grad when !train, else grad / (1 - p)
+ *       where result is nonzero and 0 elsewhere (0 everywhere for p == 1).
+ *   fusebox::dropout_scale(p, train?) -> float
+ *       the scale native_dropout's gradient applies to grad * mask:
+ *       1 / (1 - p) when train is true (0 for p == 1), 1 when train is
+ *       false or None (PyTorch 1.13's derivatives.yaml, None included).
+ * aten::native_dropout_backward(grad, mask, scale) is grad * mask * scale.
+ */
+#ifndef FBX_OPS_LIST_NN_H
+#define FBX_OPS_LIST_NN_H
+
+#define FBX_NN_CMP_ FBX_OPCAT_COMPOSITE
+
+#define FBX_OPS_NN(X)                                                                                              \
+  /* ---- pooling (k_pool.c) --------------------------------------------------------------------- */            \
+  X(max_pool2d,                                                                                                   \
+    "aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "   \
+    "bool ceil_mode=False) -> Tensor",                                                                            \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_max_pool2d)                                                  \
+  X(max_pool2d_with_indices,                                                                                      \
+    "aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "         \
+    "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",                                               \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_max_pool2d)                                               \
+  X(avg_pool2d,                                                                                                   \
+    "aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, " \
+    "bool count_include_pad=True, int? divisor_override=None) -> Tensor",                                         \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_avg_pool2d)                                                  \
+  X(max_pool2d_with_indices_backward,                                                                             \
+    "aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "  \
+    "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",                                 \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_max_pool2d_backward)                                        \
+  X(avg_pool2d_backward,                                                                                          \
+    "aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "              \
+    "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",                   \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_avg_pool2d_backward)                                        \
+  X(adaptive_avg_pool2d_backward, "aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_avg_pool2d_backward)                               \
+  X(max_pool1d,                                                                                                   \
+    "aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], " \
+    "bool ceil_mode=False) -> Tensor",                                                                            \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pool1d)                                                      \
+  X(avg_pool1d,                                                                                                   \
+    "aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, " \
+    "bool count_include_pad=True) -> Tensor",                                                                     \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pool1d)                                                      \
+  X(fbx_max_pool1d_backward,                                                                                      \
+    "fusebox::max_pool1d_backward(Tensor grad, Tensor self, int[1] kernel_size, int[1] stride, int[1] padding, "  \
+    "int[1] dilation, bool ceil_mode) -> Tensor",                                                                 \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pool1d)                                                      \
+  X(fbx_avg_pool1d_backward,                                                                                      \
+    "fusebox::avg_pool1d_backward(Tensor grad, Tensor self, int[1] kernel_size, int[1] stride, int[1] padding, "  \
+    "bool ceil_mode, bool count_include_pad) -> Tensor",                                                          \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pool1d)                                                      \
+  /* ---- recurrent cells (k_rnn.c) -------------------------------------------------------------- */            \
+  X(rnn_tanh_cell,                                                                                                \
+    "aten::rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "                  \
+    "Tensor? b_hh=None) -> Tensor",                                                                               \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_cell)                                                    \
+  X(rnn_relu_cell,                                                                                                \
+    "aten::rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "                  \
+    "Tensor? b_hh=None) -> Tensor",                                                                               \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_cell)                                                    \
+  X(gru_cell,                                                                                                     \
+    "aten::gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) "    \
+    "-> Tensor",                                                                                                  \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_cell)                                                    \
+  X(lstm_cell,                                                                                                    \
+    "aten::lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "                    \
+    "Tensor? b_hh=None) -> (Tensor, Tensor)",                                                                     \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_cell)                                                    \
+  /* ---- normalization (k_nnorm.c) -------------------------------------------------------------- */           \
+  X(instance_norm,                                                                                                \
+    "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, " \
+    "bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor",                             \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_instance_norm)                                                 \
+  X(native_batch_norm_backward,                                                                                   \
+    "aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "      \
+    "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) "   \
+    "-> (Tensor, Tensor, Tensor)",                                                                                \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_native_batch_norm_backward)                               \
+  X(fbx_batch_norm_backward,                                                                                      \
+    "fusebox::batch_norm_backward(Tensor grad, Tensor input, Tensor? weight, Tensor? running_mean, "              \
+    "Tensor? running_var, bool training, float eps) -> (Tensor, Tensor, Tensor)",                                 \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_batch_norm_backward)                                  \
+  X(fbx_instance_norm_backward,                                                                                   \
+    "fusebox::instance_norm_backward(Tensor grad, Tensor input, Tensor? weight, Tensor? running_mean, "           \
+    "Tensor? running_var, bool use_input_stats, float eps) -> (Tensor, Tensor, Tensor)",                          \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_batch_norm_backward)                                  \
+  X(fbx_dropout_backward, "fusebox::dropout_backward(Tensor grad, Tensor result, float p, bool train) -> Tensor",  \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_fbx_dropout_backward)                                         \
+  X(fbx_dropout_scale, "fusebox::dropout_scale(float p, bool? train) -> float", FBX_OPCAT_SCALAR, FBX_DT_NONE,     \
+    FBX_SH_NONE, 0, fbx_k_fbx_dropout_scale)                                                                      \
+  X(native_dropout_backward, "aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor", \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_native_dropout_backward)
+
+#endif

@@ -1,0 +1,127 @@
+"""Functions for the nn-op golden cases (gen_nn_cases.py scripts each one).
+
+Each is what a scripted torch.nn module (or its functional form) runs:
+pooling, recurrent cells, instance norm, dropout and batch_norm with a
+training flag given at run time, and ATen's native backward ops.
+"""
+from typing import List, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def max_pool2d(x):
+    return F.max_pool2d(x, 3, 2, 1)
+
+
+def max_pool2d_ceil_dilated(x):
+    return torch.max_pool2d(x, [2, 3], [2, 2], [1, 1], [1, 2], True)
+
+
+def max_pool2d_indices(x):
+    return F.max_pool2d_with_indices(x, 2)
+
+
+def max_pool2d_3d(x):
+    return F.max_pool2d(x * 2.0, [3, 2], [1, 2])
+
+
+def avg_pool2d(x):
+    return F.avg_pool2d(x, 3, 2, 1)
+
+
+def avg_pool2d_ceil_nopad(x):
+    return F.avg_pool2d(x, [3, 2], [2, 2], [1, 1], True, False)
+
+
+def avg_pool2d_divisor(x):
+    return F.avg_pool2d(x, 2, 1, 0, False, True, 5)
+
+
+def adaptive_avg_pool2d(x):
+    return F.adaptive_avg_pool2d(x, [3, 2])
+
+
+def instance_norm(x, w, b):
+    return F.instance_norm(x, weight=w, bias=b)
+
+
+def instance_norm_plain(x):
+    return F.instance_norm(x * 1.5)
+
+
+def instance_norm_running(x, rm, rv, w, b):
+    return F.instance_norm(x, rm, rv, w, b, use_input_stats=False)
+
+
+def gru_cell(x, h, w_ih, w_hh, b_ih, b_hh):
+    return torch.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell_nobias(x, h, w_ih, w_hh):
+    return torch.gru_cell(x, h, w_ih, w_hh)
+
+
+def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh):
+    return torch.lstm_cell(x, [h, c], w_ih, w_hh, b_ih, b_hh)
+
+
+def lstm_cell_h_only(x, h, c, w_ih, w_hh, b_ih, b_hh):
+    hy, cy = torch.lstm_cell(x, [h, c], w_ih, w_hh, b_ih, b_hh)
+    return hy * 2.0
+
+
+def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh):
+    return torch.rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_relu_cell(x, h, w_ih, w_hh, b_ih, b_hh):
+    return torch.rnn_relu_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+
+
+def native_batch_norm_backward(g, x, w, rm, rv, sm: Optional[Tensor], si: Optional[Tensor], train: bool):
+    return torch.ops.aten.native_batch_norm_backward(g, x, w, rm, rv, sm, si, train, 1e-5, [True, True, True])
+
+
+def native_dropout_eval(x, w):
+    y, m = torch.native_dropout(x * w, 0.5, False)
+    return y, m
+
+
+def native_dropout_p0(x, w):
+    y, m = torch.native_dropout(x * w, 0.0, True)
+    return y * 3.0
+
+
+def native_dropout_p1(x, w):
+    y, m = torch.native_dropout(x * w, 1.0, True)
+    return y + w
+
+
+def native_dropout_backward(g, m):
+    return torch.ops.aten.native_dropout_backward(g, m, 2.0)
+
+
+def dropout_flag(x, w, training: bool):
+    return F.dropout(x * w, 0.5, training)
+
+
+def dropout_flag_p0(x, w, training: bool):
+    return F.dropout(x * w, 0.0, training)
+
+
+def batch_norm_flag(x, rm, rv, w, b, training: bool):
+    return F.batch_norm(x, rm, rv, w, b, training)
+
+
+def mixed_dtype(x, y):
+    return torch.sigmoid(x * y) + x
+
+
+def max_pool1d(x):
+    return F.max_pool1d(x, 3, 2, 1)
+
+
+def avg_pool1d(x):
+    return F.avg_pool1d(x, 3, 2, 1, True, False)

@@ -1,0 +1,372 @@
+/* The nn ops of ops/list_nn.h (pooling, recurrent cells, instance_norm,
+ * native_batch_norm_backward, dropout's backward) and their gradients,
+ * against PyTorch 1.13.
+ *
+ * tests/data/nn/cases/NAME/ is written by tests/data/nn/gen_nn_cases.py
+ * (functions in nn_fns.py) in the conformance corpus's case format
+ * (tests/corpus/README.md), so the corpus helpers of corpus_case.h read it:
+ * they take case names relative to tests/corpus/cases, hence the "../../"
+ * prefix. Each case runs
+ *   - forward through the profiling executor (fuser none), with one
+ *     profiling run and with FUSEBOX_PROFILING_RUNS=0: outputs equal
+ *     PyTorch's;
+ *   - where PyTorch has gradients: forward + backward three times, with one
+ *     profiling run and with none (profiling_runs 0: no IR types, so the
+ *     gradient formulas see no dtypes): every input gradient equal to
+ *     PyTorch's, dtype included (mixed_dtype: a float32 input of a float64
+ *     result gets a float32 gradient);
+ *   - under the legacy, tensorexpr and nvfuser_like fusers, forward and
+ *     backward once more (they fuse what they can around the new ops and
+ *     leave the ops themselves to the interpreter).
+ * max_pool1d / avg_pool1d run as the 2-D ops on a size-1 height.
+ * The kernels are also called directly: every allocation in turn made to
+ * fail must give NOMEM with the outputs left None (and no leak under
+ * ASan), and bad input (a 2-D pooling input, padding over half the kernel,
+ * mismatched cell sizes, ...) an error saying what is wrong.
+ * Cases whose `training` flag is a graph input (dropout_flag_*,
+ * batch_norm_flag_*) check that such graphs get their gradients. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/strbuf.h"
+#include "corpus_case.h"
+#include "exec/executor.h"
+#include "ir/text.h"
+#include "ops/optable.h"
+#include "testutil.h"
+
+#define PREFIX "../../data/nn/cases/"
+#define MAX_ARGS 32
+#define MAX_OUTS 16
+
+static const char *const CASES[] = {
+    "max_pool2d", "max_pool2d_ceil_dilated", "max_pool2d_indices", "max_pool2d_indices_grad", "max_pool2d_3d",
+    "max_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool2d_int", "avg_pool2d_ceil_nopad", "avg_pool2d_divisor", "adaptive_avg_pool2d", "instance_norm",
+    "instance_norm_plain", "instance_norm_running", "gru_cell", "gru_cell_nobias", "lstm_cell", "lstm_cell_h_only",
+    "rnn_tanh_cell", "rnn_relu_cell", "native_batch_norm_backward", "native_batch_norm_backward_eval",
+    "native_dropout_eval", "native_dropout_p0", "native_dropout_p1", "native_dropout_backward", "dropout_flag_eval",
+    "dropout_flag_train_p0", "batch_norm_flag_train", "batch_norm_flag_eval", "mixed_dtype",
+};
+#define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
+
+static const char *case_name(int i) {
+  static char buf[256];
+  snprintf(buf, sizeof buf, PREFIX "%s", CASES[i]);
+  return buf;
+}
+
+/* Forward + backward three times under `fuser`; NULL when every input
+ * gradient equals PyTorch's, else why (free it). */
+static char *backward_case(const char *name, const char *fuser, int profiling_runs) {
+  fbx_strbuf why = {0};
+  fbx_graph *g = NULL;
+  fbx_executor *ex = NULL;
+  fbx_ivalue in[MAX_ARGS] = {{0}}, out[MAX_OUTS] = {{0}}, gout[MAX_OUTS] = {{0}}, gin[MAX_ARGS] = {{0}};
+  int nin = 0, nout = 0, nflat = 0;
+  if (profiling_runs == 0) ck_assert(!setenv("FUSEBOX_PROFILING_RUNS", "0", 1));
+  else ck_assert(!unsetenv("FUSEBOX_PROFILING_RUNS"));
+  fbx_status *st = fbx_graph_parse_file(&g, cc_path(name, "graph.ir"));
+  if (!st) {
+    fbx_executor_opts o = {.struct_size = sizeof o, .fuser = fuser, .profiling_runs = profiling_runs};
+    st = fbx_executor_create(&ex, g, &o);
+  }
+  if (st) goto done;
+  if ((nin = cc_load_inputs(name, in, MAX_ARGS, &why)) < 0) goto done;
+  nout = fbx_graph_noutputs(g);
+  nflat = fbx_executor_num_outputs(ex);
+  ck_assert_int_le(nflat, MAX_OUTS);
+  bool defined[MAX_OUTS];
+  if (cc_load_grad_outputs(name, gout, defined, nflat, &why) < 0) goto done;
+  bool rg[MAX_ARGS] = {0};
+  for (int i = 0; i < nin; i++) {
+    const char *in_name = fbx_graph_input(g, i)->name;
+    /* running statistics are buffers: PyTorch's cases did not ask for their gradients */
+    bool stat = !strncmp(in_name, "rm", 2) || !strncmp(in_name, "rv", 2);
+    rg[i] = !stat && in[i].kind == FBX_IV_TENSOR &&
+            (in[i].u.t->dtype == FBX_DTYPE_FLOAT32 || in[i].u.t->dtype == FBX_DTYPE_FLOAT64);
+  }
+  for (int it = 0; it < 3; it++) {
+    fbx_grad_handle *h = NULL;
+    for (int i = 0; i < nout; i++) fbx_iv_release(&out[i]);
+    if ((st = fbx_executor_forward_values(ex, in, nin, rg, out, nout, 0, &h))) goto done;
+    st = fbx_executor_backward_values(h, gout, nflat, gin, nin);
+    fbx_grad_free(h);
+    if (st) goto done;
+    for (int i = 0; i < nin; i++) {
+      if (!rg[i]) {
+        fbx_iv_release(&gin[i]);
+        continue;
+      }
+      bool compared;
+      fbx_strbuf w = {0};
+      bool ok = cc_check_input_grad(name, fbx_graph_input(g, i)->name, &gin[i], &compared, &w);
+      if (!ok) fbx_strbuf_printf(&why, "run %d: %s", it + 1, w.data);
+      fbx_strbuf_free(&w);
+      if (!ok) goto done;
+    }
+    for (int i = 0; i < nin; i++) fbx_iv_release(&gin[i]);
+  }
+  fbx_executor_stats s = {.struct_size = sizeof s};
+  fbx_executor_stats_get(ex, &s);
+  if (s.compile_failures > 0 || s.fallbacks_run > 0)
+    fbx_strbuf_printf(&why, "%lld compile failures, %lld failed runs", (long long)s.compile_failures,
+                      (long long)s.fallbacks_run);
+done:
+  if (st) {
+    fbx_strbuf_puts(&why, fbx_status_message(st));
+    fbx_status_free(st);
+  }
+  for (int i = 0; i < MAX_ARGS; i++) {
+    fbx_iv_release(&in[i]);
+    fbx_iv_release(&gin[i]);
+  }
+  for (int i = 0; i < MAX_OUTS; i++) {
+    fbx_iv_release(&out[i]);
+    fbx_iv_release(&gout[i]);
+  }
+  fbx_executor_destroy(ex);
+  fbx_graph_destroy(g);
+  unsetenv("FUSEBOX_PROFILING_RUNS");
+  if (!why.len) {
+    fbx_strbuf_free(&why);
+    return NULL;
+  }
+  return fbx_strbuf_take(&why);
+}
+
+static int run_all(const char *fuser, bool with_backward, bool both_profiling) {
+  int failed = 0;
+  for (int i = 0; i < NCASES; i++) {
+    const char *name = case_name(i);
+    for (int pr = both_profiling ? 0 : 1; pr <= 1; pr++) {
+      int64_t kr = 0, groups = 0;
+      char *why = cc_fused_forward(name, fuser, pr, &kr, &groups);
+      if (why) {
+        printf("FAIL %-32s %-12s forward  profiling_runs=%d: %s\n", CASES[i], fuser, pr, why);
+        failed++;
+        free(why);
+      }
+      if (!with_backward || !cc_has_input_grads(name)) continue;
+      why = backward_case(name, fuser, pr);
+      if (why) {
+        printf("FAIL %-32s %-12s backward profiling_runs=%d: %s\n", CASES[i], fuser, pr, why);
+        failed++;
+        free(why);
+      }
+    }
+  }
+  fflush(stdout);
+  return failed;
+}
+
+
+/* ---- the kernels called directly: allocation failures and bad input ---------------------------- */
+
+static fbx_ivalue T(fbx_dtype dt, int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
+  int64_t sz[4] = {a, b, c, d};
+  fbx_tensor *t = NULL;
+  ck_assert(!fbx_tensor_empty(&t, dt, nd, sz));
+  for (int64_t i = 0; i < t->numel; i++)
+    fbx_tensor_set_f64(t, i, dt == FBX_DTYPE_BOOL ? (double)(i % 3 != 0) : (double)((i * 7) % 11) / 5.0 - 1.0);
+  return fbx_iv_tensor(t);
+}
+
+static fbx_ivalue L(int n, int64_t a, int64_t b, int64_t c) {
+  int64_t v[3] = {a, b, c};
+  fbx_ivalue l;
+  ck_assert(!fbx_iv_list_new(&l, n));
+  for (int i = 0; i < n; i++) ck_assert(!fbx_iv_list_push(&l, fbx_iv_int(v[i])));
+  return l;
+}
+
+typedef struct kcall {
+  const char *what;
+  fbx_op_id id;
+  fbx_ivalue args[FBX_SCHEMA_MAX_ARGS];
+  const char *err; /* NULL: must succeed; else a part of the error message */
+} kcall;
+
+static fbx_status *call(const kcall *k, fbx_ivalue *outs) {
+  const fbx_op *op = fbx_op_get(k->id);
+  uint64_t rng = 1;
+  fbx_kctx ctx = {.op = op, .rng_state = &rng, .nargs = op->schema.nargs};
+  fbx_ivalue a[FBX_SCHEMA_MAX_ARGS];
+  fbx_status *st = fbx_op_normalize_args(op, k->args, op->schema.nargs, a);
+  if (st) return st;
+  for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) outs[i] = fbx_iv_none();
+  return op->kernel(&ctx, a, outs);
+}
+
+static void release_args(kcall *k) {
+  for (int i = 0; i < FBX_SCHEMA_MAX_ARGS; i++) fbx_iv_release(&k->args[i]);
+}
+
+#define F32 FBX_DTYPE_FLOAT32
+#define NONE_ fbx_iv_none()
+#define B_(v) fbx_iv_bool(v)
+#define F_(v) fbx_iv_float(v)
+#define I_(v) fbx_iv_int(v)
+
+START_TEST(kernels_under_allocation_failures) {
+  ck_assert(!fbx_op_table_init());
+  fbx_ivalue hc;
+  ck_assert(!fbx_iv_list_new(&hc, 2));
+  ck_assert(!fbx_iv_list_push(&hc, T(F32, 2, 2, 3, 0, 0)));
+  ck_assert(!fbx_iv_list_push(&hc, T(F32, 2, 2, 3, 0, 0)));
+  kcall calls[] = {
+      {"max_pool2d", FBX_OP_max_pool2d,
+       {T(F32, 4, 1, 2, 5, 5), L(1, 3, 0, 0), L(1, 2, 0, 0), L(1, 1, 0, 0), L(1, 1, 0, 0), B_(true)}, NULL},
+      {"max_pool2d_with_indices", FBX_OP_max_pool2d_with_indices,
+       {T(F32, 3, 2, 4, 4, 0), L(2, 2, 2, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)}, NULL},
+      {"avg_pool2d", FBX_OP_avg_pool2d,
+       {T(F32, 4, 1, 2, 5, 4), L(1, 3, 0, 0), L(1, 2, 0, 0), L(1, 1, 0, 0), B_(true), B_(false), NONE_}, NULL},
+      {"max_pool2d_with_indices_backward", FBX_OP_max_pool2d_with_indices_backward,
+       {T(F32, 3, 1, 2, 2, 0), T(F32, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(1, 2, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0),
+       B_(false), T(FBX_DTYPE_INT64, 3, 1, 2, 2, 0)}, NULL},
+      {"avg_pool2d_backward", FBX_OP_avg_pool2d_backward,
+       {T(F32, 3, 1, 2, 2, 0), T(F32, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(1, 2, 0, 0), L(1, 0, 0, 0), B_(false),
+       B_(true), I_(3)}, NULL},
+      {"_adaptive_avg_pool2d_backward", FBX_OP_adaptive_avg_pool2d_backward,
+       {T(F32, 3, 2, 2, 3, 0), T(F32, 3, 2, 5, 7, 0)}, NULL},
+      {"rnn_tanh_cell", FBX_OP_rnn_tanh_cell,
+       {T(F32, 2, 2, 4, 0, 0), T(F32, 2, 2, 3, 0, 0), T(F32, 2, 3, 4, 0, 0), T(F32, 2, 3, 3, 0, 0),
+       T(F32, 1, 3, 0, 0, 0), NONE_}, NULL},
+      {"gru_cell", FBX_OP_gru_cell,
+       {T(F32, 2, 2, 4, 0, 0), T(F32, 2, 2, 3, 0, 0), T(F32, 2, 9, 4, 0, 0), T(F32, 2, 9, 3, 0, 0), NONE_,
+       T(F32, 1, 9, 0, 0, 0)}, NULL},
+      {"lstm_cell", FBX_OP_lstm_cell,
+       {T(F32, 2, 2, 4, 0, 0), hc, T(F32, 2, 12, 4, 0, 0), T(F32, 2, 12, 3, 0, 0), T(F32, 1, 12, 0, 0, 0),
+       T(F32, 1, 12, 0, 0, 0)}, NULL},
+      {"instance_norm", FBX_OP_instance_norm,
+       {T(F32, 3, 2, 3, 4, 0), T(F32, 1, 3, 0, 0, 0), T(F32, 1, 3, 0, 0, 0), NONE_, NONE_, B_(true), F_(0.1),
+       F_(1e-5), B_(false)}, NULL},
+      {"native_batch_norm_backward", FBX_OP_native_batch_norm_backward,
+       {T(F32, 3, 2, 3, 4, 0), T(F32, 3, 2, 3, 4, 0), T(F32, 1, 3, 0, 0, 0), NONE_, NONE_, T(F32, 1, 3, 0, 0, 0),
+       T(F32, 1, 3, 0, 0, 0), B_(true), F_(1e-5), NONE_}, NULL},
+      {"fusebox::instance_norm_backward", FBX_OP_fbx_instance_norm_backward,
+       {T(F32, 3, 2, 3, 4, 0), T(F32, 3, 2, 3, 4, 0), T(F32, 1, 3, 0, 0, 0), NONE_, NONE_, B_(true),
+       F_(1e-5)}, NULL},
+      {"fusebox::dropout_backward", FBX_OP_fbx_dropout_backward,
+       {T(F32, 2, 3, 4, 0, 0), T(F32, 2, 3, 4, 0, 0), F_(0.25), B_(true)}, NULL},
+      {"native_dropout_backward", FBX_OP_native_dropout_backward,
+       {T(F32, 2, 3, 4, 0, 0), T(FBX_DTYPE_BOOL, 2, 3, 4, 0, 0), F_(2.0)}, NULL},
+      {"max_pool1d", FBX_OP_max_pool1d,
+       {T(F32, 3, 2, 3, 7, 0), L(1, 3, 0, 0), L(1, 2, 0, 0), L(1, 1, 0, 0), L(1, 1, 0, 0), B_(false)}, NULL},
+      {"fusebox::max_pool1d_backward", FBX_OP_fbx_max_pool1d_backward,
+       {T(F32, 2, 3, 4, 0, 0), T(F32, 2, 3, 7, 0, 0), L(1, 3, 0, 0), L(1, 2, 0, 0), L(1, 1, 0, 0), L(1, 1, 0, 0),
+        B_(false)}, NULL},
+      {"fusebox::avg_pool1d_backward", FBX_OP_fbx_avg_pool1d_backward,
+       {T(F32, 2, 3, 3, 0, 0), T(F32, 2, 3, 7, 0, 0), L(1, 3, 0, 0), L(0, 0, 0, 0), L(1, 1, 0, 0), B_(true),
+        B_(false)}, NULL},
+      /* bad input: an error naming the problem, no crash */
+      {"pool of a 2-D input", FBX_OP_max_pool2d,
+       {T(F32, 2, 4, 4, 0, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)}, "3D or 4D"},
+      {"pad over half the kernel", FBX_OP_avg_pool2d,
+       {T(F32, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(1, 1, 0, 0), L(1, 2, 0, 0), B_(false), B_(true),
+       NONE_}, "half of kernel size"},
+      {"window larger than the input", FBX_OP_max_pool2d,
+       {T(F32, 3, 1, 2, 2, 0), L(1, 3, 0, 0), L(1, 1, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0),
+       B_(false)}, "Output size is too small"},
+      {"max_pool2d of float16 (none on PyTorch's CPU)", FBX_OP_max_pool2d,
+       {T(FBX_DTYPE_FLOAT16, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)},
+       "not implemented"},
+      {"max_pool2d of int64", FBX_OP_max_pool2d,
+       {T(FBX_DTYPE_INT64, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)},
+       "not implemented"},
+      {"divisor_override 0", FBX_OP_avg_pool2d,
+       {T(F32, 3, 1, 4, 4, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), B_(false), B_(true),
+       I_(0)}, "divisor must be not zero"},
+      {"gru hidden size", FBX_OP_gru_cell,
+       {T(F32, 2, 2, 4, 0, 0), T(F32, 2, 2, 2, 0, 0), T(F32, 2, 9, 4, 0, 0), T(F32, 2, 9, 3, 0, 0), NONE_,
+       NONE_}, "inconsistent hidden_size"},
+      {"rnn input size", FBX_OP_rnn_relu_cell,
+       {T(F32, 2, 2, 5, 0, 0), T(F32, 2, 2, 3, 0, 0), T(F32, 2, 3, 4, 0, 0), T(F32, 2, 3, 3, 0, 0), NONE_,
+       NONE_}, "inconsistent input_size"},
+      {"instance_norm eval without stats", FBX_OP_instance_norm,
+       {T(F32, 3, 2, 3, 4, 0), NONE_, NONE_, NONE_, NONE_, B_(false), F_(0.1), F_(1e-5),
+       B_(false)}, "running_mean and running_var"},
+  };
+  /* native_batch_norm_backward's output_mask */
+  fbx_ivalue mask;
+  ck_assert(!fbx_iv_list_new(&mask, 3));
+  for (int i = 0; i < 3; i++) ck_assert(!fbx_iv_list_push(&mask, fbx_iv_bool(i != 1)));
+  calls[10].args[9] = mask;
+  for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+    kcall *k = &calls[c];
+    fbx_ivalue outs[FBX_SCHEMA_MAX_RETS];
+    if (k->err) {
+      fbx_status *st = call(k, outs);
+      ck_assert_msg(st != NULL, "%s: no error", k->what);
+      ck_assert_msg(strstr(fbx_status_message(st), k->err), "%s: %s", k->what, fbx_status_message(st));
+      for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) ck_assert(outs[i].kind == FBX_IV_NONE);
+      fbx_status_free(st);
+      release_args(k);
+      continue;
+    }
+    bool done = false;
+    for (long f = 0; f < 200 && !done; f++) {
+      fbx_alloc_fail_after(f);
+      fbx_status *st = call(k, outs);
+      fbx_alloc_fail_after(-1);
+      if (st) {
+        ck_assert_msg(fbx_status_code(st) == FBX_ERR_NOMEM, "%s, allocation %ld failed: %s", k->what, f,
+                      fbx_status_message(st));
+        for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) ck_assert(outs[i].kind == FBX_IV_NONE);
+        fbx_status_free(st);
+      } else {
+        done = true;
+        for (int i = 0; i < FBX_SCHEMA_MAX_RETS; i++) fbx_iv_release(&outs[i]);
+      }
+    }
+    ck_assert_msg(done, "%s never succeeded under allocation failures", k->what);
+    release_args(k);
+  }
+}
+END_TEST
+
+START_TEST(cases_listed) {
+  /* every generated case is run here */
+  char **names;
+  int n = cc_list(&names);
+  cc_free_names(names, n);
+  int have = 0;
+  for (int i = 0; i < NCASES; i++) {
+    ck_assert_msg(cc_has_file(case_name(i), "graph.ir"), "missing case %s", CASES[i]);
+    have++;
+  }
+  ck_assert_int_eq(have, NCASES);
+}
+END_TEST
+
+START_TEST(interpreter_matches_pytorch) { ck_assert_int_eq(run_all("none", true, true), 0); }
+END_TEST
+
+START_TEST(legacy_fuser) { ck_assert_int_eq(run_all("legacy", true, false), 0); }
+END_TEST
+
+START_TEST(tensorexpr_fuser) { ck_assert_int_eq(run_all("tensorexpr", true, false), 0); }
+END_TEST
+
+START_TEST(nvfuser_like_fuser) { ck_assert_int_eq(run_all("nvfuser_like", true, false), 0); }
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("ops_nn");
+  TCase *tc = tcase_create("nn");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, cases_listed);
+  tcase_add_test(tc, kernels_under_allocation_failures);
+  tcase_add_test(tc, interpreter_matches_pytorch);
+  tcase_add_test(tc, legacy_fuser);
+  tcase_add_test(tc, tensorexpr_fuser);
+  tcase_add_test(tc, nvfuser_like_fuser);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
