@@ -57,6 +57,7 @@ int fbx_cmd_ops(int argc, char **argv) {
     shown++;
     with_grad += grad;
   }
+  fflush(stdout); /* the list first: with both streams on one pipe, the count must not split a line */
   fprintf(stderr, "%d operator%s, %d with a gradient\n", shown, shown == 1 ? "" : "s", with_grad);
   return shown ? 0 : 1;
 }

@@ -215,9 +215,13 @@ static void drop_use(fbx_value *v, fbx_node *user, int offset) {
   assert(!"use list out of sync");
 }
 
+/* From the end, as drop_use: a value's recent users (a node being built or
+ * rewired, such as a new fusion group) are last in its list, and a pooled
+ * constant can have a use per node of the graph. */
 static void set_use_offset(fbx_value *v, fbx_node *user, int from, int to) {
-  for (int i = 0; i < v->nuses; i++)
+  for (int i = v->nuses - 1; i >= 0; i--)
     if (v->uses[i].user == user && v->uses[i].offset == from) {
+      fbx_work_add(FBX_WORK_USE_SCAN, (uint64_t)(v->nuses - i));
       v->uses[i].offset = to;
       return;
     }
