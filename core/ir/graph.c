@@ -185,6 +185,20 @@ void fbx_node_erase_output(fbx_node *n, int i) {
   n->noutputs--;
 }
 
+void fbx_node_erase_outputs(fbx_node *n, const unsigned char *drop) {
+  int k = 0;
+  for (int j = 0; j < n->noutputs; j++) {
+    if (drop[j]) {
+      assert(n->outputs[j]->nuses == 0);
+      continue;
+    }
+    n->outputs[k] = n->outputs[j];
+    n->outputs[k]->offset = k;
+    k++;
+  }
+  n->noutputs = k;
+}
+
 /* ---- uses --------------------------------------------------------------------------- */
 
 static int add_use(fbx_value *v, fbx_node *user, int offset) {
@@ -273,6 +287,21 @@ void fbx_node_remove_input(fbx_node *n, int i) {
     n->inputs[j - 1] = n->inputs[j];
   }
   n->ninputs--;
+}
+
+/* In increasing order: a kept input's offset moves down to k, below every
+ * offset not yet visited, so no two uses of one value by n ever share one. */
+void fbx_node_remove_inputs(fbx_node *n, const unsigned char *drop) {
+  int k = 0;
+  for (int j = 0; j < n->ninputs; j++) {
+    if (drop[j]) {
+      drop_use(n->inputs[j], n, j);
+      continue;
+    }
+    if (k != j) set_use_offset(n->inputs[j], n, j, k);
+    n->inputs[k++] = n->inputs[j];
+  }
+  n->ninputs = k;
 }
 
 void fbx_node_remove_all_inputs(fbx_node *n) {

@@ -188,9 +188,14 @@ int fbx_node_add_input(fbx_node *n, fbx_value *v);
 int fbx_node_insert_input(fbx_node *n, int i, fbx_value *v);
 int fbx_node_set_input(fbx_node *n, int i, fbx_value *v); /* -1: out of memory, unchanged */
 void fbx_node_remove_input(fbx_node *n, int i);
+/* Removes the inputs marked in drop[0 .. ninputs) in one pass (removing k
+ * inputs one by one from a node with n of them costs O(k * n)). */
+void fbx_node_remove_inputs(fbx_node *n, const unsigned char *drop);
 void fbx_node_remove_all_inputs(fbx_node *n);
 fbx_value *fbx_node_add_output(fbx_node *n, fbx_type *type);
 void fbx_node_erase_output(fbx_node *n, int i);   /* output must be unused */
+/* Erases the outputs marked in drop[0 .. noutputs) (each unused) in one pass. */
+void fbx_node_erase_outputs(fbx_node *n, const unsigned char *drop);
 
 void fbx_node_append(fbx_block *b, fbx_node *n);  /* at the end, before ret */
 void fbx_node_prepend(fbx_block *b, fbx_node *n); /* at the start */
