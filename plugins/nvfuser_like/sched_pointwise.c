@@ -38,6 +38,15 @@ void nvf_sched_pointwise_params(nvf_lctx *c) {
   p->groups = (threads + p->block - 1) / p->block;
 }
 
+/* the segment's materialized values, stored at the current index */
+static void store_outputs(nvf_lctx *c) {
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  for (int i = 0; i < sg->nexprs; i++) {
+    int t = c->f->ex[sg->exprs[i]].out;
+    if (c->pl->materialize[t]) nvf_emit_store(c, t);
+  }
+}
+
 /* a row of the innermost axis per work-item */
 static fbxp_status *lower_rows(nvf_lctx *c, const nvf_params *p) {
   nvf_kernel_ir *k = c->k;
@@ -51,11 +60,7 @@ static fbxp_status *lower_rows(nvf_lctx *c, const nvf_params *p) {
   nvf_kir_add(k, NVF_K_FOR, "j", "0", len, "1");
   c->scope = 2;
   nvf_emit_axes(c, 1u << last, "j");
-  const nvf_segment *sg = &c->pl->seg[c->s];
-  for (int i = 0; i < sg->nexprs; i++) {
-    int t = c->f->ex[sg->exprs[i]].out;
-    if (c->pl->materialize[t]) nvf_emit_store(c, t);
-  }
+  store_outputs(c);
   nvf_kir_close(k);
   nvf_scope_exit(c);
   c->scope = 1;
@@ -73,11 +78,7 @@ static fbxp_status *lower_chunks(nvf_lctx *c, const nvf_params *p) {
   c->scope = 2;
   nvf_kir_stmt(k, "const int64_t lin = base + j;");
   c->flat = "lin";
-  const nvf_segment *sg = &c->pl->seg[c->s];
-  for (int i = 0; i < sg->nexprs; i++) {
-    int t = c->f->ex[sg->exprs[i]].out;
-    if (c->pl->materialize[t]) nvf_emit_store(c, t);
-  }
+  store_outputs(c);
   nvf_kir_close(k);
   nvf_scope_exit(c);
   c->scope = 1;
@@ -109,11 +110,7 @@ fbxp_status *nvf_sched_pointwise_lower(nvf_lctx *c) {
   nvf_kir_add(k, NVF_K_IF, cond, NULL, NULL, NULL);
   if (p->dense) c->flat = "lin";
   else nvf_emit_axes(c, (1u << c->f->naxes) - 1, "lin");
-  const nvf_segment *sg = &c->pl->seg[c->s];
-  for (int i = 0; i < sg->nexprs; i++) {
-    int t = c->f->ex[sg->exprs[i]].out;
-    if (c->pl->materialize[t]) nvf_emit_store(c, t);
-  }
+  store_outputs(c);
   nvf_kir_close(k);
   if (p->vec > 1) nvf_kir_close(k);
   nvf_scope_exit(c);
