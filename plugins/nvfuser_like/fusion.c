@@ -426,9 +426,11 @@ static int64_t count_of(const nvf_fusion *f, int t, const int *dims, int nd) {
 static int red_node(bctx *c, int x, const nvf_ninfo *in) {
   nvf_fusion *f = c->f;
   int dt = f->tv[x].dtype, fl = fbxk_is_float(dt);
-  /* float sums accumulate in float32 (float64 for float64 data), as
-   * PyTorch's kernels do: rows are summed in lanes or trees, not serially */
-  int acc = in->red == NVF_RED_SUM ? (fl ? (dt == FBXK_F64 ? FBXK_F64 : FBXK_F32) : FBXK_I64) : dt;
+  /* sums and means accumulate in float64, as the reference interpreter does:
+   * their results feed any op (a sin of a large mean magnifies a float32
+   * rounding a thousandfold); softmax's and layer norm's statistics, which
+   * only normalize, accumulate in float32 */
+  int acc = in->red == NVF_RED_SUM ? (fl ? FBXK_F64 : FBXK_I64) : dt;
   int s = reduce(c, x, in->dims, in->nd, in->red, acc, in->keep_mask);
   if (in->mean) {
     int64_t n = count_of(f, x, in->dims, in->nd);
