@@ -202,6 +202,12 @@ static int same_layout(const te_buf *a, const te_buf *b) {
 }
 
 static void store_in_output(te_kernel_ir *k) {
+  /* one output only (a softmax written by hand): with several, a backward
+   * kernel that sums a broadcast gradient got wrong values (fuzz seed
+   * 800238, tests/data/fuzz/minimum_grad_ties.ir) */
+  int outputs = 0;
+  for (int b = 0; b < k->nbufs; b++) outputs += k->bufs[b].kind == TE_BUF_OUTPUT;
+  if (outputs != 1) return;
   for (te_stmt *s = k->root->first; s; s = s->next) {
     int vars[TE_MAX_DIMS], nv;
     te_stmt *st = s->kind == TE_S_FOR ? pointwise_store(s, vars, &nv) : NULL;

@@ -215,6 +215,25 @@ START_TEST(mean_then_sin_replays) {
 }
 END_TEST
 
+/* Found by a 10-minute tensorexpr run (seed 800238, minimized): the
+ * backward of minimum(x1, x0) + ... with x1 broadcast, ties everywhere; the
+ * schedule's store_in_output (a hand-written softmax's exp kept in its
+ * output) moved a value of a two-output backward kernel into an output that
+ * a later sum read: x1's gradient came out 3 where it is 4. */
+START_TEST(minimum_grad_ties_replays) {
+  static const char *const fusers[] = {"tensorexpr", "nvfuser_like", "legacy"};
+  for (int i = 0; i < 3; i++) {
+    char args[2048], *out = NULL;
+    snprintf(args, sizeof args, "fuzz --fuser %s --backward --replay %s --input %s --input %s", fusers[i],
+             tu_src_path("tests/data/fuzz/minimum_grad_ties.ir"), tu_src_path("tests/data/fuzz/minimum_grad_ties_x0.npy"),
+             tu_src_path("tests/data/fuzz/minimum_grad_ties_x1.npy"));
+    int rc = cli(args, &out);
+    ck_assert_msg(rc == 0 && strstr(out, ": ok"), "%s: rc %d\n%s", fusers[i], rc, out);
+    free(out);
+  }
+}
+END_TEST
+
 /* Found by the fuzzer: the legacy fuser wrote every piece of an aten::cat
  * with the kernel's iteration shape, so with FUSEBOX_PROFILING_RUNS=0 (no
  * sizes in the specs) cat([ceil(x[2, 1]), y[1, 1]], 0) broadcast y up and
@@ -423,6 +442,7 @@ int main(void) {
   tcase_add_test(tc, plugin_with_threads_at_load);
   tcase_add_test(tc, narrow_dtypes_round_every_op);
   tcase_add_test(tc, mean_then_sin_replays);
+  tcase_add_test(tc, minimum_grad_ties_replays);
   tcase_add_test(tc, bf16_repro_runs_as_written);
   suite_add_tcase(s, tc);
   TCase *tf = tcase_create("fork");
