@@ -458,18 +458,18 @@ static int layer_norm_node(bctx *c, const fbxp_node *n, int x, const nvf_ninfo *
   double eps = 0;
   nvf_host->value_const_float(nvf_host->node_input(n, 4), &eps);
   int64_t cnt = count_of(f, x, in->dims, in->nd);
-  /* float32 statistics for float32/16 data (float64 for float64), two
-   * passes (mean, then the squares of x - mean), as PyTorch's CPU kernel */
-  int cd = f->tv[x].dtype == FBXK_F64 ? FBXK_F64 : FBXK_F32;
-  int xc = cast(c, x, cd);
-  int s1 = reduce(c, xc, in->dims, in->nd, NVF_RED_SUM, cd, ~0u);
+  /* statistics in float64, as the reference interpreter (a float32
+   * variance overflows for values near 1e30: fuzz seed 800803) */
+  int x64 = cast(c, x, FBXK_F64);
+  int s1 = reduce(c, x64, in->dims, in->nd, NVF_RED_SUM, FBXK_F64, ~0u);
   int mu = pw2(c, FBXK_OP_DIV_T, s1, const_tv(c, FBXK_I64, (fbxk_scalar){0, cnt}));
-  int xm = pw2(c, FBXK_OP_SUB_T, xc, mu);
+  int xm = pw2(c, FBXK_OP_SUB_T, x64, mu);
   int sq = pw2(c, FBXK_OP_MUL_T, xm, xm);
-  int s2 = reduce(c, sq, in->dims, in->nd, NVF_RED_SUM, cd, ~0u);
+  int s2 = reduce(c, sq, in->dims, in->nd, NVF_RED_SUM, FBXK_F64, ~0u);
   int var = pw2(c, FBXK_OP_DIV_T, s2, const_tv(c, FBXK_I64, (fbxk_scalar){0, cnt}));
-  int ve = pw2(c, FBXK_OP_ADD_T, var, cast(c, const_tv(c, FBXK_F64, (fbxk_scalar){eps, 0}), cd));
+  int ve = pw2(c, FBXK_OP_ADD_T, var, const_tv(c, FBXK_F64, (fbxk_scalar){eps, 0}));
   int rstd = pw1(c, FBXK_OP_RSQRT, ve);
+  int cd = f->tv[x].dtype == FBXK_F64 ? FBXK_F64 : FBXK_F32;
   int y = cast(c, pw2(c, FBXK_OP_MUL_T, xm, rstd), cd);
   const fbxp_value *w = nvf_host->node_input(n, 2), *b = nvf_host->node_input(n, 3);
   if (!nvf_host->value_is_none(w)) y = pw2(c, FBXK_OP_MUL_T, y, cast(c, find_tv(c, w), cd));

@@ -857,15 +857,17 @@ static fbxp_status *lower_layer_norm(lctx *c, const fbxp_node *n, const te_ninfo
       return te_host->status_new(FBXP_ERR_INVALID, "tensorexpr: layer_norm's normalized_shape is not the input's last sizes");
   }
   int cd = in->cdtype;
-  vinfo *m = reduce(c, NULL, x, dims, nk, 1, TE_RED_MEAN, cd, cd, NULL, NULL, 0);
+  /* the row statistics in float64 (as the reference interpreter): a float32
+   * variance overflows for values near 1e30 (fuzz seed 800803) */
+  vinfo *m = reduce(c, NULL, x, dims, nk, 1, TE_RED_MEAN, FBXK_F64, FBXK_F64, NULL, NULL, 0);
   if (!m) return nomem();
   int vars[TE_MAX_DIMS];
   for (int d = 0; d < r; d++) vars[d] = te_new_var(k);
   te_expr *eps = operand_at(c, te_host->node_input(n, 4), r, vars);
   if (!eps) return unsupported("tensorexpr: %s's eps is not a number", te_host->node_kind(n));
   /* rsqrt(var + eps) once per row: a row statistic */
-  c->eps = te_cast(k, eps, cd);
-  vinfo *v = reduce(c, NULL, x, dims, nk, 1, TE_RED_RSTD, cd, cd, sq_dev, m, 0);
+  c->eps = te_cast(k, eps, FBXK_F64);
+  vinfo *v = reduce(c, NULL, x, dims, nk, 1, TE_RED_RSTD, FBXK_F64, FBXK_F64, sq_dev, m, 0);
   if (!v) return nomem();
   vinfo *out = new_tensor(c, te_host->node_output(n, 0), in->rdtype, r, x->sizes);
   if (!out) return nomem();

@@ -234,6 +234,24 @@ START_TEST(minimum_grad_ties_replays) {
 }
 END_TEST
 
+/* Found by the same tensorexpr run (seeds 800803, 800867): layer_norm of a
+ * row holding -1e30; with float32 statistics the variance overflowed and
+ * the row came out 0 where the interpreter gives -1, 1 (PyTorch 1.13's CPU
+ * kernel gives NaN). tensorexpr and nvfuser_like keep layer_norm's
+ * statistics in float64 again. */
+START_TEST(layer_norm_huge_replays) {
+  static const char *const fusers[] = {"tensorexpr", "nvfuser_like", "legacy"};
+  for (int i = 0; i < 3; i++) {
+    char args[2048], *out = NULL;
+    snprintf(args, sizeof args, "fuzz --fuser %s --backward --replay %s --input %s", fusers[i],
+             tu_src_path("tests/data/fuzz/layer_norm_huge.ir"), tu_src_path("tests/data/fuzz/layer_norm_huge_x.npy"));
+    int rc = cli(args, &out);
+    ck_assert_msg(rc == 0 && strstr(out, ": ok"), "%s: rc %d\n%s", fusers[i], rc, out);
+    free(out);
+  }
+}
+END_TEST
+
 /* Found by the fuzzer: the legacy fuser wrote every piece of an aten::cat
  * with the kernel's iteration shape, so with FUSEBOX_PROFILING_RUNS=0 (no
  * sizes in the specs) cat([ceil(x[2, 1]), y[1, 1]], 0) broadcast y up and
@@ -443,6 +461,7 @@ int main(void) {
   tcase_add_test(tc, narrow_dtypes_round_every_op);
   tcase_add_test(tc, mean_then_sin_replays);
   tcase_add_test(tc, minimum_grad_ties_replays);
+  tcase_add_test(tc, layer_norm_huge_replays);
   tcase_add_test(tc, bf16_repro_runs_as_written);
   suite_add_tcase(s, tc);
   TCase *tf = tcase_create("fork");
