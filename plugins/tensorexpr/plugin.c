@@ -41,6 +41,7 @@
  *   rule: positive value, else the online CPUs, at most 64).
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,7 @@ static int64_t par_min = 32768;
 static int nthreads = 1;
 static char cc_flags[160];
 static char target_line[256];
-static atomic_int told_fallback, told_serial, told_no_nvrtc;
+static atomic_int told_fallback, told_serial, told_no_nvrtc, gomp_pinned;
 
 /* The GPU runtime of the cuda backend: opened once, at the first cuda
  * compile (compiles are serialized by the host); NULL when it could not be
@@ -326,6 +327,11 @@ static fbxp_status *te_compile(void *state, const fbxp_graph *g, const fbxp_arg_
       const int *omp = te_host->shlib_symbol(k->lib, "te_openmp");
       if ((!omp || !*omp) && !atomic_exchange(&told_serial, 1))
         te_host->log(FBXP_LOG_WARN, "tensorexpr: the C compiler has no OpenMP: parallel loops run serially");
+      /* The kernels bring libgomp, whose worker threads outlive any kernel:
+       * once loaded it stays (NODELETE), or releasing the last kernel would
+       * unload it under its sleeping threads (LeakSanitizer's thread walk at
+       * exit crashed on the stale thread-local block). */
+      if (omp && *omp && !atomic_exchange(&gomp_pinned, 1)) (void)dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
     }
     if (!k->fn) {
       /* no working compiler: the interpreter runs this kernel. A 1.1 host

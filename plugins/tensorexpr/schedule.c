@@ -451,26 +451,27 @@ static int linearize_acc(te_kernel_ir *k, te_access *a) {
   return 0;
 }
 
-static _Thread_local int lin_bad; /* per thread: groups may be compiled concurrently */
-
+/* (the "not linear" flag travels in ud: no thread-local state, which a
+ * plugin unloaded at exit would leave behind in every thread) */
 static te_expr *lin_load(te_kernel_ir *k, te_expr *e, void *ud) {
-  (void)ud;
-  if (linearize_acc(k, &e->acc)) lin_bad = 1;
+  if (linearize_acc(k, &e->acc)) *(int *)ud = 1;
   return e;
 }
 
-static void lin_stmt(te_kernel_ir *k, te_stmt *s) {
+static void lin_stmt(te_kernel_ir *k, te_stmt *s, int *bad) {
   for (; s; s = s->next) {
-    if (s->kind == TE_S_BLOCK) lin_stmt(k, s->first);
-    else if (s->kind == TE_S_FOR) lin_stmt(k, s->body);
-    else if (s->kind == TE_S_STORE && linearize_acc(k, &s->acc)) lin_bad = 1;
+    if (s->kind == TE_S_BLOCK) lin_stmt(k, s->first, bad);
+    else if (s->kind == TE_S_FOR) lin_stmt(k, s->body, bad);
+    else if (s->kind == TE_S_STORE && linearize_acc(k, &s->acc)) *bad = 1;
   }
 }
 
-void te_linearize(te_kernel_ir *k) {
-  lin_bad = 0;
-  rewrite_stmt(k, k->root, lin_load, NULL);
-  lin_stmt(k, k->root);
+/* 1 when an index is not linear in the loop vars */
+int te_linearize(te_kernel_ir *k) {
+  int bad = 0;
+  rewrite_stmt(k, k->root, lin_load, &bad);
+  lin_stmt(k, k->root, &bad);
+  return bad;
 }
 
 /* ---- flatten ---------------------------------------------------------------------------- */
@@ -672,8 +673,7 @@ fbxp_status *te_schedule(te_kernel_ir *k, unsigned on, int64_t par_min) {
   if (on & TE_T_INLINE) te_inline(k);
   te_drop_unit_loops(k);
   if (on & TE_T_ROWBLOCK) te_rowblock(k);
-  te_linearize(k);
-  if (lin_bad) return te_host->status_new(FBXP_ERR_INTERNAL, "tensorexpr: an index is not linear in the loop vars");
+  if (te_linearize(k)) return te_host->status_new(FBXP_ERR_INTERNAL, "tensorexpr: an index is not linear in the loop vars");
   if (on & TE_T_REGISTERS) te_registers(k);
   if (on & TE_T_FLATTEN) te_flatten(k);
   if (on & TE_T_PARALLEL) te_parallelize(k, par_min);

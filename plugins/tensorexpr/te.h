@@ -41,7 +41,7 @@ fbxp_status *te_schedule(te_kernel_ir *k, unsigned enabled, int64_t par_min);
 void te_inline(te_kernel_ir *k);
 void te_drop_unit_loops(te_kernel_ir *k);
 void te_rowblock(te_kernel_ir *k);
-void te_linearize(te_kernel_ir *k);
+int te_linearize(te_kernel_ir *k); /* 1: an index is not linear */
 void te_flatten(te_kernel_ir *k);
 void te_registers(te_kernel_ir *k);
 void te_parallelize(te_kernel_ir *k, int64_t par_min);
