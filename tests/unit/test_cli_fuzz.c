@@ -195,6 +195,21 @@ START_TEST(sum_over_empty_dim) {
 }
 END_TEST
 
+/* `fusebox fuzz --replay` of a committed repro (tests/data/fuzz/NAME.ir with
+ * the inputs NAME_<suffix>.npy) passes under `fuser`. */
+static void replay_ok(const char *fuser, const char *name, const char *const *inputs, int ninputs) {
+  char args[2048], rel[256], *out = NULL;
+  snprintf(rel, sizeof rel, "tests/data/fuzz/%s.ir", name);
+  int k = snprintf(args, sizeof args, "fuzz --fuser %s --backward --replay %s", fuser, tu_src_path(rel));
+  for (int i = 0; i < ninputs; i++) {
+    snprintf(rel, sizeof rel, "tests/data/fuzz/%s_%s.npy", name, inputs[i]);
+    k += snprintf(args + k, sizeof args - (size_t)k, " --input %s", tu_src_path(rel));
+  }
+  int rc = cli(args, &out);
+  ck_assert_msg(rc == 0 && strstr(out, ": ok"), "%s on %s: rc %d\n%s", name, fuser, rc, out);
+  free(out);
+}
+
 /* Found by the 10-minute nvfuser_like run (seed 800060, minimized): a mean
  * over dims (0, -3) of values up to 65504, then sin. Accumulated in float32
  * the mean moved by an ulp and sin of ~21834 by 0.002 from the reference
@@ -203,15 +218,9 @@ END_TEST
  * it gives PyTorch's -0.315416545 here, the interpreter -0.313562512; the
  * oracle holds it to the interpreter, so it is not replayed on it.) */
 START_TEST(mean_then_sin_replays) {
-  static const char *const fusers[] = {"nvfuser_like", "legacy"};
-  for (int i = 0; i < 2; i++) {
-    char args[2048], *out = NULL;
-    snprintf(args, sizeof args, "fuzz --fuser %s --backward --replay %s --input %s", fusers[i],
-             tu_src_path("tests/data/fuzz/mean_then_sin.ir"), tu_src_path("tests/data/fuzz/mean_then_sin_x.npy"));
-    int rc = cli(args, &out);
-    ck_assert_msg(rc == 0 && strstr(out, ": ok"), "%s: rc %d\n%s", fusers[i], rc, out);
-    free(out);
-  }
+  static const char *const x[] = {"x"};
+  replay_ok("nvfuser_like", "mean_then_sin", x, 1);
+  replay_ok("legacy", "mean_then_sin", x, 1);
 }
 END_TEST
 
@@ -221,16 +230,10 @@ END_TEST
  * output) moved a value of a two-output backward kernel into an output that
  * a later sum read: x1's gradient came out 3 where it is 4. */
 START_TEST(minimum_grad_ties_replays) {
-  static const char *const fusers[] = {"tensorexpr", "nvfuser_like", "legacy"};
-  for (int i = 0; i < 3; i++) {
-    char args[2048], *out = NULL;
-    snprintf(args, sizeof args, "fuzz --fuser %s --backward --replay %s --input %s --input %s", fusers[i],
-             tu_src_path("tests/data/fuzz/minimum_grad_ties.ir"), tu_src_path("tests/data/fuzz/minimum_grad_ties_x0.npy"),
-             tu_src_path("tests/data/fuzz/minimum_grad_ties_x1.npy"));
-    int rc = cli(args, &out);
-    ck_assert_msg(rc == 0 && strstr(out, ": ok"), "%s: rc %d\n%s", fusers[i], rc, out);
-    free(out);
-  }
+  static const char *const x[] = {"x0", "x1"};
+  replay_ok("tensorexpr", "minimum_grad_ties", x, 2);
+  replay_ok("nvfuser_like", "minimum_grad_ties", x, 2);
+  replay_ok("legacy", "minimum_grad_ties", x, 2);
 }
 END_TEST
 
@@ -240,15 +243,10 @@ END_TEST
  * kernel gives NaN). tensorexpr and nvfuser_like keep layer_norm's
  * statistics in float64 again. */
 START_TEST(layer_norm_huge_replays) {
-  static const char *const fusers[] = {"tensorexpr", "nvfuser_like", "legacy"};
-  for (int i = 0; i < 3; i++) {
-    char args[2048], *out = NULL;
-    snprintf(args, sizeof args, "fuzz --fuser %s --backward --replay %s --input %s", fusers[i],
-             tu_src_path("tests/data/fuzz/layer_norm_huge.ir"), tu_src_path("tests/data/fuzz/layer_norm_huge_x.npy"));
-    int rc = cli(args, &out);
-    ck_assert_msg(rc == 0 && strstr(out, ": ok"), "%s: rc %d\n%s", fusers[i], rc, out);
-    free(out);
-  }
+  static const char *const x[] = {"x"};
+  replay_ok("tensorexpr", "layer_norm_huge", x, 1);
+  replay_ok("nvfuser_like", "layer_norm_huge", x, 1);
+  replay_ok("legacy", "layer_norm_huge", x, 1);
 }
 END_TEST
 
