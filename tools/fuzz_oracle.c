@@ -21,7 +21,7 @@
  * those among the dtypes of every value in the graph (a float64 result of
  * float32 math is only as exact as float32), scaled by what the ops
  * in the case may legitimately reorder or approximate: x(1 + 2 per
- * transcendental op + 4 per reduction + 4 per composite op (softmax,
+ * transcendental op + 4 per reduction + 6 per composite op (softmax,
  * layer_norm, norm)), atol = rtol; integer and bool outputs exact; NaN
  * positions and infinities must match (fbx_cli_allclose).
  *
