@@ -26,7 +26,18 @@
  * (exec/grad.c): unfused, each recomputed node writes its output once more.
  *
  * Bytes come from S's types: a static specialization knows every size; a
- * size that is not known counts as RC_UNKNOWN_NUMEL elements. Each decision
+ * size that is not known counts as RC_UNKNOWN_NUMEL elements.
+ *
+ * A value that B compares with another computed value (aten::eq, ne, lt,
+ * le, gt, ge: amax/amin/max/min find their argument's ties by equality with
+ * the saved result) is recomputed only when every op of its recomputation
+ * is correctly rounded and cannot be contracted (add, sub, mul, min/max,
+ * clamp, where, casts, ...: the same bits in any implementation; see
+ * exact_op); otherwise it is saved,
+ * since a log or exp recomputed by the interpreter may differ by an ulp
+ * from the one the forward's kernel made, and an equality that held in F
+ * would fail in B (fuzz seed 1100602: amin's gradient over a size-1 dim came
+ * out 0/0 = NaN where log(x) was recomputed). Each decision
  * looks at RC_MAX_VISIT nodes not yet recomputed at most (beyond that the
  * value is saved), so the whole choice stays linear in S. Random, in-place,
  * aliasing and side-effecting ops are never recomputed.
@@ -63,18 +74,42 @@ static bool cheap_op(const fbx_node *n) {
   return !(op->flags & bad) && !fbx_op_kind_has_flag(n->kind, bad);
 }
 
+/* A correctly rounded op (or an exact one): its result has the same bits
+ * whoever computes it, so B's recomputation equals F's value. Not div and
+ * sqrt (OpenCL allows them 2.5 and 3 ulp), and not an add or sub of a
+ * product, which a kernel may contract into a fused multiply-add. */
+static bool exact_op(const fbx_node *n) {
+  const char *k = fbx_sym_str(n->kind);
+  if (!strcmp(k, "aten::add") || !strcmp(k, "aten::sub") || !strcmp(k, "aten::rsub"))
+    for (int i = 0; i < n->ninputs; i++)
+      if (!strcmp(fbx_sym_str(n->inputs[i]->node->kind), "aten::mul")) return false;
+  static const char *const EXACT[] = {
+      "aten::add", "aten::sub", "aten::rsub", "aten::mul", "aten::neg", "aten::abs",
+      "aten::relu", "aten::max", "aten::min", "aten::maximum", "aten::minimum", "aten::clamp", "aten::clamp_min",
+      "aten::clamp_max", "aten::where", "aten::to", "aten::type_as", "aten::floor", "aten::ceil", "aten::trunc",
+      "aten::round", "aten::sign", "aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge",
+      "aten::logical_not", "aten::logical_and", "aten::logical_or", "aten::masked_fill", "aten::square"};
+  for (size_t i = 0; i < sizeof EXACT / sizeof EXACT[0]; i++)
+    if (!strcmp(k, EXACT[i])) return true;
+  return false;
+}
+
 fbx_status *fbx_split_recompute_init(fbx_split *d) {
   if (!d->recompute) return NULL;
-  d->cheap = fbx_calloc(d->S->next_value_id ? d->S->next_value_id : 1, sizeof *d->cheap);
+  size_t nv = d->S->next_value_id ? (size_t)d->S->next_value_id : 1;
+  d->cheap = fbx_calloc(2 * nv, sizeof *d->cheap); /* cheap[], then exact[] */
   if (!d->cheap) return fbx_status_nomem();
+  d->exact = d->cheap + nv;
   for (const fbx_node *n = fbx_block_first(d->S->block); n; n = n->next) {
     if (!cheap_op(n)) continue;
-    bool ok = true;
+    bool ok = true, exact = exact_op(n);
     for (int i = 0; i < n->ninputs && ok; i++) {
       const fbx_value *in = n->inputs[i];
       ok = is_const(in) || is_s_input(d, in) || d->cheap[in->id];
+      exact = exact && (is_const(in) || is_s_input(d, in) || d->exact[in->id]);
     }
     d->cheap[n->outputs[0]->id] = ok;
+    d->exact[n->outputs[0]->id] = ok && exact;
   }
   return NULL;
 }
@@ -82,6 +117,7 @@ fbx_status *fbx_split_recompute_init(fbx_split *d) {
 void fbx_split_recompute_free(fbx_split *d) {
   fbx_free(d->cheap);
   d->cheap = NULL;
+  d->exact = NULL;
   fbx_ptrmap_free(&d->recomputed_of);
 }
 
@@ -247,13 +283,30 @@ static fbx_status *recompute_value(fbx_split *d, const fbx_value *v, fbx_value *
   return *out ? NULL : fbx_status_new(FBX_ERR_INTERNAL, "autodiff: %%%s was not recomputed", v->name);
 }
 
+/* Whether B compares v with a tensor that is not a constant (a Scalar
+ * bound, clamp's, is a number from the graph): such a comparison needs v's
+ * bits exactly as F made them (see the top). */
+static bool compared_in_b(const fbx_value *v) {
+  static const char *const CMP[] = {"aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge"};
+  for (int u = 0; u < v->nuses; u++) {
+    const fbx_node *n = v->uses[u].user;
+    const char *k = fbx_sym_str(n->kind);
+    bool cmp = false;
+    for (size_t c = 0; c < sizeof CMP / sizeof CMP[0] && !cmp; c++) cmp = !strcmp(k, CMP[c]);
+    if (!cmp) continue;
+    for (int i = 0; i < n->ninputs; i++)
+      if (n->inputs[i] != v && n->inputs[i]->type->kind == FBX_TYPE_TENSOR && !is_const(n->inputs[i])) return true;
+  }
+  return false;
+}
+
 fbx_status *fbx_split_recompute_saved(fbx_split *d) {
   if (!d->recompute || !d->cheap) return NULL;
   for (const fbx_node *n = fbx_block_first(d->S->block); n; n = n->next) {
     if (n->noutputs != 1) continue;
     const fbx_value *v = n->outputs[0];
     fbx_value *in = fbx_ptrmap_get(&d->saved_of, v);
-    if (!in || !in->nuses || !d->cheap[v->id]) continue;
+    if (!in || !in->nuses || !d->cheap[v->id] || (!d->exact[v->id] && compared_in_b(in))) continue;
     bool real = false; /* F returns it anyway: saving it costs B's read alone */
     for (int u = 0; u < v->nuses && !real; u++) real = v->uses[u].user == d->S->block->ret;
     double saving = (real ? 1 : 2) * bytes_of(v), new_bytes;

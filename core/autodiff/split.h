@@ -25,6 +25,7 @@ typedef struct fbx_split {
   /* recomputation (recompute.c) */
   bool recompute;    /* values may be recomputed in B instead of saved */
   bool *cheap;       /* S value id -> a cheap pointwise function of S's inputs and constants */
+  bool *exact;       /* S value id -> cheap, and made of correctly rounded ops only (same bits anywhere) */
   fbx_ptrmap recomputed_of; /* S value -> its recomputation in B */
   fbx_node *rc_last; /* the last recomputed node in B (they lead B, in S's order) */
   int nrecomputed;   /* saved values replaced by recomputation */
@@ -36,7 +37,7 @@ typedef struct fbx_split {
 fbx_status *fbx_split_fwd_value(void *ctx, const fbx_value *v, fbx_value **out);
 
 /* recompute.c */
-/* Find S's cheap values (d->cheap), when d->recompute. */
+/* Find S's cheap values (d->cheap, d->exact), when d->recompute. */
 fbx_status *fbx_split_recompute_init(fbx_split *d);
 /* After B is built: replace B's reads of saved values by recomputation
  * where that moves fewer bytes (the rule is in recompute.c). */

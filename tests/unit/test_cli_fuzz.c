@@ -269,6 +269,21 @@ START_TEST(spread_does_not_hide_a_dropped_element) {
 }
 END_TEST
 
+/* Found by a 10-minute tensorexpr run (seed 1100602, minimized): amin over
+ * a size-1 dim of log(x), with eq(log(x), log(x)) as a second output. The
+ * backward recomputed log(x) in the interpreter where the forward's came
+ * from tensorexpr's kernel, an ulp apart at x = 1.659; amin's gradient
+ * finds its ties by equality with the saved result, found none, and gave
+ * 0/0 = NaN. Values that the backward compares are saved now
+ * (core/autodiff/recompute.c). */
+START_TEST(amin_recomputed_ties_replays) {
+  static const char *const x[] = {"x0"};
+  replay_ok("tensorexpr", "amin_recomputed_ties", x, 1);
+  replay_ok("nvfuser_like", "amin_recomputed_ties", x, 1);
+  replay_ok("legacy", "amin_recomputed_ties", x, 1);
+}
+END_TEST
+
 /* Found by a 10-minute tensorexpr run (seed 800238, minimized): the
  * backward of minimum(x1, x0) + ... with x1 broadcast, ties everywhere; the
  * schedule's store_in_output (a hand-written softmax's exp kept in its
@@ -503,6 +518,7 @@ int main(void) {
   tcase_add_test(tc, plugin_with_threads_at_load);
   tcase_add_test(tc, narrow_dtypes_round_every_op);
   tcase_add_test(tc, mean_then_sin_replays);
+  tcase_add_test(tc, amin_recomputed_ties_replays);
   tcase_add_test(tc, spread_does_not_hide_a_dropped_element);
   tcase_add_test(tc, minimum_grad_ties_replays);
   tcase_add_test(tc, layer_norm_huge_replays);
