@@ -555,8 +555,12 @@ static void sum_fin(const red_job *j, const racc *a, double *of, int64_t *oi, in
   *of = a->f;
   *oi = a->i;
 }
+/* A float32 (or half) mean overflows when its sum does, as PyTorch's,
+ * which sums in float32: mean([3e38, 3e38]) is inf there, not 3e38 (fuzz
+ * seed 1200904: tensorexpr gave PyTorch's inf). */
 static void mean_fin(const red_job *j, const racc *a, double *of, int64_t *oi, int64_t *ok) {
-  *of = a->f / (double)j->R;
+  float s32 = (float)a->f;
+  *of = j->dt != FBX_DTYPE_FLOAT64 && isinf(s32) && !isinf(a->f) ? (double)s32 : a->f / (double)j->R;
 }
 
 static const red_ops sum_f = {true, false, false, 1, init_zero, sum_row_f, sum_col_f, sum_merge, NULL, sum_fin, FAST_NONE};

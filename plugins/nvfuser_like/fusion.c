@@ -434,6 +434,9 @@ static int red_node(bctx *c, int x, const nvf_ninfo *in) {
   int s = reduce(c, x, in->dims, in->nd, in->red, acc, in->keep_mask);
   if (in->mean) {
     int64_t n = count_of(f, x, in->dims, in->nd);
+    /* a float32 (or half) mean overflows when its sum does, as PyTorch's
+     * and the interpreter's (fuzz seed 1200904): the sum passes float32 */
+    if (fl && dt != FBXK_F64) s = cast(c, cast(c, s, FBXK_F32), FBXK_F64);
     s = pw2(c, FBXK_OP_DIV_T, s, const_tv(c, FBXK_I64, (fbxk_scalar){0, n}));
   }
   return cast(c, s, in->red == NVF_RED_SUM && !fl ? FBXK_I64 : dt);

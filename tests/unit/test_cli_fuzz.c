@@ -284,6 +284,19 @@ START_TEST(amin_recomputed_ties_replays) {
 }
 END_TEST
 
+/* Found by a 10-minute tensorexpr run (seed 1200904, minimized): the mean
+ * over a dim of two values 3e38. PyTorch (1.13 and 2.x) sums float32 in
+ * float32 and gives inf, as tensorexpr did; the interpreter summed in
+ * double and gave 3e38. A float32 mean now overflows when its sum does, in
+ * the interpreter and in nvfuser_like (which sum in double). */
+START_TEST(mean_overflow_replays) {
+  static const char *const x[] = {"x0"};
+  replay_ok("tensorexpr", "mean_overflow", x, 1);
+  replay_ok("nvfuser_like", "mean_overflow", x, 1);
+  replay_ok("legacy", "mean_overflow", x, 1);
+}
+END_TEST
+
 /* Found by a 10-minute tensorexpr run (seed 800238, minimized): the
  * backward of minimum(x1, x0) + ... with x1 broadcast, ties everywhere; the
  * schedule's store_in_output (a hand-written softmax's exp kept in its
@@ -518,6 +531,7 @@ int main(void) {
   tcase_add_test(tc, plugin_with_threads_at_load);
   tcase_add_test(tc, narrow_dtypes_round_every_op);
   tcase_add_test(tc, mean_then_sin_replays);
+  tcase_add_test(tc, mean_overflow_replays);
   tcase_add_test(tc, amin_recomputed_ties_replays);
   tcase_add_test(tc, spread_does_not_hide_a_dropped_element);
   tcase_add_test(tc, minimum_grad_ties_replays);
