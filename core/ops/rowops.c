@@ -116,11 +116,13 @@ ROW_INLINE double sqdev_body_d(const float *x, int64_t n, double c) {
 
 /* Blocked sums: SL float lanes over blocks of SBLK elements, each block's
  * lanes added into a double total (so a lane holds at most 16 values and
- * the error is that of a 16-term float sum: see rowops.h). A float lane
+ * the error is that of a 16-term float sum: see rowops.h), of x - c:
+ * layer_norm's mean shifts by the row's first value, so that a mean far
+ * from zero next to a small spread keeps its bits (the plain sums: c = 0). A float lane
  * can overflow where the double sum would not (|x| near FLT_MAX); a total
  * that is not finite is taken again in double lanes, which also gives
  * inf/NaN inputs their exact result. `ahead`: prefetch distance in bytes. */
-ROW_INLINE double sum_body(const float *x, int64_t n, int64_t ahead) {
+ROW_INLINE double sum_body(const float *x, int64_t n, int64_t ahead, float c) {
   double tot = 0;
   int64_t i = 0, nv = n - n % SL;
   while (i < nv) {
@@ -129,11 +131,12 @@ ROW_INLINE double sum_body(const float *x, int64_t n, int64_t ahead) {
     for (; i < e; i += SL) {
       ROW_PREFETCH(x + i, ahead);
       ROW_PREFETCH(x + i + 16, ahead);
-      for (int k = 0; k < SL / 2; k++) a0[k] += x[i + k];
-      for (int k = 0; k < SL / 2; k++) a1[k] += x[i + SL / 2 + k];
+      for (int k = 0; k < SL / 2; k++) a0[k] += x[i + k] - c;
+      for (int k = 0; k < SL / 2; k++) a1[k] += x[i + SL / 2 + k] - c;
     }
     tot += fold_sd(a0, a1);
   }
+  tot += (double)c * (double)nv; /* the body's shift back; the tail is added unshifted */
   for (; i < n; i++) tot += (double)x[i];
   return isfinite(tot) ? tot : sum_body_d(x, n);
 }
@@ -171,7 +174,7 @@ ROW_INLINE double sqdev_body(const float *x, int64_t n, double c, int64_t ahead)
   return isfinite(tot) ? tot : sqdev_body_d(x, n, c);
 }
 
-FBX_PW_CLONES double fbx_row_sum_f32(const float *x, int64_t n) { return sum_body(x, n, PF_AHEAD); }
+FBX_PW_CLONES double fbx_row_sum_f32(const float *x, int64_t n) { return sum_body(x, n, PF_AHEAD, 0.0f); }
 FBX_PW_CLONES double fbx_row_sqdev_f32(const float *x, int64_t n, double c) {
   return sqdev_body(x, n, c, (int64_t)sizeof(float) * n);
 }
@@ -268,7 +271,7 @@ FBX_PW_CLONES void fbx_cols_softmax_f32(const float *x, float *y, int64_t R, int
 }
 
 ROW_INLINE void moments_body(const float *x, int64_t n, float eps, float *mean, float *rstd) {
-  double md = sum_body(x, n, PF_AHEAD) / (double)n;
+  double md = sum_body(x, n, PF_AHEAD, x[0]) / (double)n;
   double var = sqdev_body(x, n, md, (int64_t)sizeof(float) * n) / (double)n;
   *mean = (float)md;
   *rstd = (float)(1.0 / sqrt(var + (double)eps));
