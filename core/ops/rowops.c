@@ -21,7 +21,9 @@
  * of a contiguous tensor, which is what they are for); the address goes
  * through an integer so no out-of-bounds pointer is formed. */
 #define ROW_PREFETCH(p, off) __builtin_prefetch((const void *)((uintptr_t)(p) + (uintptr_t)(off)), 0, 3)
+#define ROW_PREFETCH_W(p, off) __builtin_prefetch((const void *)((uintptr_t)(p) + (uintptr_t)(off)), 1, 3)
 #else
+#define ROW_PREFETCH_W(p, off) ((void)0)
 #define ROW_INLINE static inline
 #define ROW_PREFETCH(p, off) ((void)0)
 #endif
@@ -270,21 +272,27 @@ FBX_PW_CLONES void fbx_cols_softmax_f32(const float *x, float *y, int64_t R, int
   }
 }
 
-ROW_INLINE void moments_body(const float *x, int64_t n, float eps, float *mean, float *rstd) {
+/* y (may be NULL): the row layer_norm will write, asked for (for writing)
+ * before the pass over x in cache, so that its lines' reads from memory
+ * overlap that pass instead of stalling the stores (measured: about 6% of
+ * the row's time; softmax, whose stores follow exp, did not gain). */
+ROW_INLINE void moments_body(const float *x, int64_t n, float eps, float *mean, float *rstd, float *y) {
   double md = sum_body(x, n, PF_AHEAD, x[0]) / (double)n;
+  if (y)
+    for (int64_t k = 0; k < n; k += 16) ROW_PREFETCH_W(y + k, 0);
   double var = sqdev_body(x, n, md, (int64_t)sizeof(float) * n) / (double)n;
   *mean = (float)md;
   *rstd = (float)(1.0 / sqrt(var + (double)eps));
 }
 
 FBX_PW_CLONES void fbx_row_moments_f32(const float *x, int64_t n, float eps, float *mean, float *rstd) {
-  moments_body(x, n, eps, mean, rstd);
+  moments_body(x, n, eps, mean, rstd, NULL);
 }
 
 FBX_PW_CLONES void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, const float *w, const float *b,
                                           float eps, float *mean, float *rstd) {
   float mf, r;
-  moments_body(x, n, eps, &mf, &r);
+  moments_body(x, n, eps, &mf, &r, y);
   *mean = mf, *rstd = r;
   if (w && b)
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r * w[i] + b[i];
