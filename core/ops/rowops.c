@@ -316,13 +316,42 @@ ROW_INLINE void lnb_span(const float *restrict g, const float *restrict x, const
   }
 }
 
-/* The row sums first, while g and x come from memory; then dw, db and dx
- * in one pass over the row in cache (when all are wanted and w is given,
- * the common case; else a loop each), which asks for the next row's g
- * and x span by span. */
+/* dx, dw and db from the row sums ds = sum(g w x), dbs = sum(g w): one
+ * pass over the row in cache (when all are wanted and w is given, the
+ * common case; else a loop each), which asks for the next row's g and x
+ * span by span. */
+ROW_INLINE void lnb_apply(const float *g, const float *x, float *dx, int64_t n, const float *w, float mean,
+                          float rstd, float *dw, float *db, double ds, double dbs) {
+  float b = 0, c = 0, nb = -rstd * mean;
+  if (dx) {
+    double scale = 1.0 / (double)n, a = rstd;
+    double bd = (dbs * (double)mean - ds) * a * a * a * scale;
+    b = (float)bd, c = (float)(-bd * (double)mean - dbs * a * scale);
+  }
+  int64_t ahead = (int64_t)sizeof(float) * n;
+  if (dx && w && dw && db) {
+    for (int64_t i0 = 0; i0 < n; i0 += PF_SPAN) {
+      int64_t e = i0 + PF_SPAN < n ? i0 + PF_SPAN : n;
+      prefetch_span(g + i0, e - i0, ahead);
+      prefetch_span(x + i0, e - i0, ahead);
+      lnb_span(g + i0, x + i0, w + i0, dx + i0, dw + i0, db + i0, e - i0, rstd, nb, b, c);
+    }
+    return;
+  }
+  if (dw)
+    for (int64_t i = 0; i < n; i++) dw[i] += g[i] * (rstd * x[i] + nb);
+  if (db)
+    for (int64_t i = 0; i < n; i++) db[i] += g[i];
+  if (dx && w)
+    for (int64_t i = 0; i < n; i++) dx[i] = rstd * g[i] * w[i] + b * x[i] + c;
+  else if (dx)
+    for (int64_t i = 0; i < n; i++) dx[i] = rstd * g[i] + b * x[i] + c;
+}
+
+/* The row sums first, while g and x come from memory; then lnb_apply. */
 FBX_PW_CLONES void fbx_row_layer_norm_bwd_f32(const float *g, const float *x, float *dx, int64_t n, const float *w,
                                               float mean, float rstd, float *dw, float *db) {
-  float b = 0, c = 0, nb = -rstd * mean;
+  double ds = 0, dbs = 0;
   if (dx) {
     double as[DL] = {0}, ab[DL] = {0}, ts = 0, tb = 0;
     int64_t i = 0, nv = n - n % DL;
@@ -349,28 +378,57 @@ FBX_PW_CLONES void fbx_row_layer_norm_bwd_f32(const float *g, const float *x, fl
       ts += (double)(gw * x[i]);
       tb += (double)gw;
     }
-    double ds = fold_d(as) + ts, dbs = fold_d(ab) + tb, scale = 1.0 / (double)n, a = rstd;
-    double bd = (dbs * (double)mean - ds) * a * a * a * scale;
-    b = (float)bd, c = (float)(-bd * (double)mean - dbs * a * scale);
+    ds = fold_d(as) + ts, dbs = fold_d(ab) + tb;
   }
-  int64_t ahead = (int64_t)sizeof(float) * n;
-  if (dx && w && dw && db) {
-    for (int64_t i0 = 0; i0 < n; i0 += PF_SPAN) {
-      int64_t e = i0 + PF_SPAN < n ? i0 + PF_SPAN : n;
-      prefetch_span(g + i0, e - i0, ahead);
-      prefetch_span(x + i0, e - i0, ahead);
-      lnb_span(g + i0, x + i0, w + i0, dx + i0, dw + i0, db + i0, e - i0, rstd, nb, b, c);
+  lnb_apply(g, x, dx, n, w, mean, rstd, dw, db, ds, dbs);
+}
+
+/* One pass over g and x from memory for the sum of x - x[0] (exactly
+ * sum_body's lanes, blocks and order, so the mean is moments_body's to the
+ * bit) and the two gradient sums (8 double lanes each, over the same
+ * 32-value steps); then the squared deviations in cache and lnb_apply. */
+ROW_INLINE void lnb_stats_body(const float *g, const float *x, float *dx, int64_t n, const float *w, float eps,
+                               float *dw, float *db) {
+  float c = x[0];
+  double tot = 0, as[DL] = {0}, ab[DL] = {0}, ts = 0, tb = 0;
+  int64_t i = 0, nv = n - n % SL;
+  while (i < nv) {
+    int64_t e = i + SBLK < nv ? i + SBLK : nv;
+    float a0[SL / 2] = {0}, a1[SL / 2] = {0};
+    for (; i < e; i += SL) {
+      ROW_PREFETCH(x + i, PF_AHEAD);
+      ROW_PREFETCH(x + i + 16, PF_AHEAD);
+      ROW_PREFETCH(g + i, PF_AHEAD);
+      ROW_PREFETCH(g + i + 16, PF_AHEAD);
+      for (int k = 0; k < SL / 2; k++) a0[k] += x[i + k] - c;
+      for (int k = 0; k < SL / 2; k++) a1[k] += x[i + SL / 2 + k] - c;
+      for (int q = 0; q < SL; q += DL)
+        for (int k = 0; k < DL; k++) {
+          float gw = w ? g[i + q + k] * w[i + q + k] : g[i + q + k];
+          as[k] += (double)(gw * x[i + q + k]);
+          ab[k] += (double)gw;
+        }
     }
-    return;
+    tot += fold_sd(a0, a1);
   }
-  if (dw)
-    for (int64_t i = 0; i < n; i++) dw[i] += g[i] * (rstd * x[i] + nb);
-  if (db)
-    for (int64_t i = 0; i < n; i++) db[i] += g[i];
-  if (dx && w)
-    for (int64_t i = 0; i < n; i++) dx[i] = rstd * g[i] * w[i] + b * x[i] + c;
-  else if (dx)
-    for (int64_t i = 0; i < n; i++) dx[i] = rstd * g[i] + b * x[i] + c;
+  tot += (double)c * (double)nv;
+  for (int64_t k = nv; k < n; k++) {
+    tot += (double)x[k];
+    float gw = w ? g[k] * w[k] : g[k];
+    ts += (double)(gw * x[k]);
+    tb += (double)gw;
+  }
+  if (!isfinite(tot)) tot = sum_body_d(x, n);
+  double md = tot / (double)n;
+  double var = sqdev_body(x, n, md, (int64_t)sizeof(float) * n) / (double)n;
+  float mean = (float)md, rstd = (float)(1.0 / sqrt(var + (double)eps));
+  lnb_apply(g, x, dx, n, w, mean, rstd, dw, db, fold_d(as) + ts, fold_d(ab) + tb);
+}
+
+FBX_PW_CLONES void fbx_row_layer_norm_bwd_x_f32(const float *g, const float *x, float *dx, int64_t n, const float *w,
+                                                float eps, float *dw, float *db) {
+  if (w) lnb_stats_body(g, x, dx, n, w, eps, dw, db);
+  else lnb_stats_body(g, x, dx, n, NULL, eps, dw, db);
 }
 
 FBX_PW_CLONES void fbx_row_affine_f32(const float *x, float *y, int64_t n, float scale, float shift) {

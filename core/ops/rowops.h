@@ -77,6 +77,12 @@ void fbx_row_moments_f32(const float *x, int64_t n, float eps, float *mean, floa
  * float32 partial sums (each may be NULL). */
 void fbx_row_layer_norm_bwd_f32(const float *g, const float *x, float *dx, int64_t n, const float *w, float mean,
                                 float rstd, float *dw, float *db);
+/* fbx_row_layer_norm_bwd_f32 with the row's mean and rstd taken from x
+ * as fbx_row_moments_f32 takes them (the same bits), in the pass that
+ * also takes the gradient sums, so g and x stream from memory together
+ * (fusebox::layer_norm_backward). */
+void fbx_row_layer_norm_bwd_x_f32(const float *g, const float *x, float *dx, int64_t n, const float *w, float eps,
+                                  float *dw, float *db);
 /* y = x * scale + shift over n values. */
 void fbx_row_affine_f32(const float *x, float *y, int64_t n, float scale, float shift);
 

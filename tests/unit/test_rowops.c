@@ -238,6 +238,47 @@ START_TEST(test_moments) {
 }
 END_TEST
 
+/* fusebox::layer_norm_backward's row (statistics taken again from x in
+ * the pass that takes the gradient sums) against the two-step form
+ * (fbx_row_moments_f32, then the backward with those statistics): the
+ * statistics must be the forward's to the bit, which dw shows (with dx not
+ * asked for, both run the same dw loop on the same mean and rstd); dx
+ * within float rounding of the sums' lane order. */
+START_TEST(test_layer_norm_bwd_stats) {
+  static const int64_t lens[] = {1, 9, 32, 100, 1024, 1031, 4099};
+  enum { NMAX = 4099 };
+  static float g[NMAX], x[NMAX], w[NMAX], dx1[NMAX], dx2[NMAX], dw1[NMAX], dw2[NMAX], db1[NMAX], db2[NMAX];
+  uint64_t s = 21;
+  for (int kind = -1; kind <= ROW_NEARMAX; kind++)
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+      for (int wi = 0; wi < 2; wi++) {
+        int64_t n = lens[li];
+        if (kind < 0)
+          for (int64_t i = 0; i < n; i++) x[i] = (float)(-4321.5 + 0.125 * unif(&s));
+        else fill(x, n, (row_kind)kind, &s);
+        if (kind == ROW_HALFMAX && n > 20) x[17] = -1e30f; /* float squares overflow: the double retake */
+        for (int64_t i = 0; i < n; i++) g[i] = (float)(unif(&s) - 0.5), w[i] = (float)(0.5 + unif(&s));
+        const float *wp = wi ? w : NULL;
+        float mean, rstd;
+        fbx_row_moments_f32(x, n, 1e-5f, &mean, &rstd);
+        for (int64_t i = 0; i < n; i++) dw1[i] = dw2[i] = 0.25f, db1[i] = db2[i] = -0.5f;
+        fbx_row_layer_norm_bwd_f32(g, x, NULL, n, wp, mean, rstd, dw1, db1);
+        fbx_row_layer_norm_bwd_x_f32(g, x, NULL, n, wp, 1e-5f, dw2, db2);
+        ck_assert(isfinite(mean) && isfinite(rstd));
+        for (int64_t i = 0; i < n; i++)
+          ck_assert_msg(dw1[i] == dw2[i] && db1[i] == db2[i], "kind %d n %lld w %d [%lld]: dw %.9g vs %.9g", kind,
+                        (long long)n, wi, (long long)i, dw1[i], dw2[i]);
+        fbx_row_layer_norm_bwd_f32(g, x, dx1, n, wp, mean, rstd, dw1, db1);
+        fbx_row_layer_norm_bwd_x_f32(g, x, dx2, n, wp, 1e-5f, dw2, db2);
+        double scale = 0; /* NaN (3e38 - mean overflows in the formula) must be NaN in both */
+        for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(dx1[i]));
+        for (int64_t i = 0; i < n; i++)
+          ck_assert_msg((isnan(dx1[i]) && isnan(dx2[i])) || fabs(dx1[i] - dx2[i]) <= 64 * U * scale + 1e-30, "kind %d n %lld w %d [%lld]: dx %.9g vs %.9g",
+                        kind, (long long)n, wi, (long long)i, dx1[i], dx2[i]);
+      }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("rowops");
   TCase *tc = tcase_create("core");
@@ -248,6 +289,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_softmax_rows);
   tcase_add_test(tc, test_softmax_nonfinite);
   tcase_add_test(tc, test_moments);
+  tcase_add_test(tc, test_layer_norm_bwd_stats);
   suite_add_tcase(s, tc);
   return s;
 }
