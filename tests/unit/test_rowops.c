@@ -12,8 +12,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include <fusebox/tensor.h>
 #include "ops/rowops.h"
+#include "testutil.h"
 
 #define U 0x1p-24 /* float32 unit roundoff */
 
@@ -279,6 +283,71 @@ START_TEST(test_layer_norm_bwd_stats) {
 }
 END_TEST
 
+/* layer_norm forward + backward through the CLI with 1, 2 and 3 threads:
+ * every gradient (the weight and bias ones are float32 sums over rows,
+ * taken in fixed blocks of rows) and the output are the same bits. */
+START_TEST(test_layer_norm_grads_thread_independent) {
+  char dir[] = "/tmp/fbx_rowops_XXXXXX";
+  ck_assert(mkdtemp(dir));
+  int64_t xs[2] = {301, 1024}, ps[1] = {1024};
+  fbx_tensor *x = NULL, *w = NULL, *b = NULL;
+  ck_assert(!fbx_tensor_empty(&x, FBX_DTYPE_FLOAT32, 2, xs));
+  ck_assert(!fbx_tensor_empty(&w, FBX_DTYPE_FLOAT32, 1, ps));
+  ck_assert(!fbx_tensor_empty(&b, FBX_DTYPE_FLOAT32, 1, ps));
+  uint64_t s = 77;
+  for (int64_t i = 0; i < x->numel; i++) ((float *)x->data)[i] = (float)(8 * unif(&s) - 3);
+  for (int64_t i = 0; i < 1024; i++) ((float *)w->data)[i] = (float)unif(&s), ((float *)b->data)[i] = (float)unif(&s);
+  char path[512], cmd[2048];
+  const char *names[3] = {"x", "w", "b"};
+  fbx_tensor *ts[3] = {x, w, b};
+  for (int k = 0; k < 3; k++) {
+    snprintf(path, sizeof path, "%s/%s.npy", dir, names[k]);
+    ck_assert(!fbx_npy_write_file(path, ts[k]));
+    fbx_tensor_release(ts[k]);
+  }
+  static const char *outs[] = {"out0.npy", "grad_x.1.npy", "grad_weight.1.npy", "grad_bias.1.npy"};
+  char *first[4] = {0};
+  size_t first_len[4] = {0};
+  for (int t = 1; t <= 3; t++) {
+    snprintf(cmd, sizeof cmd,
+             "FUSEBOX_NUM_THREADS=%d %s run %s --input x.1=%s/x.npy --input weight.1=%s/w.npy "
+             "--input bias.1=%s/b.npy --backward --out %s/t%d",
+             t, FBX_CLI, tu_src_path("bench/graphs/layer_norm.ir"), dir, dir, dir, dir, t);
+    char *out = NULL;
+    int rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == 0, "%s\n%s", cmd, out ? out : "");
+    free(out);
+    for (int k = 0; k < 4; k++) {
+      snprintf(path, sizeof path, "%s/t%d/%s", dir, t, outs[k]);
+      size_t len = 0;
+      char *data = tu_read_file(path, &len);
+      ck_assert_msg(data, "%s missing", path);
+      if (t == 1) {
+        first[k] = data, first_len[k] = len;
+        continue;
+      }
+      ck_assert_msg(len == first_len[k] && !memcmp(data, first[k], len), "%s: %d threads differ from 1", outs[k], t);
+      free(data);
+      unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/t%d", dir, t);
+    if (t > 1) rmdir(path);
+  }
+  for (int k = 0; k < 4; k++) {
+    snprintf(path, sizeof path, "%s/t1/%s", dir, outs[k]);
+    unlink(path);
+    free(first[k]);
+  }
+  snprintf(path, sizeof path, "%s/t1", dir);
+  rmdir(path);
+  for (int k = 0; k < 3; k++) {
+    snprintf(path, sizeof path, "%s/%s.npy", dir, names[k]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("rowops");
   TCase *tc = tcase_create("core");
@@ -290,6 +359,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_softmax_nonfinite);
   tcase_add_test(tc, test_moments);
   tcase_add_test(tc, test_layer_norm_bwd_stats);
+  tcase_add_test(tc, test_layer_norm_grads_thread_independent);
   suite_add_tcase(s, tc);
   return s;
 }
