@@ -269,8 +269,8 @@ START_TEST(test_layer_norm_bwd_stats) {
         fbx_row_layer_norm_bwd_f32(g, x, NULL, n, wp, mean, rstd, dw1, db1);
         fbx_row_layer_norm_bwd_x_f32(g, x, NULL, n, wp, 1e-5f, dw2, db2);
         ck_assert(isfinite(mean) && isfinite(rstd));
-        for (int64_t i = 0; i < n; i++)
-          ck_assert_msg(dw1[i] == dw2[i] && db1[i] == db2[i], "kind %d n %lld w %d [%lld]: dw %.9g vs %.9g", kind,
+        for (int64_t i = 0; i < n; i++) /* equal, or NaN in both (3e38 rows overflow the formula) */
+          ck_assert_msg((dw1[i] == dw2[i] || (isnan(dw1[i]) && isnan(dw2[i]))) && db1[i] == db2[i], "kind %d n %lld w %d [%lld]: dw %.9g vs %.9g", kind,
                         (long long)n, wi, (long long)i, dw1[i], dw2[i]);
         fbx_row_layer_norm_bwd_f32(g, x, dx1, n, wp, mean, rstd, dw1, db1);
         fbx_row_layer_norm_bwd_x_f32(g, x, dx2, n, wp, 1e-5f, dw2, db2);
