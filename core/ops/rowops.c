@@ -23,9 +23,9 @@
 #define ROW_PREFETCH(p, off) __builtin_prefetch((const void *)((uintptr_t)(p) + (uintptr_t)(off)), 0, 3)
 #define ROW_PREFETCH_W(p, off) __builtin_prefetch((const void *)((uintptr_t)(p) + (uintptr_t)(off)), 1, 3)
 #else
-#define ROW_PREFETCH_W(p, off) ((void)0)
 #define ROW_INLINE static inline
 #define ROW_PREFETCH(p, off) ((void)0)
+#define ROW_PREFETCH_W(p, off) ((void)0)
 #endif
 /* Memory-bound passes stream ahead by this many bytes (4 KiB: the hardware
  * prefetchers stop at page boundaries); passes over a row in cache fetch
@@ -116,20 +116,22 @@ ROW_INLINE double sqdev_body_d(const float *x, int64_t n, double c) {
   return fold_d(acc) + t;
 }
 
-/* Blocked sums: SL float lanes over blocks of SBLK elements, each block's
- * lanes added into a double total (so a lane holds at most 16 values and
- * the error is that of a 16-term float sum: see rowops.h), of x - c:
+/* Blocked sums of x - c: SL float lanes over blocks of SBLK elements,
+ * each block's lanes added into a double total (so a lane holds at most 16
+ * values and the error is that of a 16-term float sum: see rowops.h).
  * layer_norm's mean shifts by the row's first value, so that a mean far
- * from zero next to a small spread keeps its bits (the plain sums: c = 0). A float lane
- * can overflow where the double sum would not (|x| near FLT_MAX); a total
- * that is not finite is taken again in double lanes, which also gives
- * inf/NaN inputs their exact result. `ahead`: prefetch distance in bytes. */
+ * from zero next to a small spread keeps its bits (the plain sums: c = 0).
+ * A float lane can overflow where the double sum would not (|x| near
+ * FLT_MAX); a total that is not finite is taken again in double lanes,
+ * which also gives inf/NaN inputs their exact result. `ahead`: prefetch
+ * distance in bytes. */
 ROW_INLINE double sum_body(const float *x, int64_t n, int64_t ahead, float c) {
   double tot = 0;
   int64_t i = 0, nv = n - n % SL;
   while (i < nv) {
     int64_t e = i + SBLK < nv ? i + SBLK : nv;
-    float a0[SL / 2] = {0}, a1[SL / 2] = {0}; /* two arrays: GCC keeps each in registers, one of SL lanes it spills */
+    /* two arrays: GCC keeps each in registers; one of SL lanes it spills */
+    float a0[SL / 2] = {0}, a1[SL / 2] = {0};
     for (; i < e; i += SL) {
       ROW_PREFETCH(x + i, ahead);
       ROW_PREFETCH(x + i + 16, ahead);

@@ -178,7 +178,8 @@ START_TEST(test_softmax_rows) {
     fbx_row_softmax_f32(x, y, n, true);
     for (int64_t i = 0; i < n; i++) {
       double r = ((double)x[i] - m) - log(z);
-      ck_assert_msg(fabs(y[i] - r) <= tol * (fabs(r) + log(z) + fabs(m)) + 1e-6, "log_softmax n %lld [%lld]: %.9g vs %.17g",
+      ck_assert_msg(fabs(y[i] - r) <= tol * (fabs(r) + log(z) + fabs(m)) + 1e-6,
+                    "log_softmax n %lld [%lld]: %.9g vs %.17g",
                     (long long)n, (long long)i, y[i], r);
     }
   }
@@ -270,15 +271,17 @@ START_TEST(test_layer_norm_bwd_stats) {
         fbx_row_layer_norm_bwd_x_f32(g, x, NULL, n, wp, 1e-5f, dw2, db2);
         ck_assert(isfinite(mean) && isfinite(rstd));
         for (int64_t i = 0; i < n; i++) /* equal, or NaN in both (3e38 rows overflow the formula) */
-          ck_assert_msg((dw1[i] == dw2[i] || (isnan(dw1[i]) && isnan(dw2[i]))) && db1[i] == db2[i], "kind %d n %lld w %d [%lld]: dw %.9g vs %.9g", kind,
-                        (long long)n, wi, (long long)i, dw1[i], dw2[i]);
+          ck_assert_msg((dw1[i] == dw2[i] || (isnan(dw1[i]) && isnan(dw2[i]))) && db1[i] == db2[i],
+                        "kind %d n %lld w %d [%lld]: dw %.9g vs %.9g", kind, (long long)n, wi, (long long)i, dw1[i],
+                        dw2[i]);
         fbx_row_layer_norm_bwd_f32(g, x, dx1, n, wp, mean, rstd, dw1, db1);
         fbx_row_layer_norm_bwd_x_f32(g, x, dx2, n, wp, 1e-5f, dw2, db2);
         double scale = 0; /* NaN (3e38 - mean overflows in the formula) must be NaN in both */
         for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(dx1[i]));
         for (int64_t i = 0; i < n; i++)
-          ck_assert_msg((isnan(dx1[i]) && isnan(dx2[i])) || fabs(dx1[i] - dx2[i]) <= 64 * U * scale + 1e-30, "kind %d n %lld w %d [%lld]: dx %.9g vs %.9g",
-                        kind, (long long)n, wi, (long long)i, dx1[i], dx2[i]);
+          ck_assert_msg((isnan(dx1[i]) && isnan(dx2[i])) || fabs(dx1[i] - dx2[i]) <= 64 * U * scale + 1e-30,
+                        "kind %d n %lld w %d [%lld]: dx %.9g vs %.9g", kind, (long long)n, wi, (long long)i, dx1[i],
+                        dx2[i]);
       }
 }
 END_TEST
