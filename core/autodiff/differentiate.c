@@ -10,7 +10,8 @@
  *
  * What B reads from the forward is decided by the formulas: fbx_grad_build
  * calls fwd_value for each forward value it uses, and the answer is
- *   - a copy of it in B when it is a constant (never saved);
+ *   - a copy of it in B when it is a constant or a list built of constants
+ *     only (never saved);
  *   - a new B input `saved_<name>` otherwise, remembered as a saved
  *     reference: S's input i (from_forward false), or F's output j, where j
  *     is the value's own position when S already returns it, else a new
@@ -79,6 +80,43 @@ static fbx_status *copy_constant(dstate *d, const fbx_value *v, fbx_value **out)
   return NULL;
 }
 
+/* A list built of constants only (layer_norm's normalized_shape, a
+ * reduction's dims): rebuilt in B as constants are, never saved. Saved, it
+ * was an extra output of F, and an eager tape entry then ran F (the whole
+ * op again) for it on every forward (issue 16). */
+static bool const_list(const fbx_value *v) {
+  const fbx_node *n = v->node;
+  if (n->kind != FBX_SYM_prim_ListConstruct) return false;
+  for (int i = 0; i < n->ninputs; i++)
+    if (n->inputs[i]->node->kind != FBX_SYM_prim_Constant) return false;
+  return true;
+}
+
+static fbx_value *const_in_b(void *ctx, fbx_value *v) { return fbx_ptrmap_get(&((dstate *)ctx)->const_of, v); }
+
+static fbx_status *copy_const_list(dstate *d, const fbx_value *v, fbx_value **out) {
+  fbx_value *c = fbx_ptrmap_get(&d->const_of, v);
+  if (!c) {
+    const fbx_node *n = v->node;
+    fbx_value *ci;
+    for (int i = 0; i < n->ninputs; i++) FBX_TRY(copy_constant(d, n->inputs[i], &ci));
+    fbx_node *copy = fbx_node_clone_into(d->B->block, n, const_in_b, d);
+    if (!copy) return fbx_status_nomem();
+    /* at the top like a constant, its constants moved before it */
+    fbx_node_detach(copy);
+    fbx_node_prepend(d->B->block, copy);
+    for (int i = 0; i < n->ninputs; i++) {
+      fbx_node *k = ((fbx_value *)fbx_ptrmap_get(&d->const_of, n->inputs[i]))->node;
+      fbx_node_detach(k);
+      fbx_node_prepend(d->B->block, k);
+    }
+    c = copy->outputs[0];
+    if (fbx_ptrmap_put(&d->const_of, v, c)) return fbx_status_nomem();
+  }
+  *out = c;
+  return NULL;
+}
+
 static bool is_s_input(const dstate *d, const fbx_value *v) { return v->node == d->S->block->param; }
 
 static fbx_status *save_value(dstate *d, const fbx_value *v, fbx_value **out) {
@@ -115,6 +153,7 @@ static fbx_status *save_value(dstate *d, const fbx_value *v, fbx_value **out) {
 static fbx_status *fwd_value(void *ctx, const fbx_value *v, fbx_value **out) {
   dstate *d = ctx;
   if (v->node->kind == FBX_SYM_prim_Constant) return copy_constant(d, v, out);
+  if (const_list(v)) return copy_const_list(d, v, out);
   fbx_value *in = fbx_ptrmap_get(&d->saved_of, v);
   if (in) {
     *out = in;

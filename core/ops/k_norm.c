@@ -6,11 +6,12 @@
  * softmax dim are either contiguous (dim last) or walked as tiles of
  * neighbouring columns. float32 runs on the vectorized row primitives
  * (ops/rowops.h: fbx_vm_expf, 16 float lanes for the sum).
- * layer_norm takes statistics in double (two passes: mean, then squared
+ * layer_norm takes statistics in two passes (mean, then squared
  * deviations); float32 inputs with float32 (or no) weight and bias run
- * on fbx_row_layer_norm_f32 (double lanes over a row in cache), others on
- * the chunked double loop. layer_norm's backward (native_layer_norm_backward,
- * fusebox::layer_norm_backward) runs fbx_row_layer_norm_bwd_f32 over rows
+ * on fbx_row_layer_norm_f32 (blocked float lanes with double totals over a
+ * row in cache, ops/rowops.h), others on the chunked double loop.
+ * layer_norm's backward (native_layer_norm_backward; fusebox::layer_norm_backward,
+ * which takes the statistics again: fbx_row_layer_norm_bwd_x_f32) runs fbx_row_layer_norm_bwd_f32 over rows
  * (float64 inputs: the same formula in double), weight and bias gradients
  * summed in float32 (float64) per block of rows as PyTorch does. batch_norm in inference on float32 applies its
  * per-channel scale and shift with fbx_row_affine_f32.
@@ -371,11 +372,14 @@ static void lnb_body(void *c, int64_t begin, int64_t end) {
       if (pw) memset(pw, 0, sizeof(float) * (size_t)(2 * N));
       for (int64_t m = r0; m < r1; m++) {
         const float *x = (const float *)j->x + m * N;
-        float mean, rstd;
-        if (j->mean) mean = ((const float *)j->mean)[m], rstd = ((const float *)j->rstd)[m];
-        else fbx_row_moments_f32(x, N, (float)j->eps, &mean, &rstd);
-        fbx_row_layer_norm_bwd_f32((const float *)j->g + m * N, x, j->dx ? (float *)j->dx + m * N : NULL, N, j->w,
-                                   mean, rstd, j->want_dw ? pw : NULL, j->want_db ? pw + N : NULL);
+        const float *g = (const float *)j->g + m * N;
+        float *dx = j->dx ? (float *)j->dx + m * N : NULL;
+        if (j->mean)
+          fbx_row_layer_norm_bwd_f32(g, x, dx, N, j->w, ((const float *)j->mean)[m], ((const float *)j->rstd)[m],
+                                     j->want_dw ? pw : NULL, j->want_db ? pw + N : NULL);
+        else
+          fbx_row_layer_norm_bwd_x_f32(g, x, dx, N, j->w, (float)j->eps, j->want_dw ? pw : NULL,
+                                       j->want_db ? pw + N : NULL);
       }
     }
   }

@@ -7,11 +7,32 @@
  * is compiled for the baseline, AVX2+FMA and AVX-512 (FBX_PW_CLONES), so a
  * call costs one indirect jump; callers spread rows over threads.
  *
- * Accumulation: sums of float32 inputs run in 8 double lanes (never less
- * accurate than PyTorch's float32 cascade sum); softmax's sum of
- * exponentials in 16 float lanes combined pairwise (as PyTorch's vectorized
- * kernel does). exp is fbx_vm_expf (ops/vmath.h, 2 ulp). NaN propagates
+ * Accumulation (u = 2^-24, float32's unit roundoff). Sums of float32
+ * values (fbx_row_sum_f32, layer_norm's mean, the squared deviations)
+ * run in 32 float lanes over blocks of 512 values, each block's lanes
+ * added into a double total: a lane adds at most 16 values, so
+ *   |sum - exact| <= 16 u sum |x_i|         (about 9.5e-7 of sum |x_i|)
+ * for any row length (PyTorch's float32 cascade sum is within a like
+ * bound); squared deviations, all >= 0, within 24 u of the exact value
+ * (the deviation is taken against the double centre split into two
+ * floats, so a mean far from zero keeps its bits). A float lane can
+ * overflow where the double total would not (|x| near FLT_MAX, or a
+ * square of |x| > 1.8e19): a total that is not finite is taken again in
+ * 8 double lanes, which also gives rows holding inf/NaN their exact
+ * result. tests/unit/test_rowops.c measures these bounds against
+ * compensated double sums on cancelling rows, 10^6-value rows and values
+ * near 65504 and near FLT_MAX. softmax's sum of exponentials runs in 16
+ * float lanes combined pairwise (as PyTorch's vectorized kernel does);
+ * layer_norm backward's two row sums and logsumexp's in 8 double lanes.
+ * exp is fbx_vm_expf (ops/vmath.h, 2 ulp; softmax drops its clamps and
+ * NaN selects, which a non-positive x - max never needs). NaN propagates
  * through max/min as in PyTorch.
+ *
+ * Memory: passes that stream a row from memory prefetch 4 KiB ahead (the
+ * hardware prefetchers stop at page boundaries); passes over a row already
+ * in cache fetch the next row's matching lines (the bytes after the row:
+ * for a contiguous tensor, its next row), so that its fetch overlaps the
+ * arithmetic. A prefetch never faults, so the last row's is harmless.
  *
  *   float m = fbx_row_max_f32(x, n);
  *   fbx_row_softmax_f32(x, y, n, false);                  // y = softmax(x)
@@ -25,9 +46,9 @@
 /* max / min of n >= 1 values; NaN if any is NaN. */
 float fbx_row_max_f32(const float *x, int64_t n);
 float fbx_row_min_f32(const float *x, int64_t n);
-/* Sum of n >= 0 values in double lanes. */
+/* Sum of n >= 0 values (the blocked float sum above). */
 double fbx_row_sum_f32(const float *x, int64_t n);
-/* Sum of (x - c)^2 in double lanes. */
+/* Sum of (x - c)^2 (blocked float squares, within 24 u). */
 double fbx_row_sqdev_f32(const float *x, int64_t n, double c);
 /* Sum of exp(x - m) (fbx_vm_expf, in float) in double lanes. */
 double fbx_row_sumexp_f32(const float *x, int64_t n, float m);
@@ -40,8 +61,11 @@ void fbx_cols_softmax_f32(const float *x, float *y, int64_t R, int64_t stride, i
  * the row's mean and rstd = 1 / sqrt(biased var + eps) go to *mean, *rstd. */
 void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, const float *w, const float *b, float eps,
                             float *mean, float *rstd);
-/* The row statistics fbx_row_layer_norm_f32 uses: mean and
- * rstd = 1 / sqrt(biased var + eps), taken in double. */
+/* The row statistics fbx_row_layer_norm_f32 uses: mean (the blocked sum
+ * of x - x[0], plus n x[0]: within 17 u sum |x_i - x_0|, so a row far from
+ * zero with a small spread keeps its mean's bits) and
+ * rstd = 1 / sqrt(biased var + eps), the variance from the squared
+ * deviations about the double mean. */
 void fbx_row_moments_f32(const float *x, int64_t n, float eps, float *mean, float *rstd);
 /* layer_norm's backward over one row of n >= 1, PyTorch's formula
  * (native_layer_norm_backward) with g the output gradient, w the weight
@@ -53,6 +77,12 @@ void fbx_row_moments_f32(const float *x, int64_t n, float eps, float *mean, floa
  * float32 partial sums (each may be NULL). */
 void fbx_row_layer_norm_bwd_f32(const float *g, const float *x, float *dx, int64_t n, const float *w, float mean,
                                 float rstd, float *dw, float *db);
+/* fbx_row_layer_norm_bwd_f32 with the row's mean and rstd taken from x
+ * as fbx_row_moments_f32 takes them (the same bits), in the pass that
+ * also takes the gradient sums, so g and x stream from memory together
+ * (fusebox::layer_norm_backward). */
+void fbx_row_layer_norm_bwd_x_f32(const float *g, const float *x, float *dx, int64_t n, const float *w, float eps,
+                                  float *dw, float *db);
 /* y = x * scale + shift over n values. */
 void fbx_row_affine_f32(const float *x, float *y, int64_t n, float scale, float shift);
 

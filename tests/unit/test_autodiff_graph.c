@@ -877,6 +877,47 @@ START_TEST(split_structure) {
 }
 END_TEST
 
+/* Lists of constants (layer_norm's normalized_shape, sum's dims) are
+ * rebuilt in B like constants, never saved: saved, they were extra
+ * outputs of F, and an eager tape entry ran F (the op again) on every
+ * forward just to hand them over (issue 16). */
+START_TEST(const_lists_not_saved) {
+  static const char *graphs[] = {
+      "graph(%x : Tensor, %w : Tensor, %b : Tensor):\n"
+      "  %n : int = prim::Constant[value=4]()\n"
+      "  %eps : float = prim::Constant[value=1.0000000000000001e-05]()\n"
+      "  %t : bool = prim::Constant[value=1]()\n"
+      "  %shape : int[] = prim::ListConstruct(%n)\n"
+      "  %y : Tensor = aten::layer_norm(%x, %shape, %w, %b, %eps, %t)\n"
+      "  return (%y)\n",
+      "graph(%x : Tensor):\n"
+      "  %d0 : int = prim::Constant[value=0]()\n"
+      "  %d1 : int = prim::Constant[value=-1]()\n"
+      "  %f : bool = prim::Constant[value=0]()\n"
+      "  %none : NoneType = prim::Constant()\n"
+      "  %dl : int[] = prim::ListConstruct(%d1, %d0)\n"
+      "  %y : Tensor = aten::mean(%x, %dl, %f, %none)\n"
+      "  return (%y)\n",
+  };
+  for (size_t gi = 0; gi < sizeof graphs / sizeof graphs[0]; gi++) {
+    fbx_graph *S = parse(graphs[gi]);
+    bool rg[3] = {true, true, true};
+    fbx_gradient *gr = NULL;
+    fbx_status *st = fbx_autodiff_differentiate(&gr, S, rg, NULL);
+    ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+    verify_ok(gr->forward);
+    verify_ok(gr->backward);
+    for (int k = 0; k < gr->nsaved; k++)
+      ck_assert_msg(!gr->saved[k].from_forward || gr->saved[k].index < gr->nreal_outputs,
+                    "graph %zu: saved value %d is an extra output of F (%%%s)", gi, k,
+                    fbx_graph_output(gr->forward, gr->saved[k].index)->name);
+    ck_assert_int_eq(fbx_graph_noutputs(gr->forward), gr->nreal_outputs);
+    fbx_gradient_free(gr);
+    fbx_graph_destroy(S);
+  }
+}
+END_TEST
+
 START_TEST(split_finite_differences) {
   fbx_graph *S = parse(multi);
   bool rg[2] = {true, true};
@@ -1015,6 +1056,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("differentiate");
   tcase_add_test(tc, split_structure);
+  tcase_add_test(tc, const_lists_not_saved);
   tcase_add_test(tc, split_finite_differences);
   tcase_add_test(tc, respecialize_needs_unsaved);
   tcase_add_test(tc, partial_requires_grad);
