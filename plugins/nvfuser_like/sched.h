@@ -59,6 +59,7 @@ typedef struct nvf_params {
 #define NVF_MAX_SEGS 16
 #define NVF_LANES 8
 #define NVF_VROW 16 /* a CPU row's vector width: two AVX2 registers of float32, two exp chains interleaved */
+#define NVF_CPU_PRIVATE (128 * 1024) /* bytes of private rows a CPU work-group keeps at most */
 #define NVF_PW_CHUNK 1024 /* flat elements per work-item of a dense pointwise kernel on a CPU device */
 
 typedef struct nvf_segment {
