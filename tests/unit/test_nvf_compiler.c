@@ -104,6 +104,12 @@ static fbxp_arg_spec f32(int n, const int64_t *sizes) {
   return s;
 }
 
+static int count(const char *s, const char *what) {
+  int n = 0;
+  for (const char *q = s; (q = strstr(q, what)); q++) n++;
+  return n;
+}
+
 static const char *softmax_ir = "graph(%x : Tensor):\n"
                                 "  %d : int = prim::Constant[value=-1]()\n"
                                 "  %n : NoneType = prim::Constant()\n"
@@ -201,7 +207,21 @@ START_TEST(pointwise_vec_and_broadcast) {
   ck_assert_int_eq(b.pl.seg[0].p.kind, NVF_SCHED_POINTWISE);
   ck_assert_int_eq(b.pl.seg[0].p.vec, 4);
   ck_assert(b.pl.seg[0].p.dense);
+  /* each input's 4 elements are loaded before the first is computed (4
+   * loads in flight per thread on a GPU): one load of each, into a<t>[u],
+   * ahead of the loop that computes and stores */
+  const char *src = b.src[0], *first_load = strstr(src, "a0[u] = T0[lin];"), *store = strstr(src, "T4[lin] =");
+  ck_assert_ptr_nonnull(first_load);
+  ck_assert_ptr_nonnull(strstr(src, "a1[u] = T1[lin];"));
+  ck_assert_ptr_nonnull(store);
+  ck_assert(first_load < store);
+  ck_assert_int_eq(count(src, "T0["), 1);
+  ck_assert_int_eq(count(src, "T1["), 1);
+  ck_assert_ptr_null(strstr(strstr(src, "a1[u] = T1[lin];"), "T0[")); /* no load after the loads */
   opencl_builds(&b);
+  unbuild(&b);
+  build(&b, pw_ir, s, 2, FBXK_CUDA);
+  ck_assert_ptr_nonnull(strstr(b.src[0], "a0[u] = T0[lin];"));
   unbuild(&b);
   /* y broadcast along rows: indexed per axis, one element per thread */
   s[1] = f32(1, (int64_t[]){8});
@@ -244,12 +264,6 @@ START_TEST(sum_to_size_one_reduction) {
   unbuild(&b);
 }
 END_TEST
-
-static int count(const char *s, const char *what) {
-  int n = 0;
-  for (const char *q = s; (q = strstr(q, what)); q++) n++;
-  return n;
-}
 
 /* Segment 0 of b run through the runtime (PoCL) on buffers bufs[0..nbufs),
  * its parameters in order (what plugin.c launches). */
