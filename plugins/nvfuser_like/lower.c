@@ -344,6 +344,8 @@ int64_t nvf_tv_axis_stride(const nvf_lctx *c, int t, int axis) {
 
 int nvf_is_vec(const nvf_lctx *c, int t) {
   const nvf_tv *tv = &c->f->tv[t];
+  /* a broadcast is its input's value (an alias): a vector when that is */
+  if (nvf_in_seg(c, t) && c->f->ex[tv->def].kind == NVF_E_BCAST) return nvf_is_vec(c, c->f->ex[tv->def].in[0]);
   return c->vw > 1 && !tv->scalar && !tv->is_const && !nvf_uniform(c, t);
 }
 

@@ -153,6 +153,15 @@ static void persist_store(nvf_lctx *c, int t) {
   fbxk_free(s);
 }
 
+/* A vector row's accumulator lanes for reduction e: a sum keeps the 8 lanes
+ * of the scalar kernel (the same rounding); a max or min, whose value does
+ * not depend on the order, takes a lane per vector lane: no chain of two
+ * NaN-aware selects per step (the max phase streams the row from memory). */
+static int acc_lanes(const nvf_lctx *c, int e) {
+  const nvf_params *p = &c->pl->seg[c->s].p;
+  return c->f->ex[e].red == NVF_RED_SUM ? p->lanes : p->vrow;
+}
+
 /* Reduction e of value v in a vector row loop: the accumulator accv<e> has
  * the lanes' count of lanes (8), v twice as many or more: each group of 8
  * combined in order, so lane l sees elements l, l + 8, l + 16, ... as the
@@ -174,14 +183,16 @@ static void reduce_vec(nvf_lctx *c, int e, const char *v) {
   if (nvf_is_vec(c, in)) nvf_kir_stmt(c->k, "const %s %s = %s;", vt ? vt : "?", name, cv ? cv : "0");
   else nvf_kir_stmt(c->k, "const %s %s = (%s)(%s);", vt ? vt : "?", name, vt ? vt : "?", cv ? cv : "0");
   fbxk_free(cv);
-  for (int g = 0; g < p->vrow / p->lanes; g++) {
+  int al = acc_lanes(c, e), ng = p->vrow / al;
+  for (int g = 0; g < ng; g++) {
     char part[48];
-    if (p->vrow / p->lanes == 2) snprintf(part, sizeof part, "%s.%s", name, g ? "hi" : "lo");
+    if (ng == 1) snprintf(part, sizeof part, "%s", name);
+    else if (ng == 2) snprintf(part, sizeof part, "%s.%s", name, g ? "hi" : "lo");
     else snprintf(part, sizeof part, "%s.%s.%s", name, g / 2 ? "hi" : "lo", g % 2 ? "hi" : "lo");
     const char *args[2] = {acc, part};
     fbxk_buf b = {0};
-    if (x->red == NVF_RED_SUM) fbxk_op_print_vec(&b, FBXK_OP_ADD_T, x->cdtype, p->lanes, d, args);
-    else fbxk_op_print_vec(&b, x->red == NVF_RED_MAX ? FBXK_OP_MAXIMUM : FBXK_OP_MINIMUM, x->cdtype, p->lanes, d, args);
+    if (x->red == NVF_RED_SUM) fbxk_op_print_vec(&b, FBXK_OP_ADD_T, x->cdtype, al, d, args);
+    else fbxk_op_print_vec(&b, x->red == NVF_RED_MAX ? FBXK_OP_MAXIMUM : FBXK_OP_MINIMUM, x->cdtype, al, d, args);
     char *s = fbxk_take(&b);
     if (!s) c->k->oom = 1;
     else nvf_kir_stmt(c->k, "%s = %s;", acc, s);
@@ -240,7 +251,7 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
       const char *ct = fbxk_compute_type(f->ex[e].cdtype, d);
       nvf_kir_stmt(k, "%s acc%d = %s;", ct, e, s ? s : "0");
       if (p->vrow) { /* the lanes as one vector: lane l accumulates elements l, l + 8, ... as before */
-        const char *vt = fbxk_vector_type(f->ex[e].cdtype, p->lanes);
+        const char *vt = fbxk_vector_type(f->ex[e].cdtype, acc_lanes(c, e));
         nvf_kir_stmt(k, "%s accv%d = (%s)(acc%d);", vt ? vt : "?", e, vt ? vt : "?", e);
         lanes = p->lanes;
       } else if (p->lanes > 1) {
@@ -305,7 +316,7 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
       if (!is_phase_reduce(c, e, ph)) continue;
       char acc[24], lane[24];
       snprintf(acc, sizeof acc, "acc%d", e);
-      for (int l = 0; l < (p->vrow ? lanes : 1); l++) {
+      for (int l = 0; l < (p->vrow ? acc_lanes(c, e) : 1); l++) {
         if (p->vrow) snprintf(lane, sizeof lane, "accv%d.s%x", e, l);
         else snprintf(lane, sizeof lane, "accl%d[l]", e);
         fbxk_buf b = {0};

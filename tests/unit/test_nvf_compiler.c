@@ -307,7 +307,9 @@ START_TEST(softmax_cpu_vector_rows) {
   ck_assert_int_eq(count(v.src[0], "vload16(0, T0 + ("), 2); /* the max's phase and the exp's */
   ck_assert_int_eq(count(v.src[0], "fbxk_v16expf(("), 1);
   ck_assert_int_eq(count(v.src[0], "vstore16("), 2); /* the kept exp and the output */
-  ck_assert_int_eq(count(v.src[0], "float8 accv"), 2);
+  ck_assert_int_eq(count(v.src[0], "float8 accv"), 1);  /* the sum: the scalar kernel's 8 lanes */
+  ck_assert_int_eq(count(v.src[0], "float16 accv"), 1); /* the max: 16 */
+  ck_assert_int_eq(count(v.src[0], "* (v7))"), 1);       /* times the sum's reciprocal */
   ck_assert_int_eq(sc.pl.seg[0].p.vrow, 0);
   ck_assert_int_eq(count(sc.src[0], "vload16"), 0);
   ck_assert_int_eq(count(sc.src[0], "fbxk_vexpf(("), 1);
