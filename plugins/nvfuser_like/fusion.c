@@ -451,7 +451,9 @@ static int softmax_node(bctx *c, int x, const nvf_ninfo *in) {
   int d = pw2(c, FBXK_OP_SUB_T, xc, m);
   int e = pw1(c, FBXK_OP_EXP, d);
   int s = reduce(c, e, in->dims, 1, NVF_RED_SUM, cd, ~0u);
-  int r = in->log ? pw2(c, FBXK_OP_SUB_T, d, pw1(c, FBXK_OP_LOG, s)) : pw2(c, FBXK_OP_DIV_T, e, s);
+  /* exp times the sum's reciprocal, as PyTorch's CPU kernel and the
+   * interpreter scale a row: one division per row, not per element */
+  int r = in->log ? pw2(c, FBXK_OP_SUB_T, d, pw1(c, FBXK_OP_LOG, s)) : pw2(c, FBXK_OP_MUL_T, e, pw1(c, FBXK_OP_RECIPROCAL, s));
   (void)f;
   return cast(c, r, in->out_dtype);
 }

@@ -169,6 +169,7 @@ void nvf_params_print(const nvf_params *p, fbxk_buf *b) {
   fbxk_printf(b, "%s(%s, axes=0x%x, rows=%lld, row=%lld, block=%d, groups=%lld, phases=%d", p->kind == NVF_SCHED_PERSISTENT ? "persistent" : "reduction",
               p->inner ? "inner" : p->cpu_row ? "row per work-item" : "outer", p->rmask, (long long)p->rows, (long long)p->row_len, p->block, (long long)p->groups, p->nphases);
   if (p->lanes > 1) fbxk_printf(b, ", lanes=%d", p->lanes);
+  if (p->vrow > 1) fbxk_printf(b, ", vector=%d", p->vrow);
   if (p->kind == NVF_SCHED_PERSISTENT)
     fbxk_printf(b, ", %s=%lld B", p->cpu_row ? "private" : "local", (long long)p->local_bytes);
   fbxk_puts(b, ")");
@@ -335,6 +336,19 @@ int nvf_tv_axisless(const nvf_lctx *c, int t) {
   return 1;
 }
 
+int64_t nvf_tv_axis_stride(const nvf_lctx *c, int t, int axis) {
+  int64_t st[NVF_MAX_DIMS];
+  axis_strides(c, t, st);
+  return nvf_tv_has_axis(&c->f->tv[t], axis) ? st[axis] : 0;
+}
+
+int nvf_is_vec(const nvf_lctx *c, int t) {
+  const nvf_tv *tv = &c->f->tv[t];
+  /* a broadcast is its input's value (an alias): a vector when that is */
+  if (nvf_in_seg(c, t) && c->f->ex[tv->def].kind == NVF_E_BCAST) return nvf_is_vec(c, c->f->ex[tv->def].in[0]);
+  return c->vw > 1 && !tv->scalar && !tv->is_const && !nvf_uniform(c, t);
+}
+
 void nvf_offset(nvf_lctx *c, int t, fbxk_buf *b) {
   if (c->flat && nvf_tv_flat(c, t)) {
     fbxk_puts(b, c->flat);
@@ -361,7 +375,8 @@ static void decl(nvf_lctx *c, int t, const char *expr) {
   const nvf_tv *tv = &c->f->tv[t];
   char name[24];
   snprintf(name, sizeof name, "v%d", t);
-  nvf_kir_stmt(c->k, "const %s %s = %s;", fbxk_compute_type(tv->dtype, c->k->dialect), name, expr);
+  const char *ty = nvf_is_vec(c, t) ? fbxk_vector_type(tv->dtype, c->vw) : NULL;
+  nvf_kir_stmt(c->k, "const %s %s = %s;", ty ? ty : fbxk_compute_type(tv->dtype, c->k->dialect), name, expr);
   set_name(c, t, name);
 }
 
@@ -390,15 +405,20 @@ const char *nvf_emit_value(nvf_lctx *c, int t) {
   if (tv->scalar) return c->k->pname[c->param_of[t] >= 0 ? c->param_of[t] : 0];
   if (c->avail[t]) return c->names[t];
   fbxk_buf b = {0};
+  int vec = nvf_is_vec(c, t);
   if (c->persist[t] && c->level[t] < c->phase) {
-    fbxk_printf(&b, "p%d[%s]", t, c->row_index);
+    char a[64];
+    snprintf(a, sizeof a, "p%d + %s", t, c->row_index);
+    if (vec) fbxk_print_vload(&b, c->vw, a);
+    else fbxk_printf(&b, "p%d[%s]", t, c->row_index);
   } else if (!nvf_in_seg(c, t)) {
     fbxk_buf a = {0};
-    fbxk_printf(&a, "%s[", c->k->pname[c->param_of[t]]);
+    fbxk_printf(&a, vec ? "%s + (" : "%s[", c->k->pname[c->param_of[t]]);
     nvf_offset(c, t, &a);
-    fbxk_puts(&a, "]");
+    fbxk_puts(&a, vec ? ")" : "]");
     char *s = take(c, &a);
-    fbxk_print_load(&b, tv->dtype, s ? s : "0", d);
+    if (vec) fbxk_print_vload(&b, c->vw, s ? s : "0"); /* float32/float64: storage is compute */
+    else fbxk_print_load(&b, tv->dtype, s ? s : "0", d);
     fbxk_free(s);
   } else {
     const nvf_expr *x = &f->ex[tv->def];
@@ -409,10 +429,10 @@ const char *nvf_emit_value(nvf_lctx *c, int t) {
       set_name(c, t, tmp);
       return c->names[t];
     }
-    if (x->kind == NVF_E_REDUCE) { /* a reduction over extent-1 domains only: the value itself */
-      fbxk_print_cast(&b, tv->dtype, nvf_emit_value(c, x->in[0]), d);
-    } else if (x->op < 0) {
-      fbxk_print_cast(&b, tv->dtype, nvf_emit_value(c, x->in[0]), d);
+    if (x->kind == NVF_E_REDUCE || x->op < 0) { /* a cast (or a reduction over extent-1 domains only) */
+      const char *in = nvf_emit_value(c, x->in[0]);
+      if (nvf_is_vec(c, x->in[0])) fbxk_print_vcast(&b, tv->dtype, c->vw, in);
+      else fbxk_print_cast(&b, tv->dtype, in, d);
     } else {
       char args[2 * FBXK_MAX_OP_ARGS][96];
       const char *ap[2 * FBXK_MAX_OP_ARGS];
@@ -423,7 +443,8 @@ const char *nvf_emit_value(nvf_lctx *c, int t) {
           snprintf(args[i], sizeof args[i], "%s", v);
         } else {
           fbxk_buf cb = {0};
-          fbxk_print_cast(&cb, x->cdtype, v, d);
+          if (nvf_is_vec(c, x->in[i])) fbxk_print_vcast(&cb, x->cdtype, c->vw, v);
+          else fbxk_print_cast(&cb, x->cdtype, v, d);
           char *s = take(c, &cb);
           snprintf(args[i], sizeof args[i], "%s", s ? s : "0");
           fbxk_free(s);
@@ -431,14 +452,17 @@ const char *nvf_emit_value(nvf_lctx *c, int t) {
         ap[i] = args[i];
       }
       fbxk_buf vb = {0};
-      fbxk_op_print(&vb, x->op, x->cdtype, d, ap);
+      if (vec) fbxk_op_print_vec(&vb, x->op, x->cdtype, c->vw, d, ap);
+      else fbxk_op_print(&vb, x->op, x->cdtype, d, ap);
       char *val = take(c, &vb);
       /* Every op's result is rounded to its dtype, as PyTorch's eager op
        * writes it: float16/bfloat16 compute in float and int32/int16/int8
        * in int64_t (fbxk_compute_type), so their values are rounded or
        * narrowed here, not only at the store (issue 21: bf16
        * cos(log(x)) * 100 kept float32 intermediates). */
-      if (fbxk_op_is_bool_valued(x->op) || tv->dtype != x->cdtype || narrow_compute(tv->dtype))
+      if (vec && tv->dtype != x->cdtype) fbxk_print_vcast(&b, tv->dtype, c->vw, val ? val : "0");
+      else if (vec) fbxk_puts(&b, val ? val : "0"); /* float32/float64 of a vectorizable row */
+      else if (fbxk_op_is_bool_valued(x->op) || tv->dtype != x->cdtype || narrow_compute(tv->dtype))
         fbxk_print_cast(&b, tv->dtype, val ? val : "0", d);
       else fbxk_puts(&b, val ? val : "0");
       fbxk_free(val);
@@ -455,11 +479,13 @@ void nvf_emit_store(nvf_lctx *c, int t) {
   char val[64];
   snprintf(val, sizeof val, "%s", v);
   fbxk_buf a = {0}, b = {0};
-  fbxk_printf(&a, "%s[", c->k->pname[c->param_of[t]]);
+  int vec = nvf_is_vec(c, t);
+  fbxk_printf(&a, vec ? "%s + (" : "%s[", c->k->pname[c->param_of[t]]);
   nvf_offset(c, t, &a);
-  fbxk_puts(&a, "]");
+  fbxk_puts(&a, vec ? ")" : "]");
   char *lv = take(c, &a);
-  fbxk_print_store(&b, c->f->tv[t].dtype, lv ? lv : "x", val, c->k->dialect);
+  if (vec) fbxk_print_vstore(&b, c->f->tv[t].dtype, c->vw, lv ? lv : "x", val);
+  else fbxk_print_store(&b, c->f->tv[t].dtype, lv ? lv : "x", val, c->k->dialect);
   fbxk_free(lv);
   char *s = take(c, &b);
   if (s) nvf_kir_stmt(c->k, "%s", s);

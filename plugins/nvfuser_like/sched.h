@@ -17,7 +17,10 @@
  *               on a CPU device (PoCL) an inner reduction is given a row
  *               per work-item too, its loop in steps of 8 lanes with an
  *               accumulator each (vectorized by the device's compiler),
- *               the lanes combined at the end;
+ *               the lanes combined at the end; in OpenCL C, when every
+ *               op has a vector form (fbxk_op_vectorizable) and the row is
+ *               contiguous, the row's values are float16/double16 vectors
+ *               (vload16, vector exp), the accumulators 8 lanes as before;
  *   persistent  inner reductions whose results the row uses again
  *               (softmax, layer norm): one work-group per row, values the
  *               later phases need kept in local memory, so the row is read
@@ -46,6 +49,7 @@ typedef struct nvf_params {
   int nphases;
   int cpu_row;  /* an inner reduction given a row per work-item (a CPU device) */
   int lanes;    /* cpu_row: the row loop in steps of `lanes` independent accumulators */
+  int vrow;     /* cpu_row, OpenCL: the row's values as vectors of vrow lanes (0: scalars) */
   int64_t local_bytes; /* persistent: bytes of rows kept in local memory */
   /* launch */
   int block;
@@ -54,6 +58,8 @@ typedef struct nvf_params {
 
 #define NVF_MAX_SEGS 16
 #define NVF_LANES 8
+#define NVF_VROW 16 /* a CPU row's vector width: two AVX2 registers of float32, two exp chains interleaved */
+#define NVF_CPU_PRIVATE (128 * 1024) /* bytes of private rows a CPU work-group keeps at most */
 #define NVF_PW_CHUNK 1024 /* flat elements per work-item of a dense pointwise kernel on a CPU device */
 
 typedef struct nvf_segment {
@@ -95,6 +101,7 @@ typedef struct nvf_lctx {
   int *param_of;          /* per TV: kernel parameter index, -1 */
   unsigned rmask;
   int scope;              /* 1 kernel, 2 loop */
+  int vw;                 /* in a vector row loop: its width (values varying along the row are vectors) */
   int phase;              /* the row phase being emitted */
   const char *flat;       /* pointwise dense: the flat index every full contiguous tensor uses */
   const char *row_index;  /* persistent: the index of a row element ("j") */
@@ -118,6 +125,8 @@ void nvf_emit_store(nvf_lctx *c, int tv);
 void nvf_scope_exit(nvf_lctx *c); /* loop-scope values are gone */
 int nvf_tv_flat(const nvf_lctx *c, int tv);     /* every axis, contiguous in axis order */
 int nvf_tv_axisless(const nvf_lctx *c, int tv); /* varies along no axis */
+int64_t nvf_tv_axis_stride(const nvf_lctx *c, int t, int axis); /* element stride along axis; 0: not on it */
+int nvf_is_vec(const nvf_lctx *c, int t); /* a vector value here (a vector row loop, varies along the row) */
 /* the dialect's index expressions (copied) */
 const char *nvf_idx(nvf_lctx *c, int which); /* 0 global id, 1 local id, 2 group id */
 

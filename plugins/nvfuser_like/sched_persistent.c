@@ -8,8 +8,20 @@
  * scheduler recomputes them from the inputs in each phase. With a row per
  * work-item (a CPU device) the kept rows are the work-item's private arrays:
  * what is saved then is the recomputation (exp(x - max) in softmax), since
- * the row itself is read again from the core's cache. */
+ * the row itself is read again from the core's cache (and so is a cast of
+ * it: layer norm's float64 copy of its float32 input), and the work-group is
+ * made smaller when its work-items' arrays would not stay in the cache. */
 #include "nvf.h"
+
+/* what t is a cast (or a chain of casts) of */
+static int cast_source(const nvf_lctx *c, int t) {
+  while (nvf_in_seg(c, t)) {
+    const nvf_expr *x = &c->f->ex[c->f->tv[t].def];
+    if (x->kind != NVF_E_PW || x->op >= 0) break;
+    t = x->in[0];
+  }
+  return t;
+}
 
 void nvf_sched_persistent_decide(nvf_lctx *c) {
   const nvf_fusion *f = c->f;
@@ -29,8 +41,8 @@ void nvf_sched_persistent_decide(nvf_lctx *c) {
       /* a broadcast is an alias: keep what it aliases */
       while (nvf_in_seg(c, t) && f->ex[f->tv[t].def].kind == NVF_E_BCAST) t = f->ex[f->tv[t].def].in[0];
       /* a row per work-item reads an input row again from its core's cache:
-       * only computed values are worth keeping */
-      if (p->cpu_row && !nvf_in_seg(c, t)) continue;
+       * only computed values are worth keeping (not an input's cast either) */
+      if (p->cpu_row && !nvf_in_seg(c, cast_source(c, t))) continue;
       if (c->level[t] < use_phase) want[t] = 1;
     }
   }
@@ -43,4 +55,13 @@ void nvf_sched_persistent_decide(nvf_lctx *c) {
   }
   p->kind = NVF_SCHED_PERSISTENT;
   p->local_bytes = bytes;
+  if (p->cpu_row) {
+    /* a CPU device's work-group keeps every work-item's private arrays
+     * (PoCL: one copy per work-item): at most NVF_CPU_PRIVATE bytes in all,
+     * so that they stay in the core's cache */
+    int b = p->block;
+    while (b > 8 && (int64_t)b * bytes > NVF_CPU_PRIVATE) b /= 2;
+    p->block = b;
+    p->groups = (p->rows + b - 1) / b;
+  }
 }

@@ -19,6 +19,8 @@
 
 #include "nvf.h"
 
+static int vector_row_ok(const nvf_lctx *c, const nvf_params *p);
+
 void nvf_sched_reduction_params(nvf_lctx *c) {
   const nvf_fusion *f = c->f;
   nvf_params *p = &c->pl->seg[c->s].p;
@@ -49,6 +51,7 @@ void nvf_sched_reduction_params(nvf_lctx *c) {
     p->block = 64;
     p->groups = (p->rows + p->block - 1) / p->block;
   }
+  p->vrow = vector_row_ok(c, p) ? NVF_VROW : 0;
   p->nphases = 1;
   const nvf_segment *sg = &c->pl->seg[c->s];
   for (int i = 0; i < sg->nexprs; i++) {
@@ -58,6 +61,37 @@ void nvf_sched_reduction_params(nvf_lctx *c) {
     else if (!nvf_uniform(c, x->out)) ph = c->level[x->out];
     if (ph + 1 > p->nphases) p->nphases = ph + 1;
   }
+}
+
+static int float_dt(int dt) { return dt == FBXK_F32 || dt == FBXK_F64; }
+
+/* May a CPU row's loops compute on OpenCL vectors of NVF_VROW lanes? One
+ * reduced axis, the innermost, a multiple of NVF_VROW long; every value
+ * varying along it float32/float64 from an op with a vector form; every
+ * tensor read or written along it contiguous there. */
+static int vector_row_ok(const nvf_lctx *c, const nvf_params *p) {
+  const nvf_fusion *f = c->f;
+  int last = f->naxes - 1;
+  if (c->k->dialect != FBXK_OPENCL || !p->cpu_row || p->lanes != NVF_LANES || c->pl->disable_vec || last < 0 ||
+      c->rmask != 1u << last || p->row_len % NVF_VROW != 0)
+    return 0;
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  for (int i = 0; i < sg->nexprs; i++) {
+    const nvf_expr *x = &f->ex[sg->exprs[i]];
+    int o = x->out;
+    if (nvf_uniform(c, o)) continue;
+    if (!float_dt(f->tv[o].dtype)) return 0;
+    if (x->kind == NVF_E_REDUCE && !float_dt(x->cdtype)) return 0;
+    if (x->kind == NVF_E_PW && x->op >= 0 && !fbxk_op_vectorizable(x->op, x->cdtype)) return 0;
+    if (c->pl->materialize[o] && nvf_tv_axis_stride(c, o, last) != 1) return 0;
+    for (int a = 0; a < x->nin; a++) {
+      int t = x->in[a];
+      if (f->tv[t].scalar || f->tv[t].is_const || nvf_uniform(c, t)) continue;
+      if (!float_dt(f->tv[t].dtype)) return 0;
+      if (!nvf_in_seg(c, t) && nvf_tv_axis_stride(c, t, last) != 1) return 0;
+    }
+  }
+  return 1;
 }
 
 static int is_phase_reduce(const nvf_lctx *c, int e, int phase) {
@@ -99,6 +133,70 @@ static void store_uniform(nvf_lctx *c, int level, int inner) {
     if (inner) nvf_kir_add(c->k, NVF_K_IF, "tid == 0", NULL, NULL, NULL);
     nvf_emit_store(c, t);
     if (inner) nvf_kir_close(c->k);
+  }
+}
+
+/* A value kept for later phases: p<t>[j] (a vector row: its lanes from j on). */
+static void persist_store(nvf_lctx *c, int t) {
+  const char *v = nvf_emit_value(c, t);
+  if (!nvf_is_vec(c, t)) {
+    nvf_kir_stmt(c->k, "p%d[j] = %s;", t, v);
+    return;
+  }
+  char ptr[32];
+  snprintf(ptr, sizeof ptr, "p%d + j", t);
+  fbxk_buf b = {0};
+  fbxk_print_vstore(&b, c->f->tv[t].dtype, c->vw, ptr, v);
+  char *s = fbxk_take(&b);
+  if (!s) c->k->oom = 1;
+  else nvf_kir_stmt(c->k, "%s", s);
+  fbxk_free(s);
+}
+
+/* A vector row's accumulator lanes for reduction e: a sum keeps the 8 lanes
+ * of the scalar kernel (the same rounding); a max or min, whose value does
+ * not depend on the order, takes a lane per vector lane: no chain of two
+ * NaN-aware selects per step (the max phase streams the row from memory). */
+static int acc_lanes(const nvf_lctx *c, int e) {
+  const nvf_params *p = &c->pl->seg[c->s].p;
+  return c->f->ex[e].red == NVF_RED_SUM ? p->lanes : p->vrow;
+}
+
+/* Reduction e of value v in a vector row loop: the accumulator accv<e> has
+ * the lanes' count of lanes (8), v twice as many or more: each group of 8
+ * combined in order, so lane l sees elements l, l + 8, l + 16, ... as the
+ * scalar lanes do (the same sums, bit for bit). */
+static void reduce_vec(nvf_lctx *c, int e, const char *v) {
+  const nvf_expr *x = &c->f->ex[e];
+  const nvf_params *p = &c->pl->seg[c->s].p;
+  fbxk_dialect d = c->k->dialect;
+  int in = x->in[0];
+  fbxk_buf cb = {0};
+  if (!nvf_is_vec(c, in)) fbxk_print_cast(&cb, x->cdtype, v, d); /* the same value in every lane */
+  else if (c->f->tv[in].dtype == x->cdtype) fbxk_puts(&cb, v);
+  else fbxk_print_vcast(&cb, x->cdtype, p->vrow, v);
+  char *cv = fbxk_take(&cb);
+  char name[24], acc[24];
+  snprintf(name, sizeof name, "rv%d", e);
+  snprintf(acc, sizeof acc, "accv%d", e);
+  const char *vt = fbxk_vector_type(x->cdtype, p->vrow);
+  if (nvf_is_vec(c, in)) nvf_kir_stmt(c->k, "const %s %s = %s;", vt ? vt : "?", name, cv ? cv : "0");
+  else nvf_kir_stmt(c->k, "const %s %s = (%s)(%s);", vt ? vt : "?", name, vt ? vt : "?", cv ? cv : "0");
+  fbxk_free(cv);
+  int al = acc_lanes(c, e), ng = p->vrow / al;
+  for (int g = 0; g < ng; g++) {
+    char part[48];
+    if (ng == 1) snprintf(part, sizeof part, "%s", name);
+    else if (ng == 2) snprintf(part, sizeof part, "%s.%s", name, g ? "hi" : "lo");
+    else snprintf(part, sizeof part, "%s.%s.%s", name, g / 2 ? "hi" : "lo", g % 2 ? "hi" : "lo");
+    const char *args[2] = {acc, part};
+    fbxk_buf b = {0};
+    if (x->red == NVF_RED_SUM) fbxk_op_print_vec(&b, FBXK_OP_ADD_T, x->cdtype, al, d, args);
+    else fbxk_op_print_vec(&b, x->red == NVF_RED_MAX ? FBXK_OP_MAXIMUM : FBXK_OP_MINIMUM, x->cdtype, al, d, args);
+    char *s = fbxk_take(&b);
+    if (!s) c->k->oom = 1;
+    else nvf_kir_stmt(c->k, "%s = %s;", acc, s);
+    fbxk_free(s);
   }
 }
 
@@ -152,14 +250,22 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
       char *s = fbxk_take(&b);
       const char *ct = fbxk_compute_type(f->ex[e].cdtype, d);
       nvf_kir_stmt(k, "%s acc%d = %s;", ct, e, s ? s : "0");
-      if (p->lanes > 1) {
+      if (p->vrow) { /* the lanes as one vector: lane l accumulates elements l, l + 8, ... as before */
+        const char *vt = fbxk_vector_type(f->ex[e].cdtype, acc_lanes(c, e));
+        nvf_kir_stmt(k, "%s accv%d = (%s)(acc%d);", vt ? vt : "?", e, vt ? vt : "?", e);
+        lanes = p->lanes;
+      } else if (p->lanes > 1) {
         nvf_kir_stmt(k, "%s accl%d[%d];", ct, e, p->lanes);
         nvf_kir_stmt(k, "for (int l = 0; l < %d; l++) accl%d[l] = acc%d;", p->lanes, e, e);
         lanes = p->lanes;
       }
       fbxk_free(s);
     }
-    if (lanes) {
+    char vs[16];
+    snprintf(vs, sizeof vs, "%d", p->vrow);
+    if (p->vrow) {
+      nvf_kir_add(k, NVF_K_FOR, "j", "0", len, vs);
+    } else if (lanes) {
       nvf_kir_add(k, NVF_K_FOR, "j0", "0", len, nl);
       nvf_kir_add(k, NVF_K_FOR, "l", "0", nl, "1");
       nvf_kir_stmt(k, "const long j = j0 + l;");
@@ -167,6 +273,7 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
       nvf_kir_add(k, NVF_K_FOR, "j", p->inner ? "tid" : "0", len, p->inner ? blk : "1");
     }
     c->scope = 2;
+    c->vw = p->vrow;
     nvf_emit_axes(c, c->rmask, "j");
     for (int i = 0; i < sg->nexprs; i++) {
       int e = sg->exprs[i];
@@ -174,6 +281,10 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
       if (is_phase_reduce(c, e, ph)) {
         const char *v = nvf_emit_value(c, x->in[0]);
         fbxk_buf cb = {0}, b = {0};
+        if (p->vrow) {
+          reduce_vec(c, e, v);
+          goto stored;
+        }
         fbxk_print_cast(&cb, x->cdtype, v, d);
         char *cv = fbxk_take(&cb);
         char acc[24];
@@ -184,34 +295,37 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
         fbxk_free(cv);
         fbxk_free(s);
       }
+    stored:;
       int t = x->out;
       if (c->level[t] == ph && !nvf_uniform(c, t)) {
-        if (c->persist[t]) {
-          const char *v = nvf_emit_value(c, t);
-          nvf_kir_stmt(k, "p%d[j] = %s;", t, v);
-        }
+        if (c->persist[t]) persist_store(c, t);
         if (c->pl->materialize[t]) nvf_emit_store(c, t);
       }
     }
     /* persistent inputs of the segment: loaded once in phase 0 */
     if (ph == 0)
       for (int t = 0; t < f->ntv; t++)
-        if (c->persist[t] && !nvf_in_seg(c, t)) nvf_kir_stmt(k, "p%d[j] = %s;", t, nvf_emit_value(c, t));
+        if (c->persist[t] && !nvf_in_seg(c, t)) persist_store(c, t);
     nvf_kir_close(k);
-    if (lanes) nvf_kir_close(k);
+    if (lanes && !p->vrow) nvf_kir_close(k);
     nvf_scope_exit(c);
     c->scope = 1;
+    c->vw = 0;
     for (int i = 0; i < sg->nexprs && lanes; i++) {
       int e = sg->exprs[i];
       if (!is_phase_reduce(c, e, ph)) continue;
       char acc[24], lane[24];
       snprintf(acc, sizeof acc, "acc%d", e);
-      snprintf(lane, sizeof lane, "accl%d[l]", e);
-      fbxk_buf b = {0};
-      nvf_print_combine(&b, f->ex[e].red, f->ex[e].cdtype, d, acc, lane);
-      char *s = fbxk_take(&b);
-      nvf_kir_stmt(k, "for (int l = 0; l < %d; l++) %s = %s;", lanes, acc, s ? s : "0");
-      fbxk_free(s);
+      for (int l = 0; l < (p->vrow ? acc_lanes(c, e) : 1); l++) {
+        if (p->vrow) snprintf(lane, sizeof lane, "accv%d.s%x", e, l);
+        else snprintf(lane, sizeof lane, "accl%d[l]", e);
+        fbxk_buf b = {0};
+        nvf_print_combine(&b, f->ex[e].red, f->ex[e].cdtype, d, acc, lane);
+        char *s = fbxk_take(&b);
+        if (p->vrow) nvf_kir_stmt(k, "%s = %s;", acc, s ? s : "0");
+        else nvf_kir_stmt(k, "for (int l = 0; l < %d; l++) %s = %s;", lanes, acc, s ? s : "0");
+        fbxk_free(s);
+      }
     }
     for (int i = 0; i < sg->nexprs; i++) {
       int e = sg->exprs[i];

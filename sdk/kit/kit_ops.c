@@ -70,7 +70,8 @@ const char *fbxk_op_template(int op, int cd) {
   return NULL;
 }
 
-int fbxk_op_print(fbxk_buf *b, int op, int cd, fbxk_dialect d, const char *const *args) {
+/* w > 1: OpenCL vector values of w lanes ($T the vector type, fbxk_v<w>...). */
+static int op_print(fbxk_buf *b, int op, int cd, fbxk_dialect d, const char *const *args, int w) {
   const char *t = fbxk_op_template(op, cd);
   if (!t) return -1;
   int nargs = fbxk_op_noperands(op) + fbxk_op_nparams(op);
@@ -84,12 +85,46 @@ int fbxk_op_print(fbxk_buf *b, int op, int cd, fbxk_dialect d, const char *const
     fbxk_putn(b, p, (size_t)(q - p));
     char c = q[1];
     p = q + 2;
-    if (c == 'T') fbxk_puts(b, fbxk_compute_type(cd, d));
+    if (c == 'T') fbxk_puts(b, w > 1 ? fbxk_vector_type(cd, w) : fbxk_compute_type(cd, d));
     else if (c == 'f') fbxk_puts(b, f64 ? "" : "f");
+    else if (c == 'v' && w > 1) fbxk_printf(b, "fbxk_v%d", w);
     else if (c == 'v') fbxk_puts(b, f64 ? "" : "fbxk_v");
     else if (c >= '0' && c <= '9' && c - '0' < nargs) fbxk_printf(b, "(%s)", args[c - '0'] ? args[c - '0'] : "?");
   }
   return 0;
+}
+
+int fbxk_op_print(fbxk_buf *b, int op, int cd, fbxk_dialect d, const char *const *args) {
+  return op_print(b, op, cd, d, args, 1);
+}
+
+/* Rows whose float template is arithmetic, comparisons feeding selects,
+ * sqrt/fabs and (float32) the prelude's exp: OpenCL C applies each lane-wise
+ * to vectors, a scalar operand widened, so a lane computes exactly what the
+ * scalar template computes. */
+int fbxk_op_vectorizable(int op, int cd) {
+  static const int rows[] = {FBXK_OP_NEG,       FBXK_OP_ABS,         FBXK_OP_RECIPROCAL, FBXK_OP_SQRT,
+                             FBXK_OP_RSQRT,     FBXK_OP_SQUARE,      FBXK_OP_EXP,        FBXK_OP_SIGMOID,
+                             FBXK_OP_RELU,      FBXK_OP_SILU,        FBXK_OP_ADD_T,      FBXK_OP_ADD_S,
+                             FBXK_OP_ADD_T_ALPHA, FBXK_OP_ADD_S_ALPHA, FBXK_OP_SUB_T,    FBXK_OP_SUB_S,
+                             FBXK_OP_SUB_T_ALPHA, FBXK_OP_SUB_S_ALPHA, FBXK_OP_RSUB_T,   FBXK_OP_RSUB_S,
+                             FBXK_OP_MUL_T,     FBXK_OP_MUL_S,       FBXK_OP_DIV_T,      FBXK_OP_DIV_TRUE,
+                             FBXK_OP_POW_2,     FBXK_OP_POW_3,       FBXK_OP_POW_M1,     FBXK_OP_POW_M2,
+                             FBXK_OP_POW_HALF,  FBXK_OP_POW_MHALF,   FBXK_OP_MAXIMUM,    FBXK_OP_MINIMUM};
+  if (cd != FBXK_F32 && cd != FBXK_F64) return 0;
+  int listed = 0;
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) listed |= rows[i] == op;
+  const char *t = listed ? fbxk_op_template(op, cd) : NULL;
+  if (!t || strstr(t, "pow")) return 0;
+  /* the prelude has a vector form of exp only, and float64 uses libm's */
+  for (const char *v = strstr(t, "$v"); v; v = strstr(v + 2, "$v"))
+    if (cd == FBXK_F64 || strncmp(v, "$vexp$f(", 8)) return 0;
+  return 1;
+}
+
+int fbxk_op_print_vec(fbxk_buf *b, int op, int cd, int w, fbxk_dialect d, const char *const *args) {
+  if (d != FBXK_OPENCL || !fbxk_vector_type(cd, w) || !fbxk_op_vectorizable(op, cd)) return -1;
+  return op_print(b, op, cd, d, args, w);
 }
 
 /* ---- matching nodes -------------------------------------------------------------------- */

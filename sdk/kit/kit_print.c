@@ -233,6 +233,28 @@ void fbxk_print_store(fbxk_buf *b, int dt, const char *lvalue, const char *x, fb
   }
 }
 
+/* ---- OpenCL vectors ------------------------------------------------------------------ */
+
+const char *fbxk_vector_type(int dt, int w) {
+  static const char *const f[] = {"float2", "float4", "float8", "float16"};
+  static const char *const d[] = {"double2", "double4", "double8", "double16"};
+  int i = w == 2 ? 0 : w == 4 ? 1 : w == 8 ? 2 : w == 16 ? 3 : -1;
+  if (i < 0 || (dt != FBXK_F32 && dt != FBXK_F64)) return NULL;
+  return dt == FBXK_F32 ? f[i] : d[i];
+}
+
+void fbxk_print_vcast(fbxk_buf *b, int dt, int w, const char *x) {
+  const char *t = fbxk_vector_type(dt, w);
+  fbxk_printf(b, "convert_%s(%s)", t ? t : "?", x);
+}
+
+void fbxk_print_vload(fbxk_buf *b, int w, const char *ptr) { fbxk_printf(b, "vload%d(0, %s)", w, ptr); }
+
+void fbxk_print_vstore(fbxk_buf *b, int dt, int w, const char *ptr, const char *x) {
+  const char *t = fbxk_vector_type(dt, w);
+  fbxk_printf(b, "vstore%d(convert_%s(%s), 0, %s);", w, t ? t : "?", x, ptr);
+}
+
 /* ---- printer ------------------------------------------------------------------------- */
 
 void fbxk_p_init(fbxk_printer *p, fbxk_dialect d) {

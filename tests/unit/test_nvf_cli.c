@@ -69,7 +69,10 @@ START_TEST(softmax_row_per_work_item_on_a_cpu) {
 }
 END_TEST
 
-/* rows that divide by 8: the row loop in 8 lanes, each with its accumulator */
+/* rows that divide by 8: the row loop in 8 lanes, each with its accumulator;
+ * by 16 (and contiguous, ops with a vector form): the row's values are
+ * OpenCL float16/double16 vectors folded into the 8 lanes (issue 15);
+ * FUSEBOX_NVF_DISABLE=vectorize: scalar lanes */
 /* (the corpus case `rows` checks their results) */
 START_TEST(softmax_rows_in_lanes) {
   char *in = case_inputs("rows", 3);
@@ -78,9 +81,20 @@ START_TEST(softmax_rows_in_lanes) {
    * a group each; each of the three has two reduction passes in lanes */
   ck_assert_msg(strstr(out, "optimized, 4 groups\n") != NULL, "%s", out);
   ck_assert_int_eq(count(out, "/* ==== segment 0: persistent(row per work-item, axes=0x2, rows=6, row=32, block=64, "
+                              "groups=1, phases=3, lanes=8, vector=16, private="), 3);
+  ck_assert_int_eq(count(out, "for (long j = 0; j < 32; j += 16) {"), 9);
+  ck_assert_int_eq(count(out, "float8 accv"), 2);   /* the sums of exp */
+  ck_assert_int_eq(count(out, "float16 accv"), 2);  /* the maxima: a lane per vector lane */
+  ck_assert_int_eq(count(out, "double8 accv"), 2);
+  ck_assert_int_eq(count(out, " = ((accv"), 10); /* each sum: the low half, then the high half; a max: once */
+  ck_assert_int_eq(count(out, "for (long l = 0; l < 8; l++) {"), 0);
+  free(out);
+  out = explain("FUSEBOX_NVF_DISABLE=vectorize", "tests/corpus/cases/rows/graph.ir", in, "--source");
+  ck_assert_int_eq(count(out, "/* ==== segment 0: persistent(row per work-item, axes=0x2, rows=6, row=32, block=64, "
                               "groups=1, phases=3, lanes=8, private="), 3);
   ck_assert_int_eq(count(out, "for (long j0 = 0; j0 < 32; j0 += 8) {"), 6);
   ck_assert_int_eq(count(out, "for (long l = 0; l < 8; l++) {"), 6);
+  ck_assert_int_eq(count(out, "vload16"), 0);
   free(out);
   free(in);
 }

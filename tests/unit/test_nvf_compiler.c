@@ -10,6 +10,7 @@
  *     (PoCL here) and every CUDA C kernel with NVRTC when it is installed. */
 #include <check.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "testutil.h"
 
 #include "../../plugins/nvfuser_like/nvf.h"
+#include "../../plugins/nvfuser_like/nvf_rt.h"
 
 const fbxp_host_api *nvf_host;
 
@@ -46,7 +48,8 @@ typedef struct built {
   char *src[NVF_MAX_SEGS];
 } built;
 
-static void build(built *b, const char *ir, const fbxp_arg_spec *specs, int n, fbxk_dialect d) {
+/* cpu: the plan a CPU device gets (a row per work-item); novec: FUSEBOX_NVF_DISABLE=vectorize */
+static void build_for(built *b, const char *ir, const fbxp_arg_spec *specs, int n, fbxk_dialect d, int cpu, int novec) {
   nvf_host = fbx_host_api_table();
   fbxk_set_allocator(nvf_host->alloc, nvf_host->free);
   ck_assert(!fbx_op_table_init());
@@ -58,11 +61,17 @@ static void build(built *b, const char *ir, const fbxp_arg_spec *specs, int n, f
   ck_assert_msg(!ps, "%s", ps ? nvf_host->status_message(ps) : "");
   ck_assert_ptr_null(nvf_segment_fusion(&b->pl, b->f));
   b->pl.persist_limit = 32 * 1024;
+  b->pl.cpu_rows = cpu;
+  b->pl.disable_vec = novec;
   for (int s = 0; s < b->pl.nsegs; s++) {
     ck_assert_ptr_null(nvf_schedule_segment(&b->pl, s, d));
     b->src[s] = nvf_print(&b->pl.seg[s].k);
     ck_assert_ptr_nonnull(b->src[s]);
   }
+}
+
+static void build(built *b, const char *ir, const fbxp_arg_spec *specs, int n, fbxk_dialect d) {
+  build_for(b, ir, specs, n, d, 0, 0);
 }
 
 static void unbuild(built *b) {
@@ -93,6 +102,12 @@ static fbxp_arg_spec f32(int n, const int64_t *sizes) {
     acc *= sizes[d];
   }
   return s;
+}
+
+static int count(const char *s, const char *what) {
+  int n = 0;
+  for (const char *q = s; (q = strstr(q, what)); q++) n++;
+  return n;
 }
 
 static const char *softmax_ir = "graph(%x : Tensor):\n"
@@ -192,7 +207,21 @@ START_TEST(pointwise_vec_and_broadcast) {
   ck_assert_int_eq(b.pl.seg[0].p.kind, NVF_SCHED_POINTWISE);
   ck_assert_int_eq(b.pl.seg[0].p.vec, 4);
   ck_assert(b.pl.seg[0].p.dense);
+  /* each input's 4 elements are loaded before the first is computed (4
+   * loads in flight per thread on a GPU): one load of each, into a<t>[u],
+   * ahead of the loop that computes and stores */
+  const char *src = b.src[0], *first_load = strstr(src, "a0[u] = T0[lin];"), *store = strstr(src, "T4[lin] =");
+  ck_assert_ptr_nonnull(first_load);
+  ck_assert_ptr_nonnull(strstr(src, "a1[u] = T1[lin];"));
+  ck_assert_ptr_nonnull(store);
+  ck_assert(first_load < store);
+  ck_assert_int_eq(count(src, "T0["), 1);
+  ck_assert_int_eq(count(src, "T1["), 1);
+  ck_assert_ptr_null(strstr(strstr(src, "a1[u] = T1[lin];"), "T0[")); /* no load after the loads */
   opencl_builds(&b);
+  unbuild(&b);
+  build(&b, pw_ir, s, 2, FBXK_CUDA);
+  ck_assert_ptr_nonnull(strstr(b.src[0], "a0[u] = T0[lin];"));
   unbuild(&b);
   /* y broadcast along rows: indexed per axis, one element per thread */
   s[1] = f32(1, (int64_t[]){8});
@@ -236,6 +265,108 @@ START_TEST(sum_to_size_one_reduction) {
 }
 END_TEST
 
+/* Segment 0 of b run through the runtime (PoCL) on buffers bufs[0..nbufs),
+ * its parameters in order (what plugin.c launches). */
+static void run_seg0(const built *b, nvf_buffer *bufs, int nbufs) {
+  nvf_rt *rt = NULL;
+  fbxp_status *st = nvf_rt_open(nvf_host, NVF_TARGET_OPENCL, &rt);
+  ck_assert_msg(!st, "%s", st ? nvf_host->status_message(st) : "");
+  nvf_program *prog = NULL;
+  st = nvf_rt_compile(rt, b->src[0], b->pl.seg[0].k.name, &prog);
+  ck_assert_msg(!st, "%s", st ? nvf_host->status_message(st) : "");
+  nvf_arg args[8];
+  ck_assert_int_le(b->pl.seg[0].k.nparams, 8);
+  ck_assert_int_eq(b->pl.seg[0].k.nparams, nbufs);
+  for (int a = 0; a < nbufs; a++) args[a] = (nvf_arg){.kind = NVF_ARG_BUFFER, .buffer = a};
+  const nvf_params *p = &b->pl.seg[0].p;
+  nvf_launch l = {.program = prog, .args = args, .nargs = nbufs, .dims = 1};
+  l.local[0] = (size_t)p->block;
+  l.global[0] = (size_t)(p->groups * p->block);
+  st = nvf_rt_run(rt, bufs, nbufs, &l, 1);
+  ck_assert_msg(!st, "%s", st ? nvf_host->status_message(st) : "");
+  nvf_rt_close(rt);
+}
+
+/* A CPU device's softmax row (issue 15): its loops on float16 vectors
+ * (vload16, the prelude's 16-lane exp, vstore16) with 8 accumulator lanes,
+ * and the very bits of the scalar-lane kernel (FUSEBOX_NVF_DISABLE=vectorize)
+ * on rows that reach exp's clamps, hold -inf, +inf or NaN; within float32
+ * rounding of a softmax computed here in double. */
+START_TEST(softmax_cpu_vector_rows) {
+  enum { R = 6, N = 1024 };
+  fbxp_arg_spec s = f32(2, (int64_t[]){R, N});
+  built v, sc;
+  build_for(&v, softmax_ir, &s, 1, FBXK_OPENCL, 1, 0);
+  build_for(&sc, softmax_ir, &s, 1, FBXK_OPENCL, 1, 1);
+  const nvf_params *p = &v.pl.seg[0].p;
+  ck_assert_int_eq(p->kind, NVF_SCHED_PERSISTENT);
+  ck_assert(p->cpu_row);
+  ck_assert_int_eq(p->lanes, 8);
+  ck_assert_int_eq(p->vrow, 16);
+  ck_assert_int_eq(p->block, 32); /* 4 KiB of exp per work-item, 128 KiB a work-group */
+  ck_assert_int_eq(count(v.src[0], "vload16(0, T0 + ("), 2); /* the max's phase and the exp's */
+  ck_assert_int_eq(count(v.src[0], "fbxk_v16expf(("), 1);
+  ck_assert_int_eq(count(v.src[0], "vstore16("), 2); /* the kept exp and the output */
+  ck_assert_int_eq(count(v.src[0], "float8 accv"), 1);  /* the sum: the scalar kernel's 8 lanes */
+  ck_assert_int_eq(count(v.src[0], "float16 accv"), 1); /* the max: 16 */
+  ck_assert_int_eq(count(v.src[0], "* (v7))"), 1);       /* times the sum's reciprocal */
+  ck_assert_int_eq(sc.pl.seg[0].p.vrow, 0);
+  ck_assert_int_eq(count(sc.src[0], "vload16"), 0);
+  ck_assert_int_eq(count(sc.src[0], "fbxk_vexpf(("), 1);
+  static float x[R * N], yv[R * N], ys[R * N];
+  for (int i = 0; i < R * N; i++) {
+    int r = i / N, j = i % N;
+    x[i] = r == 0 ? (float)((j * 37) % 101) * 0.25f - 12.0f                 /* ordinary */
+           : r == 1 ? (float)((j * 53) % 211) * 1.5f - 200.0f               /* exp's clamp at -104 */
+           : r == 2 ? (j == 700 ? -INFINITY : (float)(j % 17) - 8.0f)      /* -inf: exp 0 */
+           : r == 3 ? (j == 5 ? INFINITY : 1.0f)                           /* +inf: NaN row */
+           : r == 4 ? (j == 999 ? NAN : 0.5f)                              /* NaN: NaN row */
+                    : (float)j * 1e-3f;
+  }
+  nvf_buffer bv[2] = {{x, sizeof x, NVF_BUF_IN}, {yv, sizeof yv, NVF_BUF_OUT}};
+  nvf_buffer bs[2] = {{x, sizeof x, NVF_BUF_IN}, {ys, sizeof ys, NVF_BUF_OUT}};
+  run_seg0(&v, bv, 2);
+  run_seg0(&sc, bs, 2);
+  ck_assert_int_eq(memcmp(yv, ys, sizeof yv), 0);
+  for (int r = 0; r < R; r++) {
+    if (r == 3 || r == 4) {
+      for (int j = 0; j < N; j++) ck_assert_msg(yv[r * N + j] != yv[r * N + j], "row %d col %d: %g, not NaN", r, j, yv[r * N + j]);
+      continue;
+    }
+    double m = -INFINITY, sum = 0;
+    for (int j = 0; j < N; j++) m = x[r * N + j] > m ? x[r * N + j] : m;
+    for (int j = 0; j < N; j++) sum += exp((double)x[r * N + j] - m);
+    for (int j = 0; j < N; j++) {
+      double want = exp((double)x[r * N + j] - m) / sum;
+      ck_assert_msg(fabs(yv[r * N + j] - want) <= 1e-6 * want + 1e-30, "row %d col %d: %.9g, want %.9g", r, j, yv[r * N + j], want);
+    }
+  }
+  unbuild(&v);
+  unbuild(&sc);
+}
+END_TEST
+
+/* layer norm on a CPU device: float16 loads of x, w and b, double16
+ * statistics; the float64 copy of x is not kept (read again from the cache),
+ * x - mean is (2 KiB a row: the work-group keeps its 64 work-items) */
+START_TEST(layer_norm_cpu_vector_rows) {
+  built b;
+  fbxp_arg_spec s[3] = {f32(2, (int64_t[]){4, 64}), f32(1, (int64_t[]){64}), f32(1, (int64_t[]){64})};
+  build_for(&b, layer_norm_ir, s, 3, FBXK_OPENCL, 1, 0);
+  const nvf_params *p = &b.pl.seg[0].p;
+  ck_assert_int_eq(p->kind, NVF_SCHED_PERSISTENT);
+  ck_assert_int_eq(p->vrow, 16);
+  ck_assert_int_eq(p->local_bytes, 64 * 8);
+  ck_assert_int_eq(p->block, 64);
+  ck_assert_int_eq(count(b.src[0], "double p"), 1);
+  ck_assert_int_eq(count(b.src[0], "= convert_double16(v0);"), 2); /* x in the mean's phase and the variance's */
+  ck_assert_int_eq(count(b.src[0], "double8 accv"), 2);
+  ck_assert_int_eq(count(b.src[0], "vload16(0, T1 + ("), 1);
+  opencl_builds(&b);
+  unbuild(&b);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("nvf_compiler");
   TCase *tc = tcase_create("compiler");
@@ -245,6 +376,8 @@ int main(void) {
   tcase_add_test(tc, two_reductions_two_segments);
   tcase_add_test(tc, pointwise_vec_and_broadcast);
   tcase_add_test(tc, sum_to_size_one_reduction);
+  tcase_add_test(tc, softmax_cpu_vector_rows);
+  tcase_add_test(tc, layer_norm_cpu_vector_rows);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -79,6 +79,16 @@ FBXK_API int fbxk_op_selector(int op);       /* the argument used as a bool sele
  * fbxk_print_cast. -1 (nothing printed) when there is no template. */
 FBXK_API int fbxk_op_print(fbxk_buf *b, int op, int cdtype, fbxk_dialect d, const char *const *args);
 
+/* OpenCL vector values (a CPU device's row loops, plugins/nvfuser_like):
+ * 1 when op's template for cdtype (float32 or float64) computes lane-wise on
+ * OpenCL C vectors exactly what it computes on scalars (arithmetic, selects,
+ * sqrt, fabs, the prelude's float32 exp as fbxk_v16expf); an operand may be
+ * a scalar (widened). fbxk_op_print_vec prints it with w lanes ($T is
+ * fbxk_vector_type(cdtype, w)); -1 when op, cdtype, w or d (OpenCL only)
+ * does not allow it. The prelude has the vector exp for w = 16 only. */
+FBXK_API int fbxk_op_vectorizable(int op, int cdtype);
+FBXK_API int fbxk_op_print_vec(fbxk_buf *b, int op, int cdtype, int w, fbxk_dialect d, const char *const *args);
+
 /* A scalar in compute representation: .f for float dtypes, .i otherwise. */
 typedef struct fbxk_scalar {
   double f;

@@ -99,6 +99,16 @@ FBXK_API void fbxk_print_load(fbxk_buf *b, int dt, const char *a, fbxk_dialect d
 /* `lvalue = x` for a storage element of dtype dt (x: compute representation). */
 FBXK_API void fbxk_print_store(fbxk_buf *b, int dt, const char *lvalue, const char *x, fbxk_dialect d);
 
+/* OpenCL C vectors of w lanes (2, 4, 8, 16) of float32 or float64, whose
+ * compute and storage types are the same: the type name ("float16"; NULL
+ * for other dtypes or widths), `x` converted lane-wise to dtype dt, a load
+ * of w consecutive elements from pointer expression `ptr` and the store of
+ * x's w lanes there. */
+FBXK_API const char *fbxk_vector_type(int dt, int w);
+FBXK_API void fbxk_print_vcast(fbxk_buf *b, int dt, int w, const char *x);
+FBXK_API void fbxk_print_vload(fbxk_buf *b, int w, const char *ptr);
+FBXK_API void fbxk_print_vstore(fbxk_buf *b, int dt, int w, const char *ptr, const char *x);
+
 /* ---- printer ------------------------------------------------------------------ */
 
 typedef struct fbxk_printer {
