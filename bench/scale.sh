@@ -18,13 +18,15 @@
 #   run              run --fuser F
 #   explain-bwd      explain --fuser F --backward
 #   run-bwd          run --fuser F --backward
-# for every fuser in FUSERS (default "none legacy"), for the shapes in SHAPES
+# for every fuser in FUSERS (default "none legacy"; "tensorexpr" and
+# "nvfuser_like" work too), for the shapes in SHAPES
 # (default "chain wide"), the stages in STAGES (default all five). A cell that runs longer
 # than CAP seconds (default 30) is killed and printed "> CAPs"; a cell that
-# fails prints "fail" (its stderr is kept in the work directory). The legacy
-# fuser compiles its kernels into a fresh FUSEBOX_CACHE_DIR shared by the
+# fails prints "fail" (its stderr is kept in the work directory). The fusers
+# compile their kernels into a fresh FUSEBOX_CACHE_DIR shared by the
 # whole run (CACHE=DIR: that directory instead, kept, so that a later run
-# finds the kernels an earlier one compiled); with WARM=1 (the default) every cell of a fuser other than
+# finds the kernels an earlier one compiled; nvfuser_like's PoCL programs
+# are kept there too, in pocl/); with WARM=1 (the default) every cell of a fuser other than
 # `none` runs once untimed first (cap WARM_CAP, default 600 s: cold compiles
 # are slow), so that the figure is the host's work with
 # the kernels in the disk cache, not the system compiler's (WARM=0: the

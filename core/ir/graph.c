@@ -201,11 +201,28 @@ void fbx_node_erase_outputs(fbx_node *n, const unsigned char *drop) {
 
 /* ---- uses --------------------------------------------------------------------------- */
 
-static int add_use(fbx_value *v, fbx_node *user, int offset) {
-  if (GROW(v->node->graph, v->uses, v->cap_uses, v->nuses + 1)) return -1;
-  v->uses[v->nuses].user = user;
-  v->uses[v->nuses].offset = offset;
-  v->nuses++;
+/* Every input slot knows where its use sits in its value's use list
+ * (n->use_at[i] indexes n->inputs[i]->uses), so finding, renumbering and
+ * dropping a use are O(1) whatever the value's number of uses: a pooled
+ * constant read by every node of a 64k-node graph costs no more per use than
+ * a value read once. A dropped use's place is taken by the value's last use,
+ * so a use list is in no particular order (see fbx_value in graph.h). */
+
+/* Room for `need` inputs, in both the inputs and use_at arrays. */
+static int grow_inputs(fbx_node *n, int need) {
+  if (need <= n->cap_inputs) return 0;
+  int ncap = n->cap_inputs ? n->cap_inputs * 2 : 4;
+  while (ncap < need) ncap *= 2;
+  fbx_value **in = fbx_arena_alloc(n->graph->arena, sizeof *in * (size_t)ncap);
+  int *at = fbx_arena_alloc(n->graph->arena, sizeof *at * (size_t)ncap);
+  if (!in || !at) return -1;
+  if (n->ninputs) {
+    memcpy(in, n->inputs, sizeof *in * (size_t)n->ninputs);
+    memcpy(at, n->use_at, sizeof *at * (size_t)n->ninputs);
+  }
+  n->inputs = in;
+  n->use_at = at;
+  n->cap_inputs = ncap;
   return 0;
 }
 
@@ -214,58 +231,58 @@ static int reserve_uses(fbx_value *v, int extra) {
   return GROW(v->node->graph, v->uses, v->cap_uses, v->nuses + extra);
 }
 
-/* Searched from the end: a node is usually destroyed or rewired after the
- * nodes created before it, so its use is among the last ones (passes that
- * remove many users of one value stay linear when they go backwards). */
-static void drop_use(fbx_value *v, fbx_node *user, int offset) {
-  for (int i = v->nuses - 1; i >= 0; i--) {
-    if (v->uses[i].user == user && v->uses[i].offset == offset) {
-      fbx_work_add(FBX_WORK_USE_SCAN, (uint64_t)(2 * v->nuses - 2 * i - 1)); /* searched + moved */
-      memmove(&v->uses[i], &v->uses[i + 1], sizeof(fbx_use) * (size_t)(v->nuses - i - 1));
-      v->nuses--;
-      return;
-    }
-  }
-  assert(!"use list out of sync");
+/* Record that input slot `offset` of user reads v (room reserved). */
+static void push_use(fbx_value *v, fbx_node *user, int offset) {
+  assert(v->nuses < v->cap_uses);
+  v->uses[v->nuses].user = user;
+  v->uses[v->nuses].offset = offset;
+  user->use_at[offset] = v->nuses++;
 }
 
-/* From the end, as drop_use: a value's recent users (a node being built or
- * rewired, such as a new fusion group) are last in its list, and a pooled
- * constant can have a use per node of the graph. */
-static void set_use_offset(fbx_value *v, fbx_node *user, int from, int to) {
-  for (int i = v->nuses - 1; i >= 0; i--)
-    if (v->uses[i].user == user && v->uses[i].offset == from) {
-      fbx_work_add(FBX_WORK_USE_SCAN, (uint64_t)(v->nuses - i));
-      v->uses[i].offset = to;
-      return;
-    }
-  assert(!"use list out of sync");
+/* The use of input slot `offset` of user leaves v's list; v's last use
+ * takes its place. */
+static void drop_use(fbx_value *v, fbx_node *user, int offset) {
+  int k = user->use_at[offset];
+  assert(k >= 0 && k < v->nuses && v->uses[k].user == user && v->uses[k].offset == offset &&
+         "use list out of sync");
+  fbx_work_add(FBX_WORK_USE_SCAN, 1);
+  int last = --v->nuses;
+  if (k != last) {
+    v->uses[k] = v->uses[last];
+    v->uses[k].user->use_at[v->uses[k].offset] = k;
+  }
+}
+
+/* Input j of n moves to slot `to` (the caller moves inputs[j] and use_at[j]
+ * along with it): its use records the new slot. */
+static void move_slot(fbx_node *n, int j, int to) {
+  fbx_use *u = &n->inputs[j]->uses[n->use_at[j]];
+  assert(u->user == n && u->offset == j && "use list out of sync");
+  fbx_work_add(FBX_WORK_USE_SCAN, 1);
+  u->offset = to;
+  n->inputs[to] = n->inputs[j];
+  n->use_at[to] = n->use_at[j];
 }
 
 int fbx_node_insert_input(fbx_node *n, int i, fbx_value *v) {
   assert(i >= 0 && i <= n->ninputs);
   assert(v->node->graph == n->graph);
-  if (GROW(n->graph, n->inputs, n->cap_inputs, n->ninputs + 1)) return -1;
-  if (add_use(v, n, i)) return -1;
-  /* Shift later inputs; their uses record the new offsets. Walk from the end
-   * so that offsets never collide while being renumbered. */
-  for (int j = n->ninputs - 1; j >= i; j--) {
-    set_use_offset(n->inputs[j], n, j, j + 1);
-    n->inputs[j + 1] = n->inputs[j];
-  }
-  /* If v was already an input at or after i, the renumbering above may have
-   * moved the new use's offset instead of the old one; as a multiset of
-   * (user, offset) pairs the result is the same, which is all uses record. */
+  if (grow_inputs(n, n->ninputs + 1) || reserve_uses(v, 1)) return -1;
+  /* Shift later inputs up, from the end so that no slot is overwritten
+   * before it moved. */
+  for (int j = n->ninputs - 1; j >= i; j--) move_slot(n, j, j + 1);
   n->inputs[i] = v;
+  push_use(v, n, i);
   n->ninputs++;
   return 0;
 }
 
 int fbx_node_add_input(fbx_node *n, fbx_value *v) {
   assert(v->node->graph == n->graph);
-  if (GROW(n->graph, n->inputs, n->cap_inputs, n->ninputs + 1)) return -1;
-  if (add_use(v, n, n->ninputs)) return -1;
-  n->inputs[n->ninputs++] = v;
+  if (grow_inputs(n, n->ninputs + 1) || reserve_uses(v, 1)) return -1;
+  n->inputs[n->ninputs] = v;
+  push_use(v, n, n->ninputs);
+  n->ninputs++;
   return 0;
 }
 
@@ -273,24 +290,22 @@ int fbx_node_set_input(fbx_node *n, int i, fbx_value *v) {
   assert(i >= 0 && i < n->ninputs);
   fbx_value *old = n->inputs[i];
   if (old == v) return 0;
-  if (add_use(v, n, i)) return -1; /* nothing changed */
+  if (reserve_uses(v, 1)) return -1; /* nothing changed */
   drop_use(old, n, i);
   n->inputs[i] = v;
+  push_use(v, n, i);
   return 0;
 }
 
 void fbx_node_remove_input(fbx_node *n, int i) {
   assert(i >= 0 && i < n->ninputs);
   drop_use(n->inputs[i], n, i);
-  for (int j = i + 1; j < n->ninputs; j++) {
-    set_use_offset(n->inputs[j], n, j, j - 1);
-    n->inputs[j - 1] = n->inputs[j];
-  }
+  for (int j = i + 1; j < n->ninputs; j++) move_slot(n, j, j - 1);
   n->ninputs--;
 }
 
-/* In increasing order: a kept input's offset moves down to k, below every
- * offset not yet visited, so no two uses of one value by n ever share one. */
+/* In increasing order: a kept input moves down to k <= j, into a slot
+ * already vacated. */
 void fbx_node_remove_inputs(fbx_node *n, const unsigned char *drop) {
   int k = 0;
   for (int j = 0; j < n->ninputs; j++) {
@@ -298,8 +313,8 @@ void fbx_node_remove_inputs(fbx_node *n, const unsigned char *drop) {
       drop_use(n->inputs[j], n, j);
       continue;
     }
-    if (k != j) set_use_offset(n->inputs[j], n, j, k);
-    n->inputs[k++] = n->inputs[j];
+    if (k != j) move_slot(n, j, k);
+    k++;
   }
   n->ninputs = k;
 }

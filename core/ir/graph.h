@@ -88,6 +88,12 @@ typedef struct fbx_attr {
 
 /* ---- values -------------------------------------------------------------- */
 
+/* One use of a value: input slot `offset` of node `user` reads it. A value's
+ * uses are in no particular order: adding a use appends it, and dropping one
+ * moves the value's last use into its place (O(1), see fbx_node.use_at).
+ * Iterating a use list while rewiring its users works when the loop does not
+ * advance past an index whose use was just dropped, or when it always takes
+ * uses[0] or uses[nuses - 1]. */
 typedef struct fbx_use {
   fbx_node *user;
   int offset; /* which input of user */
@@ -110,6 +116,7 @@ struct fbx_node {
   fbx_block *owner;           /* NULL while not inserted */
   fbx_node *prev, *next;      /* within owner; NULL before the first / after the last */
   fbx_value **inputs;
+  int *use_at;                /* use_at[i]: where input i's use is in inputs[i]->uses */
   int ninputs, cap_inputs;
   fbx_value **outputs;
   int noutputs, cap_outputs;

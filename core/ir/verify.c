@@ -84,6 +84,8 @@ static fbx_status *check_uses(vctx *c, const fbx_node *n) {
       const fbx_use *use = &v->uses[u];
       if (use->offset < 0 || use->offset >= use->user->ninputs || use->user->inputs[use->offset] != v)
         return fail_at(n, "the use list of %%%s names a node that does not use it", v->name);
+      if (use->user->use_at[use->offset] != u)
+        return fail_at(n, "the use list of %%%s is out of step with its users' input slots", v->name);
       fbx_value *const *slot = &use->user->inputs[use->offset];
       uintptr_t k = (uintptr_t)fbx_ptrmap_get(&c->slots, slot);
       if (fbx_ptrmap_put(&c->slots, slot, (void *)(k + 1))) return fbx_status_nomem();

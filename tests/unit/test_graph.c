@@ -106,6 +106,70 @@ START_TEST(input_insert_remove_keeps_uses) {
 }
 END_TEST
 
+/* Random rewiring of a few nodes reading three values, each several times:
+ * after every step the inputs match a model kept here, every value's use
+ * count is what the model counts, and the verifier (which checks each use
+ * against its slot and each slot's position in its value's use list) passes. */
+START_TEST(random_rewiring_keeps_uses_in_step) {
+  enum { NV = 3, NN = 5, CAP = 12 };
+  fbx_graph *g = fbx_graph_create();
+  fbx_value *v[NV];
+  for (int i = 0; i < NV; i++) v[i] = fbx_graph_add_input(g, NULL, NULL);
+  fbx_node *n[NN];
+  int model[NN][CAP], len[NN] = {0};
+  for (int k = 0; k < NN; k++) {
+    n[k] = add_node(g, "aten::cat3", NULL, NULL);
+    ck_assert_int_eq(fbx_block_add_return(g->block, n[k]->outputs[0]), 0);
+  }
+  uint32_t seed = 12345;
+  for (int step = 0; step < 4000; step++) {
+    seed = seed * 1103515245u + 12345u;
+    uint32_t r = seed >> 8;
+    int k = (int)(r % NN), op = (int)(r / NN % 5), val = (int)(r / 25 % NV), pos = (int)(r / 75 % CAP);
+    int *m = model[k];
+    if (op <= 1 && len[k] < CAP) { /* insert (twice as likely, so lists grow) */
+      pos %= len[k] + 1;
+      ck_assert_int_eq(fbx_node_insert_input(n[k], pos, v[val]), 0);
+      memmove(&m[pos + 1], &m[pos], sizeof *m * (size_t)(len[k] - pos));
+      m[pos] = val;
+      len[k]++;
+    } else if (op == 2 && len[k]) {
+      pos %= len[k];
+      fbx_node_remove_input(n[k], pos);
+      memmove(&m[pos], &m[pos + 1], sizeof *m * (size_t)(len[k] - pos - 1));
+      len[k]--;
+    } else if (op == 3 && len[k]) {
+      pos %= len[k];
+      ck_assert_int_eq(fbx_node_set_input(n[k], pos, v[val]), 0);
+      m[pos] = val;
+    } else if (op == 4 && len[k]) {
+      unsigned char drop[CAP];
+      int kept = 0;
+      for (int j = 0; j < len[k]; j++) {
+        drop[j] = (unsigned char)((r >> (j % 16)) & 1);
+        if (!drop[j]) m[kept++] = m[j];
+      }
+      fbx_node_remove_inputs(n[k], drop);
+      len[k] = kept;
+    }
+    int count[NV] = {0};
+    for (int q = 0; q < NN; q++) {
+      ck_assert_int_eq(n[q]->ninputs, len[q]);
+      for (int j = 0; j < len[q]; j++) {
+        ck_assert_ptr_eq(n[q]->inputs[j], v[model[q][j]]);
+        count[model[q][j]]++;
+      }
+    }
+    for (int i = 0; i < NV; i++) ck_assert_int_eq(v[i]->nuses, count[i]);
+    assert_valid(g);
+  }
+  for (int k = 0; k < NN; k++) fbx_node_remove_all_inputs(n[k]);
+  for (int i = 0; i < NV; i++) ck_assert_int_eq(v[i]->nuses, 0);
+  assert_valid(g);
+  fbx_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(checked_moves) {
   fbx_graph *g = fbx_graph_create();
   fbx_value *x = fbx_graph_add_input(g, NULL, "x");
@@ -318,6 +382,7 @@ int main(void) {
   tcase_add_test(tc, symbols_intern);
   tcase_add_test(tc, build_and_uses);
   tcase_add_test(tc, input_insert_remove_keeps_uses);
+  tcase_add_test(tc, random_rewiring_keeps_uses_in_step);
   tcase_add_test(tc, checked_moves);
   tcase_add_test(tc, nested_order_and_scope);
   tcase_add_test(tc, verifier_catches_loop_and_constant_errors);

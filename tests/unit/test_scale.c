@@ -145,9 +145,9 @@ END_TEST
 
 /* A node reading 20 constants that 5,000 other nodes also read (a new
  * fusion group reading pooled constants, which the host then pulls into its
- * subgraph one by one): removing its inputs renumbers its later uses, found
- * from the end of each constant's use list (the group's use is the newest),
- * not from the front (20 * 20 / 2 * 5,000 = 10^6 entries). */
+ * subgraph one by one): removing its inputs renumbers its later uses, each
+ * found through its input slot in O(1), not by searching each constant's
+ * use list from the front (20 * 20 / 2 * 5,000 = 10^6 entries). */
 START_TEST(removing_inputs_is_linear_in_shared_uses) {
   const int k = 20, users = 5000;
   fbx_strbuf b = {0};
@@ -167,6 +167,52 @@ START_TEST(removing_inputs_is_linear_in_shared_uses) {
   ck_assert_int_eq(list->ninputs, 0);
   ck_assert_int_eq(fbx_graph_find_value(g, "c0")->nuses, users / k);
   ck_assert_msg(scans <= (uint64_t)4 * k * k, "%llu use-list steps for %d inputs", (unsigned long long)scans, k);
+  fbx_graph_destroy(g);
+}
+END_TEST
+
+/* A chain of 20,000 muls that all read one constant, grouped 100 nodes at a
+ * time from the front, as a fuser's partition does: each group's members are
+ * destroyed and drop their uses of the constant, which sit before the uses of
+ * every later node. Each drop touches O(1) use-list entries (searching the
+ * list from the end and closing the gap moved past every later user: about
+ * 20,000^2 = 4 * 10^8 entries). */
+START_TEST(grouping_users_of_a_shared_constant_is_linear) {
+  const int n = 20000, per = 100;
+  fbx_strbuf b = {0};
+  fbx_strbuf_printf(&b, "graph(%%x.1 : Tensor):\n  %%c : float = prim::Constant[value=2.5]()\n");
+  fbx_strbuf_printf(&b, "  %%v0 : Tensor = aten::mul(%%x.1, %%c)\n");
+  for (int i = 1; i < n; i++) fbx_strbuf_printf(&b, "  %%v%d : Tensor = aten::mul(%%v%d, %%c)\n", i, i - 1);
+  fbx_strbuf_printf(&b, "  return (%%v%d)\n", n - 1);
+  fbx_graph *g = parse(b.data);
+  fbx_strbuf_free(&b);
+  fbx_value *c = fbx_graph_find_value(g, "c");
+  ck_assert_int_eq(c->nuses, n);
+  fbx_node **members = fbx_malloc(sizeof *members * (size_t)per);
+  ck_assert_ptr_nonnull(members);
+  uint64_t before = fbx_work_count(FBX_WORK_USE_SCAN);
+  fbx_node *x = fbx_block_first(g->block)->next; /* the first mul, after the constant */
+  for (int k = 0; k < n / per; k++) {
+    for (int i = 0; i < per; i++, x = x->next) members[i] = x;
+    fbx_node *grp = fbx_graph_create_group(g, FBX_SYM_fusebox_FusionGroup, members, per);
+    ck_assert_ptr_nonnull(grp);
+    x = grp->next;
+  }
+  uint64_t scans = fbx_work_count(FBX_WORK_USE_SCAN) - before;
+  fbx_free(members);
+  ck_assert_ptr_null(x);
+  ck_assert_int_eq(count_kind(g->block, FBX_SYM_fusebox_FusionGroup), n / per);
+  ck_assert_int_eq(count_kind(g->block, FBX_SYM_prim_Constant), 1);
+  int top = 0;
+  for (fbx_node *m = fbx_block_first(g->block); m; m = m->next) top++;
+  ck_assert_int_eq(top, 1 + n / per); /* the constant and the groups, nothing else */
+  ck_assert_int_eq(c->nuses, n / per); /* one per group */
+  for (int u = 0; u < c->nuses; u++) {
+    ck_assert(c->uses[u].user->kind == FBX_SYM_fusebox_FusionGroup);
+    ck_assert_int_eq(fbx_graph_count_nodes(fbx_node_subgraph(c->uses[u].user)), per);
+  }
+  ck_assert_msg(scans <= (uint64_t)8 * n, "%llu use-list steps for %d nodes", (unsigned long long)scans, n);
+  ck_assert_ptr_null(fbx_graph_verify(g));
   fbx_graph_destroy(g);
 }
 END_TEST
@@ -513,6 +559,7 @@ static Suite *suite(void) {
   tcase_add_test(t, pooling_many_constants_respaces_locally);
   tcase_add_test(t, verify_is_linear_in_uses);
   tcase_add_test(t, removing_inputs_is_linear_in_shared_uses);
+  tcase_add_test(t, grouping_users_of_a_shared_constant_is_linear);
   tcase_add_test(t, differentiate_names_without_scanning);
   tcase_add_test(t, diffgraph_chain_is_near_linear);
   tcase_add_test(t, diffgraph_tree_is_near_linear);

@@ -264,7 +264,8 @@ typedef struct fbxp_host_api {
   const fbxp_node *(*value_producer)(const fbxp_value *v);        /* NULL for graph/block inputs */
   int32_t (*value_num_uses)(const fbxp_value *v);
   /* The i-th use: its node (NULL when the use is a block's or graph's
-   * return) and which input of that node. */
+   * return) and which input of that node. Uses are in no particular order
+   * (when the graph changes, a dropped use's index goes to the last one). */
   const fbxp_node *(*value_use)(const fbxp_value *v, int32_t i, int32_t *input_index);
   /* Tensor values: fill *out (its struct_size set by the caller). Returns 0,
    * or -1 when v is not a tensor. */
