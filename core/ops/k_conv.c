@@ -190,73 +190,142 @@ static fbx_status *conv_geometry(fbx_kctx *ctx, fbx_ivalue *args, int base, cons
   return NULL;
 }
 
-/* The forward's GEMM operand is built tile by tile: a tile is a band of
- * output rows whose im2col matrix ([Cg * kH * kW, rows * Wo]) takes about
- * this many bytes, so that it is still in the core's L2 cache when the
- * GEMM reads it. */
-#define TILE_BYTES (256 * 1024)
+/* The forward runs as independent tasks (image, group, band of output
+ * rows), spread over the pool, each calling OpenBLAS on its own thread and
+ * writing its band of the output: y[n, group's channels, band] = bias + the
+ * group's weight [Og, Cg * kH * kW] @ the band's patches. A band's working
+ * set takes about TILE_BYTES, so that it is still in the core's cache when
+ * the GEMM reads it. The patches come one of three ways:
+ *   - a 1x1 kernel with stride 1 and no padding: the input itself;
+ *   - stride 1 with at least SHIFT_MIN_CG input channels per group
+ *     ("shifted" GEMMs): the band's input rows are copied once, padded,
+ *     into [Cg, band rows + (kH - 1) * dH, Wp = W + 2 * pW]; on that grid
+ *     the tap (ki, kj) of every output position is the same position moved
+ *     by ki * dH rows and kj * dW columns, so the output band (computed
+ *     Wp wide, the last (kW - 1) * dW columns discarded) is the sum over
+ *     the kH * kW taps of weight_tap [Og, Cg] @ the grid shifted by the
+ *     tap's offset, a plain strided operand: no im2col matrix at all;
+ *   - otherwise the band's im2col [Cg * kH * kW, rows * Wo]. */
+#define TILE_BYTES (512 * 1024)
+#define SHIFT_MIN_CG 16
 /* Below this many multiply-adds per task, tasks are grouped (a pool
  * dispatch costs a few µs). */
 #define TASK_MIN_MACS (1 << 19)
 
-/* The forward as independent tasks (image, group, band of output rows): each
- * writes its band of the output, y[n, group's channels, rows] = the group's
- * weight [Og, K] @ the band's im2col [K, rows * Wo] (the input itself for a
- * 1x1 kernel with stride 1 and no padding) + bias, with OpenBLAS on the
- * task's thread. Tasks are spread over the pool. */
+enum { CONV_DIRECT, CONV_SHIFTED, CONV_IM2COL };
+
 typedef struct conv_fwd {
   const conv_geom *g;
-  bool f64, direct;
+  bool f64;
+  int how;                  /* CONV_* */
   const void *x, *w, *bias; /* contiguous input, weight, bias or NULL, in the work dtype */
+  const void *wt;           /* CONV_SHIFTED: the weight as [kH * kW][O][Cg] */
   void *y;
-  int64_t Cg, Og, K, P, rows, ntiles; /* output rows per band; bands per image */
-  atomic_bool nomem;                  /* a task's im2col buffer could not be allocated */
+  int64_t Cg, Og, K, P, rows, ntiles; /* output rows per band; bands per image and group */
+  int64_t Wp, rows_in;                /* CONV_SHIFTED: grid width, input rows per band */
+  atomic_bool nomem;                  /* a task's buffer could not be allocated */
 } conv_fwd;
+
+/* C [Og][ldc] := the bias of the group's channels (0 without one), n wide. */
+static void fill_bias(const conv_fwd *f, int64_t gi, void *c, int64_t ldc, int64_t n) {
+  for (int64_t o = 0; o < f->Og; o++) {
+    int64_t oc = gi * f->Og + o;
+    if (f->f64) {
+      double *r = (double *)c + o * ldc, bv = f->bias ? ((const double *)f->bias)[oc] : 0;
+      for (int64_t i = 0; i < n; i++) r[i] = bv;
+    } else {
+      float *r = (float *)c + o * ldc, bv = f->bias ? ((const float *)f->bias)[oc] : 0;
+      for (int64_t i = 0; i < n; i++) r[i] = bv;
+    }
+  }
+}
+
+static void gemm1(bool f64, int64_t M, int64_t N, int64_t K, const void *a, int64_t lda, const void *b, int64_t ldb,
+                  double beta, void *c, int64_t ldc) {
+  if (f64)
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, a, (int)lda, b, (int)ldb, beta,
+                c, (int)ldc);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, a, (int)lda, b, (int)ldb,
+                (float)beta, c, (int)ldc);
+}
+
+/* The shifted GEMMs of one band: grid = [Cg][rows_in][Wp] (+ slack),
+ * acc = [Og][rows * Wp]. */
+static void band_shifted(const conv_fwd *f, const char *xp, int64_t gi, int64_t oh0, int64_t oh1, char *grid, char *acc,
+                         char *yp) {
+  const conv_geom *g = f->g;
+  size_t es = f->f64 ? 8 : 4;
+  int64_t nr = oh1 - oh0, rin = nr + (g->kH - 1) * g->dH, Wp = f->Wp, plane = f->rows_in * Wp;
+  for (int64_t c = 0; c < f->Cg; c++)
+    for (int64_t r = 0; r < rin; r++) {
+      int64_t ih = oh0 - g->pH + r;
+      char *d = grid + (size_t)(c * plane + r * Wp) * es;
+      if (ih < 0 || ih >= g->H) {
+        memset(d, 0, es * (size_t)Wp);
+        continue;
+      }
+      memset(d, 0, es * (size_t)g->pW);
+      memcpy(d + (size_t)g->pW * es, xp + (size_t)((c * g->H + ih) * g->W) * es, es * (size_t)g->W);
+      memset(d + (size_t)(g->pW + g->W) * es, 0, es * (size_t)g->pW);
+    }
+  if (rin < f->rows_in) /* a short last band: the rest of each plane is read for discarded columns only */
+    for (int64_t c = 0; c < f->Cg; c++)
+      memset(grid + (size_t)(c * plane + rin * Wp) * es, 0, es * (size_t)((f->rows_in - rin) * Wp));
+  int64_t pn = nr * Wp;
+  fill_bias(f, gi, acc, pn, pn);
+  for (int64_t ki = 0; ki < g->kH; ki++)
+    for (int64_t kj = 0; kj < g->kW; kj++) {
+      const char *wtap = (const char *)f->wt + (size_t)(((ki * g->kW + kj) * g->O + gi * f->Og) * f->Cg) * es;
+      const char *b = grid + (size_t)(ki * g->dH * Wp + kj * g->dW) * es;
+      gemm1(f->f64, f->Og, pn, f->Cg, wtap, f->Cg, b, plane, 1.0, acc, pn);
+    }
+  for (int64_t o = 0; o < f->Og; o++)
+    for (int64_t r = 0; r < nr; r++)
+      memcpy(yp + (size_t)(o * f->P + r * g->Wo) * es, acc + (size_t)(o * pn + r * Wp) * es, es * (size_t)g->Wo);
+}
 
 static void conv_fwd_body(void *ctx, int64_t begin, int64_t end) {
   conv_fwd *f = ctx;
   const conv_geom *g = f->g;
   size_t es = f->f64 ? 8 : 4;
-  void *cols = NULL;
-  if (!f->direct) {
-    cols = fbx_malloc(es * (size_t)(f->K * f->rows * g->Wo));
-    if (!cols) {
-      atomic_store(&f->nomem, true);
-      return;
+  char *buf = NULL, *acc = NULL;
+  size_t slack = (size_t)((g->kW - 1) * g->dW);
+  if (f->how == CONV_SHIFTED) {
+    size_t grid = (size_t)(f->Cg * f->rows_in * f->Wp) + slack;
+    buf = fbx_malloc(es * (grid + (size_t)(f->Og * f->rows * f->Wp)));
+    if (buf) {
+      memset(buf + (grid - slack) * es, 0, slack * es); /* read only for the discarded columns */
+      acc = buf + grid * es;
     }
+  } else if (f->how == CONV_IM2COL) {
+    buf = fbx_malloc(es * (size_t)(f->K * f->rows * g->Wo));
+  }
+  if (!buf && f->how != CONV_DIRECT) {
+    atomic_store(&f->nomem, true);
+    return;
   }
   for (int64_t t = begin; t < end; t++) {
     int64_t n = t / (g->G * f->ntiles), gi = (t / f->ntiles) % g->G, tile = t % f->ntiles;
     int64_t oh0 = tile * f->rows, oh1 = oh0 + f->rows < g->Ho ? oh0 + f->rows : g->Ho;
     int64_t p0 = oh0 * g->Wo, pn = (oh1 - oh0) * g->Wo;
     const char *xp = (const char *)f->x + (size_t)((n * g->C + gi * f->Cg) * g->H * g->W) * es;
+    char *yp = (char *)f->y + (size_t)((n * g->O + gi * f->Og) * f->P + p0) * es;
+    if (f->how == CONV_SHIFTED) {
+      band_shifted(f, xp, gi, oh0, oh1, buf, acc, yp);
+      continue;
+    }
     const void *bm = xp + (size_t)p0 * es;
     int64_t ldb = f->P;
-    if (!f->direct) {
-      im2col_rows(g, f->f64, xp, cols, pn, 0, f->K, oh0, oh1);
-      bm = cols, ldb = pn;
+    if (f->how == CONV_IM2COL) {
+      im2col_rows(g, f->f64, xp, buf, pn, 0, f->K, oh0, oh1);
+      bm = buf, ldb = pn;
     }
-    const char *wp = (const char *)f->w + (size_t)(gi * f->Og * f->K) * es;
-    char *yp = (char *)f->y + (size_t)((n * g->O + gi * f->Og) * f->P + p0) * es;
-    if (f->f64)
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)f->Og, (int)pn, (int)f->K, 1.0, (const double *)wp,
-                  (int)f->K, (const double *)bm, (int)ldb, 0.0, (double *)yp, (int)f->P);
-    else
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)f->Og, (int)pn, (int)f->K, 1.0f, (const float *)wp,
-                  (int)f->K, (const float *)bm, (int)ldb, 0.0f, (float *)yp, (int)f->P);
-    if (f->bias)
-      for (int64_t o = 0; o < f->Og; o++) {
-        int64_t oc = gi * f->Og + o;
-        if (f->f64) {
-          double *yr = (double *)yp + o * f->P, bv = ((const double *)f->bias)[oc];
-          for (int64_t i = 0; i < pn; i++) yr[i] += bv;
-        } else {
-          float *yr = (float *)yp + o * f->P, bv = ((const float *)f->bias)[oc];
-          for (int64_t i = 0; i < pn; i++) yr[i] += bv;
-        }
-      }
+    if (f->bias) fill_bias(f, gi, yp, f->P, pn);
+    gemm1(f->f64, f->Og, pn, f->K, (const char *)f->w + (size_t)(gi * f->Og * f->K) * es, f->K, bm, ldb,
+          f->bias ? 1.0 : 0.0, yp, f->P);
   }
-  fbx_free(cols);
+  fbx_free(buf);
 }
 
 static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp) {
@@ -276,6 +345,7 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   bool f64 = work == FBX_DTYPE_FLOAT64;
   size_t esz = f64 ? 8 : 4;
   fbx_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL;
+  void *wt = NULL;
   fbx_status *st = x->dtype == work ? fbx_tensor_contiguous(&xc, x) : fbx_tensor_clone_as(&xc, x, work);
   if (!st) st = w->dtype == work ? fbx_tensor_contiguous(&wc, w) : fbx_tensor_clone_as(&wc, w, work);
   if (!st && b) st = b->dtype == work ? fbx_tensor_contiguous(&bc, b) : fbx_tensor_clone_as(&bc, b, work);
@@ -287,13 +357,35 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   if (K > 0 && P > 0 && Og > 0) {
     fbx_linalg_blas_init();
     bool direct = g.kH == 1 && g.kW == 1 && g.sH == 1 && g.sW == 1 && g.pH == 0 && g.pW == 0;
-    int64_t rows = TILE_BYTES / ((int64_t)esz * K * g.Wo);
-    if (rows < 1) rows = 1;
-    if (rows > g.Ho) rows = g.Ho;
-    conv_fwd f = {.g = &g, .f64 = f64, .direct = direct, .x = xc->data, .w = wc->data, .bias = bc ? bc->data : NULL,
-                  .y = y->data, .Cg = Cg, .Og = Og, .K = K, .P = P, .rows = rows, .ntiles = (g.Ho + rows - 1) / rows};
+    bool shifted = !direct && g.sH == 1 && g.sW == 1 && Cg >= SHIFT_MIN_CG;
+    conv_fwd f = {.g = &g, .f64 = f64, .how = direct ? CONV_DIRECT : shifted ? CONV_SHIFTED : CONV_IM2COL,
+                  .x = xc->data, .w = wc->data, .bias = bc ? bc->data : NULL, .y = y->data, .Cg = Cg, .Og = Og,
+                  .K = K, .P = P, .Wp = g.W + 2 * g.pW};
+    /* bytes per output row of a band's working set */
+    int64_t per_row = shifted ? (int64_t)esz * (Cg + Og) * f.Wp : (int64_t)esz * K * g.Wo;
+    f.rows = TILE_BYTES / per_row;
+    if (f.rows < 1) f.rows = 1;
+    if (f.rows > g.Ho) f.rows = g.Ho;
+    f.ntiles = (g.Ho + f.rows - 1) / f.rows;
+    f.rows_in = f.rows + (g.kH - 1) * g.dH;
+    if (shifted) { /* the weight by tap: wt[tap][o][c] = w[o][c][tap] */
+      int64_t taps = g.kH * g.kW;
+      wt = fbx_malloc(esz * (size_t)(taps * g.O * Cg));
+      if (!wt) {
+        st = fbx_status_nomem();
+        goto done;
+      }
+      for (int64_t o = 0; o < g.O; o++)
+        for (int64_t c = 0; c < Cg; c++)
+          for (int64_t t = 0; t < taps; t++) {
+            size_t to = (size_t)((t * g.O + o) * Cg + c), from = (size_t)((o * Cg + c) * taps + t);
+            if (f64) ((double *)wt)[to] = ((const double *)wc->data)[from];
+            else ((float *)wt)[to] = ((const float *)wc->data)[from];
+          }
+      f.wt = wt;
+    }
     atomic_init(&f.nomem, false);
-    int64_t per = Og * rows * g.Wo * K + 1;
+    int64_t per = Og * f.rows * g.Wo * K + 1;
     fbx_parallel_for(g.N * groups * f.ntiles, per >= TASK_MIN_MACS ? 1 : TASK_MIN_MACS / per + 1, conv_fwd_body, &f);
     if (atomic_load(&f.nomem)) {
       st = fbx_status_nomem();
@@ -328,6 +420,7 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   fbx_set_out_tensor(outs, 0, y);
   y = NULL;
 done:
+  fbx_free(wt);
   fbx_tensor_release(xc);
   fbx_tensor_release(wc);
   fbx_tensor_release(bc);

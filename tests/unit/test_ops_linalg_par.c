@@ -110,7 +110,8 @@ static void check_product(const char *kind, fbx_dtype dt, int64_t nb, int64_t M,
         if (bias) want = 2 * want + at(s, &j);
         int64_t ic[3] = {bi, i, j};
         double got = at(c, nb ? ic : ic + 1);
-        ck_assert_msg(got == want, "%s %s [%lld]x%lldx%lldx%lld t%d%d at [%lld,%lld,%lld]: %g, want %g", kind,
+        if (got != want)
+          ck_abort_msg("%s %s [%lld]x%lldx%lldx%lld t%d%d at [%lld,%lld,%lld]: %g, want %g", kind,
                       fbx_dtype_name(dt), (long long)nb, (long long)M, (long long)K, (long long)N, ta, tb,
                       (long long)bi, (long long)i, (long long)j, got, want);
       }
@@ -168,18 +169,28 @@ START_TEST(test_split_broadcast_matmul) {
             want += at(a, ia) * at(b, ib);
           }
           int64_t ic[4] = {p, q, i, j};
-          ck_assert_double_eq(at(c, ic), want);
+          if (at(c, ic) != want) ck_abort_msg("[%lld,%lld,%lld,%lld]: %g, want %g", (long long)p, (long long)q,
+                                              (long long)i, (long long)j, at(c, ic), want);
         }
   release_all(outs, 1);
   release_all(args, 2);
 }
 END_TEST
 
+/* t's elements as doubles (row-major); free() it. */
+static double *to_doubles(const fbx_tensor *t) {
+  double *d = malloc(sizeof(double) * (size_t)(t->numel ? t->numel : 1));
+  ck_assert_ptr_nonnull(d);
+  for (int64_t i = 0; i < t->numel; i++) d[i] = fbx_tensor_get_f64(t, i);
+  return d;
+}
+
 /* ---- convolutions ---------------------------------------------------------------------------- */
 
 typedef struct conv_case {
   int64_t N, C, H, W, O, kH, kW, s, p, d, G;
   bool bias;
+  int64_t pw; /* the padding along W when > 0 (p otherwise) */
 } conv_case;
 
 static int64_t out_len(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d) { return (n + 2 * p - d * (k - 1) - 1) / s + 1; }
@@ -189,19 +200,21 @@ static int64_t out_len(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d) { 
 static void check_conv(fbx_dtype dt, conv_case cc) {
   bool c1 = cc.H == 0;
   int64_t H = c1 ? 1 : cc.H, kH = c1 ? 1 : cc.kH, Ho = c1 ? 1 : out_len(H, kH, cc.s, cc.p, cc.d);
-  int64_t Wo = out_len(cc.W, cc.kW, cc.s, cc.p, cc.d), pH = c1 ? 0 : cc.p, Cg = cc.C / cc.G, Og = cc.O / cc.G;
+  int64_t pW = cc.pw > 0 ? cc.pw : cc.p, pH = c1 ? 0 : cc.p;
+  int64_t Wo = out_len(cc.W, cc.kW, cc.s, pW, cc.d), Cg = cc.C / cc.G, Og = cc.O / cc.G;
   int64_t xs[4] = {cc.N, cc.C, H, cc.W}, ws[4] = {cc.O, Cg, kH, cc.kW};
   if (c1) xs[2] = cc.W, ws[2] = cc.kW;
   fbx_tensor *x = rand_int_tensor(dt, c1 ? 3 : 4, xs, 4), *w = rand_int_tensor(dt, c1 ? 3 : 4, ws, 4);
   fbx_tensor *b = cc.bias ? rand_int_tensor(dt, 1, &cc.O, 50) : NULL;
   int nsp = c1 ? 1 : 2;
-  int64_t sv[2] = {cc.s, cc.s}, pv[2] = {cc.p, cc.p}, dv[2] = {cc.d, cc.d};
+  int64_t sv[2] = {cc.s, cc.s}, pv[2] = {c1 ? pW : pH, pW}, dv[2] = {cc.d, cc.d};
   fbx_ivalue args[7] = {fbx_iv_tensor(x), fbx_iv_tensor(w), b ? fbx_iv_tensor(b) : fbx_iv_none(), int_list(nsp, sv),
                         int_list(nsp, pv), int_list(nsp, dv), fbx_iv_int(cc.G)},
              outs[3];
   OK(run_op(c1 ? "aten::conv1d" : "aten::conv2d", args, 7, outs, NULL));
   fbx_tensor *y = outs[0].u.t;
   ck_assert_int_eq(y->numel, cc.N * cc.O * Ho * Wo);
+  double *xd = to_doubles(x), *wd = to_doubles(w), *yd = to_doubles(y);
   /* x[n, c, ih, iw] with (ih, iw) inside, for output (oh, ow) and tap (ki, kj) */
 #define XIDX(n, c, ih, iw) ((((n) * cc.C + (c)) * H + (ih)) * cc.W + (iw))
 #define WIDX(o, c, ki, kj) ((((o) * Cg + (c)) * kH + (ki)) * cc.kW + (kj))
@@ -215,18 +228,20 @@ static void check_conv(fbx_dtype dt, conv_case cc) {
           for (int64_t c = 0; c < Cg; c++)
             for (int64_t ki = 0; ki < kH; ki++)
               for (int64_t kj = 0; kj < cc.kW; kj++) {
-                int64_t ih = oh * cc.s - pH + ki * cc.d, iw = ow * cc.s - cc.p + kj * cc.d;
+                int64_t ih = oh * cc.s - pH + ki * cc.d, iw = ow * cc.s - pW + kj * cc.d;
                 if (ih < 0 || ih >= H || iw < 0 || iw >= cc.W) continue;
-                want += fbx_tensor_get_f64(x, XIDX(n, gi * Cg + c, ih, iw)) * fbx_tensor_get_f64(w, WIDX(o, c, ki, kj));
+                want += xd[XIDX(n, gi * Cg + c, ih, iw)] * wd[WIDX(o, c, ki, kj)];
               }
-          double got = fbx_tensor_get_f64(y, YIDX(n, o, oh, ow));
-          ck_assert_msg(got == want, "conv %s %lldx%lldx%lldx%lld o%lld k%lld s%lld p%lld d%lld g%lld at [%lld,%lld,%lld,%lld]: %g, want %g",
+          double got = yd[YIDX(n, o, oh, ow)];
+          if (got != want)
+            ck_abort_msg("conv %s %lldx%lldx%lldx%lld o%lld k%lld s%lld p%lld d%lld g%lld at [%lld,%lld,%lld,%lld]: %g, want %g",
                         fbx_dtype_name(dt), (long long)cc.N, (long long)cc.C, (long long)H, (long long)cc.W,
                         (long long)cc.O, (long long)cc.kW, (long long)cc.s, (long long)cc.p, (long long)cc.d,
                         (long long)cc.G, (long long)n, (long long)o, (long long)oh, (long long)ow, got, want);
         }
   /* backward with grad = a random integer tensor of the output's shape */
   fbx_tensor *gy = rand_int_tensor(dt, y->ndim, y->sizes, 3);
+  double *gyd = to_doubles(gy);
   fbx_ivalue bargs[8] = {fbx_iv_tensor(gy), fbx_iv_tensor(fbx_tensor_retain(x)), fbx_iv_tensor(fbx_tensor_retain(w)),
                          b ? fbx_iv_tensor(fbx_tensor_retain(b)) : fbx_iv_none(), int_list(nsp, sv), int_list(nsp, pv),
                          int_list(nsp, dv), fbx_iv_int(cc.G)};
@@ -240,47 +255,54 @@ static void check_conv(fbx_dtype dt, conv_case cc) {
     for (int64_t o = 0; o < cc.O; o++)
       for (int64_t oh = 0; oh < Ho; oh++)
         for (int64_t ow = 0; ow < Wo; ow++) {
-          double gv = fbx_tensor_get_f64(gy, YIDX(n, o, oh, ow));
+          double gv = gyd[YIDX(n, o, oh, ow)];
           int64_t gi = o / Og;
           for (int64_t c = 0; c < Cg; c++)
             for (int64_t ki = 0; ki < kH; ki++)
               for (int64_t kj = 0; kj < cc.kW; kj++) {
-                int64_t ih = oh * cc.s - pH + ki * cc.d, iw = ow * cc.s - cc.p + kj * cc.d;
+                int64_t ih = oh * cc.s - pH + ki * cc.d, iw = ow * cc.s - pW + kj * cc.d;
                 if (ih < 0 || ih >= H || iw < 0 || iw >= cc.W) continue;
                 int64_t xi = XIDX(n, gi * Cg + c, ih, iw), wi = WIDX(o, c, ki, kj);
-                wgx[xi] += gv * fbx_tensor_get_f64(w, wi);
-                wgw[wi] += gv * fbx_tensor_get_f64(x, xi);
+                wgx[xi] += gv * wd[wi];
+                wgw[wi] += gv * xd[xi];
               }
         }
   for (int64_t i = 0; i < x->numel; i++)
-    ck_assert_msg(fbx_tensor_get_f64(gx, i) == wgx[i], "grad_input[%lld]: %g, want %g", (long long)i,
+    if (fbx_tensor_get_f64(gx, i) != wgx[i])
+      ck_abort_msg("grad_input[%lld]: %g, want %g", (long long)i,
                   fbx_tensor_get_f64(gx, i), wgx[i]);
   for (int64_t i = 0; i < w->numel; i++)
-    ck_assert_msg(fbx_tensor_get_f64(gw, i) == wgw[i], "grad_weight[%lld]: %g, want %g", (long long)i,
+    if (fbx_tensor_get_f64(gw, i) != wgw[i])
+      ck_abort_msg("grad_weight[%lld]: %g, want %g", (long long)i,
                   fbx_tensor_get_f64(gw, i), wgw[i]);
 #undef XIDX
 #undef WIDX
 #undef YIDX
-  free(wgx), free(wgw);
+  free(wgx), free(wgw), free(xd), free(wd), free(yd), free(gyd);
   release_all(gouts, 3);
   release_all(bargs, 8);
   release_all(outs, 1);
   release_all(args, 7);
 }
 
-/* Convolutions whose im2col is cut into several bands of output rows (the
- * last one short), over images and groups, with stride, padding and
- * dilation; a 1x1 kernel read straight from the input in bands; conv1d. */
+/* Convolutions cut into several bands of output rows (the last one short),
+ * over images and groups, with stride, padding and dilation, on each of the
+ * forward's three ways (shifted GEMMs, im2col, a 1x1 kernel read straight
+ * from the input); conv1d. */
 START_TEST(test_conv_bands) {
   OK(fbx_op_table_init());
-  /* N, C, H, W, O, kH, kW, stride, padding, dilation, groups, bias */
+  /* N, C, H, W, O, kH, kW, stride, padding, dilation, groups, bias(, padding along W) */
   static const conv_case cases[] = {
-      {2, 32, 30, 30, 16, 3, 3, 1, 1, 1, 1, true},   /* 288 * 30 floats a row: bands of 7 rows */
-      {3, 64, 23, 41, 12, 3, 3, 2, 2, 2, 2, true},   /* groups, stride 2, dilation 2 */
-      {1, 48, 40, 37, 10, 5, 3, 1, 0, 1, 1, false},  /* no padding, 5x3 */
-      {2, 40, 90, 200, 8, 1, 1, 1, 0, 1, 1, true},   /* 1x1: the input itself, bands of 8 rows */
-      {4, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, false},      /* one small band */
-      {2, 64, 0, 3000, 6, 0, 5, 1, 2, 1, 2, true},   /* conv1d */
+      {1, 64, 60, 60, 8, 3, 3, 1, 1, 1, 1, true, 0},   /* shifted GEMMs: bands of 29 rows, the last short */
+      {2, 32, 20, 25, 8, 3, 3, 1, 2, 2, 2, true, 0},   /* shifted, groups of 16 channels, dilation 2 */
+      {1, 48, 40, 37, 10, 5, 3, 1, 2, 1, 1, false, 1}, /* shifted, 5x3 with padding (2, 1) */
+      {1, 64, 100, 100, 4, 3, 3, 2, 1, 1, 1, true, 0}, /* im2col (stride 2): bands of 4 rows */
+      {1, 8, 40, 200, 6, 3, 3, 1, 1, 1, 1, true, 0},   /* im2col (8 channels): bands of 9 rows */
+      {3, 64, 23, 41, 12, 3, 3, 2, 2, 2, 2, true, 0},  /* im2col, groups, stride 2, dilation 2 */
+      {2, 40, 90, 200, 8, 1, 1, 1, 0, 1, 1, true, 0},  /* 1x1: the input itself, bands of 16 rows */
+      {4, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, false, 0},     /* one small band */
+      {2, 64, 0, 3000, 6, 0, 5, 1, 2, 1, 2, true, 0},  /* conv1d, shifted */
+      {2, 8, 0, 3000, 6, 0, 5, 2, 2, 1, 1, false, 0},  /* conv1d, im2col */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     check_conv(FBX_DTYPE_FLOAT32, cases[i]);
