@@ -1,16 +1,18 @@
 /* Convolution kernels (ops/list_linalg.h): conv1d, conv2d.
  *
- * Both run as one 2-D convolution (conv1d: height 1, kernel height 1) by
- * im2col feeding the GEMM: for each image and group, the input patches are
- * laid out as a [C/groups * kH * kW, Ho * Wo] matrix (zero where the
- * window hangs over the padding; rows spread over the kernels' threads) and
- * multiplied by the group's [O/groups, C/groups * kH * kW] weight through
- * cblas_sgemm/dgemm, straight into the output. A 1x1 kernel with stride 1
- * and no padding multiplies the input itself. The bias is added per output
- * channel. float32 and float64 compute in their own type; float16 and
- * bfloat16 in float32, rounded back; integral and bool inputs are errors,
- * as in PyTorch's CPU kernels. Inputs may be unbatched ([C, H, W] /
- * [C, L]), as in PyTorch.
+ * Both run as one 2-D convolution (conv1d: height 1, kernel height 1). The
+ * forward is a set of independent tasks (image, group, band of output
+ * rows) spread over the kernels' pool, each calling OpenBLAS's
+ * sgemm/dgemm on its own thread (see conv_fwd below): a 1x1 kernel with
+ * stride 1 and no padding multiplies the input itself, stride-1
+ * convolutions with enough channels sum shifted GEMMs over a padded copy
+ * of the band's input rows, the rest multiply the band's im2col matrix.
+ * The bias is written into the output first and the GEMM adds to it.
+ * float32 and float64 compute in their own type; float16 and bfloat16 in
+ * float32, rounded back; integral and bool inputs are errors, as in
+ * PyTorch's CPU kernels. Inputs may be unbatched ([C, H, W] / [C, L]), as
+ * in PyTorch. The backward (fusebox::conv_backward) uses the whole image's
+ * im2col and col2im with its GEMMs spread over the pool (fbx_linalg_gemm).
  */
 #include <cblas.h>
 #include <inttypes.h>

@@ -210,10 +210,9 @@ void fbx_linalg_blas_init(void) { pthread_once(&blas_once, blas_init); }
 /* A product below this many multiply-adds runs on the calling thread
  * (about 10 µs of one core's GEMM: a pool dispatch costs a few µs). */
 #define PAR_MIN_MACS (1 << 19)
-/* Row blocks are multiples of 24 rows (OpenBLAS's row-major sgemm then
- * gives the rows exactly what one call over all of them gives), column
- * blocks multiples of 16. */
-#define ROW_ALIGN 24
+/* Row and column blocks are multiples of 16 (whole register tiles of
+ * OpenBLAS's kernels; a power-of-two dim splits evenly). */
+#define ROW_ALIGN 16
 #define COL_ALIGN 16
 
 /* One row-major product C = alpha * op(A) @ op(B) + beta * C, repeated over

@@ -128,7 +128,7 @@ START_TEST(test_split_products) {
   ck_assert_int_eq(fbx_parallel_threads(), 3);
   static const int64_t shapes[][4] = {
       {64, 40, 24, 40}, /* nb >= threads: whole batches */
-      {2, 101, 60, 50}, /* 2 batches on 3 threads: 3 row blocks each, the last short */
+      {2, 101, 60, 50}, /* 2 batches on 3 threads: 3 row blocks each (48, 48, 5) */
       {1, 12, 100, 997}, /* 3 column blocks (multiples of 16), the last short */
       {4, 50, 100, 77},  /* 4 batches on 3 threads: 3 column blocks each */
   };
