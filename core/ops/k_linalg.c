@@ -6,11 +6,11 @@
  *   - float32/float64: OpenBLAS's sgemm/dgemm, single-threaded, when
  *     each operand has a unit stride in one of its two matrix dims (a
  *     transposed operand is passed as a CBLAS transpose with its leading
- *     dimension, never copied); fusebox's pool spreads the work: whole
- *     batches per thread, or (fewer batches than threads) each product's
- *     rows or columns in one block per thread. Other layouts (both
- *     strides non-unit, a stride-0 expanded row or column) take the packed
- *     loops below. addmm's self and linear's bias, when they have the
+ *     dimension, never copied); fusebox's pool spreads the calls (whole
+ *     batches per thread, or each product's rows or columns in blocks when
+ *     the batches are too few to share evenly; see blas_run). Other
+ *     layouts (both strides non-unit, a stride-0 expanded row or column)
+ *     take the packed loops below. addmm's self and linear's bias, when they have the
  *     product's dtype and broadcast to it, are written into C first and the
  *     BLAS adds the product to them (beta = addmm's beta, 1 for linear):
  *     no separate pass over the result;
