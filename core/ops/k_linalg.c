@@ -200,9 +200,21 @@ static void body_i64(void *ctx, int64_t begin, int64_t end) {
  * spin against the pool's workers nor pay their start-up on the small
  * per-batch products of bmm or a convolution's tiles. */
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+#if defined(OPENBLAS_VERSION) && defined(__GNUC__)
+/* OpenBLAS's pthread build starts its worker threads when it is loaded;
+ * idle, they spin on sched_yield for a while (about 0.1 s of CPU each here)
+ * before they sleep, which took a share of the cores from the pool's
+ * threads in every short run. Single-threaded calls never use them, so
+ * they are stopped (OpenBLAS restarts them itself if a threaded call ever
+ * comes). Weak: the OpenMP and serial builds have no such function. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+#endif
 static void blas_init(void) {
 #ifdef OPENBLAS_VERSION
   openblas_set_num_threads(1);
+#ifdef __GNUC__
+  if (blas_thread_shutdown_) blas_thread_shutdown_();
+#endif
 #endif
 }
 void fbx_linalg_blas_init(void) { pthread_once(&blas_once, blas_init); }
