@@ -8,10 +8,10 @@
  *   bench_peak          # prints "peak_gflops <value> <isa> <threads>"
  *   bench_peak --sgemm 1024x1024x1024 --sgemm 4096x1024x1024t [--reps 20]
  *
- * --sgemm MxNxK[t] also times row-major cblas_sgemm (C[M,N] = A[M,K] @ B,
- * B [K,N], or with t B given as its transpose [N,K], as linear's weight is)
- * called directly, after OpenBLAS's thread count was set as the kernels set
- * it (fbx_linalg_blas_init: FUSEBOX_NUM_THREADS), and prints per shape
+ * --sgemm MxNxK[t] also times the row-major float32 GEMM the kernels call
+ * (C[M,N] = A[M,K] @ B, B [K,N], or with t B given as its transpose [N,K],
+ * as linear's weight is): fbx_linalg_gemm, single-threaded OpenBLAS calls
+ * spread over the pool (FUSEBOX_NUM_THREADS), and prints per shape
  *   sgemm M N K t best_gflops median_gflops best_share median_share
  * (shares of the peak above), plus the thread count OpenBLAS reports: the
  * GEMM's own efficiency, apart from anything the interpreter adds. */
@@ -26,7 +26,7 @@
 
 #include "base/alloc.h"
 #include "base/parallel.h"
-#include "ops/reduce.h" /* fbx_linalg_blas_init */
+#include "ops/reduce.h" /* fbx_linalg_blas_init, fbx_linalg_gemm */
 
 #define ACC 12
 #define ITERS 4000000L
@@ -112,8 +112,7 @@ static int time_sgemm(const char *spec, int reps, double peak) {
   for (long i = 0; i < k * n; i++) b[i] = (float)((i * 5) % 11) * 0.1f - 0.5f;
   for (int r = -2; r < reps; r++) { /* two untimed warm-up calls */
     double t0 = now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, t ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)k,
-                b, t ? (int)k : (int)n, 0.0f, c, (int)n);
+    fbx_linalg_gemm(false, false, t != 0, m, n, k, 1.0, a, k, b, t ? k : n, 0.0, c, n);
     if (r >= 0) ts[r] = now() - t0;
   }
   qsort(ts, (size_t)reps, sizeof *ts, cmp_d);

@@ -1,20 +1,23 @@
 /* Convolution kernels (ops/list_linalg.h): conv1d, conv2d.
  *
- * Both run as one 2-D convolution (conv1d: height 1, kernel height 1) by
- * im2col feeding the GEMM: for each image and group, the input patches are
- * laid out as a [C/groups * kH * kW, Ho * Wo] matrix (zero where the
- * window hangs over the padding; rows spread over the kernels' threads) and
- * multiplied by the group's [O/groups, C/groups * kH * kW] weight through
- * cblas_sgemm/dgemm, straight into the output. A 1x1 kernel with stride 1
- * and no padding multiplies the input itself. The bias is added per output
- * channel. float32 and float64 compute in their own type; float16 and
- * bfloat16 in float32, rounded back; integral and bool inputs are errors,
- * as in PyTorch's CPU kernels. Inputs may be unbatched ([C, H, W] /
- * [C, L]), as in PyTorch.
+ * Both run as one 2-D convolution (conv1d: height 1, kernel height 1). The
+ * forward is a set of independent tasks (image, group, band of output
+ * rows) spread over the kernels' pool, each calling OpenBLAS's
+ * sgemm/dgemm on its own thread (see conv_fwd below): a 1x1 kernel with
+ * stride 1 and no padding multiplies the input itself, stride-1
+ * convolutions with enough channels sum shifted GEMMs over a padded copy
+ * of the band's input rows, the rest multiply the band's im2col matrix.
+ * The bias is written into the output first and the GEMM adds to it.
+ * float32 and float64 compute in their own type; float16 and bfloat16 in
+ * float32, rounded back; integral and bool inputs are errors, as in
+ * PyTorch's CPU kernels. Inputs may be unbatched ([C, H, W] / [C, L]), as
+ * in PyTorch. The backward (fusebox::conv_backward) uses the whole image's
+ * im2col and col2im with its GEMMs spread over the pool (fbx_linalg_gemm).
  */
 #include <cblas.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +29,50 @@ typedef struct conv_geom {
   int64_t N, C, H, W, O, kH, kW, Ho, Wo, sH, sW, pH, pW, dH, dW, G;
 } conv_geom;
 
+/* im2col of output rows [oh0, oh1) for the patch rows [r0, r1) (row r =
+ * input channel r / (kH * kW), tap (r / kW) % kH, r % kW): row r of the
+ * matrix starts at cols + r * ld and holds (oh1 - oh0) * Wo positions.
+ * Each output row copies the input row's columns that the taps reach and
+ * zeroes the ones hanging over the padding. */
+#define IM2COL(T)                                                                              \
+  for (int64_t r = r0; r < r1; r++) {                                                          \
+    int64_t c = r / (g->kH * g->kW), ki = (r / g->kW) % g->kH, kj = r % g->kW;                 \
+    const T *xc = (const T *)x + c * g->H * g->W;                                              \
+    T *dst = (T *)cols + r * ld;                                                               \
+    int64_t off = kj * g->dW - g->pW, sw = g->sW;                                              \
+    /* output columns lo <= ow < hi read inside the input row */                               \
+    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;                                          \
+    int64_t hi = g->W - off <= 0 ? 0 : (g->W - off + sw - 1) / sw;                             \
+    if (lo > g->Wo) lo = g->Wo;                                                                \
+    if (hi > g->Wo) hi = g->Wo;                                                                \
+    if (hi < lo) hi = lo;                                                                      \
+    for (int64_t oh = oh0; oh < oh1; oh++) {                                                   \
+      int64_t ih = oh * g->sH - g->pH + ki * g->dH;                                            \
+      T *d = dst + (oh - oh0) * g->Wo;                                                         \
+      if (ih < 0 || ih >= g->H) {                                                              \
+        memset(d, 0, sizeof(T) * (size_t)g->Wo);                                               \
+        continue;                                                                              \
+      }                                                                                        \
+      const T *xr = xc + ih * g->W;                                                            \
+      memset(d, 0, sizeof(T) * (size_t)lo);                                                    \
+      if (sw == 1 && hi > lo) memcpy(d + lo, xr + lo + off, sizeof(T) * (size_t)(hi - lo));    \
+      else if (sw != 1)                                                                        \
+        for (int64_t ow = lo; ow < hi; ow++) d[ow] = xr[ow * sw + off];                        \
+      memset(d + hi, 0, sizeof(T) * (size_t)(g->Wo - hi));                                     \
+    }                                                                                          \
+  }
+
+/* x: one image's channels of one group, [Cg][H][W]. */
+static void im2col_rows(const conv_geom *g, bool f64, const void *x, void *cols, int64_t ld, int64_t r0, int64_t r1,
+                        int64_t oh0, int64_t oh1) {
+  if (f64) {
+    IM2COL(double)
+  } else {
+    IM2COL(float)
+  }
+}
+
+/* The whole image's im2col, [Cg * kH * kW][Ho * Wo], rows spread over threads. */
 typedef struct col_job {
   const conv_geom *g;
   const void *x; /* one image's channels of one group: [Cg][H][W] */
@@ -33,38 +80,12 @@ typedef struct col_job {
   bool f64;
 } col_job;
 
-#define IM2COL(T)                                                                              \
-  for (int64_t r = begin; r < end; r++) {                                                      \
-    int64_t c = r / (g->kH * g->kW), ki = (r / g->kW) % g->kH, kj = r % g->kW;                 \
-    const T *xc = (const T *)j->x + c * g->H * g->W;                                           \
-    T *dst = (T *)j->cols + r * g->Ho * g->Wo;                                                 \
-    for (int64_t oh = 0; oh < g->Ho; oh++) {                                                   \
-      int64_t ih = oh * g->sH - g->pH + ki * g->dH;                                            \
-      T *d = dst + oh * g->Wo;                                                                 \
-      if (ih < 0 || ih >= g->H) {                                                              \
-        for (int64_t ow = 0; ow < g->Wo; ow++) d[ow] = 0;                                      \
-        continue;                                                                              \
-      }                                                                                        \
-      const T *xr = xc + ih * g->W;                                                            \
-      int64_t off = kj * g->dW - g->pW;                                                        \
-      for (int64_t ow = 0; ow < g->Wo; ow++) {                                                 \
-        int64_t iw = ow * g->sW + off;                                                         \
-        d[ow] = iw >= 0 && iw < g->W ? xr[iw] : 0;                                             \
-      }                                                                                        \
-    }                                                                                          \
-  }
-
 static void im2col_body(void *jv, int64_t begin, int64_t end) {
   const col_job *j = jv;
-  const conv_geom *g = j->g;
-  if (j->f64) {
-    IM2COL(double)
-  } else {
-    IM2COL(float)
-  }
+  im2col_rows(j->g, j->f64, j->x, j->cols, j->g->Ho * j->g->Wo, begin, end, 0, j->g->Ho);
 }
 
-/* col2im: the transpose of IM2COL, adding each column entry back into the
+/* col2im: the transpose of im2col, adding each column entry back into the
  * input position it was read from (rows [begin, end) of one channel each:
  * a channel's rows are the kH * kW taps of that channel, so a job of whole
  * channels writes disjoint input planes). */
@@ -171,6 +192,144 @@ static fbx_status *conv_geometry(fbx_kctx *ctx, fbx_ivalue *args, int base, cons
   return NULL;
 }
 
+/* The forward runs as independent tasks (image, group, band of output
+ * rows), spread over the pool, each calling OpenBLAS on its own thread and
+ * writing its band of the output: y[n, group's channels, band] = bias + the
+ * group's weight [Og, Cg * kH * kW] @ the band's patches. A band's working
+ * set takes about TILE_BYTES, so that it is still in the core's cache when
+ * the GEMM reads it. The patches come one of three ways:
+ *   - a 1x1 kernel with stride 1 and no padding: the input itself;
+ *   - stride 1 with at least SHIFT_MIN_CG input channels per group
+ *     ("shifted" GEMMs): the band's input rows are copied once, padded,
+ *     into [Cg, band rows + (kH - 1) * dH, Wp = W + 2 * pW]; on that grid
+ *     the tap (ki, kj) of every output position is the same position moved
+ *     by ki * dH rows and kj * dW columns, so the output band (computed
+ *     Wp wide, the last (kW - 1) * dW columns discarded) is the sum over
+ *     the kH * kW taps of weight_tap [Og, Cg] @ the grid shifted by the
+ *     tap's offset, a plain strided operand: no im2col matrix at all;
+ *   - otherwise the band's im2col [Cg * kH * kW, rows * Wo]. */
+#define TILE_BYTES (512 * 1024)
+#define SHIFT_MIN_CG 16
+/* Below this many multiply-adds per task, tasks are grouped (a pool
+ * dispatch costs a few µs). */
+#define TASK_MIN_MACS (1 << 19)
+
+enum { CONV_DIRECT, CONV_SHIFTED, CONV_IM2COL };
+
+typedef struct conv_fwd {
+  const conv_geom *g;
+  bool f64;
+  int how;                  /* CONV_* */
+  const void *x, *w, *bias; /* contiguous input, weight, bias or NULL, in the work dtype */
+  const void *wt;           /* CONV_SHIFTED: the weight as [kH * kW][O][Cg] */
+  void *y;
+  int64_t Cg, Og, K, P, rows, ntiles; /* output rows per band; bands per image and group */
+  int64_t Wp, rows_in;                /* CONV_SHIFTED: grid width, input rows per band */
+  atomic_bool nomem;                  /* a task's buffer could not be allocated */
+} conv_fwd;
+
+/* C [Og][ldc] := the bias of the group's channels (0 without one), n wide. */
+static void fill_bias(const conv_fwd *f, int64_t gi, void *c, int64_t ldc, int64_t n) {
+  for (int64_t o = 0; o < f->Og; o++) {
+    int64_t oc = gi * f->Og + o;
+    if (f->f64) {
+      double *r = (double *)c + o * ldc, bv = f->bias ? ((const double *)f->bias)[oc] : 0;
+      for (int64_t i = 0; i < n; i++) r[i] = bv;
+    } else {
+      float *r = (float *)c + o * ldc, bv = f->bias ? ((const float *)f->bias)[oc] : 0;
+      for (int64_t i = 0; i < n; i++) r[i] = bv;
+    }
+  }
+}
+
+static void gemm1(bool f64, int64_t M, int64_t N, int64_t K, const void *a, int64_t lda, const void *b, int64_t ldb,
+                  double beta, void *c, int64_t ldc) {
+  if (f64)
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, a, (int)lda, b, (int)ldb, beta,
+                c, (int)ldc);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, a, (int)lda, b, (int)ldb,
+                (float)beta, c, (int)ldc);
+}
+
+/* The shifted GEMMs of one band: grid = [Cg][rows_in][Wp] (+ slack),
+ * acc = [Og][rows * Wp]. */
+static void band_shifted(const conv_fwd *f, const char *xp, int64_t gi, int64_t oh0, int64_t oh1, char *grid, char *acc,
+                         char *yp) {
+  const conv_geom *g = f->g;
+  size_t es = f->f64 ? 8 : 4;
+  int64_t nr = oh1 - oh0, rin = nr + (g->kH - 1) * g->dH, Wp = f->Wp, plane = f->rows_in * Wp;
+  for (int64_t c = 0; c < f->Cg; c++)
+    for (int64_t r = 0; r < rin; r++) {
+      int64_t ih = oh0 - g->pH + r;
+      char *d = grid + (size_t)(c * plane + r * Wp) * es;
+      if (ih < 0 || ih >= g->H) {
+        memset(d, 0, es * (size_t)Wp);
+        continue;
+      }
+      memset(d, 0, es * (size_t)g->pW);
+      memcpy(d + (size_t)g->pW * es, xp + (size_t)((c * g->H + ih) * g->W) * es, es * (size_t)g->W);
+      memset(d + (size_t)(g->pW + g->W) * es, 0, es * (size_t)g->pW);
+    }
+  if (rin < f->rows_in) /* a short last band: the rest of each plane is read for discarded columns only */
+    for (int64_t c = 0; c < f->Cg; c++)
+      memset(grid + (size_t)(c * plane + rin * Wp) * es, 0, es * (size_t)((f->rows_in - rin) * Wp));
+  int64_t pn = nr * Wp;
+  fill_bias(f, gi, acc, pn, pn);
+  for (int64_t ki = 0; ki < g->kH; ki++)
+    for (int64_t kj = 0; kj < g->kW; kj++) {
+      const char *wtap = (const char *)f->wt + (size_t)(((ki * g->kW + kj) * g->O + gi * f->Og) * f->Cg) * es;
+      const char *b = grid + (size_t)(ki * g->dH * Wp + kj * g->dW) * es;
+      gemm1(f->f64, f->Og, pn, f->Cg, wtap, f->Cg, b, plane, 1.0, acc, pn);
+    }
+  for (int64_t o = 0; o < f->Og; o++)
+    for (int64_t r = 0; r < nr; r++)
+      memcpy(yp + (size_t)(o * f->P + r * g->Wo) * es, acc + (size_t)(o * pn + r * Wp) * es, es * (size_t)g->Wo);
+}
+
+static void conv_fwd_body(void *ctx, int64_t begin, int64_t end) {
+  conv_fwd *f = ctx;
+  const conv_geom *g = f->g;
+  size_t es = f->f64 ? 8 : 4;
+  char *buf = NULL, *acc = NULL;
+  size_t slack = (size_t)((g->kW - 1) * g->dW);
+  if (f->how == CONV_SHIFTED) {
+    size_t grid = (size_t)(f->Cg * f->rows_in * f->Wp) + slack;
+    buf = fbx_malloc(es * (grid + (size_t)(f->Og * f->rows * f->Wp)));
+    if (buf) {
+      memset(buf + (grid - slack) * es, 0, slack * es); /* read only for the discarded columns */
+      acc = buf + grid * es;
+    }
+  } else if (f->how == CONV_IM2COL) {
+    buf = fbx_malloc(es * (size_t)(f->K * f->rows * g->Wo));
+  }
+  if (!buf && f->how != CONV_DIRECT) {
+    atomic_store(&f->nomem, true);
+    return;
+  }
+  for (int64_t t = begin; t < end; t++) {
+    int64_t n = t / (g->G * f->ntiles), gi = (t / f->ntiles) % g->G, tile = t % f->ntiles;
+    int64_t oh0 = tile * f->rows, oh1 = oh0 + f->rows < g->Ho ? oh0 + f->rows : g->Ho;
+    int64_t p0 = oh0 * g->Wo, pn = (oh1 - oh0) * g->Wo;
+    const char *xp = (const char *)f->x + (size_t)((n * g->C + gi * f->Cg) * g->H * g->W) * es;
+    char *yp = (char *)f->y + (size_t)((n * g->O + gi * f->Og) * f->P + p0) * es;
+    if (f->how == CONV_SHIFTED) {
+      band_shifted(f, xp, gi, oh0, oh1, buf, acc, yp);
+      continue;
+    }
+    const void *bm = xp + (size_t)p0 * es;
+    int64_t ldb = f->P;
+    if (f->how == CONV_IM2COL) {
+      im2col_rows(g, f->f64, xp, buf, pn, 0, f->K, oh0, oh1);
+      bm = buf, ldb = pn;
+    }
+    if (f->bias) fill_bias(f, gi, yp, f->P, pn);
+    gemm1(f->f64, f->Og, pn, f->K, (const char *)f->w + (size_t)(gi * f->Og * f->K) * es, f->K, bm, ldb,
+          f->bias ? 1.0 : 0.0, yp, f->P);
+  }
+  fbx_free(buf);
+}
+
 static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp) {
   fbx_tensor *x, *w, *b = NULL;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
@@ -188,7 +347,7 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   bool f64 = work == FBX_DTYPE_FLOAT64;
   size_t esz = f64 ? 8 : 4;
   fbx_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL;
-  void *cols = NULL;
+  void *wt = NULL;
   fbx_status *st = x->dtype == work ? fbx_tensor_contiguous(&xc, x) : fbx_tensor_clone_as(&xc, x, work);
   if (!st) st = w->dtype == work ? fbx_tensor_contiguous(&wc, w) : fbx_tensor_clone_as(&wc, w, work);
   if (!st && b) st = b->dtype == work ? fbx_tensor_contiguous(&bc, b) : fbx_tensor_clone_as(&bc, b, work);
@@ -196,35 +355,45 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   /* the GEMM writes every element (beta 0) unless K or O/groups is 0 */
   if (!st && K > 0 && Og > 0) st = fbx_tensor_empty(&y, work, nsp + 2, nsp == 2 ? ys : y1);
   else if (!st) st = fbx_tensor_zeros(&y, work, nsp + 2, nsp == 2 ? ys : y1);
-  bool direct = g.kH == 1 && g.kW == 1 && g.sH == 1 && g.sW == 1 && g.pH == 0 && g.pW == 0;
-  if (!st && !direct && K * P > 0) {
-    cols = fbx_malloc(esz * (size_t)(K * P));
-    if (!cols) st = fbx_status_nomem();
-  }
   if (st) goto done;
   if (K > 0 && P > 0 && Og > 0) {
     fbx_linalg_blas_init();
-    for (int64_t n = 0; n < g.N; n++)
-      for (int64_t gi = 0; gi < groups; gi++) {
-        size_t xoff = (size_t)((n * g.C + gi * Cg) * g.H * g.W), yoff = (size_t)((n * g.O + gi * Og) * P);
-        const char *xp = (const char *)xc->data + xoff * esz;
-        const void *bm = xp;
-        if (!direct) {
-          col_job j = {.g = &g, .x = xp, .cols = cols, .f64 = f64};
-          fbx_parallel_for(K, P >= 4096 ? 1 : 4096 / P + 1, im2col_body, &j);
-          bm = cols;
-        }
-        const char *wp = (const char *)wc->data + (size_t)(gi * Og * K) * esz;
-        char *yp = (char *)y->data + yoff * esz;
-        if (f64)
-          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Og, (int)P, (int)K, 1.0, (const double *)wp,
-                      (int)K, (const double *)bm, (int)P, 0.0, (double *)yp, (int)P);
-        else
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Og, (int)P, (int)K, 1.0f, (const float *)wp,
-                      (int)K, (const float *)bm, (int)P, 0.0f, (float *)yp, (int)P);
+    bool direct = g.kH == 1 && g.kW == 1 && g.sH == 1 && g.sW == 1 && g.pH == 0 && g.pW == 0;
+    bool shifted = !direct && g.sH == 1 && g.sW == 1 && Cg >= SHIFT_MIN_CG;
+    conv_fwd f = {.g = &g, .f64 = f64, .how = direct ? CONV_DIRECT : shifted ? CONV_SHIFTED : CONV_IM2COL,
+                  .x = xc->data, .w = wc->data, .bias = bc ? bc->data : NULL, .y = y->data, .Cg = Cg, .Og = Og,
+                  .K = K, .P = P, .Wp = g.W + 2 * g.pW};
+    /* bytes per output row of a band's working set */
+    int64_t per_row = shifted ? (int64_t)esz * (Cg + Og) * f.Wp : (int64_t)esz * K * g.Wo;
+    f.rows = TILE_BYTES / per_row;
+    if (f.rows < 1) f.rows = 1;
+    if (f.rows > g.Ho) f.rows = g.Ho;
+    f.ntiles = (g.Ho + f.rows - 1) / f.rows;
+    f.rows_in = f.rows + (g.kH - 1) * g.dH;
+    if (shifted) { /* the weight by tap: wt[tap][o][c] = w[o][c][tap] */
+      int64_t taps = g.kH * g.kW;
+      wt = fbx_malloc(esz * (size_t)(taps * g.O * Cg));
+      if (!wt) {
+        st = fbx_status_nomem();
+        goto done;
       }
-  }
-  if (bc && P > 0)
+      for (int64_t o = 0; o < g.O; o++)
+        for (int64_t c = 0; c < Cg; c++)
+          for (int64_t t = 0; t < taps; t++) {
+            size_t to = (size_t)((t * g.O + o) * Cg + c), from = (size_t)((o * Cg + c) * taps + t);
+            if (f64) ((double *)wt)[to] = ((const double *)wc->data)[from];
+            else ((float *)wt)[to] = ((const float *)wc->data)[from];
+          }
+      f.wt = wt;
+    }
+    atomic_init(&f.nomem, false);
+    int64_t per = Og * f.rows * g.Wo * K + 1;
+    fbx_parallel_for(g.N * groups * f.ntiles, per >= TASK_MIN_MACS ? 1 : TASK_MIN_MACS / per + 1, conv_fwd_body, &f);
+    if (atomic_load(&f.nomem)) {
+      st = fbx_status_nomem();
+      goto done;
+    }
+  } else if (bc && P > 0) { /* no product: the output is the bias */
     for (int64_t n = 0; n < g.N; n++)
       for (int64_t o = 0; o < g.O; o++) {
         if (f64) {
@@ -235,6 +404,7 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
           for (int64_t i = 0; i < P; i++) yp[i] += bv;
         }
       }
+  }
   if (!batched) { /* drop the batch dim: a view of the same storage */
     fbx_tensor *v = NULL;
     st = fbx_tensor_view(&v, y, nsp + 1, y->sizes + 1, NULL, y->offset);
@@ -252,7 +422,7 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   fbx_set_out_tensor(outs, 0, y);
   y = NULL;
 done:
-  fbx_free(cols);
+  fbx_free(wt);
   fbx_tensor_release(xc);
   fbx_tensor_release(wc);
   fbx_tensor_release(bc);
@@ -320,19 +490,9 @@ fbx_status *fbx_k_fbx_conv_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue 
         col_job j = {.g = &g, .x = xp, .cols = cols, .f64 = f64};
         fbx_parallel_for(K, P >= 4096 ? 1 : 4096 / P + 1, im2col_body, &j);
         /* grad_weight[group] += grad[n, group] (Og x P) . cols^T (P x K) */
-        if (f64)
-          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)Og, (int)K, (int)P, 1.0, (const double *)gp, (int)P,
-                      (const double *)cols, (int)P, 1.0, (double *)gwp, (int)K);
-        else
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)Og, (int)K, (int)P, 1.0f, (const float *)gp, (int)P,
-                      (const float *)cols, (int)P, 1.0f, (float *)gwp, (int)K);
+        fbx_linalg_gemm(f64, false, true, Og, K, P, 1.0, gp, P, cols, P, 1.0, gwp, K);
         /* dcols = weight[group]^T (K x Og) . grad[n, group] (Og x P), then col2im into grad_input */
-        if (f64)
-          cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)P, (int)Og, 1.0, (const double *)wp, (int)K,
-                      (const double *)gp, (int)P, 0.0, (double *)cols, (int)P);
-        else
-          cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)P, (int)Og, 1.0f, (const float *)wp, (int)K,
-                      (const float *)gp, (int)P, 0.0f, (float *)cols, (int)P);
+        fbx_linalg_gemm(f64, true, false, K, P, Og, 1.0, wp, K, gp, P, 0.0, cols, P);
         col2im_job cj = {.g = &g, .x_out = (char *)gi->data + xoff * esz, .cols = cols, .f64 = f64};
         fbx_parallel_for(Cg, 1, col2im_body, &cj);
       }

@@ -3,13 +3,14 @@
  * Everything becomes one batched product C[b] = A[b] @ B[b] over views whose
  * batch dims are already broadcast (stride 0 where a side is shared), read
  * through their strides, so transposed and expanded inputs need no copy:
- *   - float32/float64: OpenBLAS's sgemm/dgemm, one call per batch, when
+ *   - float32/float64: OpenBLAS's sgemm/dgemm, single-threaded, when
  *     each operand has a unit stride in one of its two matrix dims (a
  *     transposed operand is passed as a CBLAS transpose with its leading
- *     dimension, never copied); the BLAS's thread count is
- *     FUSEBOX_NUM_THREADS's (fbx_parallel_threads). Other layouts (both
- *     strides non-unit, a stride-0 expanded row or column) take the packed
- *     loops below. addmm's self and linear's bias, when they have the
+ *     dimension, never copied); fusebox's pool spreads the calls (whole
+ *     batches per thread, or each product's rows or columns in blocks when
+ *     the batches are too few to share evenly; see blas_run). Other
+ *     layouts (both strides non-unit, a stride-0 expanded row or column)
+ *     take the packed loops below. addmm's self and linear's bias, when they have the
  *     product's dtype and broadcast to it, are written into C first and the
  *     BLAS adds the product to them (beta = addmm's beta, 1 for linear):
  *     no separate pass over the result;
@@ -192,15 +193,111 @@ static void body_i64(void *ctx, int64_t begin, int64_t end) {
 
 /* ---- the BLAS path ------------------------------------------------------------------------ */
 
-/* OpenBLAS runs its own threads; their number follows the kernels' pool
- * (FUSEBOX_NUM_THREADS), set once before the first product. */
+/* OpenBLAS runs single-threaded, set once before the first product: every
+ * product is spread over the kernels' pool (FUSEBOX_NUM_THREADS) by
+ * fusebox, each thread calling sgemm/dgemm on its own batches or its own
+ * block of rows or columns. OpenBLAS's threads never run, so they neither
+ * spin against the pool's workers nor pay their start-up on the small
+ * per-batch products of bmm or a convolution's tiles. */
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+#if defined(OPENBLAS_VERSION) && defined(__GNUC__)
+/* OpenBLAS's pthread build starts its worker threads when it is loaded;
+ * idle, they spin on sched_yield for a while (about 0.1 s of CPU each here)
+ * before they sleep, which took a share of the cores from the pool's
+ * threads in every short run. Single-threaded calls never use them, so
+ * they are stopped (OpenBLAS restarts them itself if a threaded call ever
+ * comes). Weak: the OpenMP and serial builds have no such function. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+#endif
 static void blas_init(void) {
 #ifdef OPENBLAS_VERSION
-  openblas_set_num_threads(fbx_parallel_threads());
+  openblas_set_num_threads(1);
+#ifdef __GNUC__
+  if (blas_thread_shutdown_) blas_thread_shutdown_();
+#endif
 #endif
 }
 void fbx_linalg_blas_init(void) { pthread_once(&blas_once, blas_init); }
+
+/* A product below this many multiply-adds runs on the calling thread
+ * (about 10 µs of one core's GEMM: a pool dispatch costs a few µs). */
+#define PAR_MIN_MACS (1 << 19)
+/* Row and column blocks are multiples of 16 (whole register tiles of
+ * OpenBLAS's kernels; a power-of-two dim splits evenly). */
+#define ROW_ALIGN 16
+#define COL_ALIGN 16
+
+/* One row-major product C = alpha * op(A) @ op(B) + beta * C, repeated over
+ * nb batches (offsets from j's batch strides; C's batches are M * ldc
+ * apart), each split into `parts` blocks of `step` rows (split_m) or
+ * columns: task t is batch t / parts, block t % parts. */
+typedef struct blas_plan {
+  bool f64, ta, tb;
+  int64_t M, N, K, lda, ldb, ldc;
+  double alpha, beta;
+  const void *a, *b;
+  void *c;
+  const gemm_job *j; /* batch offsets, NULL for a single product */
+  int64_t nb, parts, step;
+  bool split_m;
+} blas_plan;
+
+static void blas_body(void *ctx, int64_t begin, int64_t end) {
+  const blas_plan *p = ctx;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t bi = t / p->parts, q = t % p->parts;
+    int64_t ao = p->j ? batch_off(p->j, bi, p->j->abstr) : 0, bo = p->j ? batch_off(p->j, bi, p->j->bbstr) : 0;
+    int64_t co = bi * p->M * p->ldc;
+    int64_t m0 = 0, m = p->M, n0 = 0, n = p->N;
+    if (p->split_m) m0 = q * p->step, m = min64(p->step, p->M - m0);
+    else n0 = q * p->step, n = min64(p->step, p->N - n0);
+    if (m <= 0 || n <= 0) continue;
+    ao += p->ta ? m0 : m0 * p->lda; /* op(A)'s row m0 */
+    bo += p->tb ? n0 * p->ldb : n0; /* op(B)'s column n0 */
+    co += m0 * p->ldc + n0;
+    enum CBLAS_TRANSPOSE TA = p->ta ? CblasTrans : CblasNoTrans, TB = p->tb ? CblasTrans : CblasNoTrans;
+    if (p->f64)
+      cblas_dgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)p->K, p->alpha, (const double *)p->a + ao, (int)p->lda,
+                  (const double *)p->b + bo, (int)p->ldb, p->beta, (double *)p->c + co, (int)p->ldc);
+    else
+      cblas_sgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)p->K, (float)p->alpha, (const float *)p->a + ao,
+                  (int)p->lda, (const float *)p->b + bo, (int)p->ldb, (float)p->beta, (float *)p->c + co, (int)p->ldc);
+  }
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+/* Splits p's nb products over the pool: whole batches per thread when they
+ * divide evenly among the threads or are many (at least 4 a thread),
+ * otherwise each product in blocks of rows (when M >= N) or columns, as
+ * many as make the tasks divide evenly among the threads. */
+static void blas_run(blas_plan *p) {
+  fbx_linalg_blas_init();
+  int64_t T = fbx_parallel_threads(), macs = p->M * p->N * p->K;
+  p->parts = 1, p->split_m = p->M >= p->N, p->step = p->split_m ? p->M : p->N;
+  if (T > 1 && p->nb * macs >= 2 * PAR_MIN_MACS && p->nb % T && p->nb < 4 * T) {
+    int64_t want = T / gcd64(p->nb, T), dim = p->split_m ? p->M : p->N, al = p->split_m ? ROW_ALIGN : COL_ALIGN;
+    int64_t step = (dim + want - 1) / want;
+    step = (step + al - 1) / al * al;
+    if (step < dim) p->step = step, p->parts = (dim + step - 1) / step;
+  }
+  int64_t tasks = p->nb * p->parts, per = macs / p->parts + 1;
+  fbx_parallel_for(tasks, per >= PAR_MIN_MACS ? 1 : PAR_MIN_MACS / per + 1, blas_body, p);
+}
+
+void fbx_linalg_gemm(bool f64, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void *a,
+                     int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  blas_plan p = {.f64 = f64, .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc,
+                 .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .nb = 1};
+  blas_run(&p);
+}
 
 /* How a [rows, cols] operand with strides (s0, s1) is passed to CBLAS
  * (row-major): as itself with leading dimension s0 when its rows are
@@ -225,25 +322,16 @@ static bool blas_fits(const gemm_job *j, bool *ta, int64_t *lda, bool *tb, int64
   return blas_layout(j->M, j->K, j->sa0, j->sa1, ta, lda) && blas_layout(j->K, j->N, j->sb0, j->sb1, tb, ldb);
 }
 
-/* C[b] = alpha * A[b] @ B[b] + beta * C[b] through sgemm/dgemm, one call
- * per batch (each call spreads over the BLAS's threads); the caller checked
- * blas_fits. */
+/* C[b] = alpha * A[b] @ B[b] + beta * C[b] through sgemm/dgemm on the
+ * pool (blas_run); the caller checked blas_fits. */
 static void bgemm_blas(const gemm_job *j, fbx_dtype dt) {
   bool ta, tb;
   int64_t lda, ldb;
   blas_fits(j, &ta, &lda, &tb, &ldb);
-  fbx_linalg_blas_init();
-  int M = (int)j->M, N = (int)j->N, K = (int)j->K;
-  enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  for (int64_t bi = 0; bi < j->nb; bi++) {
-    int64_t ao = batch_off(j, bi, j->abstr), bo = batch_off(j, bi, j->bbstr), co = bi * j->M * j->N;
-    if (dt == FBX_DTYPE_FLOAT32)
-      cblas_sgemm(CblasRowMajor, TA, TB, M, N, K, (float)j->alpha, (const float *)j->a + ao, (int)lda,
-                  (const float *)j->b + bo, (int)ldb, (float)j->beta, (float *)j->c + co, N);
-    else
-      cblas_dgemm(CblasRowMajor, TA, TB, M, N, K, j->alpha, (const double *)j->a + ao, (int)lda,
-                  (const double *)j->b + bo, (int)ldb, j->beta, (double *)j->c + co, N);
-  }
+  blas_plan p = {.f64 = dt == FBX_DTYPE_FLOAT64, .ta = ta, .tb = tb, .M = j->M, .N = j->N, .K = j->K, .lda = lda,
+                 .ldb = ldb, .ldc = j->N, .alpha = j->alpha, .beta = j->beta, .a = j->a, .b = j->b, .c = j->c,
+                 .j = j, .nb = j->nb};
+  blas_run(&p);
 }
 
 /* c (contiguous, `nd` dims `sizes`) := s read through `strides`, row by

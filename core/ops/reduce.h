@@ -60,7 +60,14 @@ void fbx_red_plan_free(fbx_red_plan *p);
 /* k_linalg.c: true sends float products to the packed loops instead of the
  * BLAS (for tests that check both and for benchmarks); false by default. */
 extern bool fbx_linalg_no_blas;
-/* Sets the BLAS's thread count once (FUSEBOX_NUM_THREADS); call before a cblas_* call. */
+/* Makes OpenBLAS single-threaded, once; call before a cblas_* call (the
+ * kernels parallelize over the pool themselves). */
 void fbx_linalg_blas_init(void);
+/* Row-major C[M,N] = alpha * op(A) @ op(B) + beta * C for float32 (f64
+ * false) or float64 through the BLAS, spread over the pool (rows or columns
+ * in one block per thread); op transposes when ta/tb. M, N, K, lda, ldb and
+ * ldc must be <= INT_MAX, the leading dimensions valid for CBLAS. */
+void fbx_linalg_gemm(bool f64, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void *a,
+                     int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc);
 
 #endif

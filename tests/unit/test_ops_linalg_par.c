@@ -1,0 +1,361 @@
+/* The matmul family and the convolutions on the kernels' pool (k_linalg.c,
+ * k_conv.c): products big enough to be split over threads (whole batches,
+ * bands of rows, bands of columns, with the split's remainder blocks) and
+ * convolutions big enough to be cut into several bands of output rows,
+ * checked exactly against naive double loops on small-integer inputs (every
+ * partial sum is an integer below 2^24, so float32 is exact in any order).
+ * The pool runs 3 threads here (FUSEBOX_NUM_THREADS, set before its first
+ * use), so that splits are uneven on any machine. */
+#include <check.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/parallel.h"
+#include "ir/symbol.h"
+#include "ops/kutil.h"
+#include "ops/optable.h"
+#include "testutil.h"
+#include <fusebox/tensor.h>
+
+#define OK(expr)                                                                 \
+  do {                                                                           \
+    fbx_status *st_ = (expr);                                                    \
+    ck_assert_msg(st_ == NULL, "%s failed: %s", #expr, fbx_status_message(st_)); \
+  } while (0)
+
+static fbx_status *run_op(const char *kind, fbx_ivalue *args, int nargs, fbx_ivalue *outs, const fbx_op **op_out) {
+  fbx_sym sym;
+  ck_assert_int_eq(fbx_sym_intern(&sym, kind, strlen(kind)), 0);
+  const fbx_op *op;
+  FBX_TRY(fbx_op_resolve(&op, sym, args, nargs));
+  if (op_out) *op_out = op;
+  fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS];
+  FBX_TRY(fbx_op_normalize_args(op, args, nargs, norm));
+  fbx_kctx ctx = {.op = op};
+  for (int i = 0; i < op->schema.nrets; i++) outs[i] = fbx_iv_none();
+  return op->kernel(&ctx, norm, outs);
+}
+
+static void release_all(fbx_ivalue *v, int n) {
+  for (int i = 0; i < n; i++) fbx_iv_release(&v[i]);
+}
+
+static uint64_t rng = 12345;
+/* A tensor of integers in [-lim, lim] (contiguous). */
+static fbx_tensor *rand_int_tensor(fbx_dtype dt, int nd, const int64_t *sizes, int lim) {
+  fbx_tensor *t = NULL;
+  OK(fbx_tensor_empty(&t, dt, nd, sizes));
+  for (int64_t i = 0; i < t->numel; i++) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    fbx_tensor_set_f64(t, i, (double)((int64_t)((rng >> 33) % (uint64_t)(2 * lim + 1)) - lim));
+  }
+  return t;
+}
+
+static fbx_ivalue int_list(int n, const int64_t *v) {
+  fbx_ivalue l;
+  OK(fbx_iv_list_new(&l, n));
+  for (int i = 0; i < n; i++) OK(fbx_iv_list_push(&l, fbx_iv_int(v[i])));
+  return l;
+}
+
+/* Element (i0, i1, ...) of t (any strides). */
+static double at(const fbx_tensor *t, const int64_t *idx) {
+  int64_t flat = 0;
+  for (int d = 0; d < t->ndim; d++) flat = flat * t->sizes[d] + idx[d];
+  return fbx_tensor_get_f64(t, flat);
+}
+
+/* ---- products ------------------------------------------------------------------------------ */
+
+/* A [nb, M, K] operand, transposed in memory when t (a [nb, K, M] buffer
+ * viewed as [nb, M, K]); nb 0 means 2-D. */
+static fbx_tensor *operand(fbx_dtype dt, int64_t nb, int64_t M, int64_t K, bool t, fbx_tensor **base) {
+  int64_t s3[3] = {nb, t ? K : M, t ? M : K};
+  int nd = nb ? 3 : 2;
+  *base = rand_int_tensor(dt, nd, nb ? s3 : s3 + 1, 8);
+  if (!t) return fbx_tensor_retain(*base);
+  int64_t vs[3] = {nb, M, K}, vst[3] = {M * K, 1, M};
+  fbx_tensor *v = NULL;
+  OK(fbx_tensor_view(&v, *base, nd, nb ? vs : vs + 1, nb ? vst : vst + 1, 0));
+  return v;
+}
+
+/* kind(a, b) for a [nb, M, K] (or [M, K]) and b likewise, against the
+ * naive product; with `bias` ([N]), addmm(bias, a, b, beta 1, alpha 2). */
+static void check_product(const char *kind, fbx_dtype dt, int64_t nb, int64_t M, int64_t K, int64_t N, bool ta, bool tb,
+                          bool bias) {
+  fbx_tensor *ab, *bb, *a = operand(dt, nb, M, K, ta, &ab), *b = operand(dt, nb, K, N, tb, &bb), *s = NULL;
+  if (bias) s = rand_int_tensor(dt, 1, &N, 8);
+  fbx_ivalue args[5], outs[1];
+  int nargs = 0;
+  if (bias) args[nargs++] = fbx_iv_tensor(s);
+  args[nargs++] = fbx_iv_tensor(a);
+  args[nargs++] = fbx_iv_tensor(b);
+  if (bias) args[nargs++] = fbx_iv_int(1), args[nargs++] = fbx_iv_int(2);
+  OK(run_op(kind, args, nargs, outs, NULL));
+  fbx_tensor *c = outs[0].u.t;
+  ck_assert_int_eq(c->numel, (nb ? nb : 1) * M * N);
+  for (int64_t bi = 0; bi < (nb ? nb : 1); bi++)
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) {
+        double want = 0;
+        for (int64_t k = 0; k < K; k++) {
+          int64_t ia[3] = {bi, i, k}, ib[3] = {bi, k, j};
+          want += at(a, nb ? ia : ia + 1) * at(b, nb ? ib : ib + 1);
+        }
+        if (bias) want = 2 * want + at(s, &j);
+        int64_t ic[3] = {bi, i, j};
+        double got = at(c, nb ? ic : ic + 1);
+        if (got != want)
+          ck_abort_msg("%s %s [%lld]x%lldx%lldx%lld t%d%d at [%lld,%lld,%lld]: %g, want %g", kind,
+                      fbx_dtype_name(dt), (long long)nb, (long long)M, (long long)K, (long long)N, ta, tb,
+                      (long long)bi, (long long)i, (long long)j, got, want);
+      }
+  release_all(outs, 1);
+  fbx_tensor_release(a), fbx_tensor_release(b), fbx_tensor_release(ab), fbx_tensor_release(bb);
+  fbx_tensor_release(s);
+}
+
+/* Batches spread whole (64 of them), batches fewer than threads and split
+ * in rows (M >= N) or columns (N > M) with remainder blocks, both dtypes,
+ * every transpose combination. */
+START_TEST(test_split_products) {
+  OK(fbx_op_table_init());
+  ck_assert_int_eq(fbx_parallel_threads(), 3);
+  static const int64_t shapes[][4] = {
+      {64, 40, 24, 40}, /* nb >= threads: whole batches */
+      {2, 101, 60, 50}, /* 2 batches on 3 threads: 3 row blocks each (48, 48, 5) */
+      {1, 12, 100, 997}, /* 3 column blocks (multiples of 16), the last short */
+      {4, 50, 100, 77},  /* 4 batches on 3 threads: 3 column blocks each */
+  };
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (int t = 0; t < 4; t++) {
+      check_product("aten::bmm", FBX_DTYPE_FLOAT32, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], t & 1,
+                    t & 2, false);
+      check_product("aten::bmm", FBX_DTYPE_FLOAT64, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], t & 1,
+                    t & 2, false);
+    }
+  check_product("aten::mm", FBX_DTYPE_FLOAT32, 0, 1000, 40, 30, false, true, false);
+  check_product("aten::mm", FBX_DTYPE_FLOAT32, 0, 30, 40, 2000, true, false, false);
+  /* addmm: the bias rides in the GEMM's C, each block adds it to its own part */
+  check_product("aten::addmm", FBX_DTYPE_FLOAT32, 0, 700, 50, 45, false, false, true);
+  check_product("aten::addmm", FBX_DTYPE_FLOAT64, 0, 20, 50, 1500, true, true, true);
+}
+END_TEST
+
+/* matmul with broadcast batch dims ([2, 1, M, K] @ [3, K, N]: the left
+ * operand's batch stride is 0 along the 3) on the pool. */
+START_TEST(test_split_broadcast_matmul) {
+  OK(fbx_op_table_init());
+  int64_t as[4] = {2, 1, 90, 30}, bs[3] = {3, 30, 70};
+  fbx_tensor *a = rand_int_tensor(FBX_DTYPE_FLOAT32, 4, as, 8), *b = rand_int_tensor(FBX_DTYPE_FLOAT32, 3, bs, 8);
+  fbx_ivalue args[2] = {fbx_iv_tensor(a), fbx_iv_tensor(b)}, outs[1];
+  OK(run_op("aten::matmul", args, 2, outs, NULL));
+  fbx_tensor *c = outs[0].u.t;
+  ck_assert_int_eq(c->ndim, 4);
+  ck_assert_int_eq(c->sizes[0], 2);
+  ck_assert_int_eq(c->sizes[1], 3);
+  for (int64_t p = 0; p < 2; p++)
+    for (int64_t q = 0; q < 3; q++)
+      for (int64_t i = 0; i < 90; i++)
+        for (int64_t j = 0; j < 70; j++) {
+          double want = 0;
+          for (int64_t k = 0; k < 30; k++) {
+            int64_t ia[4] = {p, 0, i, k}, ib[3] = {q, k, j};
+            want += at(a, ia) * at(b, ib);
+          }
+          int64_t ic[4] = {p, q, i, j};
+          if (at(c, ic) != want) ck_abort_msg("[%lld,%lld,%lld,%lld]: %g, want %g", (long long)p, (long long)q,
+                                              (long long)i, (long long)j, at(c, ic), want);
+        }
+  release_all(outs, 1);
+  release_all(args, 2);
+}
+END_TEST
+
+/* t's elements as doubles (row-major); free() it. */
+static double *to_doubles(const fbx_tensor *t) {
+  double *d = malloc(sizeof(double) * (size_t)(t->numel ? t->numel : 1));
+  ck_assert_ptr_nonnull(d);
+  for (int64_t i = 0; i < t->numel; i++) d[i] = fbx_tensor_get_f64(t, i);
+  return d;
+}
+
+/* ---- convolutions ---------------------------------------------------------------------------- */
+
+typedef struct conv_case {
+  int64_t N, C, H, W, O, kH, kW, s, p, d, G;
+  bool bias;
+  int64_t pw; /* the padding along W when > 0 (p otherwise) */
+} conv_case;
+
+static int64_t out_len(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d) { return (n + 2 * p - d * (k - 1) - 1) / s + 1; }
+
+/* conv2d (or conv1d when H == 0) against a naive loop, forward; then
+ * fusebox::conv_backward's three gradients against naive sums. */
+static void check_conv(fbx_dtype dt, conv_case cc) {
+  bool c1 = cc.H == 0;
+  int64_t H = c1 ? 1 : cc.H, kH = c1 ? 1 : cc.kH, Ho = c1 ? 1 : out_len(H, kH, cc.s, cc.p, cc.d);
+  int64_t pW = cc.pw > 0 ? cc.pw : cc.p, pH = c1 ? 0 : cc.p;
+  int64_t Wo = out_len(cc.W, cc.kW, cc.s, pW, cc.d), Cg = cc.C / cc.G, Og = cc.O / cc.G;
+  int64_t xs[4] = {cc.N, cc.C, H, cc.W}, ws[4] = {cc.O, Cg, kH, cc.kW};
+  if (c1) xs[2] = cc.W, ws[2] = cc.kW;
+  fbx_tensor *x = rand_int_tensor(dt, c1 ? 3 : 4, xs, 4), *w = rand_int_tensor(dt, c1 ? 3 : 4, ws, 4);
+  fbx_tensor *b = cc.bias ? rand_int_tensor(dt, 1, &cc.O, 50) : NULL;
+  int nsp = c1 ? 1 : 2;
+  int64_t sv[2] = {cc.s, cc.s}, pv[2] = {c1 ? pW : pH, pW}, dv[2] = {cc.d, cc.d};
+  fbx_ivalue args[7] = {fbx_iv_tensor(x), fbx_iv_tensor(w), b ? fbx_iv_tensor(b) : fbx_iv_none(), int_list(nsp, sv),
+                        int_list(nsp, pv), int_list(nsp, dv), fbx_iv_int(cc.G)},
+             outs[3];
+  OK(run_op(c1 ? "aten::conv1d" : "aten::conv2d", args, 7, outs, NULL));
+  fbx_tensor *y = outs[0].u.t;
+  ck_assert_int_eq(y->numel, cc.N * cc.O * Ho * Wo);
+  double *xd = to_doubles(x), *wd = to_doubles(w), *yd = to_doubles(y);
+  /* x[n, c, ih, iw] with (ih, iw) inside, for output (oh, ow) and tap (ki, kj) */
+#define XIDX(n, c, ih, iw) ((((n) * cc.C + (c)) * H + (ih)) * cc.W + (iw))
+#define WIDX(o, c, ki, kj) ((((o) * Cg + (c)) * kH + (ki)) * cc.kW + (kj))
+#define YIDX(n, o, oh, ow) ((((n) * cc.O + (o)) * Ho + (oh)) * Wo + (ow))
+  for (int64_t n = 0; n < cc.N; n++)
+    for (int64_t o = 0; o < cc.O; o++)
+      for (int64_t oh = 0; oh < Ho; oh++)
+        for (int64_t ow = 0; ow < Wo; ow++) {
+          double want = b ? fbx_tensor_get_f64(b, o) : 0;
+          int64_t gi = o / Og;
+          for (int64_t c = 0; c < Cg; c++)
+            for (int64_t ki = 0; ki < kH; ki++)
+              for (int64_t kj = 0; kj < cc.kW; kj++) {
+                int64_t ih = oh * cc.s - pH + ki * cc.d, iw = ow * cc.s - pW + kj * cc.d;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= cc.W) continue;
+                want += xd[XIDX(n, gi * Cg + c, ih, iw)] * wd[WIDX(o, c, ki, kj)];
+              }
+          double got = yd[YIDX(n, o, oh, ow)];
+          if (got != want)
+            ck_abort_msg("conv %s %lldx%lldx%lldx%lld o%lld k%lld s%lld p%lld d%lld g%lld at [%lld,%lld,%lld,%lld]: %g, want %g",
+                        fbx_dtype_name(dt), (long long)cc.N, (long long)cc.C, (long long)H, (long long)cc.W,
+                        (long long)cc.O, (long long)cc.kW, (long long)cc.s, (long long)cc.p, (long long)cc.d,
+                        (long long)cc.G, (long long)n, (long long)o, (long long)oh, (long long)ow, got, want);
+        }
+  /* backward with grad = a random integer tensor of the output's shape */
+  fbx_tensor *gy = rand_int_tensor(dt, y->ndim, y->sizes, 3);
+  double *gyd = to_doubles(gy);
+  fbx_ivalue bargs[8] = {fbx_iv_tensor(gy), fbx_iv_tensor(fbx_tensor_retain(x)), fbx_iv_tensor(fbx_tensor_retain(w)),
+                         b ? fbx_iv_tensor(fbx_tensor_retain(b)) : fbx_iv_none(), int_list(nsp, sv), int_list(nsp, pv),
+                         int_list(nsp, dv), fbx_iv_int(cc.G)};
+  fbx_ivalue gouts[3];
+  OK(run_op("fusebox::conv_backward", bargs, 8, gouts, NULL));
+  fbx_tensor *gx = gouts[0].u.t, *gw = gouts[1].u.t;
+  double *wgx = calloc((size_t)x->numel, sizeof(double)), *wgw = calloc((size_t)w->numel, sizeof(double));
+  ck_assert_ptr_nonnull(wgx);
+  ck_assert_ptr_nonnull(wgw);
+  for (int64_t n = 0; n < cc.N; n++)
+    for (int64_t o = 0; o < cc.O; o++)
+      for (int64_t oh = 0; oh < Ho; oh++)
+        for (int64_t ow = 0; ow < Wo; ow++) {
+          double gv = gyd[YIDX(n, o, oh, ow)];
+          int64_t gi = o / Og;
+          for (int64_t c = 0; c < Cg; c++)
+            for (int64_t ki = 0; ki < kH; ki++)
+              for (int64_t kj = 0; kj < cc.kW; kj++) {
+                int64_t ih = oh * cc.s - pH + ki * cc.d, iw = ow * cc.s - pW + kj * cc.d;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= cc.W) continue;
+                int64_t xi = XIDX(n, gi * Cg + c, ih, iw), wi = WIDX(o, c, ki, kj);
+                wgx[xi] += gv * wd[wi];
+                wgw[wi] += gv * xd[xi];
+              }
+        }
+  for (int64_t i = 0; i < x->numel; i++)
+    if (fbx_tensor_get_f64(gx, i) != wgx[i])
+      ck_abort_msg("grad_input[%lld]: %g, want %g", (long long)i,
+                  fbx_tensor_get_f64(gx, i), wgx[i]);
+  for (int64_t i = 0; i < w->numel; i++)
+    if (fbx_tensor_get_f64(gw, i) != wgw[i])
+      ck_abort_msg("grad_weight[%lld]: %g, want %g", (long long)i,
+                  fbx_tensor_get_f64(gw, i), wgw[i]);
+#undef XIDX
+#undef WIDX
+#undef YIDX
+  free(wgx), free(wgw), free(xd), free(wd), free(yd), free(gyd);
+  release_all(gouts, 3);
+  release_all(bargs, 8);
+  release_all(outs, 1);
+  release_all(args, 7);
+}
+
+/* Convolutions cut into several bands of output rows (the last one short),
+ * over images and groups, with stride, padding and dilation, on each of the
+ * forward's three ways (shifted GEMMs, im2col, a 1x1 kernel read straight
+ * from the input); conv1d. */
+START_TEST(test_conv_bands) {
+  OK(fbx_op_table_init());
+  /* N, C, H, W, O, kH, kW, stride, padding, dilation, groups, bias(, padding along W) */
+  static const conv_case cases[] = {
+      {1, 64, 60, 60, 8, 3, 3, 1, 1, 1, 1, true, 0},   /* shifted GEMMs: bands of 29 rows, the last short */
+      {2, 32, 20, 25, 8, 3, 3, 1, 2, 2, 2, true, 0},   /* shifted, groups of 16 channels, dilation 2 */
+      {1, 48, 40, 37, 10, 5, 3, 1, 2, 1, 1, false, 1}, /* shifted, 5x3 with padding (2, 1) */
+      {1, 64, 100, 100, 4, 3, 3, 2, 1, 1, 1, true, 0}, /* im2col (stride 2): bands of 4 rows */
+      {1, 8, 40, 200, 6, 3, 3, 1, 1, 1, 1, true, 0},   /* im2col (8 channels): bands of 9 rows */
+      {3, 64, 23, 41, 12, 3, 3, 2, 2, 2, 2, true, 0},  /* im2col, groups, stride 2, dilation 2 */
+      {2, 40, 90, 200, 8, 1, 1, 1, 0, 1, 1, true, 0},  /* 1x1: the input itself, bands of 16 rows */
+      {4, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, false, 0},     /* one small band */
+      {2, 64, 0, 3000, 6, 0, 5, 1, 2, 1, 2, true, 0},  /* conv1d, shifted */
+      {2, 8, 0, 3000, 6, 0, 5, 2, 2, 1, 1, false, 0},  /* conv1d, im2col */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    check_conv(FBX_DTYPE_FLOAT32, cases[i]);
+    if (i % 2 == 0) check_conv(FBX_DTYPE_FLOAT64, cases[i]);
+  }
+}
+END_TEST
+
+/* A failed im2col buffer (allocated by each thread's share of the tasks)
+ * is an out-of-memory status, no crash, no output. */
+START_TEST(test_conv_alloc_failures) {
+  OK(fbx_op_table_init());
+  int64_t xs[4] = {2, 32, 30, 30}, ws[4] = {16, 32, 3, 3}, one[2] = {1, 1};
+  fbx_tensor *x = rand_int_tensor(FBX_DTYPE_FLOAT32, 4, xs, 4), *w = rand_int_tensor(FBX_DTYPE_FLOAT32, 4, ws, 4);
+  fbx_ivalue args[7] = {fbx_iv_tensor(x), fbx_iv_tensor(w), fbx_iv_none(), int_list(2, one), int_list(2, one),
+                        int_list(2, one), fbx_iv_int(1)};
+  int n;
+  for (n = 0; n < 100; n++) {
+    fbx_ivalue outs[1];
+    fbx_alloc_fail_after(n);
+    fbx_status *st = run_op("aten::conv2d", args, 7, outs, NULL);
+    fbx_alloc_fail_after(-1);
+    if (!st) {
+      release_all(outs, 1);
+      break;
+    }
+    ck_assert_msg(fbx_status_code(st) == FBX_ERR_NOMEM, "%d allocations: %s", n, fbx_status_message(st));
+    ck_assert_int_eq(outs[0].kind, FBX_IV_NONE);
+    fbx_status_free(st);
+  }
+  ck_assert_int_lt(n, 100);
+  ck_assert_int_gt(n, 0);
+  release_all(args, 7);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("ops_linalg_par");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_split_products);
+  tcase_add_test(tc, test_split_broadcast_matmul);
+  tcase_add_test(tc, test_conv_bands);
+  tcase_add_test(tc, test_conv_alloc_failures);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  setenv("FUSEBOX_NUM_THREADS", "3", 1); /* before the pool's first use */
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
