@@ -312,6 +312,20 @@ START_TEST(log_of_cos_near_one_replays) {
 }
 END_TEST
 
+/* Found by a 10-minute tensorexpr run (seed 1300926, minimized):
+ * lerp(1, expm1(88), -1.5). PyTorch (1.13 and 2.x) gives -2.48e38: its
+ * lerp is fused multiply-adds, so (end - self) * (1 - weight) = 4.1e38 is
+ * never rounded on its own; tensorexpr's unfused formula overflowed to
+ * -inf, the interpreter's gave PyTorch's number only where GCC contracted
+ * it. lerp is fma in the kit and in the interpreter now. */
+START_TEST(lerp_overflow_replays) {
+  static const char *const x[] = {"x0", "x1"};
+  replay_ok("tensorexpr", "lerp_overflow", x, 2);
+  replay_ok("nvfuser_like", "lerp_overflow", x, 2);
+  replay_ok("legacy", "lerp_overflow", x, 2);
+}
+END_TEST
+
 /* Found by a 10-minute tensorexpr run (seed 800238, minimized): the
  * backward of minimum(x1, x0) + ... with x1 broadcast, ties everywhere; the
  * schedule's store_in_output (a hand-written softmax's exp kept in its
@@ -546,6 +560,7 @@ int main(void) {
   tcase_add_test(tc, plugin_with_threads_at_load);
   tcase_add_test(tc, narrow_dtypes_round_every_op);
   tcase_add_test(tc, mean_then_sin_replays);
+  tcase_add_test(tc, lerp_overflow_replays);
   tcase_add_test(tc, log_of_cos_near_one_replays);
   tcase_add_test(tc, mean_overflow_replays);
   tcase_add_test(tc, amin_recomputed_ties_replays);
