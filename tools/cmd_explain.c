@@ -1,4 +1,4 @@
-/* fusebox explain GRAPH [--fuser NAME] [--input [NAME=]X]... [--random] [--seed S] [--source] [--dot FILE] [--backward]
+/* fusebox explain GRAPH [--fuser NAME] [--input [NAME=]X]... [--random [--shape [NAME=]D0,D1,...]...] [--seed S] [--source] [--dot FILE] [--backward]
  *
  * Runs a graph through the profiling executor just far enough to optimize it
  * (FUSEBOX_PROFILING_RUNS profiling runs, then one optimized run that
@@ -27,8 +27,8 @@
 #include "passes/passes.h"
 
 static const char *const USAGE =
-    "fusebox explain GRAPH [--fuser NAME] [--input [NAME=]X]... [--random] [--seed S] [--source] [--dot FILE]\n"
-    "                       [--backward]";
+    "fusebox explain GRAPH [--fuser NAME] [--input [NAME=]X]... [--random [--shape [NAME=]D0,D1,...]...] [--seed S]\n"
+    "                       [--source] [--dot FILE] [--backward]";
 
 static void help(void) {
   printf("usage: %s\n\n"
@@ -45,6 +45,8 @@ static void help(void) {
          FBX_CLI_INPUT_HELP
          "  --random          make every input up: tensors whose IR type gives dtype and\n"
          "                    sizes (Float(4, 8)) get random values.\n"
+         "  --shape [NAME=]D0,D1,...  with --random: the sizes of input NAME (without a\n"
+         "                    name: of every input whose type does not give them).\n"
          "  --seed S          seed for --random and the graph's random ops (default 0).\n"
          "  --source          print the generated source of every kernel (when the fuser\n"
          "                    shows it).\n"
@@ -421,10 +423,14 @@ static fbx_status *forward_backward(fbx_executor *ex, const fbx_ivalue *vals, in
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
+#define EXPLAIN_MAX_SHAPES 16
+
 int fbx_cmd_explain(int argc, char **argv) {
   const char *path = NULL, *fuser_name = NULL, *dot_path = NULL;
-  bool random = false, source = false, backward = false;
+  bool random = false, source = false, backward = false, default_shape = false;
   long long seed = 0;
+  fbx_cli_shape shapes[EXPLAIN_MAX_SHAPES];
+  int nshapes = 0;
   char **inputs = fbx_calloc((size_t)(argc > 0 ? argc : 1), sizeof *inputs);
   if (!inputs) return fbx_cli_fail("explain", fbx_status_nomem());
   int ninputs = 0, rc = 0;
@@ -447,6 +453,20 @@ int fbx_cmd_explain(int argc, char **argv) {
     } else if (!strcmp(a, "--seed")) {
       if (!has_value || !fbx_cli_parse_int(argv[++i], 0, &seed))
         rc = fbx_cli_usage("explain", USAGE, "--seed needs a non-negative integer");
+    } else if (!strcmp(a, "--shape")) {
+      if (!has_value) {
+        rc = fbx_cli_usage("explain", USAGE, "--shape needs [NAME=]D0,D1,...");
+      } else if (nshapes == EXPLAIN_MAX_SHAPES) {
+        rc = fbx_cli_usage("explain", USAGE, "at most %d --shape options", EXPLAIN_MAX_SHAPES);
+      } else if (!fbx_cli_parse_shape(argv[++i], &shapes[nshapes])) {
+        rc = fbx_cli_usage("explain", USAGE,
+                           "--shape '%s': expected [NAME=]D0,D1,... (1 to %d sizes >= 0, at most 2^40 elements)",
+                           argv[i], FBX_MAX_DIMS);
+      } else if (!shapes[nshapes].name && default_shape) {
+        rc = fbx_cli_usage("explain", USAGE, "--shape without a name given twice");
+      } else {
+        default_shape |= !shapes[nshapes++].name;
+      }
     } else if (!strcmp(a, "--random")) {
       random = true;
     } else if (!strcmp(a, "--source")) {
@@ -463,6 +483,7 @@ int fbx_cmd_explain(int argc, char **argv) {
   }
   if (!rc && !path) rc = fbx_cli_usage("explain", USAGE, "no graph given");
   if (!rc && random && ninputs) rc = fbx_cli_usage("explain", USAGE, "--random and --input exclude each other");
+  if (!rc && nshapes && !random) rc = fbx_cli_usage("explain", USAGE, "--shape sizes --random inputs; add --random");
   if (!rc && backward && dot_path)
     rc = fbx_cli_usage("explain", USAGE, "--dot draws the plain function; it does not run with --backward");
   if (rc) {
@@ -498,8 +519,8 @@ int fbx_cmd_explain(int argc, char **argv) {
     st = fbx_status_nomem();
     goto done;
   }
-  if (random && model.nweights) st = fbx_cli_mixed_inputs(g, model.args, model.nargs, seed, NULL, 0, vals);
-  else if (random) st = fbx_cli_random_inputs(g, seed, vals);
+  if (random && model.nweights) st = fbx_cli_mixed_inputs(g, model.args, model.nargs, seed, shapes, nshapes, vals);
+  else if (random) st = fbx_cli_random_inputs_shaped(g, seed, shapes, nshapes, vals);
   else st = fbx_cli_gather_inputs(g, model.args, model.nargs, vals);
   if (st) goto done;
   if ((st = fbx_executor_check_inputs(ex, vals, nin))) goto done;

@@ -30,12 +30,15 @@
  * computes, by backward error analysis, the exact result of inputs moved by
  * a few units of roundoff; where the graph amplifies such a move (sin of a
  * mean of values near 65504, a difference of two large sums) the reference
- * itself is only that precise. So `none` runs again on the inputs scaled by
- * (1 + 4u) and by (1 +- 4u) with a fixed pseudo-random sign per element (u:
- * the unit roundoff of each floating input's dtype), and an element passes
- * when |got - want| <= atol + rtol |want| + 2 * spread, spread being the
- * largest |perturbed - want| there (unbounded where a perturbed run is not
- * finite). NaN positions and infinities still match exactly; integer and
+ * itself is only that precise. So `none` runs again four times: on the
+ * inputs scaled by (1 + 4u) and by (1 +- 4u) with a fixed pseudo-random
+ * sign per element (u: the unit roundoff of each floating input's dtype),
+ * and on the original inputs with every floating op result scaled by
+ * (1 + 4u) and by (1 - 4u) (fbx_interp_set_perturbation: the rounding of
+ * an intermediate, such as cos near 1 before a log, that no input move
+ * reaches); an element passes when |got - want| <= atol + rtol |want| +
+ * 2 * spread, spread being the largest |perturbed - want| there (unbounded
+ * where a perturbed run is not finite). NaN positions and infinities still match exactly; integer and
  * bool values are never perturbed or excused. A planted bug (a wrong
  * broadcast, a dropped element) moves well-conditioned elements far beyond
  * this spread and is still found (test_cli_fuzz). */
@@ -50,6 +53,7 @@
 
 #include "base/alloc.h"
 #include "exec/executor.h"
+#include "exec/interp.h"
 #include "fuzz.h"
 #include "inputs.h"
 #include "ir/text.h"
@@ -58,6 +62,9 @@ const char *fz_kind_name(fz_kind k) {
   static const char *const N[] = {"ok", "invalid", "mismatch", "grad-mismatch", "fuser-error", "crash", "timeout"};
   return k >= 0 && k < FZ_KIND_COUNT ? N[k] : "?";
 }
+
+/* perturbed references: inputs x (1 + 4u), x (1 +- 4u), op results x (1 + 4u), x (1 - 4u) */
+#define FZ_NALT 4
 
 typedef struct child {
   const fz_oracle_opts *o;
@@ -70,8 +77,8 @@ typedef struct child {
   /* the reference on perturbed inputs (see the top), made on first need:
    * forward outputs, and input gradients */
   int alt_fwd_state, alt_grad_state; /* 0 not made, 1 made, -1 failed */
-  fbx_ivalue alt_fwd[2][4];
-  fbx_ivalue alt_grad[2][FZ_MAX_IN];
+  fbx_ivalue alt_fwd[FZ_NALT][4];
+  fbx_ivalue alt_grad[FZ_NALT][FZ_MAX_IN];
 } child;
 
 #define MAX_FLAT 64
@@ -134,12 +141,15 @@ static bool ensure_alts(child *ch, int grad_input) {
   int *state = grad_input < 0 ? &ch->alt_fwd_state : &ch->alt_grad_state;
   if (*state) return *state > 0;
   *state = -1;
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < FZ_NALT; k++) {
     fbx_ivalue in[FZ_MAX_IN];
-    fbx_status *st = perturbed_inputs(ch, k, in);
+    fbx_status *st = k < 2 ? perturbed_inputs(ch, k, in) : NULL;
     if (!st) {
-      st = grad_input < 0 ? reference_outputs(ch, in, ch->alt_fwd[k]) : reference_grads(ch, in, ch->alt_grad[k]);
-      release_all(in, ch->nin);
+      const fbx_ivalue *use = k < 2 ? in : ch->in;
+      if (k >= 2) fbx_interp_set_perturbation(k == 2 ? 4 : -4);
+      st = grad_input < 0 ? reference_outputs(ch, use, ch->alt_fwd[k]) : reference_grads(ch, use, ch->alt_grad[k]);
+      fbx_interp_set_perturbation(0);
+      if (k < 2) release_all(in, ch->nin);
     }
     if (st) {
       fbx_status_free(st);
@@ -153,12 +163,13 @@ static bool ensure_alts(child *ch, int grad_input) {
 
 /* Element by element: NaN positions and infinities equal, and |g - w| within
  * atol + rtol |w| + 2 * the perturbed references' spread. */
-static bool within_spread(const fbx_tensor *got, const fbx_tensor *want, const fbx_tensor *const alt[2], double rtol,
-                          double atol, fbx_strbuf *why) {
-  fbx_tensor *t[4] = {0};
-  const fbx_tensor *src[4] = {got, want, alt[0], alt[1]};
+static bool within_spread(const fbx_tensor *got, const fbx_tensor *want, const fbx_tensor *const alt[FZ_NALT],
+                          double rtol, double atol, fbx_strbuf *why) {
+  fbx_tensor *t[2 + FZ_NALT] = {0};
+  const fbx_tensor *src[2 + FZ_NALT] = {got, want};
+  for (int k = 0; k < FZ_NALT; k++) src[2 + k] = alt[k];
   bool ok = true;
-  for (int k = 0; k < 4 && ok; k++) {
+  for (int k = 0; k < 2 + FZ_NALT && ok; k++) {
     fbx_status *st = fbx_tensor_clone_as(&t[k], src[k], FBX_DTYPE_FLOAT64);
     if (st) {
       fbx_status_free(st);
@@ -172,18 +183,18 @@ static bool within_spread(const fbx_tensor *got, const fbx_tensor *want, const f
   for (int64_t e = 0; ok && e < t[1]->numel; e++) {
     if (isnan(g[e]) || isnan(w[e]) || isinf(g[e]) || isinf(w[e])) continue; /* allclose's exact checks */
     double spread = 0;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < FZ_NALT; k++) {
       double a = ((const double *)t[2 + k]->data)[e];
       double d = isfinite(a) ? fabs(a - w[e]) : INFINITY;
       if (d > spread) spread = d;
     }
     if (fabs(g[e] - w[e]) > atol + rtol * fabs(w[e]) + 2 * spread) {
-      fbx_strbuf_printf(why, "; element %lld also beyond the spread %.3g of none on inputs moved by 4 units of roundoff",
+      fbx_strbuf_printf(why, "; element %lld also beyond the spread %.3g of none with inputs or op results moved by 4 units of roundoff",
                         (long long)e, spread);
       ok = false;
     }
   }
-  for (int k = 0; k < 4; k++) fbx_tensor_release(t[k]);
+  for (int k = 0; k < 2 + FZ_NALT; k++) fbx_tensor_release(t[k]);
   return ok;
 }
 
@@ -214,14 +225,16 @@ static bool compare(child *ch, const fbx_ivalue *got, int ngot, const fbx_ivalue
     bool excusable = floating && fbx_cli_allclose(&fg[i], 1, &fw[i], 1, 1e300, 1e300, &ignored);
     fbx_strbuf_free(&ignored);
     if (excusable && ensure_alts(ch, grad_input)) {
-      fbx_ivalue fa[2][MAX_FLAT];
-      const fbx_tensor *alt[2] = {NULL, NULL};
-      for (int k = 0; k < 2; k++) {
+      fbx_ivalue fa[FZ_NALT][MAX_FLAT];
+      const fbx_tensor *alt[FZ_NALT] = {NULL};
+      bool all = true;
+      for (int k = 0; k < FZ_NALT; k++) {
         int n = grad_input < 0 ? fbx_cli_flatten(ch->alt_fwd[k], ch->nout, fa[k], MAX_FLAT)
                                : fbx_cli_flatten(&ch->alt_grad[k][grad_input], 1, fa[k], MAX_FLAT);
         if (n == a && fa[k][i].kind == FBX_IV_TENSOR) alt[k] = fa[k][i].u.t;
+        else all = false;
       }
-      if (alt[0] && alt[1] && within_spread(fg[i].u.t, fw[i].u.t, alt, rtol, atol, &w)) {
+      if (all && within_spread(fg[i].u.t, fw[i].u.t, alt, rtol, atol, &w)) {
         fbx_strbuf_free(&w);
         continue;
       }
@@ -405,7 +418,7 @@ static fz_kind child_main(const char *text, const fbx_ivalue *in, int nin, doubl
   }
   if (k == FZ_OK && o->backward) k = backward(&ch, why);
   release_all(want, ch.nout);
-  for (int a = 0; a < 2; a++) {
+  for (int a = 0; a < FZ_NALT; a++) {
     if (ch.alt_fwd_state > 0) release_all(ch.alt_fwd[a], ch.nout);
     if (ch.alt_grad_state > 0) release_all(ch.alt_grad[a], ch.nin);
   }

@@ -60,6 +60,15 @@
 
 typedef struct fbx_interp fbx_interp;
 
+/* Testing hook (the fuzz oracle's conditioning check, tools/fuzz_oracle.c):
+ * with k != 0, every floating tensor result of a kernel the interpreter runs
+ * in this process is replaced by a copy scaled by (1 + k * u), u the unit
+ * roundoff of its dtype (float32 2^-24) — a few ulp of rounding at every
+ * op, to measure how much a graph amplifies them. Views, in-place and
+ * aliasing ops are left as they are. 0 (the default) turns it off. Not for
+ * concurrent use with runs in flight. */
+void fbx_interp_set_perturbation(int k);
+
 /* Counters of one run (filled when fbx_run_opts.stats is set). */
 typedef struct fbx_interp_stats {
   int64_t nodes_run;         /* nodes executed (a loop body's nodes once per iteration) */

@@ -27,8 +27,13 @@
   TAB_FIB(n)
 SEL(select, , a != 0 ? b : c)
 
-/* lerp(self=a, end=b, weight=c or f[0]) as PyTorch's Lerp.h */
-#define LERP(s, e, w) (fabs(w) < (T)0.5 ? (s) + (w) * ((e) - (s)) : (e) - ((e) - (s)) * ((T)1 - (w)))
+/* lerp(self=a, end=b, weight=c or f[0]) as PyTorch's Lerp.h, with its
+ * vectorized kernel's fused multiply-adds (fmadd/fnmadd): one rounding, so
+ * (end - self) * (1 - weight) may pass FLT_MAX where the result does not
+ * (lerp(1, 1.65e38, -1.5) is -2.48e38 in PyTorch, -inf unfused: fuzz seed
+ * 1300926). The kit's lerp (generated code) is the same. */
+#define FMA_T(x, y, z) (sizeof(T) == sizeof(float) ? (T)fmaf((float)(x), (float)(y), (float)(z)) : (T)fma((x), (y), (z)))
+#define LERP(s, e, w) (fabs(w) < (T)0.5 ? FMA_T((w), (e) - (s), (s)) : FMA_T((s) - (e), (T)1 - (w), (e)))
 FBX_PW_FLOATS(GEN3, lerp_t, , LERP(a, b, c))
 TAB_F(lerp_t)
 FBX_PW_FLOATS(GEN2, lerp_s, const T w = (T)P->f[0], LERP(a, b, w))

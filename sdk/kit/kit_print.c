@@ -101,7 +101,7 @@ void fbxk_buf_free(fbxk_buf *b) {
   "#define sinhf sinh\n#define coshf cosh\n#define tanhf tanh\n#define erff erf\n#define erfcf erfc\n"      \
   "#define floorf floor\n#define ceilf ceil\n#define truncf trunc\n#define rintf rint\n"                     \
   "#define nearbyintf rint\n#define nearbyint rint\n#define fmodf fmod\n#define powf pow\n"                 \
-  "#define atan2f atan2\n#define hypotf hypot\n#define copysignf copysign\n"
+  "#define atan2f atan2\n#define hypotf hypot\n#define copysignf copysign\n#define fmaf fma\n"
 
 static const fbxk_dialect_info dialects[FBXK_NDIALECTS] = {
     [FBXK_C] =

@@ -146,6 +146,14 @@ START_TEST(random_inputs_and_no_fuser) {
   HAS(out, "--random: input %x.1 : Tensor");
   HAS(out, "--input");
   free(out);
+  /* ... or the sizes the message suggests, which explain takes */
+  rc = explain("untyped.ir --fuser " GOOD " --random --shape 3,5", &out);
+  ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+  HAS(out, "aten::relu");
+  free(out);
+  ck_assert_int_eq(explain("untyped.ir --shape 3,5", &out), 2);
+  HAS(out, "add --random");
+  free(out);
 }
 END_TEST
 

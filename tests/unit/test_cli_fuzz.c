@@ -297,6 +297,35 @@ START_TEST(mean_overflow_replays) {
 }
 END_TEST
 
+/* Found by a 10-minute tensorexpr run (seed 1300479, minimized):
+ * pow(log(cos(x)), -2) where cos(x) is within 0.0016 of 1: tensorexpr's cos
+ * and the interpreter's differ by an ulp, which log magnifies 600-fold and
+ * pow doubles (389289.875 against 389260.875). No move of the input shows
+ * it (cos is flat there), so the oracle's spread also reruns the reference
+ * with every op result moved by 4 units of roundoff
+ * (fbx_interp_set_perturbation); it failed on tensorexpr before that. */
+START_TEST(log_of_cos_near_one_replays) {
+  static const char *const x[] = {"x0"};
+  replay_ok("tensorexpr", "log_of_cos_near_one", x, 1);
+  replay_ok("nvfuser_like", "log_of_cos_near_one", x, 1);
+  replay_ok("legacy", "log_of_cos_near_one", x, 1);
+}
+END_TEST
+
+/* Found by a 10-minute tensorexpr run (seed 1300926, minimized):
+ * lerp(1, expm1(88), -1.5). PyTorch (1.13 and 2.x) gives -2.48e38: its
+ * lerp is fused multiply-adds, so (end - self) * (1 - weight) = 4.1e38 is
+ * never rounded on its own; tensorexpr's unfused formula overflowed to
+ * -inf, the interpreter's gave PyTorch's number only where GCC contracted
+ * it. lerp is fma in the kit and in the interpreter now. */
+START_TEST(lerp_overflow_replays) {
+  static const char *const x[] = {"x0", "x1"};
+  replay_ok("tensorexpr", "lerp_overflow", x, 2);
+  replay_ok("nvfuser_like", "lerp_overflow", x, 2);
+  replay_ok("legacy", "lerp_overflow", x, 2);
+}
+END_TEST
+
 /* Found by a 10-minute tensorexpr run (seed 800238, minimized): the
  * backward of minimum(x1, x0) + ... with x1 broadcast, ties everywhere; the
  * schedule's store_in_output (a hand-written softmax's exp kept in its
@@ -531,6 +560,8 @@ int main(void) {
   tcase_add_test(tc, plugin_with_threads_at_load);
   tcase_add_test(tc, narrow_dtypes_round_every_op);
   tcase_add_test(tc, mean_then_sin_replays);
+  tcase_add_test(tc, lerp_overflow_replays);
+  tcase_add_test(tc, log_of_cos_near_one_replays);
   tcase_add_test(tc, mean_overflow_replays);
   tcase_add_test(tc, amin_recomputed_ties_replays);
   tcase_add_test(tc, spread_does_not_hide_a_dropped_element);

@@ -204,9 +204,9 @@
   X(WHERE_SO, "aten::where.ScalarOther", "012", "", FBXK_R_WHERE, "($0 ? $1 : $2)", "($0 ? $1 : $2)", "($0 ? $1 : $2)") \
   X(WHERE_S, "aten::where.Scalar", "012", "", FBXK_R_WHERE, "($0 ? $1 : $2)", "($0 ? $1 : $2)", "($0 ? $1 : $2)") \
   X(LERP_T, "aten::lerp.Tensor", "012", "", FBXK_R_SAME,                                                       \
-    "(fabs$f($2) < ($T)0.5 ? $0 + $2 * ($1 - $0) : $1 - ($1 - $0) * (($T)1 - $2))", NULL, NULL)           \
+    "(fabs$f($2) < ($T)0.5 ? fma$f($2, $1 - $0, $0) : fma$f($0 - $1, ($T)1 - $2, $1))", NULL, NULL)           \
   X(LERP_S, "aten::lerp.Scalar", "01", "2", FBXK_R_SAME,                                                       \
-    "(fabs$f($2) < ($T)0.5 ? $0 + $2 * ($1 - $0) : $1 - ($1 - $0) * (($T)1 - $2))", NULL, NULL)           \
+    "(fabs$f($2) < ($T)0.5 ? fma$f($2, $1 - $0, $0) : fma$f($0 - $1, ($T)1 - $2, $1))", NULL, NULL)           \
   X(ADDCMUL, "aten::addcmul", "012", "3", FBXK_R_PROMOTE, "($0 + $3 * $1 * $2)", NULL, NULL)                  \
   X(ADDCDIV, "aten::addcdiv", "012", "3", FBXK_R_PROMOTE, "($0 + $3 * $1 / $2)", NULL, NULL)                  \
   X(MASKED_FILL_T, "aten::masked_fill.Tensor", "012", "", FBXK_R_MASKED, "($1 ? $2 : $0)", "($1 ? $2 : $0)", "($1 ? $2 : $0)") \
