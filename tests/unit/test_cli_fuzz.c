@@ -326,6 +326,19 @@ START_TEST(lerp_overflow_replays) {
 }
 END_TEST
 
+/* Found by a 10-minute tensorexpr run (seed 1401241, minimized): the
+ * gradient of half(x) ** 1.5 at x = -1e30 (half -inf) is 1.5 * pow(-inf,
+ * 0.5) = inf in PyTorch (half computes std::pow); tensorexpr's kernel gave
+ * NaN: GCC vectorized powf(x, 0.5f) as a square root. The kit's half
+ * templates for the exponents 0.5 and -0.5 spell out pow's special values. */
+START_TEST(half_pow_neg_inf_replays) {
+  static const char *const x[] = {"x0"};
+  replay_ok("tensorexpr", "half_pow_neg_inf", x, 1);
+  replay_ok("nvfuser_like", "half_pow_neg_inf", x, 1);
+  replay_ok("legacy", "half_pow_neg_inf", x, 1);
+}
+END_TEST
+
 /* Found by a 10-minute tensorexpr run (seed 800238, minimized): the
  * backward of minimum(x1, x0) + ... with x1 broadcast, ties everywhere; the
  * schedule's store_in_output (a hand-written softmax's exp kept in its
@@ -560,6 +573,7 @@ int main(void) {
   tcase_add_test(tc, plugin_with_threads_at_load);
   tcase_add_test(tc, narrow_dtypes_round_every_op);
   tcase_add_test(tc, mean_then_sin_replays);
+  tcase_add_test(tc, half_pow_neg_inf_replays);
   tcase_add_test(tc, lerp_overflow_replays);
   tcase_add_test(tc, log_of_cos_near_one_replays);
   tcase_add_test(tc, mean_overflow_replays);

@@ -220,12 +220,15 @@
  * the same at run time, and the constant-exponent variants are that choice
  * made early — but computes std::pow for half, where pow(-inf, 0.5) is +inf
  * and sqrt(-inf) NaN. (x*x, x*x*x and 1/(x*x) of a half or bfloat16 value are
- * exact or rounded once in float, so they equal pow there.)
+ * exact or rounded once in float, so they equal pow there.) The constant
+ * 0.5 and -0.5 are written as pow's special values around sqrt: GCC
+ * vectorizes powf(x, 0.5f) as a square root, NaN for -inf (fuzz seed
+ * 1401241: the gradient of half(x) ** 1.5 at -inf).
  *
  *   X(ID, float16 template) */
 #define FBXK_OPS_F16(X)                                                                                       \
   X(POW_TS, "pow$f($0, $1)")                                                                                  \
-  X(POW_HALF, "pow$f($0, $1)")                                                                                \
-  X(POW_MHALF, "pow$f($0, $1)")
+  X(POW_HALF, "($0 == -($T)FBXK_INF ? ($T)FBXK_INF : $0 == ($T)0 ? ($T)0 : sqrt$f($0))")                 \
+  X(POW_MHALF, "($0 == -($T)FBXK_INF ? ($T)0 : $0 == ($T)0 ? ($T)FBXK_INF : ($T)1 / sqrt$f($0))")
 
 #endif
