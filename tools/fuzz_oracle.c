@@ -200,8 +200,8 @@ static bool within_spread(const fbx_tensor *got, const fbx_tensor *want, const f
 
 /* got/want flattened, compared one by one with their dtype's tolerance; a
  * floating value outside it is checked against the reference's spread
- * under perturbed inputs (grad_input < 0: forward outputs, else that
- * input's gradient). */
+ * under perturbed inputs and op results (grad_input < 0: forward outputs,
+ * else that input's gradient). */
 static bool compare(child *ch, const fbx_ivalue *got, int ngot, const fbx_ivalue *want, int nwant, int grad_input,
                     const char *what, fbx_strbuf *why) {
   fbx_ivalue fg[MAX_FLAT], fw[MAX_FLAT];
