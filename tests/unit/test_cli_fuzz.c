@@ -210,6 +210,12 @@ static void replay_ok(const char *fuser, const char *name, const char *const *in
   free(out);
 }
 
+/* The repro replayed on every fuser in the tree. */
+static void replay_everywhere(const char *name, const char *const *inputs, int ninputs) {
+  static const char *const F[] = {"tensorexpr", "nvfuser_like", "legacy"};
+  for (int i = 0; i < 3; i++) replay_ok(F[i], name, inputs, ninputs);
+}
+
 /* Found by the 10-minute nvfuser_like run (seed 800060, minimized): a mean
  * over dims (0, -3) of values up to 65504, then sin. Accumulated in float32
  * the mean moved by an ulp and sin of ~21834 by 0.002 from the reference
@@ -221,9 +227,7 @@ static void replay_ok(const char *fuser, const char *name, const char *const *in
  * the mean is worth after sin. It failed on tensorexpr before that. */
 START_TEST(mean_then_sin_replays) {
   static const char *const x[] = {"x"};
-  replay_ok("nvfuser_like", "mean_then_sin", x, 1);
-  replay_ok("legacy", "mean_then_sin", x, 1);
-  replay_ok("tensorexpr", "mean_then_sin", x, 1);
+  replay_everywhere("mean_then_sin", x, 1);
 }
 END_TEST
 
@@ -278,9 +282,7 @@ END_TEST
  * (core/autodiff/recompute.c). */
 START_TEST(amin_recomputed_ties_replays) {
   static const char *const x[] = {"x0"};
-  replay_ok("tensorexpr", "amin_recomputed_ties", x, 1);
-  replay_ok("nvfuser_like", "amin_recomputed_ties", x, 1);
-  replay_ok("legacy", "amin_recomputed_ties", x, 1);
+  replay_everywhere("amin_recomputed_ties", x, 1);
 }
 END_TEST
 
@@ -291,9 +293,7 @@ END_TEST
  * the interpreter and in nvfuser_like (which sum in double). */
 START_TEST(mean_overflow_replays) {
   static const char *const x[] = {"x0"};
-  replay_ok("tensorexpr", "mean_overflow", x, 1);
-  replay_ok("nvfuser_like", "mean_overflow", x, 1);
-  replay_ok("legacy", "mean_overflow", x, 1);
+  replay_everywhere("mean_overflow", x, 1);
 }
 END_TEST
 
@@ -306,9 +306,7 @@ END_TEST
  * (fbx_interp_set_perturbation); it failed on tensorexpr before that. */
 START_TEST(log_of_cos_near_one_replays) {
   static const char *const x[] = {"x0"};
-  replay_ok("tensorexpr", "log_of_cos_near_one", x, 1);
-  replay_ok("nvfuser_like", "log_of_cos_near_one", x, 1);
-  replay_ok("legacy", "log_of_cos_near_one", x, 1);
+  replay_everywhere("log_of_cos_near_one", x, 1);
 }
 END_TEST
 
@@ -320,9 +318,7 @@ END_TEST
  * it. lerp is fma in the kit and in the interpreter now. */
 START_TEST(lerp_overflow_replays) {
   static const char *const x[] = {"x0", "x1"};
-  replay_ok("tensorexpr", "lerp_overflow", x, 2);
-  replay_ok("nvfuser_like", "lerp_overflow", x, 2);
-  replay_ok("legacy", "lerp_overflow", x, 2);
+  replay_everywhere("lerp_overflow", x, 2);
 }
 END_TEST
 
@@ -333,9 +329,7 @@ END_TEST
  * templates for the exponents 0.5 and -0.5 spell out pow's special values. */
 START_TEST(half_pow_neg_inf_replays) {
   static const char *const x[] = {"x0"};
-  replay_ok("tensorexpr", "half_pow_neg_inf", x, 1);
-  replay_ok("nvfuser_like", "half_pow_neg_inf", x, 1);
-  replay_ok("legacy", "half_pow_neg_inf", x, 1);
+  replay_everywhere("half_pow_neg_inf", x, 1);
 }
 END_TEST
 
@@ -346,9 +340,7 @@ END_TEST
  * a later sum read: x1's gradient came out 3 where it is 4. */
 START_TEST(minimum_grad_ties_replays) {
   static const char *const x[] = {"x0", "x1"};
-  replay_ok("tensorexpr", "minimum_grad_ties", x, 2);
-  replay_ok("nvfuser_like", "minimum_grad_ties", x, 2);
-  replay_ok("legacy", "minimum_grad_ties", x, 2);
+  replay_everywhere("minimum_grad_ties", x, 2);
 }
 END_TEST
 
@@ -359,9 +351,7 @@ END_TEST
  * statistics in float64 again. */
 START_TEST(layer_norm_huge_replays) {
   static const char *const x[] = {"x"};
-  replay_ok("tensorexpr", "layer_norm_huge", x, 1);
-  replay_ok("nvfuser_like", "layer_norm_huge", x, 1);
-  replay_ok("legacy", "layer_norm_huge", x, 1);
+  replay_everywhere("layer_norm_huge", x, 1);
 }
 END_TEST
 
