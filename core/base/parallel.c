@@ -1,12 +1,22 @@
+#define _GNU_SOURCE /* sched_getcpu, pthread_setaffinity_np */
+#include <sched.h>
 #include "base/parallel.h"
 #include "base/env.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { MAX_THREADS = 64 };
+
+/* How long a thread busy-waits for the next job (a worker) or for the last
+ * worker to finish (the caller) before it sleeps on a condition variable.
+ * Kernels come one after another with a few microseconds of host work
+ * between them; waking a sleeping worker costs tens of microseconds, which
+ * on a 1 ms row kernel is the difference between 2 threads and 1. */
+enum { SPIN_NS = 200 * 1000 };
 
 /* One job at a time: a caller that finds the pool busy runs its loop inline,
  * which is also what makes concurrent executors safe. */
@@ -16,13 +26,52 @@ static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER, done_cv = PTHREAD_COND
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int nthreads = 1;         /* including the caller */
 static int nworkers;             /* started */
-static uint64_t generation;      /* bumped per job */
+/* Bumped (under m, release) after the job fields below are written; a
+ * worker that sees a new value (acquire) may read them. */
+static atomic_uint_fast64_t generation;
 static fbx_range_fn job_fn;
 static void *job_ctx;
 static int64_t job_n, job_chunk;
 static atomic_long next_chunk;
-static int pending;              /* workers still on the current job */
+static atomic_int pending;       /* workers still on the current job */
+static int sleepers;             /* workers in cond_wait (under m) */
 static _Thread_local int in_worker;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Busy-waits up to SPIN_NS for done(); returns whether it became true. */
+static int spin_until(int (*done)(uint64_t), uint64_t arg) {
+  int64_t t0 = 0;
+  for (unsigned i = 1;; i++) {
+    if (done(arg)) return 1;
+    cpu_relax();
+    if ((i & 255) == 0) {
+      int64_t t = now_ns();
+      if (!t0) t0 = t;
+      else if (t - t0 > SPIN_NS) return 0;
+    }
+  }
+}
+
+static int new_job(uint64_t seen) {
+  return atomic_load_explicit(&generation, memory_order_acquire) != seen;
+}
+static int job_done(uint64_t unused) {
+  (void)unused;
+  return atomic_load_explicit(&pending, memory_order_acquire) == 0;
+}
 
 static void run_chunks(void) {
   for (;;) {
@@ -34,18 +83,63 @@ static void run_chunks(void) {
   }
 }
 
+/* Where a new worker starts. Linux tends to start a thread on its creator's
+ * CPU and takes tens of milliseconds to move one of two busy threads away
+ * (measured here: a 2-thread row kernel ran at 1-thread speed for its first
+ * ~12 runs). So worker i is moved once, at start, to the i-th allowed CPU
+ * after the creator's, and then given the whole allowed set back: a
+ * starting place, not a pin; the scheduler is free to move it later. */
+#ifdef __linux__
+static cpu_set_t allowed;
+static int have_allowed;
+
+static int worker_cpu(int i) {
+  if (!have_allowed) return -1;
+  int here = sched_getcpu(), n = CPU_COUNT(&allowed);
+  if (here < 0 || n < 2) return -1;
+  int list[CPU_SETSIZE], k = 0, at = 0;
+  for (int c = 0; c < CPU_SETSIZE && k < n; c++)
+    if (CPU_ISSET(c, &allowed)) {
+      if (c == here) at = k;
+      list[k++] = c;
+    }
+  return list[(at + i) % k];
+}
+
+static void place_self(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0)
+    pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed);
+}
+#else
+static int worker_cpu(int i) { (void)i; return -1; }
+static void place_self(int cpu) { (void)cpu; }
+#endif
+
 static void *worker(void *arg) {
-  (void)arg;
   in_worker = 1;
+  place_self((int)(intptr_t)arg);
   uint64_t seen = 0;
-  pthread_mutex_lock(&m);
   for (;;) {
-    while (generation == seen) pthread_cond_wait(&work_cv, &m);
-    seen = generation;
-    pthread_mutex_unlock(&m);
+    if (!spin_until(new_job, seen)) {
+      pthread_mutex_lock(&m);
+      sleepers++;
+      while (!new_job(seen)) pthread_cond_wait(&work_cv, &m);
+      sleepers--;
+      pthread_mutex_unlock(&m);
+    }
+    seen = atomic_load_explicit(&generation, memory_order_acquire);
     run_chunks();
-    pthread_mutex_lock(&m);
-    if (--pending == 0) pthread_cond_signal(&done_cv);
+    if (atomic_fetch_sub_explicit(&pending, 1, memory_order_acq_rel) == 1) {
+      /* The caller checks pending under m before it sleeps, so taking m
+       * here means the signal cannot fall between its check and its wait. */
+      pthread_mutex_lock(&m);
+      pthread_cond_signal(&done_cv);
+      pthread_mutex_unlock(&m);
+    }
   }
   return NULL;
 }
@@ -60,7 +154,8 @@ static void forked_child(void) {
   pthread_cond_init(&done_cv, NULL);
   nworkers = 0;
   nthreads = 1;
-  pending = 0;
+  sleepers = 0;
+  atomic_store(&pending, 0);
 }
 
 static void init(void) {
@@ -72,12 +167,15 @@ static void init(void) {
   else if (want > 0) n = (long)want;
   if (n < 1) n = 1;
   if (n > MAX_THREADS) n = MAX_THREADS;
+#ifdef __linux__
+  have_allowed = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+#endif
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   for (long i = 1; i < n; i++) {
     pthread_t t;
-    if (pthread_create(&t, &attr, worker, NULL)) break;
+    if (pthread_create(&t, &attr, worker, (void *)(intptr_t)worker_cpu((int)i))) break;
     nworkers++;
   }
   pthread_attr_destroy(&attr);
@@ -98,21 +196,23 @@ void fbx_parallel_for(int64_t n, int64_t grain, fbx_range_fn fn, void *ctx) {
   }
   int64_t chunks = n / grain;
   if (chunks > nthreads) chunks = nthreads;
-  pthread_mutex_lock(&m);
   job_fn = fn;
   job_ctx = ctx;
   job_n = n;
   job_chunk = (n + chunks - 1) / chunks;
   atomic_store(&next_chunk, 0);
-  pending = nworkers;
-  generation++;
-  pthread_cond_broadcast(&work_cv);
+  atomic_store(&pending, nworkers);
+  pthread_mutex_lock(&m);
+  atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+  if (sleepers) pthread_cond_broadcast(&work_cv);
   pthread_mutex_unlock(&m);
   in_worker = 1; /* the caller takes chunks too; nested loops inside run inline */
   run_chunks();
   in_worker = 0;
-  pthread_mutex_lock(&m);
-  while (pending) pthread_cond_wait(&done_cv, &m);
-  pthread_mutex_unlock(&m);
+  if (!spin_until(job_done, 0)) {
+    pthread_mutex_lock(&m);
+    while (!job_done(0)) pthread_cond_wait(&done_cv, &m);
+    pthread_mutex_unlock(&m);
+  }
   pthread_mutex_unlock(&job_lock);
 }

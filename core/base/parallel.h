@@ -4,6 +4,10 @@
  * nested parallel loops never deadlock. In a process forked after the pool
  * started (fusebox fuzz, plugin-check --isolate run graphs in forked
  * children), loops run serially: the workers stay in the parent.
+ * Between loops a worker busy-waits for up to 200 us before it sleeps, and
+ * the caller busy-waits as long for the last chunk (back-to-back kernels
+ * then pay no wake-up); each worker starts on a CPU other than its
+ * creator's (a starting place, not a pin).
  *
  *   static void body(void *ctx, int64_t begin, int64_t end) { ... }
  *   fbx_parallel_for(n, 32768, body, &ctx);   // serial when n <= grain
