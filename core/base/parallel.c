@@ -51,13 +51,18 @@ static int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Busy-waits up to SPIN_NS for done(); returns whether it became true. */
+/* Busy-waits up to SPIN_NS for done(); returns whether it became true.
+ * Every 256 pauses (a few microseconds) it also yields the CPU, so that a
+ * thread of another pool that wants this CPU (PoCL's, running a kernel
+ * launched right after a loop here) gets it without waiting for the spin
+ * to end. */
 static int spin_until(int (*done)(uint64_t), uint64_t arg) {
   int64_t t0 = 0;
   for (unsigned i = 1;; i++) {
     if (done(arg)) return 1;
     cpu_relax();
     if ((i & 255) == 0) {
+      sched_yield();
       int64_t t = now_ns();
       if (!t0) t0 = t;
       else if (t - t0 > SPIN_NS) return 0;

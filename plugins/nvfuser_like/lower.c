@@ -172,6 +172,7 @@ void nvf_params_print(const nvf_params *p, fbxk_buf *b) {
   if (p->vrow > 1) fbxk_printf(b, ", vector=%d", p->vrow);
   if (p->kind == NVF_SCHED_PERSISTENT)
     fbxk_printf(b, ", %s=%lld B", p->cpu_row ? "private" : "local", (long long)p->local_bytes);
+  if (p->out_rows) fbxk_printf(b, ", kept in output rows=%d", p->out_rows);
   fbxk_puts(b, ")");
 }
 
@@ -204,8 +205,9 @@ fbxp_status *nvf_lctx_init(nvf_lctx *c, nvf_plan *pl, int s, fbxk_dialect d) {
   c->persist = nvf_host->alloc(n);
   c->level = nvf_host->alloc(sizeof(int) * n);
   c->param_of = nvf_host->alloc(sizeof(int) * n);
+  c->row_home = nvf_host->alloc(sizeof(int) * n);
   c->names = nvf_host->alloc(sizeof *c->names * n);
-  if (!c->avail || !c->persist || !c->level || !c->param_of || !c->names) {
+  if (!c->avail || !c->persist || !c->level || !c->param_of || !c->row_home || !c->names) {
     nvf_lctx_free(c);
     return nvf_host->status_new(FBXP_ERR_NOMEM, "nvfuser_like: out of memory");
   }
@@ -217,6 +219,7 @@ fbxp_status *nvf_lctx_init(nvf_lctx *c, nvf_plan *pl, int s, fbxk_dialect d) {
   nvf_kir_init(c->k, d, name);
   for (int t = 0; t < f->ntv; t++) {
     c->param_of[t] = -1;
+    c->row_home[t] = -1;
     c->level[t] = 0;
   }
   const nvf_segment *sg = &pl->seg[s];
@@ -263,9 +266,10 @@ void nvf_lctx_free(nvf_lctx *c) {
   nvf_host->free(c->persist);
   nvf_host->free(c->level);
   nvf_host->free(c->param_of);
+  nvf_host->free(c->row_home);
   nvf_host->free(c->names);
   c->avail = c->persist = NULL;
-  c->level = c->param_of = NULL;
+  c->level = c->param_of = c->row_home = NULL;
   c->names = NULL;
 }
 
@@ -386,6 +390,15 @@ static char *take(nvf_lctx *c, fbxk_buf *b) {
   return s;
 }
 
+char *nvf_home_addr(nvf_lctx *c, int t, int vec) {
+  int o = c->row_home[t];
+  fbxk_buf a = {0};
+  fbxk_printf(&a, vec ? "%s + (" : "%s[", c->k->pname[c->param_of[o]]);
+  nvf_offset(c, o, &a);
+  fbxk_puts(&a, vec ? ")" : "]");
+  return take(c, &a);
+}
+
 /* dtypes whose compute representation is wider than the dtype itself */
 static int narrow_compute(int dt) { return dt != FBXK_F32 && dt != FBXK_F64 && dt != FBXK_I64 && dt != FBXK_BOOL; }
 
@@ -406,7 +419,12 @@ const char *nvf_emit_value(nvf_lctx *c, int t) {
   if (c->avail[t]) return c->names[t];
   fbxk_buf b = {0};
   int vec = nvf_is_vec(c, t);
-  if (c->persist[t] && c->level[t] < c->phase) {
+  if (c->persist[t] && c->level[t] < c->phase && c->row_home[t] >= 0) {
+    char *a = nvf_home_addr(c, t, vec);
+    if (vec) fbxk_print_vload(&b, c->vw, a ? a : "0");
+    else fbxk_print_load(&b, tv->dtype, a ? a : "0", d);
+    fbxk_free(a);
+  } else if (c->persist[t] && c->level[t] < c->phase) {
     char a[64];
     snprintf(a, sizeof a, "p%d + %s", t, c->row_index);
     if (vec) fbxk_print_vload(&b, c->vw, a);

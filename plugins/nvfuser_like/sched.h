@@ -50,7 +50,8 @@ typedef struct nvf_params {
   int cpu_row;  /* an inner reduction given a row per work-item (a CPU device) */
   int lanes;    /* cpu_row: the row loop in steps of `lanes` independent accumulators */
   int vrow;     /* cpu_row, OpenCL: the row's values as vectors of vrow lanes (0: scalars) */
-  int64_t local_bytes; /* persistent: bytes of rows kept in local memory */
+  int64_t local_bytes; /* persistent: bytes of rows kept in local memory (cpu_row: private arrays) */
+  int out_rows; /* persistent, cpu_row: kept rows held in an output's row instead (c->row_home) */
   /* launch */
   int block;
   int64_t groups;
@@ -98,6 +99,7 @@ typedef struct nvf_lctx {
   unsigned char *avail;   /* per TV: 0 no, 1 kernel scope, 2 loop scope */
   int *level;             /* per TV */
   unsigned char *persist; /* per TV */
+  int *row_home;          /* per TV kept: -1 its own array, else the output TV whose row holds it */
   int *param_of;          /* per TV: kernel parameter index, -1 */
   unsigned rmask;
   int scope;              /* 1 kernel, 2 loop */
@@ -120,6 +122,10 @@ void nvf_emit_axes(nvf_lctx *c, unsigned mask, const char *flat);
 const char *nvf_emit_value(nvf_lctx *c, int tv);
 /* Offset of tv's element at the current axis indices. */
 void nvf_offset(nvf_lctx *c, int tv, fbxk_buf *b);
+/* A kept value's place in its home output row (c->row_home) at the current
+ * indices: "T8 + (off)" for a vector access, "T8[off]" otherwise (a new
+ * string, NULL when out of memory). */
+char *nvf_home_addr(nvf_lctx *c, int tv, int vec);
 /* Store tv's value to its buffer at the current indices. */
 void nvf_emit_store(nvf_lctx *c, int tv);
 void nvf_scope_exit(nvf_lctx *c); /* loop-scope values are gone */

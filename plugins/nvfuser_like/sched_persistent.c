@@ -9,18 +9,34 @@
  * work-item (a CPU device) the kept rows are the work-item's private arrays:
  * what is saved then is the recomputation (exp(x - max) in softmax), since
  * the row itself is read again from the core's cache (and so is a cast of
- * it: layer norm's float64 copy of its float32 input), and the work-group is
- * made smaller when its work-items' arrays would not stay in the cache. */
+ * it, or a few additions of it: layer norm's x - mean in float64, recomputed
+ * for less than its store and load cost), and the work-group is made
+ * smaller when its work-items' arrays would not stay in the cache. */
 #include "nvf.h"
 
-/* what t is a cast (or a chain of casts) of */
-static int cast_source(const nvf_lctx *c, int t) {
-  while (nvf_in_seg(c, t)) {
-    const nvf_expr *x = &c->f->ex[c->f->tv[t].def];
-    if (x->kind != NVF_E_PW || x->op >= 0) break;
-    t = x->in[0];
-  }
-  return t;
+/* Is t, up to `depth` operations deep, casts, negations, sums, differences
+ * and products of segment inputs, constants and row-uniform values (each
+ * recomputed in a cycle or two from a row in the core's cache)? */
+static int cheap_from_inputs(const nvf_lctx *c, int t, int depth) {
+  const nvf_fusion *f = c->f;
+  if (!nvf_in_seg(c, t) || f->tv[t].scalar || f->tv[t].is_const || nvf_uniform(c, t)) return 1;
+  if (depth == 0) return 0;
+  const nvf_expr *x = &f->ex[f->tv[t].def];
+  if (x->kind == NVF_E_BCAST) return cheap_from_inputs(c, x->in[0], depth);
+  if (x->kind != NVF_E_PW) return 0;
+  if (x->op >= 0 && x->op != FBXK_OP_NEG && x->op != FBXK_OP_ADD_T && x->op != FBXK_OP_SUB_T && x->op != FBXK_OP_MUL_T)
+    return 0;
+  for (int a = 0; a < x->nin; a++)
+    if (!cheap_from_inputs(c, x->in[a], depth - 1)) return 0;
+  return 1;
+}
+
+static int home_dtype(int dt) { return dt == FBXK_F32 || dt == FBXK_F64; }
+
+static int home_taken(const nvf_lctx *c, int o) {
+  for (int t = 0; t < c->f->ntv; t++)
+    if (c->row_home[t] == o) return 1;
+  return 0;
 }
 
 void nvf_sched_persistent_decide(nvf_lctx *c) {
@@ -41,21 +57,49 @@ void nvf_sched_persistent_decide(nvf_lctx *c) {
       /* a broadcast is an alias: keep what it aliases */
       while (nvf_in_seg(c, t) && f->ex[f->tv[t].def].kind == NVF_E_BCAST) t = f->ex[f->tv[t].def].in[0];
       /* a row per work-item reads an input row again from its core's cache:
-       * only computed values are worth keeping (not an input's cast either) */
-      if (p->cpu_row && !nvf_in_seg(c, cast_source(c, t))) continue;
+       * only computed values are worth keeping (not an input's cast, nor a
+       * few additions or products of it: layer norm's x - mean) */
+      if (p->cpu_row && cheap_from_inputs(c, t, 4)) continue;
       if (c->level[t] < use_phase) want[t] = 1;
     }
   }
   int64_t bytes = 0;
   for (int t = 0; t < f->ntv; t++)
     if (want[t]) bytes += p->row_len * (f->tv[t].dtype == FBXK_F64 || !fbxk_is_float(f->tv[t].dtype) ? 8 : 4);
-  if (bytes == 0 || bytes > c->pl->persist_limit) {
+  /* A CPU work-item's row that every phase reads from its core's cache
+   * (nothing worth a private array: layer norm recomputes x - mean) is
+   * still the persistent schedule: the row comes from memory once. */
+  int64_t row_bytes = p->row_len * 8;
+  int cached_row = p->cpu_row && bytes == 0 && row_bytes <= c->pl->persist_limit;
+  if ((bytes == 0 && !cached_row) || bytes > c->pl->persist_limit) {
     for (int t = 0; t < f->ntv; t++) want[t] = 0;
     return;
   }
   p->kind = NVF_SCHED_PERSISTENT;
   p->local_bytes = bytes;
   if (p->cpu_row) {
+    /* A kept row whose last reader is the last phase, which also writes an
+     * output row of the same dtype and layout: the work-item keeps the
+     * value in that output row instead of a private array. The last phase
+     * reads the value at j before it stores the output at j (a value is
+     * loaded once per element and reused), and nothing reads it after. So
+     * the output's lines come into the cache while the row is computed
+     * (softmax: exp(x - max) is written there), not in a final pass of
+     * stores that each wait for a line from memory. */
+    int last = p->nphases - 1;
+    for (int t = 0; t < f->ntv; t++) {
+      if (!want[t] || c->level[t] >= last || !home_dtype(f->tv[t].dtype)) continue;
+      for (int o = 0; o < f->ntv; o++) {
+        if (!c->pl->materialize[o] || !nvf_in_seg(c, o) || c->level[o] != last || f->tv[o].dtype != f->tv[t].dtype ||
+            !nvf_tv_flat(c, o) || home_taken(c, o))
+          continue;
+        c->row_home[t] = o;
+        p->out_rows++;
+        bytes -= p->row_len * (f->tv[t].dtype == FBXK_F64 ? 8 : 4);
+        break;
+      }
+    }
+    p->local_bytes = bytes;
     /* a CPU device's work-group keeps every work-item's private arrays
      * (PoCL: one copy per work-item): at most NVF_CPU_PRIVATE bytes in all,
      * so that they stay in the core's cache */

@@ -136,9 +136,23 @@ static void store_uniform(nvf_lctx *c, int level, int inner) {
   }
 }
 
-/* A value kept for later phases: p<t>[j] (a vector row: its lanes from j on). */
+/* A value kept for later phases: p<t>[j] (a vector row: its lanes from j on),
+ * or its place in its home output row. */
 static void persist_store(nvf_lctx *c, int t) {
   const char *v = nvf_emit_value(c, t);
+  if (c->row_home[t] >= 0) { /* in its home output row */
+    int vec = nvf_is_vec(c, t);
+    char *a = nvf_home_addr(c, t, vec);
+    fbxk_buf b = {0};
+    if (vec) fbxk_print_vstore(&b, c->f->tv[t].dtype, c->vw, a ? a : "x", v);
+    else fbxk_print_store(&b, c->f->tv[t].dtype, a ? a : "x", v, c->k->dialect);
+    fbxk_free(a);
+    char *s = fbxk_take(&b);
+    if (!s) c->k->oom = 1;
+    else nvf_kir_stmt(c->k, "%s", s);
+    fbxk_free(s);
+    return;
+  }
   if (!nvf_is_vec(c, t)) {
     nvf_kir_stmt(c->k, "p%d[j] = %s;", t, v);
     return;
@@ -200,6 +214,47 @@ static void reduce_vec(nvf_lctx *c, int e, const char *v) {
   }
 }
 
+/* A vector row's loop asks for the next row's lines of the inputs it
+ * streams (the second pass over the row, or the only one): the work-group's
+ * next work-item reads that row, and a CPU's prefetchers stop at the page
+ * boundary a 4 KiB row ends at, so its first pass would wait on memory at
+ * every line. Inputs laid out row after row only (the next row is row_len
+ * further). */
+static void prefetch_lines(nvf_lctx *c, const nvf_params *p, int t, const char *macro, int64_t ahead) {
+  int per_line = c->f->tv[t].dtype == FBXK_F64 ? 8 : 16;
+  for (int e = 0; e < p->vrow; e += per_line) {
+    fbxk_buf b = {0};
+    fbxk_printf(&b, "%s(%s, ", macro, c->k->pname[c->param_of[t]]);
+    nvf_offset(c, t, &b);
+    if (ahead + e) fbxk_printf(&b, " + %lld", (long long)(ahead + e));
+    fbxk_puts(&b, ");");
+    char *s = fbxk_take(&b);
+    if (!s) c->k->oom = 1;
+    else nvf_kir_stmt(c->k, "%s", s);
+    fbxk_free(s);
+  }
+}
+
+static void prefetch_next_rows(nvf_lctx *c, const nvf_params *p) {
+  const nvf_fusion *f = c->f;
+  int last = f->naxes - 1;
+  for (int t = 0; t < f->ntv; t++) {
+    if (c->param_of[t] < 0 || nvf_in_seg(c, t) || f->tv[t].scalar || !nvf_tv_has_axis(&f->tv[t], last) ||
+        !nvf_tv_flat(c, t) || !float_dt(f->tv[t].dtype))
+      continue;
+    prefetch_lines(c, p, t, "FBXK_PREFETCH", p->row_len);
+  }
+  /* and the lines of an output row this work-item writes in a later phase
+   * (for writing: they come from memory while this pass computes) */
+  for (int t = 0; t < f->ntv; t++) {
+    int home = 0; /* a kept row's home is written in this pass already */
+    for (int u = 0; u < f->ntv; u++) home |= c->row_home[u] == t;
+    if (c->pl->materialize[t] && nvf_in_seg(c, t) && c->level[t] > c->phase && nvf_tv_flat(c, t) &&
+        float_dt(f->tv[t].dtype) && !home)
+      prefetch_lines(c, p, t, "FBXK_PREFETCH_W", 0);
+  }
+}
+
 fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
   const nvf_fusion *f = c->f;
   const nvf_params *p = &c->pl->seg[c->s].p;
@@ -212,7 +267,7 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
   snprintf(len, sizeof len, "%lld", (long long)p->row_len);
   /* local memory first: persistent rows, reduction scratch */
   for (int t = 0; t < f->ntv; t++)
-    if (c->persist[t]) {
+    if (c->persist[t] && c->row_home[t] < 0) {
       snprintf(buf, sizeof buf, "p%d", t);
       nvf_knode *n = nvf_kir_add(k, p->cpu_row ? NVF_K_PRIVATE : NVF_K_LOCAL, buf, NULL, NULL, NULL);
       if (n) n->dtype = f->tv[t].dtype, n->n = p->row_len;
@@ -275,6 +330,7 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
     c->scope = 2;
     c->vw = p->vrow;
     nvf_emit_axes(c, c->rmask, "j");
+    if (p->vrow && ph == (p->nphases > 1 ? 1 : 0)) prefetch_next_rows(c, p);
     for (int i = 0; i < sg->nexprs; i++) {
       int e = sg->exprs[i];
       const nvf_expr *x = &f->ex[e];

@@ -51,16 +51,22 @@ START_TEST(plugin_check_passes) {
 }
 END_TEST
 
-/* PoCL's device is a CPU: a row per work-item, the row's exp values kept in
- * the work-item's private array, no barrier; FUSEBOX_NVF_DISABLE=rows gives
- * the GPU schedule checked below (a work-group per row, trees in local
- * memory). */
+/* PoCL's device is a CPU: a row per work-item, no barrier. softmax keeps
+ * the row's exp values in its output's row (written in the exp pass, read
+ * back and scaled in place), not in a private array; log_softmax keeps
+ * nothing (x - max is recomputed from the row in the cache) and is still
+ * the persistent schedule. FUSEBOX_NVF_DISABLE=rows gives the GPU schedule
+ * checked below (a work-group per row, trees in local memory). */
 START_TEST(softmax_row_per_work_item_on_a_cpu) {
   char *in = case_inputs("softmax", 1);
   char *out = explain("", "tests/corpus/cases/softmax/graph.ir", in, "--source");
   ck_assert_msg(strstr(out, "optimized, 3 groups\n") != NULL, "%s", out);
   ck_assert_int_eq(count(out, "/* ==== segment 0: persistent(row per work-item, axes=0x2, rows=4, row=5, block=64, groups=1, "
-                              "phases=3, private=20 B)"), 2);
+                              "phases=3, private=0 B, kept in output rows=1)"), 1);
+  ck_assert_int_eq(count(out, "/* ==== segment 0: persistent(row per work-item, axes=0x2, rows=4, row=5, block=64, groups=1, "
+                              "phases=3, private=0 B)"), 1);
+  ck_assert_int_eq(count(out, "T8[i0 * 5 + i1] = (float)v4;"), 1); /* exp into the output row */
+  ck_assert_int_eq(count(out, "const float v4 = T8[i0 * 5 + i1];"), 1); /* read back in the last pass */
   ck_assert_int_eq(count(out, "/* ==== segment 0: reduction(outer, axes=0x1, rows=5, row=4"), 1);
   ck_assert_int_eq(count(out, "barrier("), 0);
   ck_assert_int_eq(count(out, "__local"), 0);

@@ -303,10 +303,19 @@ START_TEST(softmax_cpu_vector_rows) {
   ck_assert(p->cpu_row);
   ck_assert_int_eq(p->lanes, 8);
   ck_assert_int_eq(p->vrow, 16);
-  ck_assert_int_eq(p->block, 32); /* 4 KiB of exp per work-item, 128 KiB a work-group */
+  /* exp(x - max) is kept in the output's row, not in a private array: the
+   * work-group keeps its default size */
+  ck_assert_int_eq(p->out_rows, 1);
+  ck_assert_int_eq(p->local_bytes, 0);
+  ck_assert_int_eq(p->block, 64);
   ck_assert_int_eq(count(v.src[0], "vload16(0, T0 + ("), 2); /* the max's phase and the exp's */
   ck_assert_int_eq(count(v.src[0], "fbxk_v16expf(("), 1);
-  ck_assert_int_eq(count(v.src[0], "vstore16("), 2); /* the kept exp and the output */
+  ck_assert_int_eq(count(v.src[0], "vstore16(convert_float16(v4), 0, T8 + ("), 1); /* the kept exp */
+  ck_assert_int_eq(count(v.src[0], "vload16(0, T8 + ("), 1);                      /* read back */
+  ck_assert_int_eq(count(v.src[0], "vstore16("), 2);                              /* and the output */
+  ck_assert_int_eq(count(v.src[0], "[1024]"), 0);                                 /* no private row */
+  /* the exp's pass asks for the next row's lines, one per vector */
+  ck_assert_int_eq(count(v.src[0], "FBXK_PREFETCH(T0, i0 * 1024 + i1 + 1024);"), 1);
   ck_assert_int_eq(count(v.src[0], "float8 accv"), 1);  /* the sum: the scalar kernel's 8 lanes */
   ck_assert_int_eq(count(v.src[0], "float16 accv"), 1); /* the max: 16 */
   ck_assert_int_eq(count(v.src[0], "* (v7))"), 1);       /* times the sum's reciprocal */
@@ -347,8 +356,10 @@ START_TEST(softmax_cpu_vector_rows) {
 END_TEST
 
 /* layer norm on a CPU device: float16 loads of x, w and b, double16
- * statistics; the float64 copy of x is not kept (read again from the cache),
- * x - mean is (2 KiB a row: the work-group keeps its 64 work-items) */
+ * statistics; nothing is kept in a private array: the float64 copy of x and
+ * x - mean are recomputed from the row in the cache (the persistent
+ * schedule still: the row comes from memory once). The variance's pass asks
+ * for the next row of x and for this row's output lines. */
 START_TEST(layer_norm_cpu_vector_rows) {
   built b;
   fbxp_arg_spec s[3] = {f32(2, (int64_t[]){4, 64}), f32(1, (int64_t[]){64}), f32(1, (int64_t[]){64})};
@@ -356,10 +367,13 @@ START_TEST(layer_norm_cpu_vector_rows) {
   const nvf_params *p = &b.pl.seg[0].p;
   ck_assert_int_eq(p->kind, NVF_SCHED_PERSISTENT);
   ck_assert_int_eq(p->vrow, 16);
-  ck_assert_int_eq(p->local_bytes, 64 * 8);
+  ck_assert_int_eq(p->local_bytes, 0);
+  ck_assert_int_eq(p->out_rows, 0);
   ck_assert_int_eq(p->block, 64);
-  ck_assert_int_eq(count(b.src[0], "double p"), 1);
-  ck_assert_int_eq(count(b.src[0], "= convert_double16(v0);"), 2); /* x in the mean's phase and the variance's */
+  ck_assert_int_eq(count(b.src[0], "double p"), 0);
+  ck_assert_int_eq(count(b.src[0], "= convert_double16(v0);"), 3); /* x in each of the three phases */
+  ck_assert_int_eq(count(b.src[0], "FBXK_PREFETCH(T0, i0 * 64 + i1 + 64);"), 1);
+  ck_assert_int_eq(count(b.src[0], "FBXK_PREFETCH_W(T"), 1);
   ck_assert_int_eq(count(b.src[0], "double8 accv"), 2);
   ck_assert_int_eq(count(b.src[0], "vload16(0, T1 + ("), 1);
   opencl_builds(&b);

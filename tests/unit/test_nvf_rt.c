@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "host/hostimpl.h"
 #include "testutil.h"
@@ -481,6 +482,40 @@ START_TEST(cl_pocl_cache_under_fusebox_cache) {
 }
 END_TEST
 
+/* Unless the user set POCL_AFFINITY, the host sets it to 1 before the
+ * platform starts, when the process may use every online CPU (PoCL's
+ * workers are then spread over the CPUs from the start); a value the user
+ * gave is kept. Needs a fresh process, as above. */
+static void check_pocl_affinity(const char *given, const char *want) {
+  const char *fork_mode = getenv("CK_FORK");
+  if (fork_mode && !strcmp(fork_mode, "no")) {
+    printf("pocl_affinity: skipped: CK_FORK=no (OpenCL may be initialized already)\n");
+    return;
+  }
+  char *n = NULL; /* nproc counts the CPUs this process may use (<sched.h> is the scheduler's here) */
+  ck_assert_int_eq(tu_run("nproc", &n), 0);
+  long usable = n ? atol(n) : 0;
+  free(n);
+  if (!given && usable != sysconf(_SC_NPROCESSORS_ONLN)) {
+    printf("pocl_affinity: skipped: this process may not run on every CPU\n");
+    return;
+  }
+  if (given) setenv("POCL_AFFINITY", given, 1);
+  else unsetenv("POCL_AFFINITY");
+  nvf_rt *rt = open_or_skip(NVF_TARGET_OPENCL, "pocl_affinity");
+  if (!rt) return;
+  const char *got = getenv("POCL_AFFINITY");
+  ck_assert_msg(got && !strcmp(got, want), "POCL_AFFINITY=%s, want %s", got ? got : "(unset)", want);
+  run_add(rt, CL_ADD, 0, 10);
+  nvf_rt_close(rt);
+}
+
+START_TEST(cl_pocl_affinity_set_when_unset) { check_pocl_affinity(NULL, "1"); }
+END_TEST
+
+START_TEST(cl_pocl_affinity_user_value_kept) { check_pocl_affinity("0", "0"); }
+END_TEST
+
 /* ---- CUDA --------------------------------------------------------------------------------------- */
 
 START_TEST(cuda_open_or_run) {
@@ -704,6 +739,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, cl_launch_errors_name_the_launch);
   tcase_add_test(tc, cl_zero_copy);
   tcase_add_test(tc, cl_pocl_cache_under_fusebox_cache);
+  tcase_add_test(tc, cl_pocl_affinity_set_when_unset);
+  tcase_add_test(tc, cl_pocl_affinity_user_value_kept);
   tcase_add_test(tc, cl_aliased_host_memory);
   suite_add_tcase(s, tc);
   TCase *tcu = tcase_create("cuda");
