@@ -1384,6 +1384,31 @@ static void explain_sub(fbx_strbuf *b, const char *what, const fbx_executor *sub
   fbx_executor_explain(sub, b);
 }
 
+void fbx_executor_grad_each_sub(const fbx_executor *cex, fbx_grad_sub_visitor visit, void *ctx) {
+  fbx_executor *ex = (fbx_executor *)cex;
+  pthread_mutex_lock(&ex->lock);
+  pthread_mutex_lock(&ex->ad_lock);
+  for (fbx_xgplan *p = ex->gplans; p; p = p->next) {
+    if (atomic_load(&p->state) != PLAN_READY) continue;
+    for (xdg *d = p->dgs; d; d = d->next)
+      for (xdgver *v = d->versions; v; v = atomic_load(&v->next))
+        for (xgradfn *f = v->fns; f; f = f->next) {
+          if (f->no_grad) continue;
+          if (f->fex) visit(ctx, dg_name(d), v->level, "forward", f->fex);
+          if (f->bex) visit(ctx, dg_name(d), v->level, "backward", f->bex);
+          for (int i = 0; i < f->nvariants; i++) {
+            if (!f->variants[i].bex) continue;
+            char what[96];
+            snprintf(what, sizeof what, "backward respecialized for defined output gradients 0x%llx",
+                     (unsigned long long)f->variants[i].defined);
+            visit(ctx, dg_name(d), v->level, what, f->variants[i].bex);
+          }
+        }
+  }
+  pthread_mutex_unlock(&ex->ad_lock);
+  pthread_mutex_unlock(&ex->lock);
+}
+
 void fbx_executor_grad_explain(const fbx_executor *cex, fbx_strbuf *b) {
   fbx_executor *ex = (fbx_executor *)cex;
   pthread_mutex_lock(&ex->lock);
