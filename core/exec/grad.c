@@ -1238,6 +1238,18 @@ fbx_status *fbx_executor_forward_values(fbx_executor *ex, const fbx_ivalue *inpu
   return st;
 }
 
+fbx_status *fbx_grad_unborrow(fbx_grad_handle *h, const fbx_tensor *x, bool *kept) {
+  int n = 0;
+  fbx_status *st = h->tape ? fbx_tape_unshare_saved(h->tape, x, &n) : NULL;
+  if (kept) *kept = n > 0;
+  return st;
+}
+
+const fbx_tensor *fbx_grad_input_tensor(const fbx_grad_handle *h, int i) {
+  if (!h || i < 0 || i >= h->nin || h->inputs[i].kind != FBX_IV_TENSOR) return NULL;
+  return h->inputs[i].u.t;
+}
+
 fbx_status *fbx_executor_backward_values(fbx_grad_handle *h, const fbx_ivalue *grad_outputs, int n,
                                          fbx_ivalue *grad_inputs, int nin) {
   if (!h || (n > 0 && !grad_outputs) || (nin > 0 && !grad_inputs))
