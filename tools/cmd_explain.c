@@ -199,7 +199,7 @@ static void grad_sub_kernels(void *ctx, const char *dg, int level, const char *w
 static void print_grad_kernels(fbx_strbuf *b, fbx_executor *ex, bool source) {
   fbx_strbuf_puts(b, "\n# kernels of the DifferentiableGraphs' forward and backward graphs\n");
   if (!ex->fuser) {
-    fbx_strbuf_puts(b, "#   none: no fuser (--fuser none)\n");
+    fbx_strbuf_puts(b, "#   none: no fuser, so no kernels (--fuser none)\n");
     return;
   }
   grad_kernels k = {.b = b, .source = source};
