@@ -5,7 +5,9 @@
  * compiles the kernels), and shows what the executor made of it: every
  * function's optimized graph with its fusebox::FusionGroup nodes and their
  * guards (fbx_executor_explain), where each group goes when its guard fails,
- * the kernels compiled, and for every node left outside a group, why.
+ * the kernels compiled, and for every node left outside a group, why. With
+ * --backward: the gradient plan (fbx_executor_grad_explain) and the kernels
+ * of each DifferentiableGraph's forward and backward executors.
  *
  * The executor offers no public walk over its functions and groups yet, so
  * this file reads them through exec/execimpl.h (under the executor's lock,
@@ -58,8 +60,10 @@ static void help(void) {
          "                    are optimized, and shows the plan: the graph with its\n"
          "                    prim::DifferentiableGraph nodes (the graph itself is not fused in\n"
          "                    gradient mode), then each one's guard and its forward and backward\n"
-         "                    graphs with their fusion groups, and every node left outside the\n"
-         "                    DifferentiableGraphs with the reason. The plain (no-grad) path\n"
+         "                    graphs with their fusion groups, every node left outside the\n"
+         "                    DifferentiableGraphs with the reason, and the kernels of each\n"
+         "                    one's forward and backward graphs (their source with --source),\n"
+         "                    labelled forward or backward. The plain (no-grad) path\n"
          "                    is not shown (it did not run); without --backward explain shows\n"
          "                    plain runs only. Not with --dot.\n\n"
          "Exit status: 0 success, 1 the graph, an input or a run failed, 2 usage error.\n",
@@ -128,20 +132,22 @@ static void print_fallbacks(fbx_strbuf *b, fbx_executor *ex, fbx_xfn **order, in
   }
 }
 
-static void print_kernels(fbx_strbuf *b, fbx_xfn **order, int n, bool source) {
-  bool any = false;
+/* The kernels of the groups of functions order[0..n); `header` goes before
+ * the first (NULL: none), `who` before each group ("" for the executor's
+ * own functions). Returns the number of groups. */
+static int print_kernels(fbx_strbuf *b, fbx_xfn **order, int n, bool source, const char *header, const char *who) {
+  int ngroups = 0;
   for (int i = 0; i < n; i++) {
     fbx_xfn *fn = order[i];
     if (atomic_load(&fn->state) != FBX_FN_OPTIMIZED) continue;
     for (fbx_xgroup *g = fn->groups; g; g = g->next) {
-      if (!any) fbx_strbuf_puts(b, "\n# kernels\n");
-      any = true;
+      if (!ngroups++ && header) fbx_strbuf_puts(b, header);
       int nk = 0;
       for (int s = 0; s < FBX_GROUP_KERNEL_SLOTS; s++) {
         fbx_kentry *e = atomic_load(&g->kernels[s]);
         if (!e) continue;
         nk++;
-        fbx_strbuf_printf(b, "#   %s (function %d) for (", g->desc, i + 1);
+        fbx_strbuf_printf(b, "#   %s%s (function %d) for (", who, g->desc, i + 1);
         for (int j = 0; j < e->nin; j++) {
           if (j) fbx_strbuf_puts(b, ", ");
           kspec_print(b, &e->specs[j]);
@@ -161,9 +167,44 @@ static void print_kernels(fbx_strbuf *b, fbx_xfn **order, int n, bool source) {
           if (!*src || src[strlen(src) - 1] != '\n') fbx_strbuf_putc(b, '\n');
         }
       }
-      if (!nk) fbx_strbuf_printf(b, "#   %s (function %d): no kernel compiled yet\n", g->desc, i + 1);
+      if (!nk) fbx_strbuf_printf(b, "#   %s%s (function %d): no kernel compiled yet\n", who, g->desc, i + 1);
     }
   }
+  return ngroups;
+}
+
+/* Gradient mode: the kernels of every DifferentiableGraph's forward and
+ * backward executors (an fbx_grad_sub_visitor). */
+typedef struct grad_kernels {
+  fbx_strbuf *b;
+  bool source;
+  int nsubs;
+} grad_kernels;
+
+static void grad_sub_kernels(void *ctx, const char *dg, int level, const char *what, fbx_executor *sub) {
+  grad_kernels *k = ctx;
+  k->nsubs++;
+  char who[192];
+  snprintf(who, sizeof who, "prim::DifferentiableGraph %%%s, level %d, %s: ", dg, level, what);
+  pthread_mutex_lock(&sub->lock);
+  fbx_xfn *order[FBX_EXECUTOR_MAX_FUNCTIONS];
+  int n = functions_in_order(sub, order, FBX_EXECUTOR_MAX_FUNCTIONS);
+  bool optimized = false;
+  for (int i = 0; i < n; i++) optimized |= atomic_load(&order[i]->state) == FBX_FN_OPTIMIZED;
+  if (!print_kernels(k->b, order, n, k->source, NULL, who))
+    fbx_strbuf_printf(k->b, "#   %s%s\n", who, optimized ? "no fusion group" : "not optimized yet (no kernels)");
+  pthread_mutex_unlock(&sub->lock);
+}
+
+static void print_grad_kernels(fbx_strbuf *b, fbx_executor *ex, bool source) {
+  fbx_strbuf_puts(b, "\n# kernels of the DifferentiableGraphs' forward and backward graphs\n");
+  if (!ex->fuser) {
+    fbx_strbuf_puts(b, "#   none: no fuser, so no kernels (--fuser none)\n");
+    return;
+  }
+  grad_kernels k = {.b = b, .source = source};
+  fbx_executor_grad_each_sub(ex, grad_sub_kernels, &k);
+  if (!k.nsubs) fbx_strbuf_puts(b, "#   none: no DifferentiableGraph has run with inputs that require grad\n");
 }
 
 /* ---- why a node is not in a group ------------------------------------------------------------- */
@@ -548,7 +589,7 @@ int fbx_cmd_explain(int argc, char **argv) {
   fbx_xfn *order[FBX_EXECUTOR_MAX_FUNCTIONS];
   int nfn = backward ? 0 : functions_in_order(ex, order, FBX_EXECUTOR_MAX_FUNCTIONS);
   print_fallbacks(&b, ex, order, nfn);
-  print_kernels(&b, order, nfn, source);
+  print_kernels(&b, order, nfn, source, "\n# kernels\n", "");
   print_unfused(&b, ex, order, nfn);
   if (dot_path && nfn > 0) {
     fbx_xfn *top = order[0];
@@ -556,6 +597,7 @@ int fbx_cmd_explain(int argc, char **argv) {
     st = write_dot(dot_path, dg, fz ? fbx_fuser_name(fz) : NULL);
   }
   pthread_mutex_unlock(&ex->lock);
+  if (backward) print_grad_kernels(&b, ex, source); /* takes ex->lock itself */
   if (b.oom && !st) st = fbx_status_nomem();
   if (!st) {
     fputs(b.data ? b.data : "", stdout);

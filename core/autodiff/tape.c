@@ -169,12 +169,24 @@ bool fbx_tape_requires_grad(const fbx_tape *t, const fbx_ivalue *v) {
 static fbx_status *copy_tensor(fbx_tensor **out, const fbx_tensor *x) { return fbx_tensor_clone_as(out, x, x->dtype); }
 
 /* Replace *v by a copy where it shares memory with `self` (a list gets a new
- * list: the graph may still use the old one). */
-static fbx_status *unshare(fbx_ivalue *v, const fbx_tensor *self) {
+ * list: the graph may still use the old one). With `memo` (tensor -> its
+ * copy, keys retained), a tensor met again gets the same copy; *ncopied
+ * (may be NULL) counts the copies made. */
+static fbx_status *unshare(fbx_ivalue *v, const fbx_tensor *self, fbx_ptrmap *memo, int *ncopied) {
   if (v->kind == FBX_IV_TENSOR) {
     if (!v->u.t || !fbx_tensor_may_overlap(v->u.t, self)) return NULL;
-    fbx_tensor *c = NULL;
-    FBX_TRY(copy_tensor(&c, v->u.t));
+    fbx_tensor *c = memo ? fbx_ptrmap_get(memo, v->u.t) : NULL;
+    if (c) {
+      fbx_tensor_retain(c);
+    } else {
+      FBX_TRY(copy_tensor(&c, v->u.t));
+      if (memo && fbx_ptrmap_put(memo, fbx_tensor_retain(v->u.t), c)) {
+        fbx_tensor_release(v->u.t);
+        fbx_tensor_release(c);
+        return fbx_status_nomem();
+      }
+      if (ncopied) (*ncopied)++;
+    }
     fbx_iv_release(v);
     *v = fbx_iv_tensor(c);
     return NULL;
@@ -195,7 +207,7 @@ static fbx_status *unshare(fbx_ivalue *v, const fbx_tensor *self) {
   }
   c.u.l->n = v->u.l->n;
   fbx_status *st = NULL;
-  for (int i = 0; i < c.u.l->n && !st; i++) st = unshare(&c.u.l->items[i], self);
+  for (int i = 0; i < c.u.l->n && !st; i++) st = unshare(&c.u.l->items[i], self, memo, ncopied);
   if (st) {
     fbx_iv_release(&c);
     return st;
@@ -203,6 +215,18 @@ static fbx_status *unshare(fbx_ivalue *v, const fbx_tensor *self) {
   fbx_iv_release(v);
   *v = c;
   return NULL;
+}
+
+fbx_status *fbx_tape_unshare_saved(fbx_tape *t, const fbx_tensor *x, int *ncopied) {
+  if (ncopied) *ncopied = 0;
+  fbx_ptrmap memo = {0};
+  fbx_status *st = NULL;
+  for (int e = 0; e < t->nentries && !st; e++)
+    for (int i = 0; i < t->entries[e].nsaved && !st; i++) st = unshare(&t->entries[e].saved[i], x, &memo, ncopied);
+  for (size_t k = 0; k < memo.cap; k++)
+    if (memo.keys[k]) fbx_tensor_release((fbx_tensor *)memo.keys[k]);
+  fbx_ptrmap_free(&memo);
+  return st;
 }
 
 /* Is o a contiguous tensor whose memory holds every element of v? */
@@ -281,7 +305,7 @@ fbx_status *fbx_tape_before_inplace(fbx_tape *t, const fbx_node *n, const fbx_iv
   fbx_tensor *self = ins[0].u.t;
   /* Earlier entries keep the values they saw. */
   for (int e = 0; e < t->nentries; e++)
-    for (int i = 0; i < t->entries[e].nsaved; i++) FBX_TRY(unshare(&t->entries[e].saved[i], self));
+    for (int i = 0; i < t->entries[e].nsaved; i++) FBX_TRY(unshare(&t->entries[e].saved[i], self, NULL, NULL));
   bool involved = false;
   for (int i = 0; i < nin; i++) involved |= fbx_tape_requires_grad(t, &ins[i]);
   /* A write into a view of a tensor that requires grad involves it too. */

@@ -104,6 +104,14 @@ fbx_status *fbx_tape_mark_no_grad(fbx_tape *t, const fbx_ivalue *outs, int nout,
  * gradient from before the write). Nothing is recorded. */
 fbx_status *fbx_tape_mark_constant(fbx_tape *t, const fbx_ivalue *outs, int nout);
 
+/* Replace every saved value that shares memory with x by a copy (a tensor
+ * saved by several entries gets one copy): x's memory is about to go away
+ * or change (fbx_executor_forward borrows its inputs for the call only).
+ * *ncopied (may be NULL) receives the number of copies; 0 means the tape
+ * keeps nothing of x's memory that backward reads: the tensors it tracks
+ * are keys (identity, sizes, dtype), their data is never read. */
+fbx_status *fbx_tape_unshare_saved(fbx_tape *t, const fbx_tensor *x, int *ncopied);
+
 /* Entries recorded so far (for tests and stats). */
 int fbx_tape_nentries(const fbx_tape *t);
 

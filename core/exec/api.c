@@ -1,13 +1,15 @@
 /* The embedding API's run on DLPack tensors (<fusebox/fusebox.h>): inputs
  * are wrapped without copying (borrowed for the call), outputs exported as
  * new DLManagedTensors. An output that would alias a borrowed input's memory
- * is copied, since the caller may free the input right after the run. */
+ * is copied, since the caller may free the input right after the run; so is
+ * what a forward's tape saved of a borrowed input (import_forward). */
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/strbuf.h"
 #include "exec/executor.h"
 #include "ir/text.h"
+#include "ops/optable.h"
 
 static const char *device_name(int32_t t) {
   switch (t) {
@@ -155,11 +157,32 @@ fbx_status *fbx_executor_run(fbx_executor *ex, DLManagedTensor *const *inputs, i
 
 /* ---- gradients ------------------------------------------------------------------------------ */
 
-/* Tensor inputs are copied: the tape keeps them past the call. */
-static fbx_status *import_owned(const fbx_graph *g, DLManagedTensor *const *inputs, int nin, fbx_ivalue *in) {
+/* Does a node of blk (or of its nested blocks and subgraphs) write into its
+ * first input? */
+static bool writes_in_place(const fbx_block *blk) {
+  for (const fbx_node *n = fbx_block_first(blk); n; n = n->next) {
+    if (fbx_op_kind_has_flag(n->kind, FBX_OPF_INPLACE)) return true;
+    for (int k = 0; k < n->nblocks; k++)
+      if (writes_in_place(n->blocks[k])) return true;
+    const fbx_graph *sub = fbx_node_subgraph(n);
+    if (sub && writes_in_place(sub->block)) return true;
+  }
+  return false;
+}
+
+/* The tape may keep an input past the call (as a value saved for the
+ * backward), so fbx_executor_forward borrows each tensor input for the
+ * call, like fbx_executor_run, and afterwards copies what the tape saved of
+ * its memory (fbx_grad_unborrow): only inputs the backward reads are
+ * copied. A graph that writes in place gets copies of all its tensor inputs
+ * up front instead: the write must not reach the caller's tensor, and the
+ * tape's bookkeeping of in-place writes into inputs is not worth
+ * reasoning about for that rare case. */
+static fbx_status *import_forward(const fbx_graph *g, DLManagedTensor *const *inputs, int nin, bool copy,
+                                  fbx_ivalue *in) {
   for (int i = 0; i < nin; i++) {
     FBX_TRY(import_input(fbx_graph_input(g, i), i, inputs[i], &in[i]));
-    if (in[i].kind != FBX_IV_TENSOR) continue;
+    if (!copy || in[i].kind != FBX_IV_TENSOR) continue;
     fbx_tensor *c = NULL;
     FBX_TRY(fbx_tensor_clone_as(&c, in[i].u.t, in[i].u.t->dtype));
     fbx_iv_release(&in[i]);
@@ -178,12 +201,17 @@ fbx_status *fbx_executor_forward(fbx_executor *ex, DLManagedTensor *const *input
   fbx_ivalue *in = fbx_calloc((size_t)gin + 1, sizeof *in);
   fbx_ivalue *out = fbx_calloc((size_t)gout + 1, sizeof *out);
   bool *rg = fbx_calloc((size_t)gin + 1, sizeof *rg);
-  fbx_status *st = in && out && rg ? NULL : fbx_status_nomem();
-  if (!st) st = import_owned(g, inputs, nin, in);
+  fbx_tensor **borrowed = fbx_calloc((size_t)gin + 1, sizeof *borrowed);
+  fbx_status *st = in && out && rg && borrowed ? NULL : fbx_status_nomem();
+  bool copy = !st && writes_in_place(g->block);
+  if (!st) st = import_forward(g, inputs, nin, copy, in);
+  for (int i = 0; i < gin && !st && !copy; i++) borrowed[i] = in[i].kind == FBX_IV_TENSOR ? in[i].u.t : NULL;
   for (int i = 0; i < gin && requires_grad; i++) rg[i] = requires_grad[i] != 0;
   fbx_grad_handle *h = NULL;
   if (!st) st = fbx_executor_forward_values(ex, in, gin, requires_grad ? rg : NULL, out, gout, 0, &h);
-  flat_ctx c = {.out = outputs, .cap = nout};
+  for (int i = 0; i < gin && !st; i++)
+    if (borrowed[i]) st = fbx_grad_unborrow(h, borrowed[i], NULL);
+  flat_ctx c = {.out = outputs, .cap = nout, .borrowed = borrowed, .nborrowed = gin};
   for (int i = 0; i < gout && !st; i++) st = export_one(&c, &out[i]);
   if (st) {
     drop_exported(outputs, c.n);
@@ -196,6 +224,7 @@ fbx_status *fbx_executor_forward(fbx_executor *ex, DLManagedTensor *const *input
   fbx_free(in);
   fbx_free(out);
   fbx_free(rg);
+  fbx_free(borrowed);
   return st;
 }
 

@@ -187,6 +187,14 @@ void fbx_executor_grad_free_all(fbx_executor *ex);
 /* Add the forward and backward sub-executors' counters to *s. */
 void fbx_executor_grad_stats(const fbx_executor *ex, fbx_executor_stats *s);
 void fbx_executor_grad_explain(const fbx_executor *ex, fbx_strbuf *b);
+/* Calls visit for the forward and backward executors of every
+ * DifferentiableGraph of the ready gradient plans, in the order
+ * fbx_executor_grad_explain shows them: dg names the node's first output,
+ * level its specialization, what is "forward", "backward" or "backward
+ * respecialized for defined output gradients 0x..". Runs under ex->lock and
+ * ex->ad_lock: visit may lock sub (never ex). For `fusebox explain`. */
+typedef void (*fbx_grad_sub_visitor)(void *ctx, const char *dg, int level, const char *what, fbx_executor *sub);
+void fbx_executor_grad_each_sub(const fbx_executor *ex, fbx_grad_sub_visitor visit, void *ctx);
 /* The events of the gradient units' forward and backward executors (for stats_print). */
 void fbx_executor_grad_events(const fbx_executor *ex, fbx_strbuf *b);
 

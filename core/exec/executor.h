@@ -177,6 +177,15 @@ fbx_status *fbx_executor_forward_values(fbx_executor *ex, const fbx_ivalue *inpu
                                         fbx_grad_handle **handle);
 fbx_status *fbx_executor_backward_values(fbx_grad_handle *h, const fbx_ivalue *grad_outputs, int n,
                                          fbx_ivalue *grad_inputs, int nin);
+/* x (an input given to forward_values) was borrowed for the call: copy
+ * every value h saved for backward that shares x's memory, so the caller
+ * may free or overwrite it now. *kept (may be NULL): whether anything was
+ * saved there (what else h holds of x is identity and metadata: backward
+ * never reads its data). fbx_executor_forward calls it per borrowed input. */
+fbx_status *fbx_grad_unborrow(fbx_grad_handle *h, const fbx_tensor *x, bool *kept);
+/* Input i as h holds it (the tensor forward_values was given), or NULL when
+ * it is not a tensor. For tests. */
+const fbx_tensor *fbx_grad_input_tensor(const fbx_grad_handle *h, int i);
 
 /* Check inputs against the graph's input types without running (run checks
  * too); messages as fbx_interp_check_inputs gives them. */

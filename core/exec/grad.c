@@ -1238,6 +1238,18 @@ fbx_status *fbx_executor_forward_values(fbx_executor *ex, const fbx_ivalue *inpu
   return st;
 }
 
+fbx_status *fbx_grad_unborrow(fbx_grad_handle *h, const fbx_tensor *x, bool *kept) {
+  int n = 0;
+  fbx_status *st = h->tape ? fbx_tape_unshare_saved(h->tape, x, &n) : NULL;
+  if (kept) *kept = n > 0;
+  return st;
+}
+
+const fbx_tensor *fbx_grad_input_tensor(const fbx_grad_handle *h, int i) {
+  if (!h || i < 0 || i >= h->nin || h->inputs[i].kind != FBX_IV_TENSOR) return NULL;
+  return h->inputs[i].u.t;
+}
+
 fbx_status *fbx_executor_backward_values(fbx_grad_handle *h, const fbx_ivalue *grad_outputs, int n,
                                          fbx_ivalue *grad_inputs, int nin) {
   if (!h || (n > 0 && !grad_outputs) || (nin > 0 && !grad_inputs))
@@ -1382,6 +1394,31 @@ void fbx_executor_grad_events(const fbx_executor *cex, fbx_strbuf *b) {
 static void explain_sub(fbx_strbuf *b, const char *what, const fbx_executor *sub) {
   fbx_strbuf_printf(b, "## %s (executor with fuser %s):\n", what, fbx_executor_fuser_name(sub));
   fbx_executor_explain(sub, b);
+}
+
+void fbx_executor_grad_each_sub(const fbx_executor *cex, fbx_grad_sub_visitor visit, void *ctx) {
+  fbx_executor *ex = (fbx_executor *)cex;
+  pthread_mutex_lock(&ex->lock);
+  pthread_mutex_lock(&ex->ad_lock);
+  for (fbx_xgplan *p = ex->gplans; p; p = p->next) {
+    if (atomic_load(&p->state) != PLAN_READY) continue;
+    for (xdg *d = p->dgs; d; d = d->next)
+      for (xdgver *v = d->versions; v; v = atomic_load(&v->next))
+        for (xgradfn *f = v->fns; f; f = f->next) {
+          if (f->no_grad) continue;
+          if (f->fex) visit(ctx, dg_name(d), v->level, "forward", f->fex);
+          if (f->bex) visit(ctx, dg_name(d), v->level, "backward", f->bex);
+          for (int i = 0; i < f->nvariants; i++) {
+            if (!f->variants[i].bex) continue;
+            char what[96];
+            snprintf(what, sizeof what, "backward respecialized for defined output gradients 0x%llx",
+                     (unsigned long long)f->variants[i].defined);
+            visit(ctx, dg_name(d), v->level, what, f->variants[i].bex);
+          }
+        }
+  }
+  pthread_mutex_unlock(&ex->ad_lock);
+  pthread_mutex_unlock(&ex->lock);
 }
 
 void fbx_executor_grad_explain(const fbx_executor *cex, fbx_strbuf *b) {

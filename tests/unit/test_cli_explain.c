@@ -1,6 +1,7 @@
 /* `fusebox explain`: the optimized graph of a relu/mul chain under the `good`
  * test plugin, with its group, guard, fallback, kernels, the reasons for the
- * nodes left outside, and the Graphviz file. */
+ * nodes left outside, and the Graphviz file; with --backward, the kernels
+ * (and source) of the forward and backward graphs. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,12 +62,22 @@ static const char *G_IF =
     "      -> (%b)\n"
     "  return (%r)\n";
 
+/* x * y, then tanh: one DifferentiableGraph; its backward (the gradient of
+ * tanh is grad * (1 - tanh^2)) has the only `1 - ...` (aten::rsub). */
+static const char *G_TANH =
+    "graph(%x.1 : Float(4, 6),\n"
+    "      %y.1 : Float(4, 6)):\n"
+    "  %a : Tensor = aten::mul(%x.1, %y.1)\n"
+    "  %b : Tensor = aten::tanh(%a)\n"
+    "  return (%b)\n";
+
 static void setup(void) {
   snprintf(dir, sizeof dir, "/tmp/fbx_explain_XXXXXX");
   ck_assert(mkdtemp(dir));
   write_text("chain.ir", G_CHAIN);
   write_text("untyped.ir", G_UNTYPED);
   write_text("if.ir", G_IF);
+  write_text("tanh.ir", G_TANH);
   fbx_tensor *t = NULL;
   int64_t sz[2] = {5, 7};
   ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, 2, sz));
@@ -167,6 +178,39 @@ START_TEST(control_flow_reason) {
 }
 END_TEST
 
+/* --backward lists the kernels of the forward and the backward graphs, and
+ * prints their source with --source: the backward kernel's loop IR holds the
+ * gradient of tanh (RSUB_S: 1 - tanh^2), which no forward kernel computes. */
+START_TEST(backward_kernels_and_source) {
+  char *out = NULL;
+  int rc = explain("tanh.ir --fuser tensorexpr --random --backward --source", &out);
+  ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+  HAS(out, "# kernels of the DifferentiableGraphs' forward and backward graphs");
+  HAS(out, ", level 0, forward: group ");
+  HAS(out, ", level 0, backward: group ");
+  const char *bwd = strstr(out, ", level 0, backward: group ");
+  const char *fwd = strstr(out, ", level 0, forward: group ");
+  ck_assert(bwd && fwd && fwd < bwd);
+  /* the forward kernel's source, then the backward's: tanh's gradient only after the backward's label */
+  ck_assert_msg(strstr(fwd, "TANH<float32>(MUL_T<float32>(") < bwd, "%s", out);
+  HAS(bwd, "RSUB_S<float32>(");
+  ck_assert_msg(!strstr(fwd, "RSUB_S") || strstr(fwd, "RSUB_S") > bwd, "%s", out);
+  ck_assert_msg(strstr(bwd, "launch per run"), "%s", out);
+  free(out);
+  /* without --source, the kernels without their source */
+  rc = explain("tanh.ir --fuser tensorexpr --random --backward", &out);
+  ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+  HAS(out, ", level 0, backward: group ");
+  ck_assert_msg(!strstr(out, "RSUB_S"), "%s", out);
+  free(out);
+  /* no fuser, no kernels: said so */
+  rc = explain("tanh.ir --fuser none --random --backward --source", &out);
+  ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+  HAS(out, "# kernels of the DifferentiableGraphs' forward and backward graphs\n#   none: no fuser, so no kernels");
+  free(out);
+}
+END_TEST
+
 START_TEST(usage_errors) {
   char *out = NULL;
   ck_assert_int_eq(explain("", &out), 2);
@@ -193,6 +237,7 @@ int main(void) {
   tcase_add_test(tc, chain_with_good);
   tcase_add_test(tc, random_inputs_and_no_fuser);
   tcase_add_test(tc, control_flow_reason);
+  tcase_add_test(tc, backward_kernels_and_source);
   tcase_add_test(tc, usage_errors);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

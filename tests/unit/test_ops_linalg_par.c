@@ -14,9 +14,9 @@
 
 #include "base/alloc.h"
 #include "base/parallel.h"
-#include "ir/symbol.h"
 #include "ops/kutil.h"
 #include "ops/optable.h"
+#include "oprun.h"
 #include "testutil.h"
 #include <fusebox/tensor.h>
 
@@ -25,19 +25,6 @@
     fbx_status *st_ = (expr);                                                    \
     ck_assert_msg(st_ == NULL, "%s failed: %s", #expr, fbx_status_message(st_)); \
   } while (0)
-
-static fbx_status *run_op(const char *kind, fbx_ivalue *args, int nargs, fbx_ivalue *outs, const fbx_op **op_out) {
-  fbx_sym sym;
-  ck_assert_int_eq(fbx_sym_intern(&sym, kind, strlen(kind)), 0);
-  const fbx_op *op;
-  FBX_TRY(fbx_op_resolve(&op, sym, args, nargs));
-  if (op_out) *op_out = op;
-  fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS];
-  FBX_TRY(fbx_op_normalize_args(op, args, nargs, norm));
-  fbx_kctx ctx = {.op = op};
-  for (int i = 0; i < op->schema.nrets; i++) outs[i] = fbx_iv_none();
-  return op->kernel(&ctx, norm, outs);
-}
 
 static void release_all(fbx_ivalue *v, int n) {
   for (int i = 0; i < n; i++) fbx_iv_release(&v[i]);
@@ -96,7 +83,7 @@ static void check_product(const char *kind, fbx_dtype dt, int64_t nb, int64_t M,
   args[nargs++] = fbx_iv_tensor(a);
   args[nargs++] = fbx_iv_tensor(b);
   if (bias) args[nargs++] = fbx_iv_int(1), args[nargs++] = fbx_iv_int(2);
-  OK(run_op(kind, args, nargs, outs, NULL));
+  OK(oprun(kind, args, nargs, outs, NULL, NULL));
   fbx_tensor *c = outs[0].u.t;
   ck_assert_int_eq(c->numel, (nb ? nb : 1) * M * N);
   for (int64_t bi = 0; bi < (nb ? nb : 1); bi++)
@@ -154,7 +141,7 @@ START_TEST(test_split_broadcast_matmul) {
   int64_t as[4] = {2, 1, 90, 30}, bs[3] = {3, 30, 70};
   fbx_tensor *a = rand_int_tensor(FBX_DTYPE_FLOAT32, 4, as, 8), *b = rand_int_tensor(FBX_DTYPE_FLOAT32, 3, bs, 8);
   fbx_ivalue args[2] = {fbx_iv_tensor(a), fbx_iv_tensor(b)}, outs[1];
-  OK(run_op("aten::matmul", args, 2, outs, NULL));
+  OK(oprun("aten::matmul", args, 2, outs, NULL, NULL));
   fbx_tensor *c = outs[0].u.t;
   ck_assert_int_eq(c->ndim, 4);
   ck_assert_int_eq(c->sizes[0], 2);
@@ -211,7 +198,7 @@ static void check_conv(fbx_dtype dt, conv_case cc) {
   fbx_ivalue args[7] = {fbx_iv_tensor(x), fbx_iv_tensor(w), b ? fbx_iv_tensor(b) : fbx_iv_none(), int_list(nsp, sv),
                         int_list(nsp, pv), int_list(nsp, dv), fbx_iv_int(cc.G)},
              outs[3];
-  OK(run_op(c1 ? "aten::conv1d" : "aten::conv2d", args, 7, outs, NULL));
+  OK(oprun(c1 ? "aten::conv1d" : "aten::conv2d", args, 7, outs, NULL, NULL));
   fbx_tensor *y = outs[0].u.t;
   ck_assert_int_eq(y->numel, cc.N * cc.O * Ho * Wo);
   double *xd = to_doubles(x), *wd = to_doubles(w), *yd = to_doubles(y);
@@ -246,7 +233,7 @@ static void check_conv(fbx_dtype dt, conv_case cc) {
                          b ? fbx_iv_tensor(fbx_tensor_retain(b)) : fbx_iv_none(), int_list(nsp, sv), int_list(nsp, pv),
                          int_list(nsp, dv), fbx_iv_int(cc.G)};
   fbx_ivalue gouts[3];
-  OK(run_op("fusebox::conv_backward", bargs, 8, gouts, NULL));
+  OK(oprun("fusebox::conv_backward", bargs, 8, gouts, NULL, NULL));
   fbx_tensor *gx = gouts[0].u.t, *gw = gouts[1].u.t;
   double *wgx = calloc((size_t)x->numel, sizeof(double)), *wgw = calloc((size_t)w->numel, sizeof(double));
   ck_assert_ptr_nonnull(wgx);
@@ -323,7 +310,7 @@ START_TEST(test_conv_alloc_failures) {
   for (n = 0; n < 100; n++) {
     fbx_ivalue outs[1];
     fbx_alloc_fail_after(n);
-    fbx_status *st = run_op("aten::conv2d", args, 7, outs, NULL);
+    fbx_status *st = oprun("aten::conv2d", args, 7, outs, NULL, NULL);
     fbx_alloc_fail_after(-1);
     if (!st) {
       release_all(outs, 1);

@@ -25,6 +25,7 @@
 #include "ir/symbol.h"
 #include "ops/kutil.h"
 #include "ops/optable.h"
+#include "oprun.h"
 #include "testutil.h"
 #include <fusebox/tensor.h>
 
@@ -49,22 +50,6 @@ static bool in_family(int id) {
   for (int i = 0; i < NFAMILY; i++)
     if (family_ids[i] == id) return true;
   return false;
-}
-
-/* ---- running one op the way the interpreter does ---------------------------------------- */
-
-static fbx_status *run_op(const char *kind, fbx_ivalue *args, int nargs, fbx_ivalue *outs, const fbx_op **op_out,
-                          uint64_t *rng) {
-  fbx_sym sym;
-  ck_assert_int_eq(fbx_sym_intern(&sym, kind, strlen(kind)), 0);
-  const fbx_op *op;
-  FBX_TRY(fbx_op_resolve(&op, sym, args, nargs));
-  if (op_out) *op_out = op;
-  fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS];
-  FBX_TRY(fbx_op_normalize_args(op, args, nargs, norm));
-  fbx_kctx ctx = {.op = op, .rng_state = rng};
-  for (int i = 0; i < op->schema.nrets; i++) outs[i] = fbx_iv_none();
-  return op->kernel(&ctx, norm, outs);
 }
 
 static void release_all(fbx_ivalue *v, int n) {
@@ -202,7 +187,7 @@ static int run_cases(void) {
     fbx_ivalue outs[FBX_SCHEMA_MAX_RETS];
     const fbx_op *op = NULL;
     uint64_t rng = 42;
-    fbx_status *st = run_op(kind, args, nargs, outs, &op, &rng);
+    fbx_status *st = oprun(kind, args, nargs, outs, &op, &rng);
     if (op) seen[op->id] = true;
     if (err) {
       ck_assert_msg(st, "%s: expected an error containing '%s'", name, err);
@@ -298,7 +283,7 @@ static void fail_allocations(const char *kind, fbx_ivalue *args, int nargs) {
     fbx_ivalue outs[FBX_SCHEMA_MAX_RETS];
     const fbx_op *op = NULL;
     fbx_alloc_fail_after(n);
-    fbx_status *st = run_op(kind, args, nargs, outs, &op, NULL);
+    fbx_status *st = oprun(kind, args, nargs, outs, &op, NULL);
     fbx_alloc_fail_after(-1);
     if (!st) {
       release_all(outs, op->schema.nrets);
@@ -338,14 +323,14 @@ START_TEST(test_sum_accuracy) {
   fbx_tensor *x = make_f32(1, &n, d);
   free(d);
   fbx_ivalue args[4] = {fbx_iv_tensor(x), fbx_iv_none()}, outs[1];
-  OK(run_op("aten::sum", args, 2, outs, NULL, NULL));
+  OK(oprun("aten::sum", args, 2, outs, NULL, NULL));
   double got = fbx_tensor_get_f64(outs[0].u.t, 0);
   ck_assert_msg(fabs(got - ref) <= 1e-5 * fabs(ref), "sum %.9g vs float64 %.9g", got, ref);
   release_all(outs, 1);
   /* mean through mean.dim with a single dim list */
   int64_t d0 = 0;
   fbx_ivalue margs[4] = {args[0], int_list(1, &d0), fbx_iv_bool(true), fbx_iv_none()};
-  OK(run_op("aten::mean", margs, 4, outs, NULL, NULL));
+  OK(oprun("aten::mean", margs, 4, outs, NULL, NULL));
   ck_assert_int_eq(outs[0].u.t->ndim, 1);
   got = fbx_tensor_get_f64(outs[0].u.t, 0);
   ck_assert_msg(fabs(got - ref / (double)n) <= 1e-5 * fabs(ref / (double)n), "mean %.9g", got);
@@ -364,13 +349,13 @@ START_TEST(test_long_row_argmax) {
   fbx_tensor *x = make_f32(1, &n, d);
   free(d);
   fbx_ivalue args[3] = {fbx_iv_tensor(x), fbx_iv_none(), fbx_iv_bool(false)}, outs[2];
-  OK(run_op("aten::argmax", args, 3, outs, NULL, NULL));
+  OK(oprun("aten::argmax", args, 3, outs, NULL, NULL));
   ck_assert_int_eq(fbx_tensor_get_i64(outs[0].u.t, 0), 250001);
   release_all(outs, 1);
   fbx_tensor_set_f64(x, 100, NAN);
   fbx_tensor_set_f64(x, 200000, NAN);
   fbx_ivalue dargs[3] = {args[0], fbx_iv_int(0), fbx_iv_bool(false)};
-  OK(run_op("aten::max", dargs, 3, outs, NULL, NULL));
+  OK(oprun("aten::max", dargs, 3, outs, NULL, NULL));
   ck_assert(isnan(fbx_tensor_get_f64(outs[0].u.t, 0)));
   ck_assert_int_eq(fbx_tensor_get_i64(outs[1].u.t, 0), 100);
   release_all(outs, 2);
@@ -378,7 +363,7 @@ START_TEST(test_long_row_argmax) {
   fbx_tensor_set_f64(x, 100, 0);
   fbx_tensor_set_f64(x, 200000, 0);
   fbx_ivalue vargs[2] = {args[0], fbx_iv_bool(false)};
-  OK(run_op("aten::var", vargs, 2, outs, NULL, NULL));
+  OK(oprun("aten::var", vargs, 2, outs, NULL, NULL));
   double mean = (5.0 + 5 + 4) / (double)n, want = (25.0 + 25 + 16) / (double)n - mean * mean;
   ck_assert_msg(fabs(fbx_tensor_get_f64(outs[0].u.t, 0) - want) < 1e-6 * want, "var %g want %g",
                 fbx_tensor_get_f64(outs[0].u.t, 0), want);
@@ -396,25 +381,25 @@ START_TEST(test_overload_resolution) {
   fbx_ivalue outs[2];
   const fbx_op *op;
   fbx_ivalue a1[2] = {fbx_iv_tensor(x), fbx_iv_int(FBX_DTYPE_FLOAT64)};
-  OK(run_op("aten::sum", a1, 2, outs, &op, NULL));
+  OK(oprun("aten::sum", a1, 2, outs, &op, NULL));
   ck_assert_int_eq(op->id, FBX_OP_sum);
   ck_assert_int_eq(outs[0].u.t->dtype, FBX_DTYPE_FLOAT64);
   release_all(outs, 1);
   fbx_ivalue a2[4] = {a1[0], int_list(1, &one), fbx_iv_bool(true), fbx_iv_bool(false)};
-  OK(run_op("aten::var", a2, 4, outs, &op, NULL));
+  OK(oprun("aten::var", a2, 4, outs, &op, NULL));
   ck_assert_int_eq(op->id, FBX_OP_var_dim);
   release_all(outs, 1);
   fbx_ivalue a3[4] = {a1[0], a2[1], fbx_iv_int(0), fbx_iv_bool(false)};
-  OK(run_op("aten::std", a3, 4, outs, &op, NULL));
+  OK(oprun("aten::std", a3, 4, outs, &op, NULL));
   ck_assert_int_eq(op->id, FBX_OP_std_correction);
   ck_assert_double_eq_tol(fbx_tensor_get_f64(outs[0].u.t, 0), sqrt(2.0 / 3.0), 1e-6);
   release_all(outs, 1);
   fbx_ivalue a4[4] = {a1[0], fbx_iv_none(), fbx_iv_none(), fbx_iv_bool(false)};
-  OK(run_op("aten::var", a4, 4, outs, &op, NULL));
+  OK(oprun("aten::var", a4, 4, outs, &op, NULL));
   ck_assert_int_eq(op->id, FBX_OP_var_correction);
   release_all(outs, 1);
   fbx_ivalue a5[1] = {a1[0]};
-  OK(run_op("aten::max", a5, 1, outs, &op, NULL));
+  OK(oprun("aten::max", a5, 1, outs, &op, NULL));
   ck_assert_int_eq(op->id, FBX_OP_max);
   release_all(outs, 1);
   fbx_iv_release(&a2[1]);
@@ -430,7 +415,7 @@ START_TEST(test_dropout_train) {
   for (int64_t i = 0; i < n; i++) ((float *)x->data)[i] = 1.0f;
   fbx_ivalue args[3] = {fbx_iv_tensor(x), fbx_iv_float(0.25), fbx_iv_bool(true)}, outs[1];
   uint64_t rng = 1;
-  OK(run_op("aten::dropout", args, 3, outs, NULL, &rng));
+  OK(oprun("aten::dropout", args, 3, outs, NULL, &rng));
   int64_t kept = 0;
   for (int64_t i = 0; i < n; i++) {
     double v = fbx_tensor_get_f64(outs[0].u.t, i);
@@ -442,16 +427,16 @@ START_TEST(test_dropout_train) {
   release_all(outs, 1);
   /* p = 1 drops everything; no generator is an error; eval returns the input itself */
   args[1] = fbx_iv_float(1.0);
-  OK(run_op("aten::dropout", args, 3, outs, NULL, &rng));
+  OK(oprun("aten::dropout", args, 3, outs, NULL, &rng));
   ck_assert_double_eq(fbx_tensor_get_f64(outs[0].u.t, 7), 0);
   release_all(outs, 1);
-  fbx_status *st = run_op("aten::dropout", args, 3, outs, NULL, NULL);
+  fbx_status *st = oprun("aten::dropout", args, 3, outs, NULL, NULL);
   ck_assert_ptr_nonnull(st);
   ck_assert_int_eq(fbx_status_code(st), FBX_ERR_RUNTIME);
   ck_assert_ptr_nonnull(strstr(fbx_status_message(st), "random generator"));
   fbx_status_free(st);
   args[2] = fbx_iv_bool(false);
-  OK(run_op("aten::dropout", args, 3, outs, NULL, NULL));
+  OK(oprun("aten::dropout", args, 3, outs, NULL, NULL));
   ck_assert_ptr_eq(outs[0].u.t, x);
   release_all(outs, 1);
   fbx_iv_release(&args[0]);
@@ -467,7 +452,7 @@ START_TEST(test_batch_norm_training_keeps_stats) {
                         fbx_iv_tensor(make_f32(1, &c, m)), fbx_iv_tensor(make_f32(1, &c, v)), fbx_iv_bool(true),
                         fbx_iv_float(0.1), fbx_iv_float(1e-5), fbx_iv_bool(false)};
   fbx_ivalue outs[1];
-  OK(run_op("aten::batch_norm", args, 9, outs, NULL, NULL));
+  OK(oprun("aten::batch_norm", args, 9, outs, NULL, NULL));
   ck_assert_double_eq(fbx_tensor_get_f64(args[3].u.t, 0), 0.5);
   ck_assert_double_eq(fbx_tensor_get_f64(args[4].u.t, 1), 3);
   /* channel 0 holds 1 3 5 7: mean 4, biased var 5 */
@@ -532,7 +517,7 @@ START_TEST(test_layouts_agree) {
     fbx_ivalue l = fbx_iv_int(d);
     fbx_ivalue args[4] = {fbx_iv_tensor(x), l, fbx_iv_bool(false), fbx_iv_none()}, outs[1];
     /* int[1] given one int */
-    OK(run_op("aten::sum", args, 4, outs, NULL, NULL));
+    OK(oprun("aten::sum", args, 4, outs, NULL, NULL));
     fbx_tensor *r = outs[0].u.t;
     ck_assert_int_eq(r->dtype, FBX_DTYPE_INT64);
     for (int64_t o = 0; o < sz[1 - d]; o++) {
@@ -569,7 +554,7 @@ static void check_mm(fbx_dtype dt, int64_t M, int64_t K, int64_t N, bool ta, boo
   vs[0] = K, vs[1] = N, vst[0] = tb ? 1 : N, vst[1] = tb ? K : 1;
   OK(fbx_tensor_view(&bv, b, 2, vs, vst, 0));
   fbx_ivalue args[2] = {fbx_iv_tensor(av), fbx_iv_tensor(bv)}, outs[1];
-  OK(run_op("aten::mm", args, 2, outs, NULL, NULL));
+  OK(oprun("aten::mm", args, 2, outs, NULL, NULL));
   fbx_tensor *c = outs[0].u.t;
   ck_assert_int_eq(c->sizes[0], M);
   ck_assert_int_eq(c->sizes[1], N);
@@ -625,7 +610,7 @@ START_TEST(test_mm_odd_strides) {
   OK(fbx_tensor_view(&av, a, 2, avs, avst, 0));
   OK(fbx_tensor_view(&bv, b, 2, bvs, bvst, 0));
   fbx_ivalue args[2] = {fbx_iv_tensor(av), fbx_iv_tensor(bv)}, outs[1];
-  OK(run_op("aten::mm", args, 2, outs, NULL, NULL));
+  OK(oprun("aten::mm", args, 2, outs, NULL, NULL));
   fbx_tensor *c = outs[0].u.t;
   for (int64_t i = 0; i < 6; i++)
     for (int64_t j = 0; j < 4; j++) {

@@ -160,10 +160,17 @@ typedef struct fbx_grad_handle fbx_grad_handle;
 /* Like fbx_executor_run, recording what backward needs. requires_grad
  * (nin entries, nonzero: input i requires grad) may be NULL: every
  * floating-point tensor input does; a non-floating input that requires grad
- * is an error. Tensor inputs are copied (the caller may free them at once);
- * do not write into the outputs before backward. *handle receives the tape
- * (free it with fbx_grad_free, whether or not backward ran); it must not
- * outlive the executor. Thread-safe like fbx_executor_run. */
+ * is an error. Tensor inputs are borrowed for the call, as by
+ * fbx_executor_run, and the caller may free or overwrite them as soon as it
+ * returns: what the tape keeps of an input's memory for backward (the input,
+ * or a view of it, saved by a gradient formula: x in d(x * w)/dw) is copied
+ * before the call returns; an input that nothing saves (x in x * w when only
+ * x requires grad) is not copied. A graph that writes into a tensor in place
+ * (aten::add_, ...) gets copies of all its tensor inputs, so that the write
+ * never reaches the caller's tensors. Do not write into the outputs before
+ * backward. *handle receives the tape (free it with fbx_grad_free, whether
+ * or not backward ran); it must not outlive the executor. Thread-safe like
+ * fbx_executor_run. */
 fbx_status *fbx_executor_forward(fbx_executor *ex, DLManagedTensor *const *inputs, int nin, const int *requires_grad,
                                  DLManagedTensor **outputs, int nout, fbx_grad_handle **handle);
 /* Input gradients from output gradients. grad_outputs (n ==
