@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <fusebox/kit/kit.h>
+#include "ops/vmath.h"
 
 #define N_BITS (1 << 19)
 #define N_GRID (1 << 19)
@@ -85,6 +86,30 @@ START_TEST(vector_math_ulps) {
 }
 END_TEST
 
+/* The kit's exp is the interpreter's (core/ops/vmath.h) step for step: the
+ * same bits for every non-NaN float, so a fused exp and `none`'s agree. */
+START_TEST(exp_is_the_interpreters) {
+  int64_t diff = 0;
+  float at = 0;
+  for (int64_t i = 0; i < (1 << 22) + 4; i++) {
+    float x;
+    if (i < (1 << 21)) {
+      uint32_t b = (uint32_t)(i * 2048) + (uint32_t)(i * 2654435761u % 2039u);
+      memcpy(&x, &b, 4);
+    } else if (i < (1 << 22)) {
+      x = -110.0f + 205.0f * (float)(i - (1 << 21)) / (float)(1 << 21);
+    } else {
+      x = (float[]){INFINITY, -INFINITY, 0.0f, -0.0f}[i - (1 << 22)];
+    }
+    if (x != x) continue;
+    float k = fbxk_vexpf(x), v = fbx_vm_expf(x);
+    if (memcmp(&k, &v, 4) && !diff++) at = x;
+  }
+  ck_assert_msg(diff == 0, "%lld inputs differ, the first %a: kit %a, interpreter %a", (long long)diff, at,
+                fbxk_vexpf(at), fbx_vm_expf(at));
+}
+END_TEST
+
 /* PyTorch: floor_divide rounds the true quotient down (c10 div_floor),
  * remainder takes the divisor's sign; division by zero gives a / b */
 START_TEST(floordiv_and_remainder) {
@@ -121,6 +146,7 @@ int main(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, vector_math_ulps, 0, (int)(sizeof fns / sizeof fns[0]));
   tcase_add_test(tc, floordiv_and_remainder);
+  tcase_add_test(tc, exp_is_the_interpreters);
   suite_add_tcase(s, tc);
   SRunner *r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);
