@@ -157,6 +157,10 @@ nvf_nclass nvf_classify(const fbxp_node *n, nvf_typeof_fn tf, void *ctx, nvf_nin
   int64_t to = -1;
   if (fbxk_op_rule(o->m.op) == FBXK_R_TO && (cint(nvf_host->node_input(n, 1), &to) || !dtype_ok((int)to)))
     return NVF_N_NO;
+  /* a conversion to its input's own dtype returns the input (an alias):
+   * fused, it would be a copy, and an in-place write through one name
+   * would no longer reach the other (as the legacy fuser, ops.c) */
+  if (to >= 0 && (unknown || ty[0].dtype == (int)to)) return NVF_N_NO;
   if (unknown) { /* unprofiled: compile sees the dtypes; taken when float32 has a template */
     o->cdtype = o->rdtype = -1;
     return fbxk_op_template(o->m.op, FBXK_F32) || fbxk_op_template(o->m.op, FBXK_I64) ? (o->cls = NVF_N_PW) : NVF_N_NO;

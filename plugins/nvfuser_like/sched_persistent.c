@@ -81,8 +81,9 @@ void nvf_sched_persistent_decide(nvf_lctx *c) {
     /* A kept row whose last reader is the last phase, which also writes an
      * output row of the same dtype and layout: the work-item keeps the
      * value in that output row instead of a private array. The last phase
-     * reads the value at j before it stores the output at j (a value is
-     * loaded once per element and reused), and nothing reads it after. So
+     * loads the value at j before it stores anything at j (the reduction
+     * scheduler loads such values first; a value is loaded once per element
+     * and reused), and nothing reads it after. So
      * the output's lines come into the cache while the row is computed
      * (softmax: exp(x - max) is written there), not in a final pass of
      * stores that each wait for a line from memory. */

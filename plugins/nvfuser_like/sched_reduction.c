@@ -214,12 +214,8 @@ static void reduce_vec(nvf_lctx *c, int e, const char *v) {
   }
 }
 
-/* A vector row's loop asks for the next row's lines of the inputs it
- * streams (the second pass over the row, or the only one): the work-group's
- * next work-item reads that row, and a CPU's prefetchers stop at the page
- * boundary a 4 KiB row ends at, so its first pass would wait on memory at
- * every line. Inputs laid out row after row only (the next row is row_len
- * further). */
+/* One FBXK_PREFETCH-style statement per cache line of the vector at t's
+ * current element, `ahead` elements further. */
 static void prefetch_lines(nvf_lctx *c, const nvf_params *p, int t, const char *macro, int64_t ahead) {
   int per_line = c->f->tv[t].dtype == FBXK_F64 ? 8 : 16;
   for (int e = 0; e < p->vrow; e += per_line) {
@@ -235,6 +231,12 @@ static void prefetch_lines(nvf_lctx *c, const nvf_params *p, int t, const char *
   }
 }
 
+/* A vector row's loop asks for the next row's lines of the inputs it
+ * streams (the second pass over the row, or the only one): the work-group's
+ * next work-item reads that row, and a CPU's prefetchers stop at the page
+ * boundary a 4 KiB row ends at, so its first pass would wait on memory at
+ * every line. Inputs laid out row after row only (the next row is row_len
+ * further). */
 static void prefetch_next_rows(nvf_lctx *c, const nvf_params *p) {
   const nvf_fusion *f = c->f;
   int last = f->naxes - 1;
@@ -331,6 +333,13 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
     c->vw = p->vrow;
     nvf_emit_axes(c, c->rmask, "j");
     if (p->vrow && ph == (p->nphases > 1 ? 1 : 0)) prefetch_next_rows(c, p);
+    /* kept values that live in an output row are loaded before anything of
+     * the element is stored: a value is otherwise loaded where it is first
+     * used, which may come after its home's store (layer_norm(x) + relu(x):
+     * relu(x) kept in the layer norm's output row) */
+    if (ph == p->nphases - 1)
+      for (int t = 0; t < f->ntv; t++)
+        if (c->persist[t] && c->row_home[t] >= 0 && c->level[t] < ph) nvf_emit_value(c, t);
     for (int i = 0; i < sg->nexprs; i++) {
       int e = sg->exprs[i];
       const nvf_expr *x = &f->ex[e];

@@ -359,6 +359,10 @@ te_nclass te_classify(const fbxp_node *n, te_typeof_fn tf, void *ctx, te_ninfo *
   int64_t to = -1;
   if (fbxk_op_rule(o->m.op) == FBXK_R_TO && (const_int(te_host->node_input(n, 1), &to) || !dtype_ok((int)to)))
     return TE_N_NO;
+  /* a conversion to its input's own dtype returns the input (an alias):
+   * fused, it would be a copy, and an in-place write through one name
+   * would no longer reach the other (as the legacy fuser, ops.c) */
+  if (to >= 0 && (unknown[0] || ty[0].dtype == (int)to)) return TE_N_NO;
   /* Unprofiled operands (FUSEBOX_PROFILING_RUNS=0): the op is taken only
    * if it has a template whatever dtype they turn out to have (the real
    * dtypes are checked again when compile sees the specs). */

@@ -322,6 +322,30 @@ START_TEST(lerp_overflow_replays) {
 }
 END_TEST
 
+/* Found by a 5-minute tensorexpr run (seed 1910009, minimized): v1 =
+ * v0.to(int64) of an int64 v0 is v0 itself in PyTorch (an alias), so
+ * v1.add_(v1) doubles v0 too. tensorexpr and nvfuser_like fused the
+ * conversion into a group, which made v1 a copy: v0 stayed 8 where PyTorch
+ * and the interpreter give 16. A conversion to its input's own dtype is no
+ * longer fused (the legacy fuser already left it out). */
+START_TEST(to_same_dtype_alias_replays) {
+  static const char *const x[] = {"x0"};
+  replay_everywhere("to_same_dtype_alias", x, 1);
+}
+END_TEST
+
+/* Found by a 5-minute nvfuser_like run (seed 1900165, minimized) the
+ * same session that nvfuser_like started keeping a CPU row's values in an
+ * output row: layer_norm(x) + relu(x), relu(x) kept in the layer norm's
+ * output row, was loaded where first used, after that row's store, and
+ * read the layer norm back (0 where 1 is right). Such values are now loaded
+ * first in the last phase. */
+START_TEST(kept_row_read_after_store_replays) {
+  static const char *const x[] = {"x0"};
+  replay_everywhere("kept_row_read_after_store", x, 1);
+}
+END_TEST
+
 /* Found by a 10-minute tensorexpr run (seed 1401241, minimized): the
  * gradient of half(x) ** 1.5 at x = -1e30 (half -inf) is 1.5 * pow(-inf,
  * 0.5) = inf in PyTorch (half computes std::pow); tensorexpr's kernel gave
@@ -564,6 +588,8 @@ int main(void) {
   tcase_add_test(tc, narrow_dtypes_round_every_op);
   tcase_add_test(tc, mean_then_sin_replays);
   tcase_add_test(tc, half_pow_neg_inf_replays);
+  tcase_add_test(tc, to_same_dtype_alias_replays);
+  tcase_add_test(tc, kept_row_read_after_store_replays);
   tcase_add_test(tc, lerp_overflow_replays);
   tcase_add_test(tc, log_of_cos_near_one_replays);
   tcase_add_test(tc, mean_overflow_replays);
