@@ -75,14 +75,14 @@ END_TEST
 
 /* Loops back to back, of every size around the grain. */
 START_TEST(back_to_back) {
-  for (int k = 0; k < 4000; k++) run_checked(1 + (k * 37) % N, 1 + k % 64, 0);
+  for (int k = 0; k < 1000; k++) run_checked(1 + (k * 37) % N, 1 + k % 64, 0);
 }
 END_TEST
 
 /* Pauses longer than the busy-wait (200 us), so that the workers sleep and
  * each loop has to wake them; a lost wake-up hangs (Check's timeout). */
 START_TEST(after_pauses) {
-  for (int k = 0; k < 200; k++) {
+  for (int k = 0; k < 100; k++) {
     nanosleep(&(struct timespec){.tv_nsec = (k % 3 + 1) * 300 * 1000L}, NULL);
     run_checked(N, 64, k % 2 ? 0 : 1);
   }
@@ -91,7 +91,7 @@ END_TEST
 
 static void *caller(void *arg) {
   (void)arg;
-  for (int k = 0; k < 300; k++) run_checked(N, 128, 0);
+  for (int k = 0; k < 100; k++) run_checked(N, 128, 0);
   return NULL;
 }
 
