@@ -206,8 +206,9 @@ fbxp_status *nvf_lctx_init(nvf_lctx *c, nvf_plan *pl, int s, fbxk_dialect d) {
   c->level = nvf_host->alloc(sizeof(int) * n);
   c->param_of = nvf_host->alloc(sizeof(int) * n);
   c->row_home = nvf_host->alloc(sizeof(int) * n);
+  c->holds = nvf_host->alloc(sizeof(int) * n);
   c->names = nvf_host->alloc(sizeof *c->names * n);
-  if (!c->avail || !c->persist || !c->level || !c->param_of || !c->row_home || !c->names) {
+  if (!c->avail || !c->persist || !c->level || !c->param_of || !c->row_home || !c->holds || !c->names) {
     nvf_lctx_free(c);
     return nvf_host->status_new(FBXP_ERR_NOMEM, "nvfuser_like: out of memory");
   }
@@ -219,7 +220,7 @@ fbxp_status *nvf_lctx_init(nvf_lctx *c, nvf_plan *pl, int s, fbxk_dialect d) {
   nvf_kir_init(c->k, d, name);
   for (int t = 0; t < f->ntv; t++) {
     c->param_of[t] = -1;
-    c->row_home[t] = -1;
+    c->row_home[t] = c->holds[t] = -1;
     c->level[t] = 0;
   }
   const nvf_segment *sg = &pl->seg[s];
@@ -267,9 +268,10 @@ void nvf_lctx_free(nvf_lctx *c) {
   nvf_host->free(c->level);
   nvf_host->free(c->param_of);
   nvf_host->free(c->row_home);
+  nvf_host->free(c->holds);
   nvf_host->free(c->names);
   c->avail = c->persist = NULL;
-  c->level = c->param_of = c->row_home = NULL;
+  c->level = c->param_of = c->row_home = c->holds = NULL;
   c->names = NULL;
 }
 

@@ -100,6 +100,7 @@ typedef struct nvf_lctx {
   int *level;             /* per TV */
   unsigned char *persist; /* per TV */
   int *row_home;          /* per TV kept: -1 its own array, else the output TV whose row holds it */
+  int *holds;             /* per TV: the kept TV whose row it holds (row_home's inverse), -1 */
   int *param_of;          /* per TV: kernel parameter index, -1 */
   unsigned rmask;
   int scope;              /* 1 kernel, 2 loop */

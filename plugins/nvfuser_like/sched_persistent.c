@@ -33,12 +33,6 @@ static int cheap_from_inputs(const nvf_lctx *c, int t, int depth) {
 
 static int home_dtype(int dt) { return dt == FBXK_F32 || dt == FBXK_F64; }
 
-static int home_taken(const nvf_lctx *c, int o) {
-  for (int t = 0; t < c->f->ntv; t++)
-    if (c->row_home[t] == o) return 1;
-  return 0;
-}
-
 void nvf_sched_persistent_decide(nvf_lctx *c) {
   const nvf_fusion *f = c->f;
   nvf_params *p = &c->pl->seg[c->s].p;
@@ -92,9 +86,10 @@ void nvf_sched_persistent_decide(nvf_lctx *c) {
       if (!want[t] || c->level[t] >= last || !home_dtype(f->tv[t].dtype)) continue;
       for (int o = 0; o < f->ntv; o++) {
         if (!c->pl->materialize[o] || !nvf_in_seg(c, o) || c->level[o] != last || f->tv[o].dtype != f->tv[t].dtype ||
-            !nvf_tv_flat(c, o) || home_taken(c, o))
+            !nvf_tv_flat(c, o) || c->holds[o] >= 0)
           continue;
         c->row_home[t] = o;
+        c->holds[o] = t;
         p->out_rows++;
         bytes -= p->row_len * (f->tv[t].dtype == FBXK_F64 ? 8 : 4);
         break;

@@ -248,13 +248,10 @@ static void prefetch_next_rows(nvf_lctx *c, const nvf_params *p) {
   }
   /* and the lines of an output row this work-item writes in a later phase
    * (for writing: they come from memory while this pass computes) */
-  for (int t = 0; t < f->ntv; t++) {
-    int home = 0; /* a kept row's home is written in this pass already */
-    for (int u = 0; u < f->ntv; u++) home |= c->row_home[u] == t;
+  for (int t = 0; t < f->ntv; t++) /* (a kept row's home is written in this pass already) */
     if (c->pl->materialize[t] && nvf_in_seg(c, t) && c->level[t] > c->phase && nvf_tv_flat(c, t) &&
-        float_dt(f->tv[t].dtype) && !home)
+        float_dt(f->tv[t].dtype) && c->holds[t] < 0)
       prefetch_lines(c, p, t, "FBXK_PREFETCH_W", 0);
-  }
 }
 
 fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
