@@ -22,10 +22,9 @@
  * with POCL_AFFINITY=1 (worker i pinned to CPU i; fusebox bench, 4096x1024).
  * So unless POCL_AFFINITY is set, it is set to 1 before the loader is
  * opened, when this process may run on every online CPU (a process confined
- * to some CPUs keeps PoCL's default, which knows nothing of the confinement)
- * and is not under LeakSanitizer (see set_pocl_affinity).
+ * to some CPUs keeps PoCL's default, which knows nothing of the confinement).
  */
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT, RTLD_DEFAULT */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <dlfcn.h>
 #include <sched.h>
 #include <errno.h>
@@ -157,14 +156,6 @@ static void set_pocl_cache_dir(void) {
 
 static void set_pocl_affinity(void) {
   if (getenv("POCL_AFFINITY")) return;
-  /* Under LeakSanitizer (ASan builds), its exit-time tracer crashed reading
-   * a dynamic TLS range of the process when PoCL had pinned its threads
-   * ("Tracer caught signal 11", test_nvf_corpus in CI's ASan tree); PoCL's
-   * default is kept there. */
-  if (dlsym(RTLD_DEFAULT, "__lsan_do_leak_check")) {
-    fbx_log(FBX_LOG_LOADER, "opencl: POCL_AFFINITY left unset under LeakSanitizer");
-    return;
-  }
 #ifdef __linux__
   cpu_set_t allowed;
   long online = sysconf(_SC_NPROCESSORS_ONLN);
