@@ -272,21 +272,23 @@ static void check_conv(fbx_dtype dt, conv_case cc) {
   release_all(args, 7);
 }
 
-/* Convolutions cut into several bands of output rows (the last one short),
- * over images and groups, with stride, padding and dilation, on each of the
- * forward's three ways (shifted GEMMs, im2col, a 1x1 kernel read straight
- * from the input); conv1d. */
+/* Convolutions cut into several bands of output rows (mostly the last one
+ * short), over images and groups, with stride, padding and dilation, on
+ * each of the forward's three ways (the shifted sums: float64's GEMMs and
+ * float32's direct kernel on AVX2+FMA, 1 to 3 output channel blocks, one
+ * or two input channel chunks; im2col; a 1x1 kernel read straight from the
+ * input); conv1d. */
 START_TEST(test_conv_bands) {
   OK(fbx_op_table_init());
   /* N, C, H, W, O, kH, kW, stride, padding, dilation, groups, bias(, padding along W) */
   static const conv_case cases[] = {
-      {1, 64, 60, 60, 8, 3, 3, 1, 1, 1, 1, true, 0},   /* shifted GEMMs: bands of 29 rows, the last short */
+      {1, 64, 61, 60, 8, 3, 3, 1, 1, 1, 1, true, 0},   /* shifted: 61 rows in 3 bands, 21 + 21 + 19 */
       {2, 32, 20, 25, 8, 3, 3, 1, 2, 2, 2, true, 0},   /* shifted, groups of 16 channels, dilation 2 */
       {1, 48, 40, 37, 10, 5, 3, 1, 2, 1, 1, false, 1}, /* shifted, 5x3 with padding (2, 1) */
-      {1, 64, 100, 100, 4, 3, 3, 2, 1, 1, 1, true, 0}, /* im2col (stride 2): bands of 4 rows */
-      {1, 8, 40, 200, 6, 3, 3, 1, 1, 1, 1, true, 0},   /* im2col (8 channels): bands of 9 rows */
+      {1, 64, 100, 100, 4, 3, 3, 2, 1, 1, 1, true, 0}, /* im2col (stride 2): 50 rows, 12 bands of 4 + 2 */
+      {1, 8, 40, 200, 6, 3, 3, 1, 1, 1, 1, true, 0},   /* im2col (8 channels): 5 bands of 8 rows */
       {3, 64, 23, 41, 12, 3, 3, 2, 2, 2, 2, true, 0},  /* im2col, groups, stride 2, dilation 2 */
-      {2, 40, 90, 200, 8, 1, 1, 1, 0, 1, 1, true, 0},  /* 1x1: the input itself, bands of 16 rows */
+      {2, 40, 91, 200, 8, 1, 1, 1, 0, 1, 1, true, 0},  /* 1x1: the input itself, 5 bands of 16 rows + 11 */
       {4, 3, 5, 6, 4, 3, 3, 1, 1, 1, 1, false, 0},     /* one small band */
       {2, 64, 0, 3000, 6, 0, 5, 1, 2, 1, 2, true, 0},  /* conv1d, shifted */
       {2, 8, 0, 3000, 6, 0, 5, 2, 2, 1, 1, false, 0},  /* conv1d, im2col */
