@@ -192,19 +192,17 @@ int fbx_parallel_threads(void) {
   return nthreads;
 }
 
-void fbx_parallel_for(int64_t n, int64_t grain, fbx_range_fn fn, void *ctx) {
-  if (n <= 0) return;
-  if (grain < 1) grain = 1;
-  if (n <= grain || in_worker || fbx_parallel_threads() == 1 || pthread_mutex_trylock(&job_lock)) {
+/* Runs fn over [0, n) in chunks of `chunk`, claimed by the caller and the
+ * workers as they come free; serially where the pool cannot take it. */
+static void run_job(int64_t n, int64_t chunk, fbx_range_fn fn, void *ctx) {
+  if (n <= chunk || in_worker || fbx_parallel_threads() == 1 || pthread_mutex_trylock(&job_lock)) {
     fn(ctx, 0, n);
     return;
   }
-  int64_t chunks = n / grain;
-  if (chunks > nthreads) chunks = nthreads;
   job_fn = fn;
   job_ctx = ctx;
   job_n = n;
-  job_chunk = (n + chunks - 1) / chunks;
+  job_chunk = chunk;
   atomic_store(&next_chunk, 0);
   atomic_store(&pending, nworkers);
   pthread_mutex_lock(&m);
@@ -220,4 +218,21 @@ void fbx_parallel_for(int64_t n, int64_t grain, fbx_range_fn fn, void *ctx) {
     pthread_mutex_unlock(&m);
   }
   pthread_mutex_unlock(&job_lock);
+}
+
+void fbx_parallel_for(int64_t n, int64_t grain, fbx_range_fn fn, void *ctx) {
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  if (n <= grain) {
+    fn(ctx, 0, n);
+    return;
+  }
+  int64_t chunks = n / grain, threads = fbx_parallel_threads();
+  if (chunks > threads) chunks = threads;
+  run_job(n, (n + chunks - 1) / chunks, fn, ctx);
+}
+
+void fbx_parallel_for_tasks(int64_t n, int64_t per, fbx_range_fn fn, void *ctx) {
+  if (n <= 0) return;
+  run_job(n, per < 1 ? 1 : per, fn, ctx);
 }

@@ -21,6 +21,12 @@ typedef void (*fbx_range_fn)(void *ctx, int64_t begin, int64_t end);
 /* Run fn over [0, n) in chunks of at least `grain` elements; returns when all
  * chunks are done. Falls back to a serial call if threads are unavailable. */
 void fbx_parallel_for(int64_t n, int64_t grain, fbx_range_fn fn, void *ctx);
+/* Run fn over [0, n) in chunks of `per` (>= 1) elements, each claimed by
+ * whichever thread is free next: for loops of few, long and even tasks
+ * (convolution bands), so that a thread slowed by another process's work
+ * on its CPU leaves the rest of its share to the others, where
+ * fbx_parallel_for gives each thread one fixed share. Serial when n <= per. */
+void fbx_parallel_for_tasks(int64_t n, int64_t per, fbx_range_fn fn, void *ctx);
 /* Number of threads fbx_parallel_for may use (>= 1). */
 int fbx_parallel_threads(void);
 

@@ -2,7 +2,8 @@
  * run exactly once, whatever the caller does between loops: back to back
  * (the workers are still busy-waiting), after a pause longer than their
  * busy-wait (they sleep and must be woken), from several threads at once
- * (one gets the pool, the others run inline), and nested. Each test runs
+ * (one gets the pool, the others run inline), and nested; and
+ * fbx_parallel_for_tasks's chunks go to whichever thread is free. Each test runs
  * in the pool of 2 threads set below, so a worker really takes part. */
 #include <check.h>
 #include <pthread.h>
@@ -55,6 +56,56 @@ static void run_checked(int64_t n, int64_t grain, int sleep_us) {
   check_once(j, n);
   free(j);
 }
+
+/* fbx_parallel_for_tasks: chunks of exactly `per` (the last one shorter),
+ * every index once. */
+typedef struct {
+  job *j;
+  int64_t per, n;
+  atomic_int bad_chunks, caller_sleep_us;
+} tasks_job;
+
+static void tasks_body(void *ctx, int64_t begin, int64_t end) {
+  tasks_job *t = ctx;
+  int64_t want = t->n - begin < t->per ? t->n - begin : t->per;
+  if (begin % t->per != 0 || end - begin != want) atomic_fetch_add(&t->bad_chunks, 1);
+  body(t->j, begin, end);
+  int us = atomic_load(&t->caller_sleep_us);
+  if (us && pthread_equal(pthread_self(), t->j->caller))
+    nanosleep(&(struct timespec){.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L}, NULL);
+}
+
+static int64_t run_tasks(int64_t n, int64_t per, int caller_sleep_us) {
+  tasks_job t = {.j = job_new(0), .per = per, .n = n};
+  atomic_init(&t.bad_chunks, 0);
+  atomic_init(&t.caller_sleep_us, caller_sleep_us);
+  fbx_parallel_for_tasks(n, per, tasks_body, &t);
+  check_once(t.j, n);
+  int bad_chunks = atomic_load(&t.bad_chunks);
+  ck_assert_msg(bad_chunks == 0, "%d chunks of %lld were not [k * %lld, k * %lld + %lld)", bad_chunks, (long long)n,
+                (long long)per, (long long)per, (long long)per);
+  int64_t others = atomic_load(&t.j->others);
+  free(t.j);
+  return others;
+}
+
+START_TEST(tasks_every_index_once) {
+  for (int k = 0; k < 500; k++) run_tasks(1 + (k * 37) % N, 1 + k % 7, 0);
+}
+END_TEST
+
+/* The caller sleeps 20 ms in each chunk it runs: the worker, claiming
+ * chunks as it comes free, runs more than the half of 20 chunks that a
+ * fixed share would give it. */
+START_TEST(tasks_go_to_the_free_thread) {
+  int64_t most = 0;
+  for (int t = 0; t < 5 && most <= 10; t++) {
+    int64_t others = run_tasks(20, 1, 20000);
+    if (others > most) most = others;
+  }
+  ck_assert_msg(most > 10, "the worker ran at most %lld of 20 chunks while the caller slept", (long long)most);
+}
+END_TEST
 
 START_TEST(pool_has_two_threads) { ck_assert_int_eq(fbx_parallel_threads(), 2); }
 END_TEST
@@ -135,6 +186,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, after_pauses);
   tcase_add_test(tc, concurrent_callers);
   tcase_add_test(tc, nested);
+  tcase_add_test(tc, tasks_every_index_once);
+  tcase_add_test(tc, tasks_go_to_the_free_thread);
   suite_add_tcase(s, tc);
   return s;
 }
