@@ -18,6 +18,9 @@ int fbx_cmd_import(int argc, char **argv); /* tools/cmd_model.c */
 
 /* Print "fusebox <cmd>: <message>" to stderr, free st, return 1. */
 int fbx_cli_fail(const char *cmd, fbx_status *st);
+/* mkdir -p DIR: creates DIR and the directories above it that are
+ * missing; an error names the one that could not be made. */
+fbx_status *fbx_cli_make_dirs(const char *dir);
 /* Print a usage error and return 2. */
 int fbx_cli_usage(const char *cmd, const char *usage, const char *fmt, ...);
 

@@ -111,25 +111,6 @@ static fbx_status *emit(out_ctx *o, const fbx_ivalue *v) {
   return st;
 }
 
-static fbx_status *make_dirs(const char *dir) {
-  char buf[4096];
-  if (strlen(dir) >= sizeof buf) return fbx_status_new(FBX_ERR_INVALID_ARG, "output directory name too long");
-  strcpy(buf, dir);
-  for (char *p = buf + 1;; p++) {
-    if (*p == '/' || !*p) {
-      char c = *p;
-      *p = '\0';
-      if (mkdir(buf, 0777) && errno != EEXIST)
-        return fbx_status_new(FBX_ERR_IO, "cannot create directory %s: %s", buf, strerror(errno));
-      *p = c;
-      if (!c) break;
-    }
-  }
-  struct stat sb;
-  if (stat(dir, &sb) || !S_ISDIR(sb.st_mode)) return fbx_status_new(FBX_ERR_IO, "%s is not a directory", dir);
-  return NULL;
-}
-
 /* ---- the fuser ------------------------------------------------------------------------------- */
 
 /* Load the fuser named by --fuser or FUSEBOX_FUSER; `none` (or nothing)
@@ -385,7 +366,7 @@ int fbx_cmd_run(int argc, char **argv) {
    * every run, made before the clock starts: otherwise run k would see what
    * run k-1 wrote (issue #12). */
   nwritten = fbx_cli_written_inputs(g, written);
-  if (out_dir && (st = make_dirs(out_dir))) goto done;
+  if (out_dir && (st = fbx_cli_make_dirs(out_dir))) goto done;
 
   int nflat = fbx_executor_num_outputs(ex);
   if (backward) {

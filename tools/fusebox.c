@@ -1,7 +1,9 @@
 /* fusebox: run, inspect and compare TorchScript-IR graphs. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <fusebox/fuser_abi.h>
 
@@ -50,6 +52,25 @@ static void usage(FILE *f) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n`fusebox <command> --help` describes a command; `fusebox --version` prints the version.\n");
+}
+
+fbx_status *fbx_cli_make_dirs(const char *dir) {
+  char buf[4096];
+  if (strlen(dir) >= sizeof buf) return fbx_status_new(FBX_ERR_INVALID_ARG, "output directory name too long");
+  strcpy(buf, dir);
+  for (char *p = buf + 1;; p++) {
+    if (*p == '/' || !*p) {
+      char c = *p;
+      *p = '\0';
+      if (mkdir(buf, 0777) && errno != EEXIST)
+        return fbx_status_new(FBX_ERR_IO, "cannot create directory %s: %s", buf, strerror(errno));
+      *p = c;
+      if (!c) break;
+    }
+  }
+  struct stat sb;
+  if (stat(dir, &sb) || !S_ISDIR(sb.st_mode)) return fbx_status_new(FBX_ERR_IO, "%s is not a directory", dir);
+  return NULL;
 }
 
 int fbx_cli_fail(const char *cmd, fbx_status *st) {

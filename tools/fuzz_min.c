@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "cli.h"
 #include "fuzz.h"
 
 typedef struct mctx {
@@ -161,7 +162,7 @@ int fz_minimize(fz_case *c, const fz_oracle_opts *o, const fz_result *want, int 
 
 fbx_status *fz_write_repro(const fz_case *c, const fz_oracle_opts *o, const char *dir, const char *name,
                            const fz_result *r, char **repro_line) {
-  if (mkdir(dir, 0777) && errno != EEXIST) return fbx_status_new(FBX_ERR_IO, "cannot create %s: %s", dir, strerror(errno));
+  FBX_TRY(fbx_cli_make_dirs(dir)); /* and the directories above it (build-test/fuzz-repros/<fuser>) */
   /* bfloat16 inputs go to .npy as float32 (exact), and the graph converts them back */
   unsigned widened = fz_repro_widened(c);
   char *text = fz_case_print_repro(c);

@@ -226,9 +226,22 @@ static fbx_value *map_input(void *ctx, fbx_value *v) {
   return NULL;
 }
 
+/* B's leading region: the constants and the lists of constants that
+ * copy_constant and copy_const_list put at B's top (a list's constants
+ * come before it, so a list may sit above constants of other lists). */
+static bool b_leading(const fbx_node *n) {
+  if (n->kind == FBX_SYM_prim_Constant) return true;
+  if (n->kind != FBX_SYM_prim_ListConstruct) return false;
+  for (int i = 0; i < n->ninputs; i++)
+    if (!is_const(n->inputs[i])) return false;
+  return true;
+}
+
 /* Node n again in B, its inputs already there; placed after the previous
  * recomputed node, so that the recomputation leads B in S's order (after
- * B's leading constants, which it may read). */
+ * B's whole leading region, whose constants it may read: stopping at the
+ * first node that is not a constant put it above a constant list and
+ * below that list the constant it read, fuzz seed 572). */
 static fbx_status *build_node(fbx_split *d, const fbx_node *n) {
   fbx_value **b = fbx_calloc((size_t)n->ninputs + 1, sizeof *b);
   if (!b) return fbx_status_nomem();
@@ -250,7 +263,7 @@ static fbx_status *build_node(fbx_split *d, const fbx_node *n) {
     fbx_node_insert_after(c, d->rc_last);
   } else {
     fbx_node *pos = fbx_block_first(d->B->block);
-    while (pos && pos->kind == FBX_SYM_prim_Constant) pos = pos->next;
+    while (pos && b_leading(pos)) pos = pos->next;
     if (pos) fbx_node_insert_before(c, pos);
     else fbx_node_append(d->B->block, c);
   }

@@ -103,7 +103,8 @@ END_TEST
 
 START_TEST(planted_bug_found_and_minimized) {
   char *out = NULL;
-  int rc = cli("fuzz --fuser " PLANTED " --seconds 60 --seed 1 --max-findings 1 --out repro", &out);
+  /* --out's missing parents are made (CI's build-test/fuzz-repros/<fuser> lost a repro that way) */
+  int rc = cli("fuzz --fuser " PLANTED " --seconds 60 --seed 1 --max-findings 1 --out repros/planted", &out);
   ck_assert_msg(rc == 1, "%s", out);
   ck_assert_int_eq(count_after(out, "mismatch "), 1);
   const char *m = strstr(out, "minimized from ");
@@ -379,6 +380,19 @@ START_TEST(layer_norm_huge_replays) {
 }
 END_TEST
 
+/* Found by CI's 60-second tensorexpr run (seed 572), and fails on every
+ * fuser: x - x recomputed in the backward (norm's gradient reads it) was
+ * placed at the first node of B that is not a constant, a list of constants
+ * copied from the forward; below that list sat the constant 1 (the sub's
+ * alpha, also clamp's bound), so the backward graph read it before its
+ * definition ("definitions must dominate uses"). The recomputation now
+ * goes after the whole leading region of constants and constant lists. */
+START_TEST(recompute_after_const_lists_replays) {
+  static const char *const x[] = {"x0"};
+  replay_everywhere("recompute_after_const_lists", x, 1);
+}
+END_TEST
+
 /* Found by the fuzzer: the legacy fuser wrote every piece of an aten::cat
  * with the kernel's iteration shape, so with FUSEBOX_PROFILING_RUNS=0 (no
  * sizes in the specs) cat([ceil(x[2, 1]), y[1, 1]], 0) broadcast y up and
@@ -597,6 +611,7 @@ int main(void) {
   tcase_add_test(tc, spread_does_not_hide_a_dropped_element);
   tcase_add_test(tc, minimum_grad_ties_replays);
   tcase_add_test(tc, layer_norm_huge_replays);
+  tcase_add_test(tc, recompute_after_const_lists_replays);
   tcase_add_test(tc, bf16_repro_runs_as_written);
   suite_add_tcase(s, tc);
   TCase *tf = tcase_create("fork");
