@@ -25,7 +25,10 @@ void fbx_parallel_for(int64_t n, int64_t grain, fbx_range_fn fn, void *ctx);
  * whichever thread is free next: for loops of few, long and even tasks
  * (convolution bands), so that a thread slowed by another process's work
  * on its CPU leaves the rest of its share to the others, where
- * fbx_parallel_for gives each thread one fixed share. Serial when n <= per. */
+ * fbx_parallel_for gives each thread one fixed share. Like
+ * fbx_parallel_for, it runs as one call over [0, n) when n <= per, with one
+ * thread, from inside a pool thread, or while another thread's loop holds
+ * the pool: fn must take any range. */
 void fbx_parallel_for_tasks(int64_t n, int64_t per, fbx_range_fn fn, void *ctx);
 /* Number of threads fbx_parallel_for may use (>= 1). */
 int fbx_parallel_threads(void);

@@ -13,11 +13,12 @@
  * its products in (c, t) order with fused multiply-adds. The input
  * channels go FBX_CONV_CCH at a time (the sums are stored in acc and taken
  * up again for the next chunk), so that the grid rows a block reads stay
- * in the L1 cache while every output channel block passes over them. Positions are taken in
- * whole blocks of FBX_CONV_PT: acc rows must hold pn rounded up to
- * FBX_CONV_PT, and the grid must be readable that far past each position
- * read (the caller's slack); the extra positions are garbage to discard.
- * Where fbx_conv_direct_ok() is false the caller keeps its GEMMs.
+ * in the L1 cache while every output channel block passes over them.
+ * Positions are taken in whole blocks of FBX_CONV_PT: acc rows must hold
+ * pn rounded up to FBX_CONV_PT, and the grid must be readable that far
+ * past each position read (the caller's slack); the extra positions are
+ * garbage to discard. Where fbx_conv_direct_ok() is false the caller keeps
+ * its GEMMs.
  */
 #ifndef FBX_OPS_CONV_DIRECT_H
 #define FBX_OPS_CONV_DIRECT_H
