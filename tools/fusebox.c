@@ -56,6 +56,7 @@ static void usage(FILE *f) {
 
 fbx_status *fbx_cli_make_dirs(const char *dir) {
   char buf[4096];
+  if (!*dir) return fbx_status_new(FBX_ERR_INVALID_ARG, "the output directory name is empty");
   if (strlen(dir) >= sizeof buf) return fbx_status_new(FBX_ERR_INVALID_ARG, "output directory name too long");
   strcpy(buf, dir);
   for (char *p = buf + 1;; p++) {

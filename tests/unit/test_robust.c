@@ -216,6 +216,8 @@ START_TEST(iters_do_not_reuse_written_inputs) {
   /* o = relu(x) + (x - 1): [-2, 0, 3, -4]; a second run on the written x
    * would give relu(x) + relu(x) - 1 = [-1, 0, 3, -1]. */
   EXPECT(0, NULL, "run writes.ir --input x.npy --iters 3 --out o", "wrote 1 output");
+  /* an empty --out: an error, where the directory walk read past the name */
+  EXPECT(1, NULL, "run writes.ir --input x.npy --out ''", "the output directory name is empty");
   fbx_tensor *t = NULL;
   ck_assert(!fbx_npy_read_file(&t, path_in("o/out0.npy")));
   const float want[] = {-2.0f, 0.0f, 3.0f, -4.0f};
