@@ -9,7 +9,8 @@
  * of the band's input rows (float32 on AVX2+FMA: the same sums in the
  * direct kernel of conv_direct.c instead of GEMMs), the rest multiply the
  * band's im2col matrix.
- * The bias is written into the output first and the GEMM adds to it.
+ * The bias is written into the output first and the GEMM adds to it (the
+ * direct kernel starts its sums from it).
  * float32 and float64 compute in their own type; float16 and bfloat16 in
  * float32, rounded back; integral and bool inputs are errors, as in
  * PyTorch's CPU kernels. Inputs may be unbatched ([C, H, W] / [C, L]), as
