@@ -645,6 +645,18 @@ fbxp_status *nvf_fusion_build(nvf_fusion *f, const fbxp_graph *g, const fbxp_arg
         for (int e = d + 1; e < f->tv[t].nd; e++)
           if (f->tv[t].dom[d].axis >= 0 && f->tv[t].dom[d].axis == f->tv[t].dom[e].axis)
             st = unsupported(c, "a tensor view with two domains on one axis", NULL);
+    /* Every kernel launches over its segment's axes and stores an output at
+     * each index it visits. When one axis is empty, no index is visited, so
+     * an output without that axis (abs of a 0-dim input next to an add that
+     * broadcasts it over [0, 1]) would never be written. */
+    int empty_axis = 0;
+    for (int a = 0; a < f->naxes; a++) empty_axis |= f->axis_extent[a] == 0;
+    for (int o = 0; o < f->noutputs && empty_axis && !st; o++) {
+      const nvf_tv *tv = &f->tv[f->output_tv[o]];
+      int64_t n = 1;
+      for (int d = 0; d < tv->nd; d++) n *= tv->dom[d].extent;
+      if (n > 0) st = unsupported(c, "an empty axis beside a non-empty output", NULL);
+    }
   }
 done:
   nvf_host->free(c);

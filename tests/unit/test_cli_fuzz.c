@@ -393,6 +393,17 @@ START_TEST(recompute_after_const_lists_replays) {
 }
 END_TEST
 
+/* Found by CI's 60-second nvfuser_like run (seed 149, minimized): abs of a
+ * 0-dim x1 (1) and x0[0, 1] + abs(x1) in one group. The kernel visits every
+ * index of its [0, 1] domain and stores abs(x1) at each; there are none, so
+ * that output was never written (got 1.7e25 where 1 is right). A fusion
+ * with an empty axis and an output that lacks it is now declined. */
+START_TEST(empty_axis_scalar_output_replays) {
+  static const char *const x[] = {"x0", "x1"};
+  replay_everywhere("empty_axis_scalar_output", x, 2);
+}
+END_TEST
+
 /* Found by the fuzzer: the legacy fuser wrote every piece of an aten::cat
  * with the kernel's iteration shape, so with FUSEBOX_PROFILING_RUNS=0 (no
  * sizes in the specs) cat([ceil(x[2, 1]), y[1, 1]], 0) broadcast y up and
@@ -612,6 +623,7 @@ int main(void) {
   tcase_add_test(tc, minimum_grad_ties_replays);
   tcase_add_test(tc, layer_norm_huge_replays);
   tcase_add_test(tc, recompute_after_const_lists_replays);
+  tcase_add_test(tc, empty_axis_scalar_output_replays);
   tcase_add_test(tc, bf16_repro_runs_as_written);
   suite_add_tcase(s, tc);
   TCase *tf = tcase_create("fork");
