@@ -54,6 +54,8 @@ fbx_status *fbx_env_check_all(void) {
   FBX_TRY(fbx_env_int("FUSEBOX_PW_GRAIN", 0, FBX_ENV_MAX_GRAIN, 0, &v));
   FBX_TRY(fbx_env_int("FUSEBOX_STORAGE_CACHE_MB", 0, FBX_ENV_MAX_CACHE_MB, 0, &v));
   FBX_TRY(fbx_env_int("FUSEBOX_AUTODIFF_RECOMPUTE", 0, 2, 1, &v));
+  bool huge;
+  FBX_TRY(fbx_env_bool("FUSEBOX_HUGE_PAGES", true, &huge));
   FBX_TRY(fbx_log_check(getenv("FUSEBOX_LOG")));
   return fbx_pass_check_env();
 }

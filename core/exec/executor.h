@@ -149,7 +149,7 @@ const char *fbx_spec_kind_name(fbx_spec_kind k);
 /* Check every FUSEBOX_* variable that core reads (FUSEBOX_PROFILING_RUNS,
  * FUSEBOX_FUSION_STRATEGY, FUSEBOX_NUM_THREADS, FUSEBOX_PW_GRAIN,
  * FUSEBOX_STORAGE_CACHE_MB, FUSEBOX_LOG, FUSEBOX_DISABLE_PASSES,
- * FUSEBOX_VERIFY, FUSEBOX_AUTODIFF_RECOMPUTE; see base/env.h): NULL, or the first bad one's status
+ * FUSEBOX_VERIFY, FUSEBOX_AUTODIFF_RECOMPUTE, FUSEBOX_HUGE_PAGES; see base/env.h): NULL, or the first bad one's status
  * naming the variable and its value. fbx_executor_create returns it; the
  * CLI calls it before any command and exits 2. */
 fbx_status *fbx_env_check_all(void);

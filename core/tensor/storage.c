@@ -7,6 +7,7 @@
 #include "base/status.h"
 #include <fusebox/tensor.h>
 #include "tensor/blockcache.h"
+#include "tensor/hugepages.h"
 #include "tensor/internal.h"
 
 struct fbx_storage {
@@ -24,7 +25,11 @@ fbx_status *fbx_storage_new(fbx_storage **out, size_t nbytes) {
     return fbx_status_new(FBX_ERR_INVALID_ARG, "storage of %zu bytes is too large", nbytes);
   size_t block_bytes = fbx_blockcache_class(head + FBX_STORAGE_ALIGN + nbytes);
   char *block = fbx_blockcache_take(block_bytes);
-  if (!block) block = fbx_malloc(block_bytes);
+  if (!block) {
+    block = fbx_malloc(block_bytes);
+    /* before the first touch, which is when pages are chosen */
+    if (block) fbx_hugepages_advise(block, block_bytes);
+  }
   /* Say what did not fit (issue #12); the interpreter adds the node. When
    * even the message cannot be allocated this is the plain "out of memory". */
   if (!block)

@@ -337,13 +337,14 @@ START_TEST(environment_variables_are_checked) {
       {"FUSEBOX_LOG=pases", "unknown item 'pases'"},
       {"FUSEBOX_DISABLE_PASSES=cse,nope", "FUSEBOX_DISABLE_PASSES='cse,nope': unknown item 'nope'"},
       {"FUSEBOX_STORAGE_CACHE_MB=1G", "FUSEBOX_STORAGE_CACHE_MB='1G'"},
+      {"FUSEBOX_HUGE_PAGES=2", "FUSEBOX_HUGE_PAGES='2'"},
       {"FUSEBOX_PROFILING_RUNS=x", "FUSEBOX_PROFILING_RUNS='x'"},
       {"FUSEBOX_FUSION_STRATEGY=fast", "FUSEBOX_FUSION_STRATEGY"},
       {"FUSEBOX_VERIFY=maybe", "FUSEBOX_VERIFY='maybe'"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) EXPECT(2, bad[k][0], "run dead.ir --input x.npy", bad[k][1]);
   EXPECT(0, "FUSEBOX_NUM_THREADS=3 FUSEBOX_PW_GRAIN=0 FUSEBOX_LOG=0 FUSEBOX_DISABLE_PASSES=cse,peephole "
-            "FUSEBOX_STORAGE_CACHE_MB=0 FUSEBOX_VERIFY=1",
+            "FUSEBOX_STORAGE_CACHE_MB=0 FUSEBOX_VERIFY=1 FUSEBOX_HUGE_PAGES=0",
          "run dead.ir --input x.npy", "out0: float32[4]");
   /* the embedding API returns the same status */
   ck_assert(!setenv("FUSEBOX_NUM_THREADS", "junk", 1));

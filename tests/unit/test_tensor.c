@@ -7,9 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "tensor/half.h"
+#include "tensor/hugepages.h"
 #include "testutil.h"
 #include <fusebox/tensor.h>
 
@@ -874,6 +877,95 @@ START_TEST(test_alloc_failure) {
 }
 END_TEST
 
+
+/* ---- transparent huge pages --------------------------------------------- */
+
+/* The system's THP mode: 0 never (or no THP), 1 madvise, 2 always. */
+static int thp_mode(void) {
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return 0;
+  char line[200] = "";
+  if (!fgets(line, sizeof line, f)) line[0] = 0;
+  fclose(f);
+  return strstr(line, "[always]") ? 2 : strstr(line, "[madvise]") ? 1 : 0;
+}
+
+/* THPeligible of the mapping holding p in /proc/self/smaps: 0 or 1, or -1
+ * when the kernel does not report it. */
+static int thp_eligible(const void *p) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (!f) return -1;
+  char line[512];
+  int in = 0, r = -1;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    char dash;
+    if (sscanf(line, "%lx%c%lx ", &lo, &dash, &hi) == 3 && dash == '-') {
+      in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+      continue;
+    }
+    int v;
+    if (in && sscanf(line, "THPeligible: %d", &v) == 1) {
+      r = v;
+      break;
+    }
+  }
+  fclose(f);
+  return r;
+}
+
+/* In a child (the advice's switch is read once per process): a tensor of
+ * `bytes` with FUSEBOX_HUGE_PAGES set to `env` (NULL: unset); the exit
+ * status is THPeligible of its middle + 1 (0: not reported). */
+static int eligible_in_child(const char *env, int64_t bytes) {
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (env) setenv("FUSEBOX_HUGE_PAGES", env, 1);
+    else unsetenv("FUSEBOX_HUGE_PAGES");
+    int64_t n = bytes / 4;
+    fbx_tensor *t = NULL;
+    if (fbx_tensor_empty(&t, FBX_DTYPE_FLOAT32, 1, &n)) _exit(100);
+    int e = thp_eligible((const char *)t->data + bytes / 2);
+    _exit(e + 1);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_ne(WEXITSTATUS(status), 100);
+  return WEXITSTATUS(status) - 1;
+}
+
+/* Large blocks are advised MADV_HUGEPAGE when allocated; small ones, and
+ * every block with FUSEBOX_HUGE_PAGES=0, are not. Observable as the
+ * mapping's THPeligible where the system's mode is madvise (under always
+ * everything is eligible; under never nothing is, and then only the
+ * advice's own answer is checked). */
+START_TEST(test_huge_pages_advised) {
+  int mode = thp_mode();
+  int big = eligible_in_child(NULL, (int64_t)16 << 20);
+  if (big < 0 || mode == 0) {
+    fprintf(stderr, "test_huge_pages_advised: THP mode %d, THPeligible %s: only the advice's span checked\n", mode,
+            big < 0 ? "not reported" : "reported");
+  } else {
+    ck_assert_int_eq(big, 1);
+    if (mode == 1) {
+      ck_assert_int_eq(eligible_in_child("0", (int64_t)16 << 20), 0);
+      ck_assert_int_eq(eligible_in_child(NULL, (int64_t)1 << 20), 0);
+    }
+  }
+  /* the span: the whole 2 MiB pages inside the block, none below the minimum */
+  size_t n = (size_t)9 << 20;
+  char *p = malloc(n);
+  ck_assert_ptr_nonnull(p);
+  size_t got = fbx_hugepages_advise(p, n);
+  if (mode != 0) ck_assert(got == ((size_t)8 << 20) || got == ((size_t)6 << 20) || got == ((size_t)4 << 20));
+  ck_assert_uint_eq(got % ((size_t)2 << 20), 0);
+  ck_assert_uint_eq(fbx_hugepages_advise(p, FBX_HUGEPAGES_MIN - 1), 0);
+  free(p);
+}
+END_TEST
+
 static Suite *tensor_suite(void) {
   Suite *s = suite_create("tensor");
   TCase *tc = tcase_create("core");
@@ -895,6 +987,7 @@ static Suite *tensor_suite(void) {
   tcase_add_test(tc, test_dlpack_export);
   tcase_add_test(tc, test_dlpack_import);
   tcase_add_test(tc, test_alloc_failure);
+  tcase_add_test(tc, test_huge_pages_advised);
   suite_add_tcase(s, tc);
   return s;
 }
