@@ -18,9 +18,9 @@ Both sides use T threads (default 2): FUSEBOX_NUM_THREADS and
 torch.set_num_threads.
 
 --torch-cache: `fusebox bench` copies a buffer the size of the largest
-tensor (once on one thread, once on the pool) between its timed runs, which
-evicts the inputs from the last-level cache (32 MiB here; a [4096, 1024]
-float32 input is 16 MiB). `flushed` (the default) makes the torch worker do
+tensor (once on one thread, once on the pool) between its timed runs, and
+with the pool again before each, which evicts the inputs from the
+last-level cache (32 MiB here; a [4096, 1024] float32 input is 16 MiB). `flushed` (the default) makes the torch worker do
 the same before each timed call, so both columns read their inputs from
 memory; `hot` times torch's calls back to back, inputs left in cache (what
 the first tables of issue #16 measured for torch).

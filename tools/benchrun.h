@@ -29,6 +29,11 @@ typedef struct fbx_br_memcpy {
 fbx_status *fbx_br_memcpy_alloc(fbx_br_memcpy *m, long long rounds);
 /* Time round k. */
 void fbx_br_memcpy_round(fbx_br_memcpy *m, long long k);
+/* The pool's copy, untimed: before every timed sample, so that each fuser
+ * of a round starts with the inputs out of the last-level cache (the copy
+ * moves 2x the largest tensor) rather than the first one cold and the
+ * others finding what it just read. Nothing when m->bytes is 0. */
+void fbx_br_evict(const fbx_br_memcpy *m);
 /* The bandwidths from rounds 0..n (sorts the samples). */
 void fbx_br_memcpy_finish(fbx_br_memcpy *m, long long n);
 void fbx_br_memcpy_free(fbx_br_memcpy *m);

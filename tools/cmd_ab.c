@@ -324,6 +324,7 @@ static fbx_status *run_workload(ab_run *run, ab_result *r, progress *pg) {
       if (!c->ran) continue;
       double total = 0;
       fbx_status *fs = NULL;
+      fbx_br_evict(&mc);
       for (int l = 0; l < c->loops && !fs; l++) {
         if (bi.written && (fs = fbx_br_fresh(&bi))) break;
         double t0 = fbx_cli_now_ms();

@@ -20,6 +20,12 @@ static void copy_range(void *ctx, int64_t begin, int64_t end) {
   memcpy(c->dst + begin, c->src + begin, (size_t)(end - begin));
 }
 
+void fbx_br_evict(const fbx_br_memcpy *m) {
+  if (!m->bytes) return;
+  copy_ctx c = {m->dst, m->src};
+  fbx_parallel_for((int64_t)m->bytes, 4 * 32768, copy_range, &c);
+}
+
 void fbx_br_memcpy_round(fbx_br_memcpy *m, long long k) {
   double t0 = fbx_cli_now_ms();
   memcpy(m->dst, m->src, m->bytes);
