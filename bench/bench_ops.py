@@ -20,9 +20,9 @@ torch.set_num_threads.
 --torch-cache: `fusebox bench` copies a buffer the size of the largest
 tensor (once on one thread, once on the pool) between its timed runs, and
 with the pool again before each, which evicts the inputs from the
-last-level cache (32 MiB here; a [4096, 1024] float32 input is 16 MiB). `flushed` (the default) makes the torch worker do
-the same before each timed call, so both columns read their inputs from
-memory; `hot` times torch's calls back to back, inputs left in cache (what
+last-level cache (32 MiB here; a [4096, 1024] float32 input is 16 MiB).
+`flushed` (the default) makes the torch worker do the same before each
+timed call, so both columns read their inputs from memory; `hot` times torch's calls back to back, inputs left in cache (what
 the first tables of issue #16 measured for torch).
 
 --malloc: torch's worker with glibc malloc tuned to keep freed blocks
@@ -146,15 +146,15 @@ def nbytes(v):
 def med(fn, iters, inputs):
     for _ in range(2):
         fn()
-    # as `fusebox bench` does between timed runs: a memcpy the size of the
-    # largest input or output, once on one thread and once on the pool
+    # as `fusebox bench` does before each timed run: a memcpy the size of
+    # the largest input or output, once on one thread and twice on the pool
     size = max(nbytes(list(inputs.values())), nbytes(fn()))
     src = torch.ones(size, dtype=torch.uint8) if FLUSH else None
     dst = torch.empty_like(src) if FLUSH else None
     ts = []
     for _ in range(iters):
         if FLUSH:
-            torch.set_num_threads(1); dst.copy_(src); torch.set_num_threads(NT); dst.copy_(src)
+            torch.set_num_threads(1); dst.copy_(src); torch.set_num_threads(NT); dst.copy_(src); dst.copy_(src)
         t0 = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t0)
