@@ -29,7 +29,8 @@
  * through max/min as in PyTorch.
  *
  * Memory: passes that stream a row from memory prefetch 4 KiB ahead (the
- * hardware prefetchers stop at page boundaries); passes over a row already
+ * hardware prefetchers stop at page boundaries), except fbx_row_sum_f32,
+ * which ran faster without (see rowops.c); passes over a row already
  * in cache fetch the next row's matching lines (the bytes after the row:
  * for a contiguous tensor, its next row), so that its fetch overlaps the
  * arithmetic. A prefetch never faults, so the last row's is harmless.
