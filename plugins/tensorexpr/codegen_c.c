@@ -289,7 +289,10 @@ static void stmts(cg *c, const te_stmt *s) {
                      (s->combiner == FBXK_OP_MAX_OTHER || s->combiner == FBXK_OP_MIN_OTHER);
         if (minmax) {
           int mx = s->combiner == FBXK_OP_MAX_OTHER;
-          fbxk_p_line(p, "int64_t l%d_nan = 0;", s->local);
+          /* the flag as wide as a lane (a float32 max with an int64 flag
+           * took two vectors of flags per vector of values) */
+          fbxk_p_line(p, "%s l%d_nan = 0;", fbxk_compute_type(s->dtype, FBXK_C)[0] == 'd' ? "int64_t" : "int32_t",
+                      s->local);
           for (int i = 0; i < s->nloops; i++) {
             char pr[96];
             snprintf(pr, sizeof pr, "#pragma omp simd reduction(%s:l%d) reduction(|:l%d_nan)", mx ? "max" : "min",

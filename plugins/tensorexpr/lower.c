@@ -685,6 +685,15 @@ static te_expr *to_cd(lctx *c, te_expr *x, const int *xv, void *ud) {
   return te_cast(c->k, x, ((smctx *)ud)->cd);
 }
 
+/* v * (1 / s): softmax's scaling as PyTorch's CPU kernel, the interpreter
+ * and nvfuser_like do it (one reciprocal per row, which the C compiler
+ * hoists out of the row's loop), so that the rounding is theirs. */
+static te_expr *times_inverse(lctx *c, te_expr *v, te_expr *s, int cd) {
+  te_expr *a[2] = {te_imm(c->k, cd, (fbxk_scalar){1.0, 0}), s};
+  te_expr *b[2] = {v, te_op(c->k, FBXK_OP_DIV_T, cd, cd, 2, a)};
+  return te_op(c->k, FBXK_OP_MUL_T, cd, cd, 2, b);
+}
+
 static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *in) {
   te_kernel_ir *k = c->k;
   vinfo *x = find(c, te_host->node_input(n, 0));
@@ -713,8 +722,7 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
     for (int d = 0; d < r; d++) vb[d] = te_new_var(k);
     te_expr *ib[TE_MAX_DIMS];
     for (int d = 0; d < r; d++) ib[d] = x->sizes[d] == 1 ? te_imm_i(k, 0) : te_var(k, vb[d]);
-    te_expr *a[2] = {te_load(k, out->buf, r, ib), load_row_stat(c, sum, vb, r)};
-    te_expr *q = te_op(k, FBXK_OP_DIV_T, cd, cd, 2, a);
+    te_expr *q = times_inverse(c, te_load(k, out->buf, r, ib), load_row_stat(c, sum, vb, r), cd);
     te_stmt *sb = nest(k, r, vb, x->sizes, store_all(k, out->buf, r, vb, q));
     if (!sb) return nomem();
     te_append(k->root, sb);
@@ -735,8 +743,7 @@ static fbxp_status *lower_softmax(lctx *c, const fbxp_node *n, const te_ninfo *i
     te_expr *a[2] = {x_minus_max(c, xl, vars, &s), te_op(k, FBXK_OP_LOG, cd, cd, 1, l)};
     val = te_op(k, FBXK_OP_SUB_T, cd, cd, 2, a);
   } else {
-    te_expr *a[2] = {exp_shifted(c, xl, vars, &s), load_row_stat(c, sum, vars, r)};
-    val = te_op(k, FBXK_OP_DIV_T, cd, cd, 2, a);
+    val = times_inverse(c, exp_shifted(c, xl, vars, &s), load_row_stat(c, sum, vars, r), cd);
   }
   te_stmt *st = nest(k, r, vars, x->sizes, store_all(k, out->buf, r, vars, te_cast(k, val, in->rdtype)));
   if (!st) return nomem();
