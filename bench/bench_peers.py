@@ -15,7 +15,10 @@ sees the same values: torch eager, torch.compile (default mode, Inductor's
 C++/OpenMP code on the CPU) and jax.jit. Without --peer, or when PYTHON
 cannot import torch (or jax), those columns are left out with a note.
 A round times every row once on every side, fusebox then the peers; each
-cell is the median over rounds of the per-round medians.
+cell is the median over rounds of the per-round medians. Every timed call
+on either side starts with its inputs out of the cache: `fusebox bench`
+copies a buffer the size of the largest tensor before each run, and the
+worker makes the same copies before each of its calls.
 
 Threads: FUSEBOX_NUM_THREADS=T and torch.set_num_threads(T) (Inductor's
 OpenMP too); XLA's CPU client takes the machine's cores (this script pins
@@ -143,14 +146,27 @@ def body(name, m):
         return lambda y, b: jax.nn.gelu(y + b, approximate=False)
     raise SystemExit("unknown row " + name)
 
-def med(fn, iters):
+def nbytes(v):
+    if isinstance(v, torch.Tensor): return v.numel() * v.element_size()
+    if isinstance(v, (tuple, list)): return max([nbytes(u) for u in v] + [0])
+    return int(getattr(v, "nbytes", 0))  # a jax array
+
+NT = int(sys.argv[1])
+def med(fn, iters, inputs):
     t0 = time.perf_counter()
-    fn()  # the first call compiles (torch.compile, jax.jit)
+    out = fn()  # the first call compiles (torch.compile, jax.jit)
     first = (time.perf_counter() - t0) * 1e3
     for _ in range(2):
         fn()
+    # before each timed call, what `fusebox bench` does before each of its
+    # runs: a copy the size of the largest input or output, on one thread
+    # and then twice on the pool, which evicts the inputs from the cache
+    size = max(nbytes(list(inputs)), nbytes(out))
+    src = torch.ones(size, dtype=torch.uint8)
+    dst = torch.empty_like(src)
     ts = []
     for _ in range(iters):
+        torch.set_num_threads(1); dst.copy_(src); torch.set_num_threads(NT); dst.copy_(src); dst.copy_(src)
         t0 = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t0)
@@ -176,7 +192,7 @@ def make_fn(name, mode):
     js = J[name]
     if not bwd:
         g = jax.jit(f)
-        return lambda: g(*js).block_until_ready()
+        return lambda: g(*js).block_until_ready()  # the array, for med's size
     def vjp_ones(*a):
         y, pull = jax.vjp(f, *a)
         return pull(jnp.ones_like(y))
@@ -208,7 +224,7 @@ for line in sys.stdin:
                 FN[(name, mode)] = make_fn(name, mode)
             ctx = torch.enable_grad() if name.endswith("_bwd") else torch.no_grad()
             with ctx:
-                m, first = med(FN[(name, mode)], iters)
+                m, first = med(FN[(name, mode)], iters, T[name])
             print("%.6f %.3f" % (m, first), flush=True)
         except Exception as e:
             print("error " + (str(e).splitlines() or [type(e).__name__])[0][:200], flush=True)
