@@ -5,12 +5,10 @@
  * profiling executor (with the chosen fuser, or none), and writes or
  * summarizes its outputs. Everything about the inputs (count, names, kinds,
  * dtypes, ranks) is checked before anything runs. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "base/alloc.h"
