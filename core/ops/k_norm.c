@@ -293,7 +293,7 @@ fbx_status *fbx_k_layer_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   }
   if (!st && f32) {
     ln32_job k = {.x = c->data, .y = y->data, .N = j.N, .eps = (float)j.eps, .w = w ? wb : NULL,
-                  .b = bias ? wb + j.N : NULL};
+                  .b = bias && wb ? wb + j.N : NULL};
     if (x->numel > 0) fbx_parallel_for(j.M, j.N >= 8192 ? 1 : 8192 / j.N + 1, ln32_body, &k);
     fbx_set_out_tensor(outs, 0, y);
     y = NULL;

@@ -510,6 +510,9 @@ def main():
     case("layer_norm_T", "layer_norm.default", xT, [4], None, None, 1e-5, True)
     case("layer_norm_f64", "layer_norm.default", d35, [5], None, None, 1e-5, True)
     case("layer_norm_empty", "layer_norm.default", empty, [3], None, None, 1e-5, True)
+    # weight and bias on an empty input: nothing to scale (no random draw, so later cases keep their data)
+    case("layer_norm_empty_affine", "layer_norm.default", empty, [3], T(torch.tensor([0.5, 1.0, 2.0])),
+         T(torch.tensor([1.0, -1.0, 0.0])), 1e-5, True)
     case("layer_norm_const", "layer_norm.default", T(torch.ones(2, 4)), [4], None, None, 1e-5, True)
     c4 = lambda: T(randn(4))
     x_nc = T(randn(3, 4))
