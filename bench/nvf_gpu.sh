@@ -14,7 +14,13 @@
 #      the device by CUDA events (FUSEBOX_CUDA_KERNEL_TIMING=1: the plugin
 #      logs their milliseconds per run when it unloads); GB/s counts each
 #      input read once and each output written once, against the copy
-#      bandwidth of step 1 (the issue's goal: >= 0.8 of it).
+#      bandwidth of step 1 (the issue's goal: >= 0.8 of it);
+#   4. PyTorch on the same device and size, when python3 has torch with
+#      CUDA (bench/gpu_peer.py): a copy of the same bytes, PyTorch's GELU
+#      kernel, the written-out GELU eager and under torch.compile.
+#
+# LOG2N (default 24) sets the element count of steps 3 and 4; STEPS (default
+# "1 2 3 4") picks the steps (step 3 without step 1 prints no copy fraction).
 #
 # Exit status: non-zero when a test fails.
 set -eu
@@ -27,19 +33,28 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CLI=$BUILD/fusebox
 export FUSEBOX_NVF_TARGET=cuda
 export FUSEBOX_CACHE_DIR=${FUSEBOX_CACHE_DIR:-$(mktemp -d /tmp/nvf_gpu.XXXXXX)}
+STEPS=" ${STEPS:-1 2 3 4} "
+log2n=${LOG2N:-24}
+want() { case "$STEPS" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
+copy=
+if want 1; then
 echo "== 1. runtime, launch overhead, copy bandwidth"
 (cd "$BUILD/tests" && "$BUILD/tests/test_nvf_rt" 2>&1 | grep -E "cuda_open_or_run|Checks")
 launch=$("$BUILD/bench/bench_nvf_launch" 2000 2>&1)
 echo "$launch"
 copy=$(echo "$launch" | sed -n 's/.*copy bandwidth.*: \([0-9.]*\) GB\/s.*/\1/p')
+fi
 
+if want 2; then
 echo "== 2. the corpus on CUDA (test_nvf_corpus)"
 (cd "$BUILD/tests" && FUSEBOX_NVF_TEST_TARGET=cuda CK_DEFAULT_TIMEOUT=600 "$BUILD/tests/test_nvf_corpus" 2>&1 |
   grep -E "corpus|Checks|fail" | head -20)
+fi
 
+if want 3; then
 echo "== 3. pointwise kernels' bandwidth (device time by CUDA events; copy bandwidth ${copy:-?} GB/s)"
-n=16777216
+n=$((1 << log2n))
 for row in "ratio_iou examples/ratio_iou.ir 9" "gelu bench/graphs/gelu_tanh.ir 2"; do
   set -- $row
   out=$(FUSEBOX_CUDA_KERNEL_TIMING=1 FUSEBOX_LOG=fusion "$CLI" bench "$ROOT/$2" --fusers none,nvfuser_like --random \
@@ -51,3 +66,13 @@ for row in "ratio_iou examples/ratio_iou.ir 9" "gelu bench/graphs/gelu_tanh.ir 2
       END { if (ms > 0) { g = b / (ms / 1e3) / 1e9; printf " = %.0f GB/s", g; if (copy > 0) printf " = %.2f of copy", g / copy }
             print "" }'
 done
+fi
+
+if want 4; then
+echo "== 4. PyTorch on this device, 2^$log2n float32 (bench/gpu_peer.py)"
+if command -v python3 >/dev/null 2>&1; then
+  timeout 150 python3 "$ROOT/bench/gpu_peer.py" "$log2n" 2>&1 | tail -8 || echo "gpu_peer.py failed or timed out"
+else
+  echo "no python3 here; skipped"
+fi
+fi
