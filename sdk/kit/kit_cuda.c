@@ -5,6 +5,7 @@
  * so the kit needs no CUDA installation to build and a plugin that links it
  * loads on any machine. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,19 @@ enum {
 };
 /* dynamic shared memory a kernel may use without opting in */
 #define KC_DEFAULT_SHARED 49152u
+/* Device memory kept between runs (a caching allocator, as PyTorch's CUDA
+ * allocator is): at most KC_POOL blocks and KC_POOL_BYTES in all. A run
+ * takes the smallest kept block of at least its size and at most twice it,
+ * else allocates; its blocks come back after the run's one synchronize. A
+ * fresh cuMemAlloc and cuMemFree per buffer and run cost more than the
+ * kernel on a GPU (cuMemFree waits for the device). */
+enum { KC_POOL = 32 };
+#define KC_POOL_BYTES ((size_t)2 << 30)
+
+typedef struct kc_block {
+  CUdeviceptr ptr;
+  size_t bytes;
+} kc_block;
 
 struct fbxk_cuda {
   const fbxp_host_api *host;
@@ -70,6 +84,12 @@ struct fbxk_cuda {
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+  /* the pool of kept device blocks (KC_POOL) */
+  pthread_mutex_t pool_mu;
+  int pool_inited;
+  int npool;
+  size_t pooled;
+  kc_block pool[KC_POOL];
 };
 
 struct fbxk_cuda_fn {
@@ -118,6 +138,65 @@ static fbxp_status *push(fbxk_cuda *c) {
 static void pop(fbxk_cuda *c) {
   CUcontext dummy;
   c->cuCtxPopCurrent(&dummy);
+}
+
+/* Frees every kept block (the context current). */
+static void pool_drain(fbxk_cuda *c) {
+  pthread_mutex_lock(&c->pool_mu);
+  for (int i = 0; i < c->npool; i++) c->cuMemFree(c->pool[i].ptr);
+  c->npool = 0;
+  c->pooled = 0;
+  pthread_mutex_unlock(&c->pool_mu);
+}
+
+/* A device block of at least `bytes` (the context current): a kept one, or
+ * a new one (after the pool is emptied when the device is out of memory). */
+static CUresult pool_take(fbxk_cuda *c, size_t bytes, kc_block *out) {
+  pthread_mutex_lock(&c->pool_mu);
+  int best = -1;
+  for (int i = 0; i < c->npool; i++)
+    if (c->pool[i].bytes >= bytes && c->pool[i].bytes / 2 <= bytes &&
+        (best < 0 || c->pool[i].bytes < c->pool[best].bytes))
+      best = i;
+  if (best >= 0) {
+    *out = c->pool[best];
+    c->pool[best] = c->pool[--c->npool];
+    c->pooled -= out->bytes;
+  }
+  pthread_mutex_unlock(&c->pool_mu);
+  if (best >= 0) return CUDA_SUCCESS;
+  out->bytes = bytes;
+  CUresult r = c->cuMemAlloc(&out->ptr, bytes);
+  if (r != CUDA_SUCCESS) {
+    pool_drain(c);
+    r = c->cuMemAlloc(&out->ptr, bytes);
+  }
+  if (r != CUDA_SUCCESS) out->ptr = 0;
+  return r;
+}
+
+/* Gives a block back once nothing uses it: kept while the pool has room,
+ * else the largest of it and the kept ones is freed. */
+static void pool_give(fbxk_cuda *c, kc_block b) {
+  pthread_mutex_lock(&c->pool_mu);
+  while (b.ptr && (c->npool == KC_POOL || c->pooled + b.bytes > KC_POOL_BYTES)) {
+    int big = -1;
+    for (int i = 0; i < c->npool; i++)
+      if (big < 0 || c->pool[i].bytes > c->pool[big].bytes) big = i;
+    if (big < 0 || c->pool[big].bytes <= b.bytes) {
+      c->cuMemFree(b.ptr);
+      b.ptr = 0;
+    } else {
+      c->cuMemFree(c->pool[big].ptr);
+      c->pooled -= c->pool[big].bytes;
+      c->pool[big] = c->pool[--c->npool];
+    }
+  }
+  if (b.ptr) {
+    c->pool[c->npool++] = b;
+    c->pooled += b.bytes;
+  }
+  pthread_mutex_unlock(&c->pool_mu);
 }
 
 const char *fbxk_cuda_device(const fbxk_cuda *cu) { return cu->device; }
@@ -316,13 +395,16 @@ static fbxp_status *launch_one(fbxk_cuda *c, int32_t l, const fbxk_cuda_launch *
 
 static fbxp_status *run_pushed(fbxk_cuda *c, const fbxk_cuda_buf *bufs, int32_t nbufs,
                                const fbxk_cuda_launch *launches, int32_t nlaunches, CUdeviceptr *mem,
-                               fbxk_cuda_copied *copied) {
+                               size_t *held, fbxk_cuda_copied *copied) {
   char nb[32];
   CUresult r;
   for (int32_t b = 0; b < nbufs; b++) {
     const fbxk_cuda_buf *x = &bufs[b];
-    if ((r = c->cuMemAlloc(&mem[b], x->bytes)) != CUDA_SUCCESS) {
-      mem[b] = 0;
+    kc_block blk;
+    r = pool_take(c, x->bytes, &blk);
+    mem[b] = blk.ptr;
+    held[b] = blk.bytes;
+    if (r != CUDA_SUCCESS) {
       return err(c, FBXP_ERR_RUN, "cuMemAlloc (buffer %d, %zu bytes): %s (%d)", (int)b, x->bytes,
                  cu_name(c, r, nb, sizeof nb), r);
     }
@@ -371,19 +453,37 @@ fbxp_status *fbxk_cuda_run(fbxk_cuda *c, const fbxk_cuda_buf *bufs, int32_t nbuf
   fbxp_status *st = check(c, bufs, nbufs, launches, nlaunches);
   if (st || !nlaunches) return st;
   CUdeviceptr stack_mem[16];
+  size_t stack_held[16];
   CUdeviceptr *mem = stack_mem;
-  if (nbufs > 16 && !(mem = h->alloc((size_t)nbufs * sizeof *mem)))
-    return h->status_new(FBXP_ERR_NOMEM, "kit CUDA: out of memory");
+  size_t *held = stack_held;
+  if (nbufs > 16) {
+    mem = h->alloc((size_t)nbufs * sizeof *mem);
+    held = h->alloc((size_t)nbufs * sizeof *held);
+    if (!mem || !held) {
+      h->free(mem);
+      h->free(held);
+      return h->status_new(FBXP_ERR_NOMEM, "kit CUDA: out of memory");
+    }
+  }
   for (int32_t b = 0; b < nbufs; b++) mem[b] = 0;
   st = push(c);
   if (!st) {
-    st = run_pushed(c, bufs, nbufs, launches, nlaunches, mem, copied);
-    if (st) c->cuCtxSynchronize(); /* nothing may still use the memory freed below */
-    for (int32_t b = 0; b < nbufs; b++)
-      if (mem[b]) c->cuMemFree(mem[b]);
+    st = run_pushed(c, bufs, nbufs, launches, nlaunches, mem, held, copied);
+    /* after a failure nothing may still use the memory, which is freed (a
+     * faulted context cannot be trusted to give it back clean); after
+     * success run_pushed has synchronized and the blocks are kept */
+    if (st) c->cuCtxSynchronize();
+    for (int32_t b = 0; b < nbufs; b++) {
+      if (!mem[b]) continue;
+      if (st) c->cuMemFree(mem[b]);
+      else pool_give(c, (kc_block){mem[b], held[b]});
+    }
     pop(c);
   }
-  if (mem != stack_mem) h->free(mem);
+  if (mem != stack_mem) {
+    h->free(mem);
+    h->free(held);
+  }
   return st;
 }
 
@@ -433,6 +533,15 @@ done:
 
 void fbxk_cuda_close(fbxk_cuda *c) {
   if (!c) return;
+  if (c->pool_inited) {
+    fbxp_status *ps = c->npool && c->ctx ? push(c) : NULL;
+    if (c->npool && c->ctx && !ps) {
+      pool_drain(c);
+      pop(c);
+    }
+    if (ps) c->host->status_free(ps); /* the blocks go with the context */
+    pthread_mutex_destroy(&c->pool_mu);
+  }
   if (c->ctx) c->cuDevicePrimaryCtxRelease(c->dev);
   /* libcuda stays loaded: drivers do not like to be unloaded */
   c->host->free(c);
@@ -457,6 +566,11 @@ fbxp_status *fbxk_cuda_open(const fbxp_host_api *h, const char *who, const char 
   memset(c, 0, sizeof *c);
   c->host = h;
   c->who = who;
+  c->pool_inited = pthread_mutex_init(&c->pool_mu, NULL) == 0;
+  if (!c->pool_inited) {
+    h->free(c);
+    return h->status_new(FBXP_ERR_NOMEM, "kit CUDA: cannot create a mutex");
+  }
   if (!path || !*path) path = getenv("FUSEBOX_LIBCUDA");
   if (!path || !*path) path = "libcuda.so.1";
   void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -464,6 +578,7 @@ fbxp_status *fbxk_cuda_open(const fbxp_host_api *h, const char *who, const char 
   if (!lib) {
     const char *why = dlerror();
     st = err(c, FBXP_ERR_UNSUPPORTED, "no CUDA driver (%s)", why ? why : path);
+    pthread_mutex_destroy(&c->pool_mu);
     h->free(c);
     return st;
   }
@@ -496,6 +611,7 @@ fbxp_status *fbxk_cuda_open(const fbxp_host_api *h, const char *who, const char 
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     if (!(*syms[i].slot = sym(lib, syms[i].name, syms[i].alt))) {
       st = err(c, FBXP_ERR_UNSUPPORTED, "the CUDA driver lacks %s", syms[i].name);
+      pthread_mutex_destroy(&c->pool_mu);
       h->free(c);
       return st;
     }

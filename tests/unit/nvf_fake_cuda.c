@@ -37,7 +37,7 @@ enum {
 };
 
 typedef struct {
-  long live_allocs, ctx_depth, ctx_retained, modules, launches, last_shared, max_dyn_shared_set;
+  long live_allocs, ctx_depth, ctx_retained, modules, launches, last_shared, max_dyn_shared_set, total_allocs;
 } fake_counters;
 
 static fake_counters K;
@@ -176,6 +176,7 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   if (K.ctx_depth <= 0 || !n) return ERR_INVALID_VALUE;
   *p = (CUdeviceptr)(uintptr_t)malloc(n);
   K.live_allocs++;
+  K.total_allocs++;
   return OK;
 }
 API CUresult cuMemFree_v2(CUdeviceptr p) {

@@ -12,10 +12,14 @@
  *
  * Device 0's primary context is retained at open and pushed/popped around
  * every call, so the caller's own current context is left as it was. A run
- * allocates device memory for every buffer, copies FBXK_CUDA_IN buffers in,
+ * takes device memory for every buffer, copies FBXK_CUDA_IN buffers in,
  * launches in order on the default stream, synchronizes once and copies
- * FBXK_CUDA_OUT buffers back; device memory is freed before it returns.
- * Every call is thread-safe on one fbxk_cuda (the driver serializes).
+ * FBXK_CUDA_OUT buffers back. Its device blocks are then kept for later
+ * runs (up to 32 blocks and 2 GiB, a block reused for a buffer of at least
+ * half its size; a run that fails frees its blocks instead) and freed by
+ * fbxk_cuda_close; a device out of memory gets the kept blocks back first.
+ * Every call is thread-safe on one fbxk_cuda (the driver serializes; the
+ * pool has a mutex).
  *
  * Needs an ABI 1.1 host (status_code/status_message/status_free); every
  * status returned is the host's (free it with host->status_free) and its
