@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -880,8 +881,12 @@ END_TEST
 
 /* ---- transparent huge pages --------------------------------------------- */
 
-/* The system's THP mode: 0 never (or no THP), 1 madvise, 2 always. */
+/* The system's THP mode: 0 never (or no THP, or THP turned off for this
+ * process by prctl, as a container runtime may do), 1 madvise, 2 always. */
 static int thp_mode(void) {
+#ifdef PR_GET_THP_DISABLE
+  if (prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1) return 0;
+#endif
   FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
   if (!f) return 0;
   char line[200] = "";
