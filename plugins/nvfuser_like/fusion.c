@@ -479,8 +479,18 @@ static int layer_norm_node(bctx *c, const fbxp_node *n, int x, const nvf_ninfo *
   int ve = pw2(c, FBXK_OP_ADD_T, var, const_tv(c, FBXK_F64, (fbxk_scalar){eps, 0}));
   int rstd = pw1(c, FBXK_OP_RSQRT, ve);
   int cd = f->tv[x].dtype == FBXK_F64 ? FBXK_F64 : FBXK_F32;
-  int y = cast(c, pw2(c, FBXK_OP_MUL_T, xm, rstd), cd);
   const fbxp_value *w = nvf_host->node_input(n, 2), *b = nvf_host->node_input(n, 3);
+  int wt = nvf_host->value_is_none(w) ? -1 : find_tv(c, w), bt = nvf_host->value_is_none(b) ? -1 : find_tv(c, b);
+  int y;
+  if (f->tv[x].dtype == FBXK_F32 && (wt < 0 || f->tv[wt].dtype == FBXK_F32) && (bt < 0 || f->tv[bt].dtype == FBXK_F32)) {
+    /* float32 throughout, with float32 (or no) parameters: the row is
+     * normalized in float32 by the statistics rounded to float32, as the
+     * interpreter's float32 rows do ((x - mean) * rstd * w + b): half the
+     * vector width of the float64 pass, and the interpreter's bits */
+    y = pw2(c, FBXK_OP_MUL_T, pw2(c, FBXK_OP_SUB_T, x, cast(c, mu, FBXK_F32)), cast(c, rstd, FBXK_F32));
+  } else {
+    y = cast(c, pw2(c, FBXK_OP_MUL_T, xm, rstd), cd);
+  }
   if (!nvf_host->value_is_none(w)) y = pw2(c, FBXK_OP_MUL_T, y, cast(c, find_tv(c, w), cd));
   if (!nvf_host->value_is_none(b)) y = pw2(c, FBXK_OP_ADD_T, y, cast(c, find_tv(c, b), cd));
   return cast(c, y, in->out_dtype);

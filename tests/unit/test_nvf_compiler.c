@@ -359,7 +359,9 @@ END_TEST
  * statistics; nothing is kept in a private array: the float64 copy of x and
  * x - mean are recomputed from the row in the cache (the persistent
  * schedule still: the row comes from memory once). The variance's pass asks
- * for the next row of x and for this row's output lines. */
+ * for the next row of x and for this row's output lines. The output pass
+ * of float32 data with float32 parameters stays in float32 vectors, with
+ * the statistics rounded to float32 (the interpreter's float32 rows). */
 START_TEST(layer_norm_cpu_vector_rows) {
   built b;
   fbxp_arg_spec s[3] = {f32(2, (int64_t[]){4, 64}), f32(1, (int64_t[]){64}), f32(1, (int64_t[]){64})};
@@ -371,7 +373,9 @@ START_TEST(layer_norm_cpu_vector_rows) {
   ck_assert_int_eq(p->out_rows, 0);
   ck_assert_int_eq(p->block, 64);
   ck_assert_int_eq(count(b.src[0], "double p"), 0);
-  ck_assert_int_eq(count(b.src[0], "= convert_double16(v0);"), 3); /* x in each of the three phases */
+  ck_assert_int_eq(count(b.src[0], "= convert_double16(v0);"), 2); /* x in the two statistics' phases */
+  ck_assert_int_eq(count(b.src[0], "= ((v0) - (v"), 1);               /* the output's: float32 x - mean */
+  ck_assert_int_eq(count(b.src[0], "convert_float16("), 1);           /* only the store converts */
   ck_assert_int_eq(count(b.src[0], "FBXK_PREFETCH(T0, i0 * 64 + i1 + 64);"), 1);
   ck_assert_int_eq(count(b.src[0], "FBXK_PREFETCH_W(T"), 1);
   ck_assert_int_eq(count(b.src[0], "double8 accv"), 2);
