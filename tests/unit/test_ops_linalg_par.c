@@ -14,6 +14,7 @@
 
 #include "base/alloc.h"
 #include "base/parallel.h"
+#include "ops/gemm_small.h"
 #include "ops/kutil.h"
 #include "ops/optable.h"
 #include "oprun.h"
@@ -131,6 +132,45 @@ START_TEST(test_split_products) {
   /* addmm: the bias rides in the GEMM's C, each block adds it to its own part */
   check_product("aten::addmm", FBX_DTYPE_FLOAT32, 0, 700, 50, 45, false, false, true);
   check_product("aten::addmm", FBX_DTYPE_FLOAT64, 0, 20, 50, 1500, true, true, true);
+}
+END_TEST
+
+/* gemm_small.h's kernel on its own: every edge of its register blocks (M
+ * past a multiple of 6, N past a multiple of 16, K from 1 to its limit),
+ * leading dimensions wider than the rows, exact on small integers, and no
+ * element of C outside the M x N product written (the padding columns
+ * and the row after the last keep their sentinel). */
+START_TEST(test_gemm_small_kernel) {
+  if (!fbx_gemm_small_ok()) {
+    printf("test_gemm_small_kernel: no AVX2+FMA here; skipped\n");
+    return;
+  }
+  static const int64_t Ms[] = {1, 5, 6, 7, 13}, Ns[] = {1, 8, 15, 16, 17, 40}, Ks[] = {1, 3, 64, FBX_GS_KMAX};
+  _Alignas(32) static float pack[FBX_GS_KMAX * FBX_GS_NR];
+  for (size_t mi = 0; mi < 5; mi++)
+    for (size_t ni = 0; ni < 6; ni++)
+      for (size_t ki = 0; ki < 4; ki++) {
+        int64_t M = Ms[mi], N = Ns[ni], K = Ks[ki], lda = K + 3, ldb = N + 5, ldc = N + 2;
+        float *A = malloc(sizeof(float) * (size_t)(M * lda)), *B = malloc(sizeof(float) * (size_t)(K * ldb));
+        float *C = malloc(sizeof(float) * (size_t)((M + 1) * ldc));
+        ck_assert(A && B && C);
+        for (int64_t i = 0; i < M * lda; i++) A[i] = (float)((i * 7 + 3) % 9) - 4;
+        for (int64_t i = 0; i < K * ldb; i++) B[i] = (float)((i * 5 + 1) % 7) - 3;
+        for (int64_t i = 0; i < (M + 1) * ldc; i++) C[i] = -12345.0f;
+        fbx_gemm_small_f32(M, N, K, A, lda, B, ldb, C, ldc, pack);
+        for (int64_t i = 0; i <= M; i++)
+          for (int64_t j = 0; j < ldc; j++) {
+            double want = -12345.0;
+            if (i < M && j < N) {
+              want = 0;
+              for (int64_t k = 0; k < K; k++) want += (double)A[i * lda + k] * B[k * ldb + j];
+            }
+            if (C[i * ldc + j] != want)
+              ck_abort_msg("M %lld N %lld K %lld: C[%lld][%lld] = %g, want %g", (long long)M, (long long)N,
+                           (long long)K, (long long)i, (long long)j, C[i * ldc + j], want);
+          }
+        free(A), free(B), free(C);
+      }
 }
 END_TEST
 
@@ -333,6 +373,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_split_products);
+  tcase_add_test(tc, test_gemm_small_kernel);
   tcase_add_test(tc, test_split_broadcast_matmul);
   tcase_add_test(tc, test_conv_bands);
   tcase_add_test(tc, test_conv_alloc_failures);
