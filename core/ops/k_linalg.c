@@ -347,12 +347,10 @@ static void small_body(void *ctx, int64_t begin, int64_t end) {
  * bmm [64, 128, 64] x [64, 64, 128] on 2 threads: 91 GFLOP/s through
  * OpenBLAS (bench_ops.py). */
 static bool small_fits(const gemm_job *j, fbx_dtype dt, bool ta, bool tb) {
-  static int ok = -1;
   if (dt != FBX_DTYPE_FLOAT32 || ta || tb || j->alpha != 1 || j->beta != 0) return false;
   if (j->nb < 2 || j->nb < fbx_parallel_threads() || j->K > FBX_GS_KMAX || j->M * j->K > 65536 || j->N > 4096)
     return false;
-  if (ok < 0) ok = fbx_gemm_small_ok(); /* a benign race: every thread stores the same answer */
-  return ok;
+  return fbx_gemm_small_ok();
 }
 
 /* C[b] = alpha * A[b] @ B[b] + beta * C[b] through sgemm/dgemm on the
