@@ -481,12 +481,14 @@ static int layer_norm_node(bctx *c, const fbxp_node *n, int x, const nvf_ninfo *
   int cd = f->tv[x].dtype == FBXK_F64 ? FBXK_F64 : FBXK_F32;
   const fbxp_value *w = nvf_host->node_input(n, 2), *b = nvf_host->node_input(n, 3);
   int wt = nvf_host->value_is_none(w) ? -1 : find_tv(c, w), bt = nvf_host->value_is_none(b) ? -1 : find_tv(c, b);
+  int w32 = nvf_host->value_is_none(w) || (wt >= 0 && f->tv[wt].dtype == FBXK_F32);
+  int b32 = nvf_host->value_is_none(b) || (bt >= 0 && f->tv[bt].dtype == FBXK_F32);
   int y;
-  if (f->tv[x].dtype == FBXK_F32 && (wt < 0 || f->tv[wt].dtype == FBXK_F32) && (bt < 0 || f->tv[bt].dtype == FBXK_F32)) {
+  if (f->tv[x].dtype == FBXK_F32 && w32 && b32) {
     /* float32 throughout, with float32 (or no) parameters: the row is
-     * normalized in float32 by the statistics rounded to float32, as the
-     * interpreter's float32 rows do ((x - mean) * rstd * w + b): half the
-     * vector width of the float64 pass, and the interpreter's bits */
+     * normalized in float32 by the statistics rounded to float32, by the
+     * interpreter's float32 formula ((x - mean) * rstd * w + b): half the
+     * vector width of the float64 pass */
     y = pw2(c, FBXK_OP_MUL_T, pw2(c, FBXK_OP_SUB_T, x, cast(c, mu, FBXK_F32)), cast(c, rstd, FBXK_F32));
   } else {
     y = cast(c, pw2(c, FBXK_OP_MUL_T, xm, rstd), cd);

@@ -35,9 +35,9 @@ enum {
 /* Device memory kept between runs (a caching allocator, as PyTorch's CUDA
  * allocator is): at most KC_POOL blocks and KC_POOL_BYTES in all. A run
  * takes the smallest kept block of at least its size and at most twice it,
- * else allocates; its blocks come back after the run's one synchronize. A
- * fresh cuMemAlloc and cuMemFree per buffer and run cost more than the
- * kernel on a GPU (cuMemFree waits for the device). */
+ * else allocates; its blocks come back after the run's one synchronize, so
+ * a run of the same shapes as the last calls neither cuMemAlloc nor
+ * cuMemFree (which waits for the device). */
 enum { KC_POOL = 32 };
 #define KC_POOL_BYTES ((size_t)2 << 30)
 
