@@ -252,7 +252,7 @@ void fbxk_print_vload(fbxk_buf *b, int w, const char *ptr) { fbxk_printf(b, "vlo
 
 void fbxk_print_vstore(fbxk_buf *b, int dt, int w, const char *ptr, const char *x) {
   const char *t = fbxk_vector_type(dt, w);
-  fbxk_printf(b, "vstore%d(convert_%s(%s), 0, %s);", w, t ? t : "?", x, ptr);
+  fbxk_printf(b, "FBXK_VSTORE(%d, convert_%s(%s), %s);", w, t ? t : "?", x, ptr);
 }
 
 /* ---- printer ------------------------------------------------------------------------- */

@@ -288,7 +288,7 @@ static void run_seg0(const built *b, nvf_buffer *bufs, int nbufs) {
 }
 
 /* A CPU device's softmax row (issue 15): its loops on float16 vectors
- * (vload16, the prelude's 16-lane exp, vstore16) with 8 accumulator lanes,
+ * (vload16, the prelude's 16-lane exp, FBXK_VSTORE) with 8 accumulator lanes,
  * and the very bits of the scalar-lane kernel (FUSEBOX_NVF_DISABLE=vectorize)
  * on rows that reach exp's clamps, hold -inf, +inf or NaN; within float32
  * rounding of a softmax computed here in double. */
@@ -310,10 +310,10 @@ START_TEST(softmax_cpu_vector_rows) {
   ck_assert_int_eq(p->block, 64);
   ck_assert_int_eq(count(v.src[0], "vload16(0, T0 + ("), 2); /* the max's phase and the exp's */
   ck_assert_int_eq(count(v.src[0], "fbxk_v16expf(("), 1);
-  ck_assert_int_eq(count(v.src[0], "vstore16(convert_float16(v4), 0, T8 + ("), 1); /* the kept exp */
-  ck_assert_int_eq(count(v.src[0], "vload16(0, T8 + ("), 1);                      /* read back */
-  ck_assert_int_eq(count(v.src[0], "vstore16("), 2);                              /* and the output */
-  ck_assert_int_eq(count(v.src[0], "[1024]"), 0);                                 /* no private row */
+  ck_assert_int_eq(count(v.src[0], "FBXK_VSTORE(16, convert_float16(v4), T8 + ("), 1); /* the kept exp */
+  ck_assert_int_eq(count(v.src[0], "vload16(0, T8 + ("), 1);                          /* read back */
+  ck_assert_int_eq(count(v.src[0], "FBXK_VSTORE(16, "), 2);                           /* and the output */
+  ck_assert_int_eq(count(v.src[0], "[1024]"), 0);                                     /* no private row */
   /* the exp's pass asks for the next row's lines, one per vector */
   ck_assert_int_eq(count(v.src[0], "FBXK_PREFETCH(T0, i0 * 1024 + i1 + 1024);"), 1);
   ck_assert_int_eq(count(v.src[0], "float8 accv"), 1);  /* the sum: the scalar kernel's 8 lanes */

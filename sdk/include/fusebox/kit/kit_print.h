@@ -103,7 +103,8 @@ FBXK_API void fbxk_print_store(fbxk_buf *b, int dt, const char *lvalue, const ch
  * compute and storage types are the same: the type name ("float16"; NULL
  * for other dtypes or widths), `x` converted lane-wise to dtype dt, a load
  * of w consecutive elements from pointer expression `ptr` and the store of
- * x's w lanes there. */
+ * x's w lanes there (the prelude's FBXK_VSTORE: one unaligned vector store
+ * under clang, vstoreN elsewhere; ptr points to global or private memory). */
 FBXK_API const char *fbxk_vector_type(int dt, int w);
 FBXK_API void fbxk_print_vcast(fbxk_buf *b, int dt, int w, const char *x);
 FBXK_API void fbxk_print_vload(fbxk_buf *b, int w, const char *ptr);
