@@ -49,6 +49,17 @@ static void store_outputs(nvf_lctx *c) {
   }
 }
 
+/* Before a CPU device's element loop (OpenCL C): 16 lanes asked of
+ * clang's loop vectorizer (PoCL). Left to its cost model, LLVM on an
+ * AVX-512 CPU took 8 lanes with a scalar remainder; with the hint GELU's
+ * chunk loop runs on whole 16-float registers (fusebox bench of GELU tanh
+ * [4096, 1024], 2 threads: 2.3-2.8 ms without, 1.5-1.6 with). The loop is
+ * unit-stride and has no reduction, so the lanes compute each element's
+ * very operations: the same bits. Other compilers ignore the pragma. */
+static void cpu_loop_hint(nvf_kernel_ir *k) {
+  if (k->dialect == FBXK_OPENCL) nvf_kir_stmt(k, "#pragma clang loop vectorize_width(16)");
+}
+
 /* a row of the innermost axis per work-item */
 static fbxp_status *lower_rows(nvf_lctx *c, const nvf_params *p) {
   nvf_kernel_ir *k = c->k;
@@ -59,6 +70,7 @@ static fbxp_status *lower_rows(nvf_lctx *c, const nvf_params *p) {
   nvf_kir_add(k, NVF_K_IF, cond, NULL, NULL, NULL);
   nvf_emit_axes(c, (1u << last) - 1, "row");
   snprintf(len, sizeof len, "%lld", (long long)p->pw_row);
+  cpu_loop_hint(k);
   nvf_kir_add(k, NVF_K_FOR, "j", "0", len, "1");
   c->scope = 2;
   nvf_emit_axes(c, 1u << last, "j");
@@ -76,6 +88,7 @@ static fbxp_status *lower_chunks(nvf_lctx *c, const nvf_params *p) {
   nvf_kir_stmt(k, "const int64_t base = (int64_t)(%s) * %lld;", nvf_idx(c, 0), (long long)p->pw_chunk);
   nvf_kir_stmt(k, "const int64_t count = %lld - base < %lld ? %lld - base : %lld;", (long long)p->numel,
                (long long)p->pw_chunk, (long long)p->numel, (long long)p->pw_chunk);
+  cpu_loop_hint(k);
   nvf_kir_add(k, NVF_K_FOR, "j", "0", "count", "1");
   c->scope = 2;
   nvf_kir_stmt(k, "const int64_t lin = base + j;");

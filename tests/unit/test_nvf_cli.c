@@ -109,7 +109,8 @@ END_TEST
 
 /* pointwise on a CPU device: a dense fusion in 1024-element chunks (the
  * last one shorter), a broadcast one a row of the innermost axis per
- * work-item (the corpus case `chunks` checks their results) */
+ * work-item, each loop with clang's 16-lane vectorization hint (the corpus
+ * case `chunks` checks their results) */
 START_TEST(pointwise_chunks_and_rows_on_a_cpu) {
   char *in = case_inputs("chunks", 2);
   char *out = explain("", "tests/corpus/cases/chunks/graph.ir", in, "--source");
@@ -117,6 +118,7 @@ START_TEST(pointwise_chunks_and_rows_on_a_cpu) {
   ck_assert_int_eq(count(out, "pointwise(numel=3000, vec=1, flat index, a chunk per work-item, block=16, groups=1)"), 1);
   ck_assert_int_eq(count(out, "pointwise(numel=3000, vec=1, a row per work-item, block=16, groups=1)"), 1);
   ck_assert_int_eq(count(out, "const int64_t count = 3000 - base < 1024 ? 3000 - base : 1024;"), 1);
+  ck_assert_int_eq(count(out, "#pragma clang loop vectorize_width(16)\n"), 2);
   free(out);
   free(in);
 }
