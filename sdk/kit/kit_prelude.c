@@ -27,6 +27,8 @@ static inline float fbxk_u2f(uint32_t u) {
 /* internal helpers of the prelude */
 FBXK_API float fbxk_vm_pow2i(int32_t k);
 FBXK_API float fbxk_vm_expm1r(float c, float *s1, float *s2, int32_t *k);
+FBXK_API float fbxk_vm_trig_reduce(float x, uint32_t *q);
+FBXK_API float fbxk_vm_trig_pick(float r, uint32_t q);
 
 #include "kit_prelude.inc"
 

@@ -1,5 +1,6 @@
 /* The kit's math prelude (sdk/kit/kit_prelude.inc), compiled into the kit:
- * fbxk_vexpf, fbxk_vexpm1f, fbxk_vtanhf, fbxk_vlogf, fbxk_vlog1pf, fbxk_verff
+ * fbxk_vexpf, fbxk_vexpm1f, fbxk_vtanhf, fbxk_vlogf, fbxk_vlog1pf, fbxk_verff,
+ * fbxk_vsinf, fbxk_vcosf
  * swept against libm in long double (the exact result rounded once), over
  * float bit patterns spread over every float (NaNs, infinities, subnormals,
  * both zeros) and a dense grid where the functions do their work. The
@@ -49,11 +50,14 @@ static long double expm1_l(long double x) { return expm1l(x); }
 static long double tanh_l(long double x) { return tanhl(x); }
 static long double log_l(long double x) { return logl(x); }
 static long double log1p_l(long double x) { return log1pl(x); }
+static long double sin_l(long double x) { return sinl(x); }
+static long double cos_l(long double x) { return cosl(x); }
 
 static const fn fns[] = {
     {"exp", fbxk_vexpf, exp_l, -104, 89, 2},      {"expm1", fbxk_vexpm1f, expm1_l, -30, 89, 3},
     {"tanh", fbxk_vtanhf, tanh_l, -12, 12, 4},    {"log", fbxk_vlogf, log_l, 0, 1000, 2},
     {"log1p", fbxk_vlog1pf, log1p_l, -1, 1000, 4}, {"erf", fbxk_verff, erf_l, -5, 5, 3},
+    {"sin", fbxk_vsinf, sin_l, -100, 100, 4},     {"cos", fbxk_vcosf, cos_l, -100, 100, 4},
 };
 
 START_TEST(vector_math_ulps) {
@@ -118,6 +122,35 @@ START_TEST(exp_is_the_interpreters) {
 }
 END_TEST
 
+/* The kit's sin and cos are the interpreter's: its float path where that
+ * applies (fbx_vm_trig_rare false), libm's beyond; the same bits for every
+ * float, so a fused sin and `none`'s agree. */
+START_TEST(trig_is_the_interpreters) {
+  int64_t diff = 0;
+  float at = 0;
+  for (int64_t i = 0; i < (1 << 20) + 4; i++) {
+    float x;
+    if (i < (1 << 19)) {
+      uint32_t b = (uint32_t)(i * 8192) + (uint32_t)(i * 2654435761u % 8191u);
+      memcpy(&x, &b, 4);
+    } else if (i < (1 << 20)) {
+      x = -40000.0f + 80000.0f * (float)(i - (1 << 19)) / (float)(1 << 19);
+    } else {
+      x = (float[]){INFINITY, -INFINITY, 0.0f, -0.0f}[i - (1 << 20)];
+    }
+    float ks = fbxk_vsinf(x), vs = fbx_vm_trig_rare(x) ? sinf(x) : fbx_vm_sinf(x);
+    float kc = fbxk_vcosf(x), vc = fbx_vm_trig_rare(x) ? cosf(x) : fbx_vm_cosf(x);
+    if (x != x) {
+      ck_assert(ks != ks && kc != kc);
+      continue;
+    }
+    if ((memcmp(&ks, &vs, 4) || memcmp(&kc, &vc, 4)) && !diff++) at = x;
+  }
+  ck_assert_msg(diff == 0, "%lld inputs differ, the first %a: kit sin %a cos %a, interpreter %a %a", (long long)diff,
+                at, fbxk_vsinf(at), fbxk_vcosf(at), fbx_vm_sinf(at), fbx_vm_cosf(at));
+}
+END_TEST
+
 /* PyTorch: floor_divide rounds the true quotient down (c10 div_floor),
  * remainder takes the divisor's sign; division by zero gives a / b */
 START_TEST(floordiv_and_remainder) {
@@ -155,6 +188,7 @@ int main(void) {
   tcase_add_loop_test(tc, vector_math_ulps, 0, (int)(sizeof fns / sizeof fns[0]));
   tcase_add_test(tc, floordiv_and_remainder);
   tcase_add_test(tc, exp_is_the_interpreters);
+  tcase_add_test(tc, trig_is_the_interpreters);
   suite_add_tcase(s, tc);
   SRunner *r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

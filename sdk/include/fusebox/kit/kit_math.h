@@ -24,6 +24,10 @@ FBXK_API float fbxk_vtanhf(float x);
 FBXK_API float fbxk_vlogf(float x);
 FBXK_API float fbxk_vlog1pf(float x);
 FBXK_API float fbxk_verff(float x);
+/* sin and cos as the interpreter computes them; OpenCL kernels' float32 sin
+ * and cos (C kernels call libm, CUDA its intrinsics) */
+FBXK_API float fbxk_vsinf(float x);
+FBXK_API float fbxk_vcosf(float x);
 FBXK_API float fbxk_floordivf(float a, float b);
 FBXK_API double fbxk_floordiv(double a, double b);
 FBXK_API float fbxk_remf(float a, float b);
