@@ -98,21 +98,30 @@ START_TEST(vector_math_ulps) {
 }
 END_TEST
 
+/* Input i of the bit-for-bit comparisons below, i < SAME_N: 2^19 bit
+ * patterns spread over every float, 2^19 grid points on [lo, lo + width],
+ * then +inf, -inf, +0, -0. */
+#define SAME_N ((1 << 20) + 4)
+static float same_bits_input(int64_t i, float lo, float width) {
+  float x;
+  if (i < (1 << 19)) {
+    uint32_t b = (uint32_t)(i * 8192) + (uint32_t)(i * 2654435761u % 8191u);
+    memcpy(&x, &b, 4);
+  } else if (i < (1 << 20)) {
+    x = lo + width * (float)(i - (1 << 19)) / (float)(1 << 19);
+  } else {
+    x = (float[]){INFINITY, -INFINITY, 0.0f, -0.0f}[i - (1 << 20)];
+  }
+  return x;
+}
+
 /* The kit's exp is the interpreter's (core/ops/vmath.h) step for step: the
  * same bits for every non-NaN float, so a fused exp and `none`'s agree. */
 START_TEST(exp_is_the_interpreters) {
   int64_t diff = 0;
   float at = 0;
-  for (int64_t i = 0; i < (1 << 20) + 4; i++) {
-    float x;
-    if (i < (1 << 19)) {
-      uint32_t b = (uint32_t)(i * 8192) + (uint32_t)(i * 2654435761u % 8191u);
-      memcpy(&x, &b, 4);
-    } else if (i < (1 << 20)) {
-      x = -110.0f + 205.0f * (float)(i - (1 << 19)) / (float)(1 << 19);
-    } else {
-      x = (float[]){INFINITY, -INFINITY, 0.0f, -0.0f}[i - (1 << 20)];
-    }
+  for (int64_t i = 0; i < SAME_N; i++) {
+    float x = same_bits_input(i, -110.0f, 205.0f);
     if (x != x) continue;
     float k = fbxk_vexpf(x), v = fbx_vm_expf(x);
     if (memcmp(&k, &v, 4) && !diff++) at = x;
@@ -122,24 +131,20 @@ START_TEST(exp_is_the_interpreters) {
 }
 END_TEST
 
-/* The kit's sin and cos are the interpreter's: its float path where that
- * applies (fbx_vm_trig_rare false), libm's beyond; the same bits for every
+/* The interpreter's sin and cos: its float path where that applies
+ * (fbx_vm_trig_rare false), libm's beyond. */
+static float interp_sinf(float x) { return fbx_vm_trig_rare(x) ? sinf(x) : fbx_vm_sinf(x); }
+static float interp_cosf(float x) { return fbx_vm_trig_rare(x) ? cosf(x) : fbx_vm_cosf(x); }
+
+/* The kit's sin and cos are the interpreter's: the same bits for every
  * float, so a fused sin and `none`'s agree. */
 START_TEST(trig_is_the_interpreters) {
   int64_t diff = 0;
   float at = 0;
-  for (int64_t i = 0; i < (1 << 20) + 4; i++) {
-    float x;
-    if (i < (1 << 19)) {
-      uint32_t b = (uint32_t)(i * 8192) + (uint32_t)(i * 2654435761u % 8191u);
-      memcpy(&x, &b, 4);
-    } else if (i < (1 << 20)) {
-      x = -40000.0f + 80000.0f * (float)(i - (1 << 19)) / (float)(1 << 19);
-    } else {
-      x = (float[]){INFINITY, -INFINITY, 0.0f, -0.0f}[i - (1 << 20)];
-    }
-    float ks = fbxk_vsinf(x), vs = fbx_vm_trig_rare(x) ? sinf(x) : fbx_vm_sinf(x);
-    float kc = fbxk_vcosf(x), vc = fbx_vm_trig_rare(x) ? cosf(x) : fbx_vm_cosf(x);
+  for (int64_t i = 0; i < SAME_N; i++) {
+    float x = same_bits_input(i, -40000.0f, 80000.0f);
+    float ks = fbxk_vsinf(x), vs = interp_sinf(x);
+    float kc = fbxk_vcosf(x), vc = interp_cosf(x);
     if (x != x) {
       ck_assert(ks != ks && kc != kc);
       continue;
@@ -147,7 +152,7 @@ START_TEST(trig_is_the_interpreters) {
     if ((memcmp(&ks, &vs, 4) || memcmp(&kc, &vc, 4)) && !diff++) at = x;
   }
   ck_assert_msg(diff == 0, "%lld inputs differ, the first %a: kit sin %a cos %a, interpreter %a %a", (long long)diff,
-                at, fbxk_vsinf(at), fbxk_vcosf(at), fbx_vm_sinf(at), fbx_vm_cosf(at));
+                at, fbxk_vsinf(at), fbxk_vcosf(at), interp_sinf(at), interp_cosf(at));
 }
 END_TEST
 
