@@ -56,11 +56,16 @@ FBXK_API void fbxk_buf_free(fbxk_buf *b);
 
 /* ---- dialects ------------------------------------------------------------------ */
 
-/* Floating-point contraction: the templates assume a * b + c is rounded
- * twice, as the unfused ops round it. C: compile with -ffp-contract=off;
- * OpenCL: the head says `#pragma OPENCL FP_CONTRACT OFF`; CUDA C has no
- * pragma for it: NVRTC needs --fmad=false (the host's nvrtc_compile service
- * does not pass it today, so CUDA kernels may fuse into FMAs). */
+/* Floating-point contraction. C: compile with -ffp-contract=off, and a
+ * kernel's results are fbxk_op_eval's bit for bit (a * b + c rounded twice,
+ * as the baseline x86-64 interpreter rounds it). OpenCL: the head says
+ * `#pragma OPENCL FP_CONTRACT ON` (OpenCL's default): a * b + c within one
+ * expression may become one FMA, as the interpreter's AVX2/AVX-512 clones
+ * and PyTorch's vector kernels contract it; results then differ from
+ * fbxk_op_eval by rounding (test_kit_dialects bounds it at 4 ulps, 16 where
+ * the platform's libm is called). Every printed op is its own statement, so
+ * contraction stays inside one op. CUDA C: NVRTC contracts by default
+ * (--fmad=true; the host's nvrtc_compile service does not change it). */
 
 typedef struct fbxk_dialect_info {
   const char *name;          /* "c", "cuda", "opencl" */
