@@ -1,6 +1,6 @@
 /* The kit's math prelude (sdk/kit/kit_prelude.inc), compiled into the kit:
  * fbxk_vexpf, fbxk_vexpm1f, fbxk_vtanhf, fbxk_vlogf, fbxk_vlog1pf, fbxk_verff,
- * fbxk_vsinf, fbxk_vcosf
+ * fbxk_vsinf, fbxk_vcosf, and fbxk_vpowf (over pairs)
  * swept against libm in long double (the exact result rounded once), over
  * float bit patterns spread over every float (NaNs, infinities, subnormals,
  * both zeros) and a dense grid where the functions do their work. The
@@ -156,6 +156,104 @@ START_TEST(trig_is_the_interpreters) {
 }
 END_TEST
 
+/* ---- pow ---------------------------------------------------------------------------------------- */
+
+/* Operands of the pow checks: edge values (C99's special cases, parity
+ * beyond 2^23, subnormals, both sides of 1) and spread ones */
+static const float pow_edge[] = {0.0f, -0.0f, 0x1p-149f, -0x1p-149f, 0x1.8p-140f, FLT_MIN, -FLT_MIN, 0.25f,
+                                 -0.5f, 0.5f, 0x1.fffffep-1f, 1.0f, -1.0f, 0x1.000002p+0f, 1.5f, -1.5f, 2.0f,
+                                 -2.0f, 3.0f, -3.0f, 2.5f, 10.0f, -7.0f, 0x1p23f, 0x1.000002p+23f,
+                                 -0x1.000002p+23f, 0x1p24f, -0x1.000002p+24f, 1e30f, -1e30f, FLT_MAX, -FLT_MAX,
+                                 INFINITY, -INFINITY, NAN};
+#define N_POW_EDGE ((int)(sizeof pow_edge / sizeof pow_edge[0]))
+
+/* pair i of the sweep: edge x edge, then spread bases (all signs and
+ * magnitudes) against exponents that are integers, halves, or drawn from
+ * [-40, 40], then bases near 1 against large exponents */
+static void pow_pair(int64_t i, float *a, float *b) {
+  int64_t ne = (int64_t)N_POW_EDGE * N_POW_EDGE;
+  if (i < ne) {
+    *a = pow_edge[i / N_POW_EDGE], *b = pow_edge[i % N_POW_EDGE];
+    return;
+  }
+  i -= ne;
+  uint32_t h = (uint32_t)i * 2654435761u;
+  if (i < N_BITS) {
+    uint32_t bits = (uint32_t)(i * (0x100000000LL / N_BITS)) + h % 4093u;
+    memcpy(a, &bits, 4);
+    int kind = (int)(h >> 28) & 3;
+    *b = kind == 0 ? (float)((int)(h >> 8 & 15) - 7)
+         : kind == 1 ? (float)((int)(h >> 8 & 15) - 7) + 0.5f
+                     : -40.0f + 80.0f * (float)(h >> 8 & 0xfffff) / (float)0x100000;
+  } else {
+    *a = 1.0f + ((float)(h >> 8 & 0xffff) - 32768.0f) * 0x1p-22f;
+    *b = ((h & 1) ? -1.0f : 1.0f) * (float)(h >> 12 & 0xfffff) * 64.0f;
+  }
+}
+#define N_POW ((int64_t)N_POW_EDGE * N_POW_EDGE + N_BITS + N_GRID)
+
+/* fbxk_vpowf against powl rounded once: within 1 ulp (the interpreter's
+ * double path is accurate to about 2^-28 before that rounding), C99's
+ * special cases exactly (NaN, infinities and zeros with their sign) */
+START_TEST(pow_ulps) {
+  int64_t worst = 0;
+  float wa = 0, wb = 0;
+  for (int64_t i = 0; i < N_POW; i++) {
+    float a, b;
+    pow_pair(i, &a, &b);
+    float got = fbxk_vpowf(a, b), lib = powf(a, b);
+    long double e = powl((long double)a, (long double)b);
+    float want = (float)e;
+    if (isnan(lib)) {
+      ck_assert_msg(isnan(got), "pow(%a, %a) = %a, want NaN", a, b, got);
+      continue;
+    }
+    ck_assert_msg(!isnan(got), "pow(%a, %a) = NaN, want %a", a, b, lib);
+    if (isinf(want) || want == 0) {
+      if (got == want && signbit(got) == signbit(want)) continue;
+      /* the overflow and underflow thresholds may differ by an ulp */
+      ck_assert_msg(isfinite(a) && isfinite(b) && a != 0 && b != 0 &&
+                        (fabsl((long double)got - e) <= 0x1p-149L ||
+                         (isinf(want) && fabsf(got) >= FLT_MAX * 0.99999f)),
+                    "pow(%a, %a) = %a, want %a", a, b, got, want);
+      continue;
+    }
+    int64_t d = llabs(ord(got) - ord(want));
+    if (d > worst) worst = d, wa = a, wb = b;
+  }
+  printf("kit math: pow    max %lld ulps (at %a, %a), bound 1, %lld pairs\n", (long long)worst, wa, wb,
+         (long long)N_POW);
+  ck_assert_msg(worst <= 1, "pow: %lld ulps at (%a, %a)", (long long)worst, wa, wb);
+}
+END_TEST
+
+/* Where the interpreter computes pow itself (fbx_vm_pow_rare false), the
+ * kit's pow has its very bits; where it asks libm, the same value class
+ * and within 1 ulp of libm's */
+START_TEST(pow_is_the_interpreters) {
+  int64_t diff = 0, rare = 0;
+  float at_a = 0, at_b = 0;
+  for (int64_t i = 0; i < N_POW; i++) {
+    float a, b;
+    pow_pair(i, &a, &b);
+    float k = fbxk_vpowf(a, b);
+    if (fbx_vm_pow_rare(a, b)) {
+      float l = powf(a, b);
+      rare++;
+      ck_assert_msg((isnan(k) && isnan(l)) || (k == l && signbit(k) == signbit(l)) ||
+                        (isfinite(l) && l != 0 && llabs(ord(k) - ord(l)) <= 1),
+                    "pow(%a, %a): kit %a, libm %a", a, b, k, l);
+      continue;
+    }
+    float v = fbx_vm_powf(a, b);
+    if (memcmp(&k, &v, 4) && !diff++) at_a = a, at_b = b;
+  }
+  ck_assert_msg(diff == 0, "%lld pairs differ, the first (%a, %a): kit %a, interpreter %a", (long long)diff, at_a,
+                at_b, fbxk_vpowf(at_a, at_b), fbx_vm_powf(at_a, at_b));
+  ck_assert_int_gt(rare, N_POW_EDGE); /* the special cases were reached */
+}
+END_TEST
+
 /* PyTorch: floor_divide rounds the true quotient down (c10 div_floor),
  * remainder takes the divisor's sign; division by zero gives a / b */
 START_TEST(floordiv_and_remainder) {
@@ -194,6 +292,8 @@ int main(void) {
   tcase_add_test(tc, floordiv_and_remainder);
   tcase_add_test(tc, exp_is_the_interpreters);
   tcase_add_test(tc, trig_is_the_interpreters);
+  tcase_add_test(tc, pow_ulps);
+  tcase_add_test(tc, pow_is_the_interpreters);
   suite_add_tcase(s, tc);
   SRunner *r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

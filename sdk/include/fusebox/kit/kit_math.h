@@ -28,6 +28,9 @@ FBXK_API float fbxk_verff(float x);
  * and cos (C kernels call libm, CUDA its intrinsics) */
 FBXK_API float fbxk_vsinf(float x);
 FBXK_API float fbxk_vcosf(float x);
+/* powf as the interpreter computes it (in double; C99's special cases too):
+ * the float template of pow's general forms */
+FBXK_API float fbxk_vpowf(float a, float b);
 FBXK_API float fbxk_floordivf(float a, float b);
 FBXK_API double fbxk_floordiv(double a, double b);
 FBXK_API float fbxk_remf(float a, float b);

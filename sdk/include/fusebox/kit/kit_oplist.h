@@ -144,10 +144,10 @@
   X(REMAINDER_ST, "aten::remainder.Scalar_Tensor", "01", "", FBXK_R_PROMOTE, "fbxk_rem$f($0, $1)", NULL, NULL)  \
   X(FMOD_T, "aten::fmod.Tensor", "01", "", FBXK_R_PROMOTE, "fmod$f($0, $1)", NULL, NULL)                      \
   X(FMOD_S, "aten::fmod.Scalar", "01", "", FBXK_R_PROMOTE, "fmod$f($0, $1)", NULL, NULL)                      \
-  X(POW_TT, "aten::pow.Tensor_Tensor", "01", "", FBXK_R_PROMOTE, "pow$f($0, $1)", NULL, NULL)                 \
+  X(POW_TT, "aten::pow.Tensor_Tensor", "01", "", FBXK_R_PROMOTE, "$vpow$f($0, $1)", NULL, NULL)               \
   X(POW_TS, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE,                                             \
     "($1 == ($T)0.5 ? sqrt$f($0) : $1 == ($T)-0.5 ? ($T)1 / sqrt$f($0) : $1 == ($T)-1 ? ($T)1 / $0 : "           \
-    "$1 == ($T)2 ? $0 * $0 : $1 == ($T)3 ? $0 * $0 * $0 : $1 == ($T)-2 ? ($T)1 / ($0 * $0) : pow$f($0, $1))",   \
+    "$1 == ($T)2 ? $0 * $0 : $1 == ($T)3 ? $0 * $0 * $0 : $1 == ($T)-2 ? ($T)1 / ($0 * $0) : $vpow$f($0, $1))", \
     NULL, NULL)                                                                                               \
   X(POW_2, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "($0 * $0)", NULL, NULL)                      \
   X(POW_3, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "($0 * $0 * $0)", NULL, NULL)                 \
@@ -155,7 +155,7 @@
   X(POW_M1, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "(($T)1 / $0)", NULL, NULL)                  \
   X(POW_M2, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "(($T)1 / ($0 * $0))", NULL, NULL)           \
   X(POW_MHALF, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "(($T)1 / sqrt$f($0))", NULL, NULL)       \
-  X(POW_S, "aten::pow.Scalar", "01", "", FBXK_R_PROMOTE, "pow$f($0, $1)", NULL, NULL)                         \
+  X(POW_S, "aten::pow.Scalar", "01", "", FBXK_R_PROMOTE, "$vpow$f($0, $1)", NULL, NULL)                       \
   X(ATAN2, "aten::atan2", "01", "", FBXK_R_FLOAT, "atan2$f($0, $1)", NULL, NULL)                              \
   X(HYPOT, "aten::hypot", "01", "", FBXK_R_PROMOTE, "hypot$f($0, $1)", NULL, NULL)                            \
   X(MAXIMUM, "aten::maximum", "01", "", FBXK_R_PROMOTE, "(($0 > $1) | ($0 != $0) ? $0 : $1)", \
