@@ -29,6 +29,22 @@ FBXK_API float fbxk_vm_pow2i(int32_t k);
 FBXK_API float fbxk_vm_expm1r(float c, float *s1, float *s2, int32_t *k);
 FBXK_API float fbxk_vm_trig_reduce(float x, uint32_t *q);
 FBXK_API float fbxk_vm_trig_pick(float r, uint32_t q);
+FBXK_API float fbxk_vm_absf(float x);
+FBXK_API float fbxk_vm_signf(float m, float s);
+FBXK_API float fbxk_vm_rint_small(float t);
+FBXK_API float fbxk_vm_ldexpf(float x, int32_t k);
+FBXK_API float fbxk_vm_exp_poly(float r);
+FBXK_API void fbxk_vm_log_split_n(float xs, int32_t eb, float *e, float *f, float *lo);
+FBXK_API void fbxk_vm_log_split(float x, float *e, float *f, float *lo);
+FBXK_API float fbxk_vm_log_special(float x, float y);
+FBXK_API float fbxk_vm_exp_split(float a, int32_t *k);
+FBXK_API float fbxk_vm_erfc_a(float x);
+FBXK_API float fbxk_vm_erfc_tq(float x, float *tl_out, float *qd);
+FBXK_API float fbxk_vm_erfc_fin(float x, float t, float tl, float qd);
+FBXK_API float fbxk_vm_tanf(float x);
+FBXK_API float fbxk_vm_atan_pos(float a);
+FBXK_API float fbxk_vm_asin_poly(float a, float z);
+FBXK_API void fbxk_vm_asin_core(float a, int big, float *hi, float *lo);
 
 #include "kit_prelude.inc"
 

@@ -1,6 +1,8 @@
 /* The kit's math prelude (sdk/kit/kit_prelude.inc), compiled into the kit:
  * fbxk_vexpf, fbxk_vexpm1f, fbxk_vtanhf, fbxk_vlogf, fbxk_vlog1pf, fbxk_verff,
- * fbxk_vsinf, fbxk_vcosf, and fbxk_vpowf (over pairs)
+ * fbxk_vsinf, fbxk_vcosf, the ports of the interpreter's exp2, log2,
+ * log10, sinh, cosh, tan, atan, asin, acos and erfc, and fbxk_vpowf,
+ * fbxk_vatan2f and fbxk_vfmodf (over pairs)
  * swept against libm in long double (the exact result rounded once), over
  * float bit patterns spread over every float (NaNs, infinities, subnormals,
  * both zeros) and a dense grid where the functions do their work. The
@@ -52,12 +54,27 @@ static long double log_l(long double x) { return logl(x); }
 static long double log1p_l(long double x) { return log1pl(x); }
 static long double sin_l(long double x) { return sinl(x); }
 static long double cos_l(long double x) { return cosl(x); }
+static long double exp2_l(long double x) { return exp2l(x); }
+static long double log2_l(long double x) { return log2l(x); }
+static long double log10_l(long double x) { return log10l(x); }
+static long double sinh_l(long double x) { return sinhl(x); }
+static long double cosh_l(long double x) { return coshl(x); }
+static long double tan_l(long double x) { return tanl(x); }
+static long double atan_l(long double x) { return atanl(x); }
+static long double asin_l(long double x) { return asinl(x); }
+static long double acos_l(long double x) { return acosl(x); }
+static long double erfc_l(long double x) { return erfcl(x); }
 
 static const fn fns[] = {
     {"exp", fbxk_vexpf, exp_l, -104, 89, 2},      {"expm1", fbxk_vexpm1f, expm1_l, -30, 89, 3},
     {"tanh", fbxk_vtanhf, tanh_l, -12, 12, 4},    {"log", fbxk_vlogf, log_l, 0, 1000, 2},
     {"log1p", fbxk_vlog1pf, log1p_l, -1, 1000, 4}, {"erf", fbxk_verff, erf_l, -5, 5, 3},
     {"sin", fbxk_vsinf, sin_l, -100, 100, 4},     {"cos", fbxk_vcosf, cos_l, -100, 100, 4},
+    {"exp2", fbxk_vexp2f, exp2_l, -152, 129, 2},  {"log2", fbxk_vlog2f, log2_l, 0, 1000, 2},
+    {"log10", fbxk_vlog10f, log10_l, 0, 1000, 2}, {"sinh", fbxk_vsinhf, sinh_l, -90, 90, 4},
+    {"cosh", fbxk_vcoshf, cosh_l, -90, 90, 4},    {"tan", fbxk_vtanf, tan_l, -100, 100, 4},
+    {"atan", fbxk_vatanf, atan_l, -100, 100, 4},  {"asin", fbxk_vasinf, asin_l, -1, 1, 2},
+    {"acos", fbxk_vacosf, acos_l, -1, 1, 2},      {"erfc", fbxk_verfcf, erfc_l, -10, 10, 5},
 };
 
 START_TEST(vector_math_ulps) {
@@ -153,6 +170,45 @@ START_TEST(trig_is_the_interpreters) {
   }
   ck_assert_msg(diff == 0, "%lld inputs differ, the first %a: kit sin %a cos %a, interpreter %a %a", (long long)diff,
                 at, fbxk_vsinf(at), fbxk_vcosf(at), interp_sinf(at), interp_cosf(at));
+}
+END_TEST
+
+/* The interpreter's forms of the functions ported from core/ops/vmath.h:
+ * its float path, libm where it hands elements to libm (tan past 2^15) */
+static float interp_tanf(float x) { return fbx_vm_trig_rare(x) ? tanf(x) : fbx_vm_tanf(x); }
+static float interp_erfcf(float x) {
+  float y;
+  fbx_vm_erfcf_block(&y, &x, 1);
+  return y;
+}
+static const struct {
+  const char *name;
+  float (*kit)(float), (*interp)(float);
+  float lo, width; /* the dense grid */
+} ported[] = {
+    {"exp2", fbxk_vexp2f, fbx_vm_exp2f, -160, 300},  {"log2", fbxk_vlog2f, fbx_vm_log2f, 0, 100},
+    {"log10", fbxk_vlog10f, fbx_vm_log10f, 0, 100},  {"sinh", fbxk_vsinhf, fbx_vm_sinhf, -100, 200},
+    {"cosh", fbxk_vcoshf, fbx_vm_coshf, -100, 200},  {"tan", fbxk_vtanf, interp_tanf, -40000, 80000},
+    {"atan", fbxk_vatanf, fbx_vm_atanf, -50, 100},   {"asin", fbxk_vasinf, fbx_vm_asinf, -1.5f, 3},
+    {"acos", fbxk_vacosf, fbx_vm_acosf, -1.5f, 3},   {"erfc", fbxk_verfcf, interp_erfcf, -12, 24},
+};
+
+/* The same bits as the interpreter for every input but NaN (NaN for NaN),
+ * so that a fused op and `none` agree */
+START_TEST(ported_are_the_interpreters) {
+  int64_t diff = 0;
+  float at = 0;
+  for (int64_t i = 0; i < SAME_N; i++) {
+    float x = same_bits_input(i, ported[_i].lo, ported[_i].width);
+    float k = ported[_i].kit(x), v = ported[_i].interp(x);
+    if (x != x) {
+      ck_assert_msg(k != k, "%s(NaN) = %a", ported[_i].name, k);
+      continue;
+    }
+    if (memcmp(&k, &v, 4) && !diff++) at = x;
+  }
+  ck_assert_msg(diff == 0, "%s: %lld inputs differ, the first %a: kit %a, interpreter %a", ported[_i].name,
+                (long long)diff, at, ported[_i].kit(at), ported[_i].interp(at));
 }
 END_TEST
 
@@ -254,6 +310,39 @@ START_TEST(pow_is_the_interpreters) {
 }
 END_TEST
 
+/* atan2 and fmod over pow's pairs: atan2 within 4 ulps of atan2l and the
+ * interpreter's bits; fmod exact (libm's fmodf, signed zeros and NaN
+ * included) */
+START_TEST(atan2_and_fmod) {
+  int64_t worst = 0, diff = 0;
+  float wa = 0, wb = 0;
+  for (int64_t i = 0; i < N_POW; i++) {
+    float a, b;
+    pow_pair(i, &a, &b);
+    float m = fbxk_vfmodf(a, b), lm = fmodf(a, b);
+    ck_assert_msg((isnan(m) && isnan(lm)) || (m == lm && signbit(m) == signbit(lm)), "fmod(%a, %a) = %a, libm %a",
+                  a, b, m, lm);
+    float t = fbxk_vatan2f(a, b), vt = fbx_vm_atan2f(a, b);
+    if (memcmp(&t, &vt, 4) && !(t != t && vt != vt)) diff++;
+    float want = (float)atan2l((long double)a, (long double)b);
+    if (isnan(want)) {
+      ck_assert_msg(isnan(t), "atan2(%a, %a) = %a, want NaN", a, b, t);
+      continue;
+    }
+    if (want == 0 || fabsf(want) < FLT_MIN) {
+      ck_assert_msg(fabsf(t - want) <= FLT_MIN && (want != 0 || signbit(t) == signbit(want)),
+                    "atan2(%a, %a) = %a, want %a", a, b, t, want);
+      continue;
+    }
+    int64_t d = llabs(ord(t) - ord(want));
+    if (d > worst) worst = d, wa = a, wb = b;
+  }
+  printf("kit math: atan2  max %lld ulps (at %a, %a), bound 4\n", (long long)worst, wa, wb);
+  ck_assert_msg(worst <= 4, "atan2: %lld ulps at (%a, %a)", (long long)worst, wa, wb);
+  ck_assert_msg(diff == 0, "atan2: %lld pairs differ from the interpreter's", (long long)diff);
+}
+END_TEST
+
 /* PyTorch: floor_divide rounds the true quotient down (c10 div_floor),
  * remainder takes the divisor's sign; division by zero gives a / b */
 START_TEST(floordiv_and_remainder) {
@@ -294,6 +383,8 @@ int main(void) {
   tcase_add_test(tc, trig_is_the_interpreters);
   tcase_add_test(tc, pow_ulps);
   tcase_add_test(tc, pow_is_the_interpreters);
+  tcase_add_loop_test(tc, ported_are_the_interpreters, 0, (int)(sizeof ported / sizeof ported[0]));
+  tcase_add_test(tc, atan2_and_fmod);
   suite_add_tcase(s, tc);
   SRunner *r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

@@ -31,6 +31,21 @@ FBXK_API float fbxk_vcosf(float x);
 /* powf as the interpreter computes it (in double; C99's special cases too):
  * the float template of pow's general forms */
 FBXK_API float fbxk_vpowf(float a, float b);
+/* The interpreter's exp2, log2, log10, sinh, cosh, tan, atan, atan2, asin,
+ * acos, erfc and fmod (exact): the float templates of those ops (tan: OpenCL
+ * kernels' tanf, as sin) */
+FBXK_API float fbxk_vexp2f(float x);
+FBXK_API float fbxk_vlog2f(float x);
+FBXK_API float fbxk_vlog10f(float x);
+FBXK_API float fbxk_vsinhf(float x);
+FBXK_API float fbxk_vcoshf(float x);
+FBXK_API float fbxk_vtanf(float x);
+FBXK_API float fbxk_vatanf(float x);
+FBXK_API float fbxk_vatan2f(float y, float x);
+FBXK_API float fbxk_vasinf(float x);
+FBXK_API float fbxk_vacosf(float x);
+FBXK_API float fbxk_verfcf(float x);
+FBXK_API float fbxk_vfmodf(float a, float b);
 FBXK_API float fbxk_floordivf(float a, float b);
 FBXK_API double fbxk_floordiv(double a, double b);
 FBXK_API float fbxk_remf(float a, float b);

@@ -49,23 +49,23 @@
   X(RSQRT, "aten::rsqrt", "0", "", FBXK_R_UFLOAT, "(($T)1 / sqrt$f($0))", NULL, NULL)                         \
   X(SQUARE, "aten::square", "0", "", FBXK_R_SQUARE, "($0 * $0)", "((int64_t)((uint64_t)$0 * (uint64_t)$0))", NULL) \
   X(EXP, "aten::exp", "0", "", FBXK_R_UFLOAT, "$vexp$f($0)", NULL, NULL)                                        \
-  X(EXP2, "aten::exp2", "0", "", FBXK_R_UFLOAT, "exp2$f($0)", NULL, NULL)                                     \
+  X(EXP2, "aten::exp2", "0", "", FBXK_R_UFLOAT, "$vexp2$f($0)", NULL, NULL)                                   \
   X(EXPM1, "aten::expm1", "0", "", FBXK_R_UFLOAT, "$vexpm1$f($0)", NULL, NULL)                                  \
   X(LOG, "aten::log", "0", "", FBXK_R_UFLOAT, "$vlog$f($0)", NULL, NULL)                                        \
-  X(LOG2, "aten::log2", "0", "", FBXK_R_UFLOAT, "log2$f($0)", NULL, NULL)                                     \
-  X(LOG10, "aten::log10", "0", "", FBXK_R_UFLOAT, "log10$f($0)", NULL, NULL)                                  \
+  X(LOG2, "aten::log2", "0", "", FBXK_R_UFLOAT, "$vlog2$f($0)", NULL, NULL)                                   \
+  X(LOG10, "aten::log10", "0", "", FBXK_R_UFLOAT, "$vlog10$f($0)", NULL, NULL)                                \
   X(LOG1P, "aten::log1p", "0", "", FBXK_R_UFLOAT, "$vlog1p$f($0)", NULL, NULL)                                  \
   X(SIN, "aten::sin", "0", "", FBXK_R_UFLOAT, "sin$f($0)", NULL, NULL)                                        \
   X(COS, "aten::cos", "0", "", FBXK_R_UFLOAT, "cos$f($0)", NULL, NULL)                                        \
   X(TAN, "aten::tan", "0", "", FBXK_R_UFLOAT, "tan$f($0)", NULL, NULL)                                        \
-  X(ASIN, "aten::asin", "0", "", FBXK_R_UFLOAT, "asin$f($0)", NULL, NULL)                                     \
-  X(ACOS, "aten::acos", "0", "", FBXK_R_UFLOAT, "acos$f($0)", NULL, NULL)                                     \
-  X(ATAN, "aten::atan", "0", "", FBXK_R_UFLOAT, "atan$f($0)", NULL, NULL)                                     \
-  X(SINH, "aten::sinh", "0", "", FBXK_R_UFLOAT, "sinh$f($0)", NULL, NULL)                                     \
-  X(COSH, "aten::cosh", "0", "", FBXK_R_UFLOAT, "cosh$f($0)", NULL, NULL)                                     \
+  X(ASIN, "aten::asin", "0", "", FBXK_R_UFLOAT, "$vasin$f($0)", NULL, NULL)                                   \
+  X(ACOS, "aten::acos", "0", "", FBXK_R_UFLOAT, "$vacos$f($0)", NULL, NULL)                                   \
+  X(ATAN, "aten::atan", "0", "", FBXK_R_UFLOAT, "$vatan$f($0)", NULL, NULL)                                   \
+  X(SINH, "aten::sinh", "0", "", FBXK_R_UFLOAT, "$vsinh$f($0)", NULL, NULL)                                   \
+  X(COSH, "aten::cosh", "0", "", FBXK_R_UFLOAT, "$vcosh$f($0)", NULL, NULL)                                   \
   X(TANH, "aten::tanh", "0", "", FBXK_R_UFLOAT, "$vtanh$f($0)", NULL, NULL)                                     \
   X(ERF, "aten::erf", "0", "", FBXK_R_UFLOAT, "$verf$f($0)", NULL, NULL)                                        \
-  X(ERFC, "aten::erfc", "0", "", FBXK_R_UFLOAT, "erfc$f($0)", NULL, NULL)                                     \
+  X(ERFC, "aten::erfc", "0", "", FBXK_R_UFLOAT, "$verfc$f($0)", NULL, NULL)                                   \
   X(SIGMOID, "aten::sigmoid", "0", "", FBXK_R_UFLOAT, "(($T)1 / (($T)1 + $vexp$f(-$0)))", NULL, NULL)           \
   X(RELU, "aten::relu", "0", "", FBXK_R_SAME, "($0 < 0 ? ($T)0 : $0)", "($0 < 0 ? 0 : $0)", NULL)             \
   X(LEAKY_RELU, "aten::leaky_relu", "0", "1", FBXK_R_SAME, "($0 > 0 ? $0 : $0 * $1)", NULL, NULL)             \
@@ -142,8 +142,8 @@
   X(REMAINDER_T, "aten::remainder.Tensor", "01", "", FBXK_R_PROMOTE, "fbxk_rem$f($0, $1)", NULL, NULL)          \
   X(REMAINDER_S, "aten::remainder.Scalar", "01", "", FBXK_R_PROMOTE, "fbxk_rem$f($0, $1)", NULL, NULL)          \
   X(REMAINDER_ST, "aten::remainder.Scalar_Tensor", "01", "", FBXK_R_PROMOTE, "fbxk_rem$f($0, $1)", NULL, NULL)  \
-  X(FMOD_T, "aten::fmod.Tensor", "01", "", FBXK_R_PROMOTE, "fmod$f($0, $1)", NULL, NULL)                      \
-  X(FMOD_S, "aten::fmod.Scalar", "01", "", FBXK_R_PROMOTE, "fmod$f($0, $1)", NULL, NULL)                      \
+  X(FMOD_T, "aten::fmod.Tensor", "01", "", FBXK_R_PROMOTE, "$vfmod$f($0, $1)", NULL, NULL)                    \
+  X(FMOD_S, "aten::fmod.Scalar", "01", "", FBXK_R_PROMOTE, "$vfmod$f($0, $1)", NULL, NULL)                    \
   X(POW_TT, "aten::pow.Tensor_Tensor", "01", "", FBXK_R_PROMOTE, "$vpow$f($0, $1)", NULL, NULL)               \
   X(POW_TS, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE,                                             \
     "($1 == ($T)0.5 ? sqrt$f($0) : $1 == ($T)-0.5 ? ($T)1 / sqrt$f($0) : $1 == ($T)-1 ? ($T)1 / $0 : "           \
@@ -156,7 +156,7 @@
   X(POW_M2, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "(($T)1 / ($0 * $0))", NULL, NULL)           \
   X(POW_MHALF, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "(($T)1 / sqrt$f($0))", NULL, NULL)       \
   X(POW_S, "aten::pow.Scalar", "01", "", FBXK_R_PROMOTE, "$vpow$f($0, $1)", NULL, NULL)                       \
-  X(ATAN2, "aten::atan2", "01", "", FBXK_R_FLOAT, "atan2$f($0, $1)", NULL, NULL)                              \
+  X(ATAN2, "aten::atan2", "01", "", FBXK_R_FLOAT, "$vatan2$f($0, $1)", NULL, NULL)                            \
   X(HYPOT, "aten::hypot", "01", "", FBXK_R_PROMOTE, "hypot$f($0, $1)", NULL, NULL)                            \
   X(MAXIMUM, "aten::maximum", "01", "", FBXK_R_PROMOTE, "(($0 > $1) | ($0 != $0) ? $0 : $1)", \
     "($0 > $1 ? $0 : $1)", "($0 > $1 ? $0 : $1)")                                                         \
