@@ -45,6 +45,7 @@ FBXK_API float fbxk_vm_tanf(float x);
 FBXK_API float fbxk_vm_atan_pos(float a);
 FBXK_API float fbxk_vm_asin_poly(float a, float z);
 FBXK_API void fbxk_vm_asin_core(float a, int big, float *hi, float *lo);
+FBXK_API float fbxk_vm_floordiv_fmod(float a, float b);
 
 #include "kit_prelude.inc"
 

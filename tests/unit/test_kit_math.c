@@ -310,8 +310,24 @@ START_TEST(pow_is_the_interpreters) {
 }
 END_TEST
 
-/* atan2 and fmod over pow's pairs: atan2 within 4 ulps of atan2l and the
- * interpreter's bits; fmod exact (libm's fmodf, signed zeros and NaN
+/* PyTorch's float floor division and remainder (c10 div_floor_floating,
+ * ATen's remainder kernel), on libm's fmodf */
+static float torch_floordivf(float a, float b) {
+  if (b == 0) return a / b;
+  float m = fmodf(a, b), d = (a - m) / b;
+  if (m != 0 && (b < 0) != (m < 0)) d -= 1;
+  if (d == 0) return copysignf(0.0f, a / b);
+  float fd = floorf(d);
+  return d - fd > 0.5f ? fd + 1 : fd;
+}
+static float torch_remf(float a, float b) {
+  float m = fmodf(a, b);
+  return m != 0 && (b < 0) != (m < 0) ? m + b : m;
+}
+
+/* atan2, fmod, floor division and remainder over pow's pairs: atan2 within
+ * 4 ulps of atan2l and the interpreter's bits; fmod equal to libm's,
+ * floor_divide and remainder to PyTorch's formulas (signed zeros and NaN
  * included) */
 START_TEST(atan2_and_fmod) {
   int64_t worst = 0, diff = 0;
@@ -322,6 +338,12 @@ START_TEST(atan2_and_fmod) {
     float m = fbxk_vfmodf(a, b), lm = fmodf(a, b);
     ck_assert_msg((isnan(m) && isnan(lm)) || (m == lm && signbit(m) == signbit(lm)), "fmod(%a, %a) = %a, libm %a",
                   a, b, m, lm);
+    float fd = fbxk_floordivf(a, b), tfd = torch_floordivf(a, b);
+    ck_assert_msg((isnan(fd) && isnan(tfd)) || (fd == tfd && signbit(fd) == signbit(tfd)),
+                  "floordiv(%a, %a) = %a, PyTorch %a", a, b, fd, tfd);
+    float rm = fbxk_remf(a, b), trm = torch_remf(a, b);
+    ck_assert_msg((isnan(rm) && isnan(trm)) || (rm == trm && signbit(rm) == signbit(trm)),
+                  "remainder(%a, %a) = %a, PyTorch %a", a, b, rm, trm);
     float t = fbxk_vatan2f(a, b), vt = fbx_vm_atan2f(a, b);
     if (memcmp(&t, &vt, 4) && !(t != t && vt != vt)) diff++;
     float want = (float)atan2l((long double)a, (long double)b);
