@@ -118,9 +118,10 @@ UF(gelu, , a * (T)0.5 * ((T)1 + VM(erf, a * (T)0.70710678118654752440)))
 UF(gelu_tanh, , (T)0.5 * a * ((T)1 + VM(tanh, GELU_BETA * (a + (T)0.044715 * a * a * a))))
 UF(silu, , a / ((T)1 + VM(exp, -a)))
 /* float: tanh(log1p(e)) = n / (n + 2) with n = e (e + 2), e = e^a (one exp);
- * it is 1 in float for a > 20 */
+ * it is 1 in float for a > 20 (a = 20 itself takes the formula: e^20
+ * squared stays finite) */
 static inline float mish_f(float a) {
-  float e = fbx_vm_expf(a < 20.0f ? a : 0.0f);
+  float e = fbx_vm_expf(a <= 20.0f ? a : 0.0f);
   float n = e * (e + 2.0f);
   return a > 20.0f ? a : a * (n / (n + 2.0f));
 }

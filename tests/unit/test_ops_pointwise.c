@@ -399,6 +399,24 @@ START_TEST(floor_divide_f32) {
 }
 END_TEST
 
+/* mish around the threshold past which the float kernel returns x: at and
+ * beside 20, mish(x) rounds to x (PyTorch 2.x: mish(20.) = 20.); 20 itself
+ * once gave 12 (the exp's argument was replaced by 0 there, the result not) */
+START_TEST(mish_threshold) {
+  static const float xs[] = {0x1.3ffffep+4f, 20.0f, 0x1.400002p+4f, 19.0f, 21.0f, 100.0f};
+  int64_t n = (int64_t)(sizeof xs / sizeof xs[0]);
+  fbx_tensor *a = NULL;
+  OK(fbx_tensor_empty(&a, FBX_DTYPE_FLOAT32, 1, &n));
+  memcpy(a->data, xs, sizeof xs);
+  fbx_ivalue args[1] = {fbx_iv_tensor(a)}, out = fbx_iv_none();
+  OK(call("aten::mish", args, 1, &out));
+  const float *po = out.u.t->data;
+  for (int64_t i = 0; i < n; i++) ck_assert_msg(po[i] == xs[i], "mish(%a) = %a", (double)xs[i], (double)po[i]);
+  fbx_iv_release(&out);
+  fbx_tensor_release(a);
+}
+END_TEST
+
 /* float32 pow through the block loops (both contiguous, b broadcast, a
  * strided, the Scalar overload) gives fbx_vm_powf's bits, and libm's
  * for the rare pairs (zero, subnormal and infinite bases, |b| >= 2^23) */
@@ -622,6 +640,7 @@ int main(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, engine_large_strided);
   tcase_add_test(tc, floor_divide_f32);
+  tcase_add_test(tc, mish_threshold);
   tcase_add_test(tc, pow_f32_paths);
   tcase_add_test(tc, rare_paths);
   tcase_add_test(tc, engine_map_into);
