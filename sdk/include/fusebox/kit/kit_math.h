@@ -50,6 +50,9 @@ FBXK_API float fbxk_floordivf(float a, float b);
 FBXK_API double fbxk_floordiv(double a, double b);
 FBXK_API float fbxk_remf(float a, float b);
 FBXK_API double fbxk_rem(double a, double b);
+/* mish: the interpreter's float form (one exp), PyTorch's composition in double */
+FBXK_API float fbxk_mishf(float x);
+FBXK_API double fbxk_mish(double x);
 
 #ifdef __cplusplus
 }

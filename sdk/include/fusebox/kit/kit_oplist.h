@@ -76,7 +76,7 @@
     "(($T)0.5 * $0 * (($T)1 + $vtanh$f(($T)0.79788456080286535588 * ($0 + ($T)0.044715 * $0 * $0 * $0))))", \
     NULL, NULL)                                                                                           \
   X(SILU, "aten::silu", "0", "", FBXK_R_SAME, "($0 / (($T)1 + $vexp$f(-$0)))", NULL, NULL)                      \
-  X(MISH, "aten::mish", "0", "", FBXK_R_SAME, "($0 * $vtanh$f($vlog1p$f($vexp$f($0))))", NULL, NULL)                \
+  X(MISH, "aten::mish", "0", "", FBXK_R_SAME, "fbxk_mish$f($0)", NULL, NULL)                                        \
   X(SOFTPLUS, "aten::softplus", "0", "12", FBXK_R_SAME, "($0 * $1 > $2 ? $0 : $vlog1p$f($vexp$f($0 * $1)) / $1)", NULL, NULL) \
   X(HARDTANH, "aten::hardtanh", "0", "12", FBXK_R_SAME, "($2 < ($0 < $1 ? $1 : $0) ? $2 : ($0 < $1 ? $1 : $0))", NULL, NULL) \
   X(HARDSIGMOID, "aten::hardsigmoid", "0", "", FBXK_R_SAME,                                                    \
