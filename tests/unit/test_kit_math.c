@@ -325,10 +325,10 @@ static float torch_remf(float a, float b) {
   return m != 0 && (b < 0) != (m < 0) ? m + b : m;
 }
 
-/* atan2, fmod, floor division and remainder over pow's pairs: atan2 within
- * 4 ulps of atan2l and the interpreter's bits; fmod equal to libm's,
- * floor_divide and remainder to PyTorch's formulas (signed zeros and NaN
- * included) */
+/* atan2, fmod, hypot, floor division and remainder over pow's pairs: atan2
+ * within 4 ulps of atan2l and the interpreter's bits; fmod and hypot equal
+ * to libm's, floor_divide and remainder to PyTorch's formulas (signed
+ * zeros and NaN included) */
 START_TEST(atan2_and_fmod) {
   int64_t worst = 0, diff = 0;
   float wa = 0, wb = 0;
@@ -338,6 +338,9 @@ START_TEST(atan2_and_fmod) {
     float m = fbxk_vfmodf(a, b), lm = fmodf(a, b);
     ck_assert_msg((isnan(m) && isnan(lm)) || (m == lm && signbit(m) == signbit(lm)), "fmod(%a, %a) = %a, libm %a",
                   a, b, m, lm);
+    float h = fbxk_vhypotf(a, b), lh = hypotf(a, b);
+    ck_assert_msg((isnan(h) && isnan(lh)) || (h == lh && signbit(h) == signbit(lh)), "hypot(%a, %a) = %a, libm %a",
+                  a, b, h, lh);
     float fd = fbxk_floordivf(a, b), tfd = torch_floordivf(a, b);
     ck_assert_msg((isnan(fd) && isnan(tfd)) || (fd == tfd && signbit(fd) == signbit(tfd)),
                   "floordiv(%a, %a) = %a, PyTorch %a", a, b, fd, tfd);

@@ -46,6 +46,8 @@ FBXK_API float fbxk_vasinf(float x);
 FBXK_API float fbxk_vacosf(float x);
 FBXK_API float fbxk_verfcf(float x);
 FBXK_API float fbxk_vfmodf(float a, float b);
+/* hypot as glibc's hypotf (OpenCL kernels' hypotf) */
+FBXK_API float fbxk_vhypotf(float a, float b);
 FBXK_API float fbxk_floordivf(float a, float b);
 FBXK_API double fbxk_floordiv(double a, double b);
 FBXK_API float fbxk_remf(float a, float b);

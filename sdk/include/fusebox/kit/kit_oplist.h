@@ -157,7 +157,7 @@
   X(POW_MHALF, "aten::pow.Tensor_Scalar", "01", "", FBXK_R_PROMOTE, "(($T)1 / sqrt$f($0))", NULL, NULL)       \
   X(POW_S, "aten::pow.Scalar", "01", "", FBXK_R_PROMOTE, "$vpow$f($0, $1)", NULL, NULL)                       \
   X(ATAN2, "aten::atan2", "01", "", FBXK_R_FLOAT, "$vatan2$f($0, $1)", NULL, NULL)                            \
-  X(HYPOT, "aten::hypot", "01", "", FBXK_R_PROMOTE, "hypot$f($0, $1)", NULL, NULL)                            \
+  X(HYPOT, "aten::hypot", "01", "", FBXK_R_PROMOTE, "$vhypot$f($0, $1)", NULL, NULL)                          \
   X(MAXIMUM, "aten::maximum", "01", "", FBXK_R_PROMOTE, "(($0 > $1) | ($0 != $0) ? $0 : $1)", \
     "($0 > $1 ? $0 : $1)", "($0 > $1 ? $0 : $1)")                                                         \
   X(MINIMUM, "aten::minimum", "01", "", FBXK_R_PROMOTE, "(($0 < $1) | ($0 != $0) ? $0 : $1)", \
