@@ -32,6 +32,18 @@
 #define N_GRID (1 << 19)
 #endif
 
+/* Check writes a record of every ck_assert it passes: a sweep over a million
+ * values asserts once at its end, counting the failures and keeping the
+ * first one's message */
+static int64_t sweep_fails;
+static char sweep_first[256];
+#define SWEEP_CHECK(cond, ...)                                                             \
+  do {                                                                                     \
+    if (!(cond) && !sweep_fails++) snprintf(sweep_first, sizeof sweep_first, __VA_ARGS__); \
+  } while (0)
+#define SWEEP_BEGIN() (sweep_fails = 0, sweep_first[0] = 0)
+#define SWEEP_END() ck_assert_msg(sweep_fails == 0, "%lld failures, the first: %s", (long long)sweep_fails, sweep_first)
+
 static int64_t ord(float f) {
   int32_t i;
   memcpy(&i, &f, 4);
@@ -78,6 +90,7 @@ static const fn fns[] = {
 };
 
 START_TEST(vector_math_ulps) {
+  SWEEP_BEGIN();
   const fn *f = &fns[_i];
   int64_t worst = 0;
   float at = 0;
@@ -95,14 +108,14 @@ START_TEST(vector_math_ulps) {
     long double e = f->ref((long double)x);
     float want = (float)e;
     if (isnan(want)) {
-      ck_assert_msg(isnan(got), "%s(%a) = %a, want NaN", f->name, x, got);
+      SWEEP_CHECK(isnan(got), "%s(%a) = %a, want NaN", f->name, x, got);
       continue;
     }
-    ck_assert_msg(!isnan(got), "%s(%a) = NaN, want %a", f->name, x, want);
+    SWEEP_CHECK(!isnan(got), "%s(%a) = NaN, want %a", f->name, x, want);
     if (isinf(want) || want == 0) {
       /* overflow/underflow thresholds may differ by an ulp: then within range */
       if (got == want && signbit(got) == signbit(want)) continue;
-      ck_assert_msg(fabsl((long double)got - e) <= FLT_MIN || (isinf(want) && fabsf(got) >= FLT_MAX * 0.99999f),
+      SWEEP_CHECK(fabsl((long double)got - e) <= FLT_MIN || (isinf(want) && fabsf(got) >= FLT_MAX * 0.99999f),
                     "%s(%a) = %a, want %a", f->name, x, got, want);
       continue;
     }
@@ -110,6 +123,7 @@ START_TEST(vector_math_ulps) {
     int64_t d = llabs(ord(got) - ord(want));
     if (d > worst) worst = d, at = x;
   }
+  SWEEP_END();
   printf("kit math: %-6s max %lld ulps (at %a), bound %lld\n", f->name, (long long)worst, at, (long long)f->bound);
   ck_assert_msg(worst <= f->bound, "%s: %lld ulps at %a", f->name, (long long)worst, at);
 }
@@ -156,6 +170,7 @@ static float interp_cosf(float x) { return fbx_vm_trig_rare(x) ? cosf(x) : fbx_v
 /* The kit's sin and cos are the interpreter's: the same bits for every
  * float, so a fused sin and `none`'s agree. */
 START_TEST(trig_is_the_interpreters) {
+  SWEEP_BEGIN();
   int64_t diff = 0;
   float at = 0;
   for (int64_t i = 0; i < SAME_N; i++) {
@@ -163,13 +178,14 @@ START_TEST(trig_is_the_interpreters) {
     float ks = fbxk_vsinf(x), vs = interp_sinf(x);
     float kc = fbxk_vcosf(x), vc = interp_cosf(x);
     if (x != x) {
-      ck_assert(ks != ks && kc != kc);
+      SWEEP_CHECK(ks != ks && kc != kc, "sin/cos(NaN) = %a, %a", ks, kc);
       continue;
     }
     if ((memcmp(&ks, &vs, 4) || memcmp(&kc, &vc, 4)) && !diff++) at = x;
   }
   ck_assert_msg(diff == 0, "%lld inputs differ, the first %a: kit sin %a cos %a, interpreter %a %a", (long long)diff,
                 at, fbxk_vsinf(at), fbxk_vcosf(at), interp_sinf(at), interp_cosf(at));
+  SWEEP_END();
 }
 END_TEST
 
@@ -196,19 +212,21 @@ static const struct {
 /* The same bits as the interpreter for every input but NaN (NaN for NaN),
  * so that a fused op and `none` agree */
 START_TEST(ported_are_the_interpreters) {
+  SWEEP_BEGIN();
   int64_t diff = 0;
   float at = 0;
   for (int64_t i = 0; i < SAME_N; i++) {
     float x = same_bits_input(i, ported[_i].lo, ported[_i].width);
     float k = ported[_i].kit(x), v = ported[_i].interp(x);
     if (x != x) {
-      ck_assert_msg(k != k, "%s(NaN) = %a", ported[_i].name, k);
+      SWEEP_CHECK(k != k, "%s(NaN) = %a", ported[_i].name, k);
       continue;
     }
     if (memcmp(&k, &v, 4) && !diff++) at = x;
   }
   ck_assert_msg(diff == 0, "%s: %lld inputs differ, the first %a: kit %a, interpreter %a", ported[_i].name,
                 (long long)diff, at, ported[_i].kit(at), ported[_i].interp(at));
+  SWEEP_END();
 }
 END_TEST
 
@@ -252,6 +270,7 @@ static void pow_pair(int64_t i, float *a, float *b) {
  * double path is accurate to about 2^-28 before that rounding), C99's
  * special cases exactly (NaN, infinities and zeros with their sign) */
 START_TEST(pow_ulps) {
+  SWEEP_BEGIN();
   int64_t worst = 0;
   float wa = 0, wb = 0;
   for (int64_t i = 0; i < N_POW; i++) {
@@ -261,14 +280,14 @@ START_TEST(pow_ulps) {
     long double e = powl((long double)a, (long double)b);
     float want = (float)e;
     if (isnan(lib)) {
-      ck_assert_msg(isnan(got), "pow(%a, %a) = %a, want NaN", a, b, got);
+      SWEEP_CHECK(isnan(got), "pow(%a, %a) = %a, want NaN", a, b, got);
       continue;
     }
-    ck_assert_msg(!isnan(got), "pow(%a, %a) = NaN, want %a", a, b, lib);
+    SWEEP_CHECK(!isnan(got), "pow(%a, %a) = NaN, want %a", a, b, lib);
     if (isinf(want) || want == 0) {
       if (got == want && signbit(got) == signbit(want)) continue;
       /* the overflow and underflow thresholds may differ by an ulp */
-      ck_assert_msg(isfinite(a) && isfinite(b) && a != 0 && b != 0 &&
+      SWEEP_CHECK(isfinite(a) && isfinite(b) && a != 0 && b != 0 &&
                         (fabsl((long double)got - e) <= 0x1p-149L ||
                          (isinf(want) && fabsf(got) >= FLT_MAX * 0.99999f)),
                     "pow(%a, %a) = %a, want %a", a, b, got, want);
@@ -280,6 +299,7 @@ START_TEST(pow_ulps) {
   printf("kit math: pow    max %lld ulps (at %a, %a), bound 1, %lld pairs\n", (long long)worst, wa, wb,
          (long long)N_POW);
   ck_assert_msg(worst <= 1, "pow: %lld ulps at (%a, %a)", (long long)worst, wa, wb);
+  SWEEP_END();
 }
 END_TEST
 
@@ -287,6 +307,7 @@ END_TEST
  * kit's pow has its very bits; where it asks libm, the same value class
  * and within 1 ulp of libm's */
 START_TEST(pow_is_the_interpreters) {
+  SWEEP_BEGIN();
   int64_t diff = 0, rare = 0;
   float at_a = 0, at_b = 0;
   for (int64_t i = 0; i < N_POW; i++) {
@@ -296,7 +317,7 @@ START_TEST(pow_is_the_interpreters) {
     if (fbx_vm_pow_rare(a, b)) {
       float l = powf(a, b);
       rare++;
-      ck_assert_msg((isnan(k) && isnan(l)) || (k == l && signbit(k) == signbit(l)) ||
+      SWEEP_CHECK((isnan(k) && isnan(l)) || (k == l && signbit(k) == signbit(l)) ||
                         (isfinite(l) && l != 0 && llabs(ord(k) - ord(l)) <= 1),
                     "pow(%a, %a): kit %a, libm %a", a, b, k, l);
       continue;
@@ -307,6 +328,7 @@ START_TEST(pow_is_the_interpreters) {
   ck_assert_msg(diff == 0, "%lld pairs differ, the first (%a, %a): kit %a, interpreter %a", (long long)diff, at_a,
                 at_b, fbxk_vpowf(at_a, at_b), fbx_vm_powf(at_a, at_b));
   ck_assert_int_gt(rare, N_POW_EDGE); /* the special cases were reached */
+  SWEEP_END();
 }
 END_TEST
 
@@ -330,32 +352,33 @@ static float torch_remf(float a, float b) {
  * to libm's, floor_divide and remainder to PyTorch's formulas (signed
  * zeros and NaN included) */
 START_TEST(atan2_and_fmod) {
+  SWEEP_BEGIN();
   int64_t worst = 0, diff = 0;
   float wa = 0, wb = 0;
   for (int64_t i = 0; i < N_POW; i++) {
     float a, b;
     pow_pair(i, &a, &b);
     float m = fbxk_vfmodf(a, b), lm = fmodf(a, b);
-    ck_assert_msg((isnan(m) && isnan(lm)) || (m == lm && signbit(m) == signbit(lm)), "fmod(%a, %a) = %a, libm %a",
+    SWEEP_CHECK((isnan(m) && isnan(lm)) || (m == lm && signbit(m) == signbit(lm)), "fmod(%a, %a) = %a, libm %a",
                   a, b, m, lm);
     float h = fbxk_vhypotf(a, b), lh = hypotf(a, b);
-    ck_assert_msg((isnan(h) && isnan(lh)) || (h == lh && signbit(h) == signbit(lh)), "hypot(%a, %a) = %a, libm %a",
+    SWEEP_CHECK((isnan(h) && isnan(lh)) || (h == lh && signbit(h) == signbit(lh)), "hypot(%a, %a) = %a, libm %a",
                   a, b, h, lh);
     float fd = fbxk_floordivf(a, b), tfd = torch_floordivf(a, b);
-    ck_assert_msg((isnan(fd) && isnan(tfd)) || (fd == tfd && signbit(fd) == signbit(tfd)),
+    SWEEP_CHECK((isnan(fd) && isnan(tfd)) || (fd == tfd && signbit(fd) == signbit(tfd)),
                   "floordiv(%a, %a) = %a, PyTorch %a", a, b, fd, tfd);
     float rm = fbxk_remf(a, b), trm = torch_remf(a, b);
-    ck_assert_msg((isnan(rm) && isnan(trm)) || (rm == trm && signbit(rm) == signbit(trm)),
+    SWEEP_CHECK((isnan(rm) && isnan(trm)) || (rm == trm && signbit(rm) == signbit(trm)),
                   "remainder(%a, %a) = %a, PyTorch %a", a, b, rm, trm);
     float t = fbxk_vatan2f(a, b), vt = fbx_vm_atan2f(a, b);
     if (memcmp(&t, &vt, 4) && !(t != t && vt != vt)) diff++;
     float want = (float)atan2l((long double)a, (long double)b);
     if (isnan(want)) {
-      ck_assert_msg(isnan(t), "atan2(%a, %a) = %a, want NaN", a, b, t);
+      SWEEP_CHECK(isnan(t), "atan2(%a, %a) = %a, want NaN", a, b, t);
       continue;
     }
     if (want == 0 || fabsf(want) < FLT_MIN) {
-      ck_assert_msg(fabsf(t - want) <= FLT_MIN && (want != 0 || signbit(t) == signbit(want)),
+      SWEEP_CHECK(fabsf(t - want) <= FLT_MIN && (want != 0 || signbit(t) == signbit(want)),
                     "atan2(%a, %a) = %a, want %a", a, b, t, want);
       continue;
     }
@@ -365,6 +388,7 @@ START_TEST(atan2_and_fmod) {
   printf("kit math: atan2  max %lld ulps (at %a, %a), bound 4\n", (long long)worst, wa, wb);
   ck_assert_msg(worst <= 4, "atan2: %lld ulps at (%a, %a)", (long long)worst, wa, wb);
   ck_assert_msg(diff == 0, "atan2: %lld pairs differ from the interpreter's", (long long)diff);
+  SWEEP_END();
 }
 END_TEST
 
