@@ -193,7 +193,7 @@ static void ln_body(void *c, int64_t begin, int64_t end) {
       for (int64_t k = 0; k < n; k++) {
         double v = (buf[k] - mean) * rstd;
         if (j->w) v *= j->w[r + k];
-        if (j->b) v += j->b[r + k];
+        v += j->b ? j->b[r + k] : 0.0; /* a zero result is +0, as PyTorch's zero bias leaves it */
         buf[k] = v;
       }
       fbx_red_store_f64(j->y, j->dt, base + r, buf, n);

@@ -316,12 +316,12 @@ FBX_PW_CLONES void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, c
   *mean = mf, *rstd = r;
   if (w && b)
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r * w[i] + b[i];
-  else if (w)
-    for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r * w[i];
+  else if (w) /* + 0: PyTorch adds a zero bias, so a zero result is +0 (x = -0 with mean +0, say) */
+    for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r * w[i] + 0.0f;
   else if (b)
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r + b[i];
   else
-    for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r;
+    for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r + 0.0f;
 }
 
 /* dw += g (rstd x + nb), db += g, dx = rstd g w + b x + c over n values;

@@ -462,6 +462,33 @@ START_TEST(test_batch_norm_training_keeps_stats) {
 }
 END_TEST
 
+/* layer_norm of rows equal to -0.0: every result is +0, as PyTorch 2.x gives
+ * it (its kernel adds a zero bias when none is given), with and without a
+ * weight, on the float32 row kernel (n = 1, 2, 40) */
+START_TEST(test_layer_norm_zero_sign) {
+  OK(fbx_op_table_init());
+  static const int64_t ns[] = {1, 2, 40};
+  for (int with_w = 0; with_w < 2; with_w++)
+    for (int k = 0; k < 3; k++) {
+      int64_t n = ns[k], sz[2] = {2, n};
+      float d[80], wd[40];
+      for (int i = 0; i < 2 * n; i++) d[i] = -0.0f;
+      for (int i = 0; i < n; i++) wd[i] = i % 2 ? -2.0f : 3.0f;
+      fbx_ivalue args[6] = {fbx_iv_tensor(make_f32(2, sz, d)), int_list(1, &n),
+                            with_w ? fbx_iv_tensor(make_f32(1, &n, wd)) : fbx_iv_none(), fbx_iv_none(),
+                            fbx_iv_float(1e-5), fbx_iv_bool(true)};
+      fbx_ivalue outs[1];
+      OK(oprun("aten::layer_norm", args, 6, outs, NULL, NULL));
+      for (int64_t i = 0; i < 2 * n; i++) {
+        double v = fbx_tensor_get_f64(outs[0].u.t, i);
+        ck_assert_msg(v == 0 && !signbit(v), "n %lld, weight %d, element %lld: %g", (long long)n, with_w, (long long)i, v);
+      }
+      release_all(outs, 1);
+      release_all(args, 6);
+    }
+}
+END_TEST
+
 START_TEST(test_alloc_failures_reduce) {
   OK(fbx_op_table_init());
   float d[24];
@@ -671,6 +698,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_overload_resolution);
   tcase_add_test(tc, test_dropout_train);
   tcase_add_test(tc, test_batch_norm_training_keeps_stats);
+  tcase_add_test(tc, test_layer_norm_zero_sign);
   tcase_add_test(tc, test_alloc_failures_reduce);
   tcase_add_test(tc, test_layouts_agree);
 #else
