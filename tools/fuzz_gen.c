@@ -13,7 +13,8 @@ typedef enum fz_cls {
   C_UNARY_F,  /* float in, same float out */
   C_UNARY,    /* numeric in, same out */
   C_BIN,      /* two tensors, broadcast, promoted */
-  C_BIN_F,    /* div: promoted to float */
+  C_BIN_F,    /* div, atan2: promoted to float */
+  C_BIN_FO,   /* float operands only (fmod, remainder, floor_divide, hypot): no integer division by zero */
   C_CMP,      /* comparison: bool out */
   C_BIN_S,    /* tensor and Scalar */
   C_CMP_S,    /* comparison with a Scalar */
@@ -59,6 +60,12 @@ static const fz_opdef OPS[] = {
     {"aten::gt", C_CMP_S, false},        {"aten::le", C_CMP_S, false},        {"aten::pow", C_POW_S, true},
     {"aten::where", C_WHERE, false},     {"aten::clamp", C_CLAMP, false},     {"aten::addcmul", C_ADDCMUL, false},
     {"aten::lerp", C_LERP, false},       {"aten::sum", C_RED, false},         {"aten::amax", C_RED, false},
+    {"aten::exp2", C_UNARY_F, true},     {"aten::log2", C_UNARY_F, true},     {"aten::log10", C_UNARY_F, true},
+    {"aten::sinh", C_UNARY_F, true},     {"aten::cosh", C_UNARY_F, true},     {"aten::tan", C_UNARY_F, true},
+    {"aten::atan", C_UNARY_F, true},     {"aten::asin", C_UNARY_F, true},     {"aten::acos", C_UNARY_F, true},
+    {"aten::erfc", C_UNARY_F, true},     {"aten::mish", C_UNARY_F, true},     {"aten::atan2", C_BIN_F, true},
+    {"aten::fmod", C_BIN_FO, false},     {"aten::remainder", C_BIN_FO, false}, {"aten::floor_divide", C_BIN_FO, false},
+    {"aten::hypot", C_BIN_FO, false},
     {"aten::amin", C_RED, false},        {"aten::mean", C_MEAN, false},       {"aten::softmax", C_SOFTMAX, true},
     {"aten::log_softmax", C_SOFTMAX, true}, {"aten::layer_norm", C_LAYER_NORM, true}, {"aten::norm", C_NORM, true},
     {"aten::chunk", C_CHUNK, false},     {"aten::cat", C_CAT, false},         {"aten::reshape", C_RESHAPE, false},
@@ -164,7 +171,9 @@ static bool infer_node(const fz_case *c, int k, fz_vinfo *info) {
     break;
   case C_BIN:
   case C_BIN_F:
+  case C_BIN_FO:
   case C_CMP:
+    if (d->cls == C_BIN_FO && (!is_f(a->dt) || !is_f(b->dt))) return false;
     if (!broadcast(a, b, &o) || mixed_zero_dim(a, b)) return false;
     o.dt = promote(a->dt, b->dt);
     if (o.dt == FBX_DTYPE_BOOL && d->cls == C_BIN) return false; /* keep bool out of arithmetic */
@@ -382,8 +391,8 @@ static void fill_params(rng *r, fz_node *n, const fz_vinfo *a) {
   const fz_opdef *d = &OPS[n->op];
   switch (d->cls) {
   case C_POW_S: {
-    static const double E[] = {2.0, 3.0, 0.5, -1.0, -2.0, 1.5, -0.5};
-    n->scalar = E[rint_(r, 7)];
+    static const double E[] = {2.0, 3.0, 0.5, -1.0, -2.0, 1.5, -0.5, 2.5, -0.7}; /* the last three: pow's general path */
+    n->scalar = E[rint_(r, 9)];
     n->int_scalar = false;
     break;
   }
@@ -456,6 +465,7 @@ static void pick_args(rng *r, const fz_case *c, int k, fz_node *n, const fz_vinf
   switch (d->cls) {
   case C_BIN:
   case C_BIN_F:
+  case C_BIN_FO:
   case C_CMP:
   case C_CAT:
   case C_INPLACE_B:
@@ -696,6 +706,7 @@ static void print_node(fbx_strbuf *b, const fz_case *c, int k, const fz_vinfo *i
     }
     break;
   case C_BIN_F:
+  case C_BIN_FO:
   case C_CMP:
     node_head(b, k, d->kind);
     args(b, n, 0, 2);
