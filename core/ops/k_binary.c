@@ -182,8 +182,8 @@ static inline float hypot_vf(float a, float b) {
   float r = (float)sqrt(ad * ad + bd * bd);
   uint32_t ua = fbx_vm_f2u(a) & 0x7fffffffu, ub = fbx_vm_f2u(b) & 0x7fffffffu;
   int quiet = (ua - 0x7f800001u >= 0x3fffffu) & (ub - 0x7f800001u >= 0x3fffffu);
-  r = (ua > 0x7f800000u) | (ub > 0x7f800000u) ? a + b : r;
-  return quiet & ((ua == 0x7f800000u) | (ub == 0x7f800000u)) ? INFINITY : r;
+  r = ((ua > 0x7f800000u) | (ub > 0x7f800000u)) ? a + b : r;
+  return (quiet & ((ua == 0x7f800000u) | (ub == 0x7f800000u))) ? INFINITY : r;
 }
 static inline double hypot_d(double a, double b) { return hypot(a, b); }
 #define HYPOT(a, b) _Generic((a), float: hypot_vf, default: hypot_d)(a, b)

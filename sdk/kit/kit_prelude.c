@@ -29,6 +29,8 @@ FBXK_API float fbxk_vm_pow2i(int32_t k);
 FBXK_API float fbxk_vm_expm1r(float c, float *s1, float *s2, int32_t *k);
 FBXK_API float fbxk_vm_trig_reduce(float x, uint32_t *q);
 FBXK_API float fbxk_vm_trig_pick(float r, uint32_t q);
+FBXK_API float fbxk_vm_trig_reduce_big(float x, uint32_t *q);
+FBXK_API float fbxk_vm_trig_reduce_any(float x, uint32_t *q);
 FBXK_API float fbxk_vm_absf(float x);
 FBXK_API float fbxk_vm_signf(float m, float s);
 FBXK_API float fbxk_vm_rint_small(float t);

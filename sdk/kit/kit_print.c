@@ -98,7 +98,7 @@ void fbxk_buf_free(fbxk_buf *b) {
 #define KIT_CL_MATH                                                                                          \
   "#define fabsf fabs\n#define sqrtf sqrt\n#define expf exp\n#define exp2f exp2\n#define expm1f expm1\n"    \
   "#define logf log\n#define log2f log2\n#define log10f log10\n#define log1pf log1p\n#define sinf fbxk_vsinf\n"     \
-  "#define cosf fbxk_vcosf\n#define tanf fbxk_vtanf\n#define asinf asin\n#define acosf acos\n#define atanf atan\n"         \
+  "#define cosf fbxk_vcosf\n#define tanf tan\n#define asinf asin\n#define acosf acos\n#define atanf atan\n"         \
   "#define sinhf sinh\n#define coshf cosh\n#define tanhf tanh\n#define erff erf\n#define erfcf erfc\n"      \
   "#define floorf floor\n#define ceilf ceil\n#define truncf trunc\n#define rintf rint\n"                     \
   "#define nearbyintf rint\n#define nearbyint rint\n#define fmodf fmod\n#define powf pow\n"                 \

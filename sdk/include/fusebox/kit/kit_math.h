@@ -24,16 +24,17 @@ FBXK_API float fbxk_vtanhf(float x);
 FBXK_API float fbxk_vlogf(float x);
 FBXK_API float fbxk_vlog1pf(float x);
 FBXK_API float fbxk_verff(float x);
-/* sin and cos as the interpreter computes them; OpenCL kernels' float32 sin
- * and cos (C kernels call libm, CUDA its intrinsics) */
+/* sin and cos as the interpreter computes them for |x| <= 2^15, reduced by
+ * Payne and Hanek's method beyond (within 2 ulps of libm): OpenCL kernels'
+ * float32 sin and cos (C kernels call libm, CUDA its intrinsics) */
 FBXK_API float fbxk_vsinf(float x);
 FBXK_API float fbxk_vcosf(float x);
 /* powf as the interpreter computes it (in double; C99's special cases too):
  * the float template of pow's general forms */
 FBXK_API float fbxk_vpowf(float a, float b);
-/* The interpreter's exp2, log2, log10, sinh, cosh, tan, atan, atan2, asin,
- * acos, erfc and fmod (exact): the float templates of those ops (tan: OpenCL
- * kernels' tanf, as sin) */
+/* The interpreter's exp2, log2, log10, sinh, cosh, tan (reduced as sin),
+ * atan, atan2, asin, acos, erfc and fmod (exact): the float templates of
+ * those ops */
 FBXK_API float fbxk_vexp2f(float x);
 FBXK_API float fbxk_vlog2f(float x);
 FBXK_API float fbxk_vlog10f(float x);

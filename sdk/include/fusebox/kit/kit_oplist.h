@@ -57,7 +57,7 @@
   X(LOG1P, "aten::log1p", "0", "", FBXK_R_UFLOAT, "$vlog1p$f($0)", NULL, NULL)                                  \
   X(SIN, "aten::sin", "0", "", FBXK_R_UFLOAT, "sin$f($0)", NULL, NULL)                                        \
   X(COS, "aten::cos", "0", "", FBXK_R_UFLOAT, "cos$f($0)", NULL, NULL)                                        \
-  X(TAN, "aten::tan", "0", "", FBXK_R_UFLOAT, "tan$f($0)", NULL, NULL)                                        \
+  X(TAN, "aten::tan", "0", "", FBXK_R_UFLOAT, "$vtan$f($0)", NULL, NULL)                                      \
   X(ASIN, "aten::asin", "0", "", FBXK_R_UFLOAT, "$vasin$f($0)", NULL, NULL)                                   \
   X(ACOS, "aten::acos", "0", "", FBXK_R_UFLOAT, "$vacos$f($0)", NULL, NULL)                                   \
   X(ATAN, "aten::atan", "0", "", FBXK_R_UFLOAT, "$vatan$f($0)", NULL, NULL)                                   \
