@@ -494,7 +494,9 @@ static int layer_norm_node(bctx *c, const fbxp_node *n, int x, const nvf_ninfo *
     y = cast(c, pw2(c, FBXK_OP_MUL_T, xm, rstd), cd);
   }
   if (!nvf_host->value_is_none(w)) y = pw2(c, FBXK_OP_MUL_T, y, cast(c, find_tv(c, w), cd));
-  if (!nvf_host->value_is_none(b)) y = pw2(c, FBXK_OP_ADD_T, y, cast(c, find_tv(c, b), cd));
+  /* + bias, or + 0 as PyTorch's kernel adds a zero bias: a zero result is +0 */
+  y = pw2(c, FBXK_OP_ADD_T, y,
+          nvf_host->value_is_none(b) ? const_tv(c, cd, (fbxk_scalar){0.0, 0}) : cast(c, find_tv(c, b), cd));
   return cast(c, y, in->out_dtype);
 }
 

@@ -852,8 +852,8 @@ static fbxp_status *lower_red(lctx *c, const fbxp_node *n, const te_ninfo *in) {
 
 /* aten::layer_norm(x, normalized_shape, weight?, bias?, eps, cudnn_enable):
  * the mean and the biased variance over the last dims (row statistics in
- * the compute dtype, two passes over the row), then (x - mean) * rsqrt(var + eps) [* weight] [+ bias] in
- * the compute dtype (float32 for float32/half/bfloat16) */
+ * the compute dtype, two passes over the row), then (x - mean) * rsqrt(var + eps) [* weight] + (bias or 0)
+ * in the compute dtype (float32 for float32/half/bfloat16; + 0 makes a zero result +0, as PyTorch has it) */
 static fbxp_status *lower_layer_norm(lctx *c, const fbxp_node *n, const te_ninfo *in) {
   te_kernel_ir *k = c->k;
   vinfo *x = find(c, te_host->node_input(n, 0));
@@ -895,6 +895,10 @@ static fbxp_status *lower_layer_norm(lctx *c, const fbxp_node *n, const te_ninfo
     if (!w || !w->t.tensor) return unsupported("tensorexpr: %s's weight or bias is not a tensor", te_host->node_kind(n));
     te_expr *a[2] = {val, te_cast(k, operand_at(c, wv, r, vars), cd)};
     val = te_op(k, p == 2 ? FBXK_OP_MUL_T : FBXK_OP_ADD_T, cd, cd, 2, a);
+  }
+  if (te_host->value_is_none(te_host->node_input(n, 3))) { /* + 0, as PyTorch's zero bias: a zero result is +0 */
+    te_expr *a[2] = {val, te_imm(k, cd, (fbxk_scalar){0.0, 0})};
+    val = te_op(k, FBXK_OP_ADD_T, cd, cd, 2, a);
   }
   te_stmt *st = nest(k, r, vars, x->sizes, store_all(k, out->buf, r, vars, te_cast(k, val, in->rdtype)));
   if (!st) return nomem();

@@ -277,6 +277,23 @@ START_TEST(spread_does_not_hide_a_dropped_element) {
 }
 END_TEST
 
+/* Found by fusebox fuzz runs of session 14 (nvfuser_like seed 7447, then
+ * tensorexpr seed 12161, minimized): layer_norm over a size-1 dim of
+ * trunc(-0.16) = -0.0, then atan2 with a negative x0. PyTorch 2.x gives +0
+ * for every zero layer_norm result (its kernel adds a zero bias when none
+ * is given), so atan2 gives +pi; the interpreter and tensorexpr computed
+ * (x - mean) * rstd = -0 and gave -pi. Both add the zero bias now. */
+START_TEST(layer_norm_zero_sign_replays) {
+  static const char *const x[] = {"x0", "x1"};
+  replay_everywhere("layer_norm_zero_sign", x, 2);
+  /* written by hand: rows of -0.0 and of 1.0 with a weight [-2, 3] and no
+   * bias, then atan2 with -1: PyTorch 2.x gives +pi everywhere; nvfuser_like
+   * gave -pi where the weight is negative, (+0) * -2 = -0 */
+  static const char *const xw[] = {"x", "w", "d"};
+  replay_everywhere("layer_norm_weight_zero_sign", xw, 3);
+}
+END_TEST
+
 /* Found by a 10-minute tensorexpr run (seed 1100602, minimized): amin over
  * a size-1 dim of log(x), with eq(log(x), log(x)) as a second output. The
  * backward recomputed log(x) in the interpreter where the forward's came
@@ -622,6 +639,7 @@ int main(void) {
   tcase_add_test(tc, log_of_cos_near_one_replays);
   tcase_add_test(tc, mean_overflow_replays);
   tcase_add_test(tc, amin_recomputed_ties_replays);
+  tcase_add_test(tc, layer_norm_zero_sign_replays);
   tcase_add_test(tc, spread_does_not_hide_a_dropped_element);
   tcase_add_test(tc, minimum_grad_ties_replays);
   tcase_add_test(tc, layer_norm_huge_replays);
