@@ -391,7 +391,7 @@ static void fill_params(rng *r, fz_node *n, const fz_vinfo *a) {
   const fz_opdef *d = &OPS[n->op];
   switch (d->cls) {
   case C_POW_S: {
-    static const double E[] = {2.0, 3.0, 0.5, -1.0, -2.0, 1.5, -0.5, 2.5, -0.7}; /* the last three: pow's general path */
+    static const double E[] = {2.0, 3.0, 0.5, -1.0, -2.0, 1.5, -0.5, 2.5, -0.7}; /* 1.5, 2.5, -0.7: pow's general path */
     n->scalar = E[rint_(r, 9)];
     n->int_scalar = false;
     break;

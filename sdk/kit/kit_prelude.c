@@ -43,7 +43,6 @@ FBXK_API float fbxk_vm_exp_split(float a, int32_t *k);
 FBXK_API float fbxk_vm_erfc_a(float x);
 FBXK_API float fbxk_vm_erfc_tq(float x, float *tl_out, float *qd);
 FBXK_API float fbxk_vm_erfc_fin(float x, float t, float tl, float qd);
-FBXK_API float fbxk_vm_tanf(float x);
 FBXK_API float fbxk_vm_atan_pos(float a);
 FBXK_API float fbxk_vm_asin_poly(float a, float z);
 FBXK_API void fbxk_vm_asin_core(float a, int big, float *hi, float *lo);

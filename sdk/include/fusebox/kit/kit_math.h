@@ -47,7 +47,7 @@ FBXK_API float fbxk_vasinf(float x);
 FBXK_API float fbxk_vacosf(float x);
 FBXK_API float fbxk_verfcf(float x);
 FBXK_API float fbxk_vfmodf(float a, float b);
-/* hypot as glibc's hypotf (OpenCL kernels' hypotf) */
+/* hypot as glibc's hypotf computes it, branch-free: the float template of hypot */
 FBXK_API float fbxk_vhypotf(float a, float b);
 FBXK_API float fbxk_floordivf(float a, float b);
 FBXK_API double fbxk_floordiv(double a, double b);
