@@ -6,9 +6,9 @@
  * sgemm/dgemm on its own thread (see conv_fwd below): a 1x1 kernel with
  * stride 1 and no padding multiplies the input itself, stride-1
  * convolutions with enough channels sum shifted GEMMs over a padded copy
- * of the band's input rows (float32 on AVX2+FMA: the same sums in the
- * direct kernel of conv_direct.c instead of GEMMs), the rest multiply the
- * band's im2col matrix.
+ * of the band's input rows (float32 on AVX2+FMA or AVX-512: the same sums
+ * in the direct kernel of conv_direct.c instead of GEMMs, written straight
+ * into the output), the rest multiply the band's im2col matrix.
  * The bias is written into the output first and the GEMM adds to it (the
  * direct kernel starts its sums from it).
  * float32 and float64 compute in their own type; float16 and bfloat16 in
@@ -206,16 +206,18 @@ static fbx_status *conv_geometry(fbx_kctx *ctx, fbx_ivalue *args, int base, cons
  *   - a 1x1 kernel with stride 1 and no padding: the input itself;
  *   - stride 1 with at least SHIFT_MIN_CG input channels per group
  *     ("shifted" GEMMs): the band's input rows are copied once, padded,
- *     into [Cg, band rows + (kH - 1) * dH, Wp = W + 2 * pW]; on that grid
- *     the tap (ki, kj) of every output position is the same position moved
- *     by ki * dH rows and kj * dW columns, so the output band (computed
- *     Wp wide, the last (kW - 1) * dW columns discarded) is the sum over
- *     the kH * kW taps of weight_tap [Og, Cg] @ the grid shifted by the
- *     tap's offset, a plain strided operand: no im2col matrix at all.
- *     float32 on a CPU with AVX2 and FMA sums the same products in
- *     registers instead (conv_direct.h), starting from the bias: about 12%
- *     faster than the kH * kW GEMMs with K = Cg, each of which packed its
- *     operand and read and wrote the whole output band (ops/README.md);
+ *     into [Cg, band rows + (kH - 1) * dH, Wp]; Wp = W + 2 * pW, or W + pW
+ *     where one gap of pW zeros can pad both a row's right and the next
+ *     row's left. On that grid the tap (ki, kj) of every output position
+ *     is the same position moved by ki * dH rows and kj * dW columns, so
+ *     the output band (computed Wp wide, the columns past Wo discarded) is
+ *     the sum over the kH * kW taps of weight_tap [Og, Cg] @ the grid
+ *     shifted by the tap's offset, a plain strided operand: no im2col
+ *     matrix at all. float32 on a CPU with AVX2 and FMA or AVX-512 sums
+ *     the same products in registers instead (conv_direct.h), starting
+ *     from the bias and storing the kept columns straight into y: faster
+ *     than the kH * kW GEMMs with K = Cg, each of which packed its operand
+ *     and read and wrote the whole output band (ops/README.md);
  *   - otherwise the band's im2col [Cg * kH * kW, rows * Wo]. */
 #define TILE_BYTES (512 * 1024)
 #define SHIFT_MIN_CG 16
@@ -278,14 +280,15 @@ static void conv_taps_gemm(const conv_fwd *f, int64_t gi, const char *grid, char
     }
 }
 
-/* The shifted sums of one band (float32 on AVX2+FMA: the direct kernel;
- * otherwise GEMMs): grid = [Cg][rows_in][Wp] (+ slack),
- * acc = [Og][rows * Wp]. */
+/* The shifted sums of one band (float32 on AVX2+FMA or AVX-512: the
+ * direct kernel, straight into the output; otherwise GEMMs into acc, then
+ * copied): grid = [Cg][rows_in][Wp] (+ slack), acc = [Og][rows * Wp]. */
 static void band_shifted(const conv_fwd *f, const char *xp, int64_t gi, int64_t oh0, int64_t oh1, char *grid, char *acc,
                          char *yp) {
   const conv_geom *g = f->g;
   size_t es = f->f64 ? 8 : 4;
   int64_t nr = oh1 - oh0, rin = nr + (g->kH - 1) * g->dH, Wp = f->Wp, plane = f->rows_in * Wp;
+  int64_t rpad = Wp - g->W - g->pW; /* pW, or 0 where the next row's left padding serves */
   for (int64_t c = 0; c < f->Cg; c++)
     for (int64_t r = 0; r < rin; r++) {
       int64_t ih = oh0 - g->pH + r;
@@ -296,21 +299,20 @@ static void band_shifted(const conv_fwd *f, const char *xp, int64_t gi, int64_t 
       }
       memset(d, 0, es * (size_t)g->pW);
       memcpy(d + (size_t)g->pW * es, xp + (size_t)((c * g->H + ih) * g->W) * es, es * (size_t)g->W);
-      memset(d + (size_t)(g->pW + g->W) * es, 0, es * (size_t)g->pW);
+      memset(d + (size_t)(g->pW + g->W) * es, 0, es * (size_t)rpad);
     }
   if (rin < f->rows_in) /* a short last band: the rest of each plane is read for discarded columns only */
     for (int64_t c = 0; c < f->Cg; c++)
       memset(grid + (size_t)(c * plane + rin * Wp) * es, 0, es * (size_t)((f->rows_in - rin) * Wp));
   int64_t pn = nr * Wp;
-  if (f->wd) { /* acc rows are pn rounded up to whole register blocks */
-    int64_t pr = (pn + FBX_CONV_PT - 1) / FBX_CONV_PT * FBX_CONV_PT;
+  if (f->wd) {
+    fbx_conv_direct_out out = {.y = (float *)yp, .ldy = f->P, .Wp = Wp, .Wo = g->Wo};
     fbx_conv_direct_f32((const float *)grid, plane, f->off, g->kH * g->kW, f->Cg, f->wd + gi * f->wdg, f->Og,
-                        f->bias ? (const float *)f->bias + gi * f->Og : NULL, (float *)acc, pr, pn);
-    pn = pr;
-  } else {
-    fill_bias(f, gi, acc, pn, pn);
-    conv_taps_gemm(f, gi, grid, acc, pn);
+                        f->bias ? (const float *)f->bias + gi * f->Og : NULL, pn, &out);
+    return;
   }
+  fill_bias(f, gi, acc, pn, pn);
+  conv_taps_gemm(f, gi, grid, acc, pn);
   for (int64_t o = 0; o < f->Og; o++)
     for (int64_t r = 0; r < nr; r++)
       memcpy(yp + (size_t)(o * f->P + r * g->Wo) * es, acc + (size_t)(o * pn + r * Wp) * es, es * (size_t)g->Wo);
@@ -321,15 +323,14 @@ static void conv_fwd_body(void *ctx, int64_t begin, int64_t end) {
   const conv_geom *g = f->g;
   size_t es = f->f64 ? 8 : 4;
   char *buf = NULL, *acc = NULL;
-  /* the direct kernel reads up to a register block past the last position */
-  size_t slack = (size_t)((g->kW - 1) * g->dW + (f->wd ? FBX_CONV_PT : 0));
+  /* taps read (kW - 1) * dW past the last plane; the direct kernel also reads whole vectors */
+  size_t slack = (size_t)((g->kW - 1) * g->dW + (f->wd ? fbx_conv_direct_slack() : 0));
   if (f->how == CONV_SHIFTED) {
     size_t grid = (size_t)(f->Cg * f->rows_in * f->Wp) + slack;
-    size_t pr = (size_t)(f->rows * f->Wp + FBX_CONV_PT - 1) / FBX_CONV_PT * FBX_CONV_PT;
-    buf = fbx_malloc(es * (grid + (size_t)f->Og * pr));
+    buf = fbx_malloc(es * (grid + (f->wd ? 0 : (size_t)(f->Og * f->rows * f->Wp))));
     if (buf) {
-      memset(buf + (grid - slack) * es, 0, slack * es); /* read only for the discarded columns */
-      acc = buf + grid * es;
+      memset(buf + (grid - slack) * es, 0, slack * es); /* past the last plane: padding zeros, then discarded columns */
+      if (!f->wd) acc = buf + grid * es;
     }
   } else if (f->how == CONV_IM2COL) {
     buf = fbx_malloc(es * (size_t)(f->K * f->rows * g->Wo));
@@ -394,6 +395,11 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
     conv_fwd f = {.g = &g, .f64 = f64, .how = direct ? CONV_DIRECT : shifted ? CONV_SHIFTED : CONV_IM2COL,
                   .x = xc->data, .w = wc->data, .bias = bc ? bc->data : NULL, .y = y->data, .Cg = Cg, .Og = Og,
                   .K = K, .P = P, .Wp = g.W + 2 * g.pW};
+    /* Where the taps reach no further left or right than pW columns past
+     * the row ((kW - 1) * dW >= pW, as in "same" padding), one gap of pW
+     * zeros serves as a row's right padding and the next row's left: the
+     * grid rows are W + pW wide, fewer discarded columns to compute. */
+    if (shifted && g.pW <= (g.kW - 1) * g.dW) f.Wp = g.W + g.pW;
     /* bytes per output row of a band's working set */
     int64_t per_row = shifted ? (int64_t)esz * (Cg + Og) * f.Wp : (int64_t)esz * K * g.Wo;
     f.rows = TILE_BYTES / per_row;

@@ -14,6 +14,7 @@
 
 #include "base/alloc.h"
 #include "base/parallel.h"
+#include "ops/conv_direct.h"
 #include "ops/gemm_small.h"
 #include "ops/kutil.h"
 #include "ops/optable.h"
@@ -315,9 +316,10 @@ static void check_conv(fbx_dtype dt, conv_case cc) {
 /* Convolutions cut into several bands of output rows (mostly the last one
  * short), over images and groups, with stride, padding and dilation, on
  * each of the forward's three ways (the shifted sums: float64's GEMMs and
- * float32's direct kernel on AVX2+FMA, 1 to 3 output channel blocks, one
- * or two input channel chunks; im2col; a 1x1 kernel read straight from the
- * input); conv1d. */
+ * float32's direct kernel, AVX-512's and AVX2's where the CPU has them,
+ * 1 to 3 output channel blocks, 1 to 3 input channel chunks, bands ending
+ * in a block of 1, 2 or 3 vectors, grid rows sharing their padding or
+ * not; im2col; a 1x1 kernel read straight from the input); conv1d. */
 START_TEST(test_conv_bands) {
   OK(fbx_op_table_init());
   /* N, C, H, W, O, kH, kW, stride, padding, dilation, groups, bias(, padding along W) */
@@ -325,6 +327,11 @@ START_TEST(test_conv_bands) {
       {1, 64, 61, 60, 8, 3, 3, 1, 1, 1, 1, true, 0},   /* shifted: 61 rows in 3 bands, 21 + 21 + 19 */
       {2, 32, 20, 25, 8, 3, 3, 1, 2, 2, 2, true, 0},   /* shifted, groups of 16 channels, dilation 2 */
       {1, 48, 40, 37, 10, 5, 3, 1, 2, 1, 1, false, 1}, /* shifted, 5x3 with padding (2, 1) */
+      {2, 32, 12, 13, 9, 3, 3, 1, 3, 1, 1, true, 0},   /* shifted, padding 3 > 2: rows padded on both sides */
+      {1, 16, 9, 30, 5, 1, 1, 1, 1, 1, 1, true, 0},    /* shifted 1x1 with padding: both sides too */
+      {2, 24, 15, 31, 7, 3, 3, 1, 0, 1, 1, false, 0},  /* shifted without padding: rows W wide */
+      {1, 80, 11, 19, 19, 3, 3, 1, 1, 1, 1, true, 0},  /* shifted, 80 channels: 2 chunks (AVX-512), 3 (AVX2) */
+      {2, 16, 7, 4, 6, 3, 3, 1, 1, 1, 1, true, 0},     /* shifted, rows 5 wide: a vector spans up to 5 rows */
       {1, 64, 100, 100, 4, 3, 3, 2, 1, 1, 1, true, 0}, /* im2col (stride 2): 50 rows, 12 bands of 4 + 2 */
       {1, 8, 40, 200, 6, 3, 3, 1, 1, 1, 1, true, 0},   /* im2col (8 channels): 5 bands of 8 rows */
       {3, 64, 23, 41, 12, 3, 3, 2, 2, 2, 2, true, 0},  /* im2col, groups, stride 2, dilation 2 */
@@ -335,6 +342,9 @@ START_TEST(test_conv_bands) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     check_conv(FBX_DTYPE_FLOAT32, cases[i]);
+    fbx_conv_direct_avx512 = false; /* the AVX2 kernel where the CPU has AVX-512 */
+    check_conv(FBX_DTYPE_FLOAT32, cases[i]);
+    fbx_conv_direct_avx512 = true;
     if (i % 2 == 0) check_conv(FBX_DTYPE_FLOAT64, cases[i]);
   }
 }
