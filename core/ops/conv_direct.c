@@ -37,6 +37,8 @@ bool fbx_conv_direct_ok(void) { return false; }
 
 static int64_t ob_size(void) { return use512() ? OB16 : OB8; }
 
+int64_t fbx_conv_direct_ob(void) { return ob_size(); }
+
 int64_t fbx_conv_direct_slack(void) { return PV16; }
 
 int64_t fbx_conv_direct_wsize(int64_t Og, int64_t Cg, int64_t taps) {

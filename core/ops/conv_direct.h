@@ -50,6 +50,11 @@ int64_t fbx_conv_direct_wsize(int64_t Og, int64_t Cg, int64_t taps);
  * zeros). */
 void fbx_conv_direct_pack(const float *w, int64_t Og, int64_t Cg, int64_t taps, float *wd);
 
+/* Output channels per block: the kernel may be given the output channels
+ * [o0, o0 + n) of a packed weight, o0 a multiple of this, as the weight
+ * wd + o0 * Cg * taps of n channels. */
+int64_t fbx_conv_direct_ob(void);
+
 /* Floats past the last position read that the kernel may read too. */
 int64_t fbx_conv_direct_slack(void);
 

@@ -238,6 +238,9 @@ typedef struct conv_fwd {
   int64_t wdg;              /* ... floats of wd per group */
   void *y;
   int64_t Cg, Og, K, P, rows, ntiles; /* output rows per band; bands per image and group */
+  int64_t ntasks;                     /* images x groups x bands */
+  bool ahead;                         /* tasks claimed one ahead from next (conv_fwd_body) */
+  atomic_llong next;
   int64_t Wp, rows_in;                /* CONV_SHIFTED: grid width, input rows per band */
   atomic_bool nomem;                  /* a task's buffer could not be allocated */
 } conv_fwd;
@@ -280,11 +283,41 @@ static void conv_taps_gemm(const conv_fwd *f, int64_t gi, const char *grid, char
     }
 }
 
+/* The input rows of a task (the band's rows of the group's channels), to
+ * prefetch while the task before it computes: line i is line i % per_chan
+ * of channel i / per_chan. */
+typedef struct prefetch_rows {
+  const char *base;            /* the first row of the first channel; NULL: nothing */
+  int64_t chan, per_chan;      /* bytes from one channel to the next; cache lines per channel */
+  int64_t lines, done;         /* lines in all; lines prefetched so far */
+} prefetch_rows;
+
+static void prefetch_plan(const conv_fwd *f, int64_t t, prefetch_rows *pf) {
+  const conv_geom *g = f->g;
+  size_t es = f->f64 ? 8 : 4;
+  pf->base = NULL, pf->lines = pf->done = 0;
+  if (t < 0) return;
+  int64_t n = t / (g->G * f->ntiles), gi = (t / f->ntiles) % g->G, tile = t % f->ntiles;
+  int64_t ih0 = tile * f->rows - g->pH, ih1 = ih0 + f->rows_in;
+  if (ih0 < 0) ih0 = 0;
+  if (ih1 > g->H) ih1 = g->H;
+  if (ih1 <= ih0) return;
+  pf->base = (const char *)f->x + (size_t)(((n * g->C + gi * f->Cg) * g->H + ih0) * g->W) * es;
+  pf->chan = g->H * g->W * (int64_t)es;
+  pf->per_chan = ((ih1 - ih0) * g->W * (int64_t)es + 63) / 64;
+  pf->lines = f->Cg * pf->per_chan;
+}
+
+static void prefetch_upto(prefetch_rows *pf, int64_t upto) {
+  for (; pf->base && pf->done < upto; pf->done++) /* into the L2 cache, not the L1 the weights use */
+    __builtin_prefetch(pf->base + (pf->done / pf->per_chan) * pf->chan + (pf->done % pf->per_chan) * 64, 0, 2);
+}
+
 /* The shifted sums of one band (float32 on AVX2+FMA or AVX-512: the
  * direct kernel, straight into the output; otherwise GEMMs into acc, then
  * copied): grid = [Cg][rows_in][Wp] (+ slack), acc = [Og][rows * Wp]. */
 static void band_shifted(const conv_fwd *f, const char *xp, int64_t gi, int64_t oh0, int64_t oh1, char *grid, char *acc,
-                         char *yp) {
+                         char *yp, int64_t tnext) {
   const conv_geom *g = f->g;
   size_t es = f->f64 ? 8 : 4;
   int64_t nr = oh1 - oh0, rin = nr + (g->kH - 1) * g->dH, Wp = f->Wp, plane = f->rows_in * Wp;
@@ -305,10 +338,17 @@ static void band_shifted(const conv_fwd *f, const char *xp, int64_t gi, int64_t 
     for (int64_t c = 0; c < f->Cg; c++)
       memset(grid + (size_t)(c * plane + rin * Wp) * es, 0, es * (size_t)((f->rows_in - rin) * Wp));
   int64_t pn = nr * Wp;
-  if (f->wd) {
-    fbx_conv_direct_out out = {.y = (float *)yp, .ldy = f->P, .Wp = Wp, .Wo = g->Wo};
-    fbx_conv_direct_f32((const float *)grid, plane, f->off, g->kH * g->kW, f->Cg, f->wd + gi * f->wdg, f->Og,
-                        f->bias ? (const float *)f->bias + gi * f->Og : NULL, pn, &out);
+  if (f->wd) { /* a block of output channels at a time, a share of the next task's rows prefetched after each */
+    int64_t taps = g->kH * g->kW, OB = fbx_conv_direct_ob(), nob = (f->Og + OB - 1) / OB;
+    prefetch_rows pf;
+    prefetch_plan(f, tnext, &pf);
+    for (int64_t ob = 0; ob < nob; ob++) {
+      int64_t o0 = ob * OB, on = f->Og - o0 < OB ? f->Og - o0 : OB;
+      fbx_conv_direct_out out = {.y = (float *)yp + o0 * f->P, .ldy = f->P, .Wp = Wp, .Wo = g->Wo};
+      fbx_conv_direct_f32((const float *)grid, plane, f->off, taps, f->Cg, f->wd + gi * f->wdg + o0 * f->Cg * taps,
+                          on, f->bias ? (const float *)f->bias + gi * f->Og + o0 : NULL, pn, &out);
+      prefetch_upto(&pf, pf.lines * (ob + 1) / nob);
+    }
     return;
   }
   fill_bias(f, gi, acc, pn, pn);
@@ -318,6 +358,33 @@ static void band_shifted(const conv_fwd *f, const char *xp, int64_t gi, int64_t 
       memcpy(yp + (size_t)(o * f->P + r * g->Wo) * es, acc + (size_t)(o * pn + r * Wp) * es, es * (size_t)g->Wo);
 }
 
+/* Task t (image, group, band); tnext: the task this thread runs next, or
+ * -1 (the direct kernel prefetches its input rows). */
+static void conv_task(const conv_fwd *f, int64_t t, int64_t tnext, char *buf, char *acc) {
+  const conv_geom *g = f->g;
+  size_t es = f->f64 ? 8 : 4;
+  int64_t n = t / (g->G * f->ntiles), gi = (t / f->ntiles) % g->G, tile = t % f->ntiles;
+  int64_t oh0 = tile * f->rows, oh1 = oh0 + f->rows < g->Ho ? oh0 + f->rows : g->Ho;
+  int64_t p0 = oh0 * g->Wo, pn = (oh1 - oh0) * g->Wo;
+  const char *xp = (const char *)f->x + (size_t)((n * g->C + gi * f->Cg) * g->H * g->W) * es;
+  char *yp = (char *)f->y + (size_t)((n * g->O + gi * f->Og) * f->P + p0) * es;
+  if (f->how == CONV_SHIFTED) {
+    band_shifted(f, xp, gi, oh0, oh1, buf, acc, yp, tnext);
+    return;
+  }
+  const void *bm = xp + (size_t)p0 * es;
+  int64_t ldb = f->P;
+  if (f->how == CONV_IM2COL) {
+    im2col_rows(g, f->f64, xp, buf, pn, 0, f->K, oh0, oh1);
+    bm = buf, ldb = pn;
+  }
+  if (f->bias) fill_bias(f, gi, yp, f->P, pn);
+  gemm1(f->f64, f->Og, pn, f->K, (const char *)f->w + (size_t)(gi * f->Og * f->K) * es, f->K, bm, ldb,
+        f->bias ? 1.0 : 0.0, yp, f->P);
+}
+
+/* A thread's share: tasks [begin, end), or with `ahead` the tasks it
+ * claims from f->next (begin and end then count threads). */
 static void conv_fwd_body(void *ctx, int64_t begin, int64_t end) {
   conv_fwd *f = ctx;
   const conv_geom *g = f->g;
@@ -339,26 +406,15 @@ static void conv_fwd_body(void *ctx, int64_t begin, int64_t end) {
     atomic_store(&f->nomem, true);
     return;
   }
-  for (int64_t t = begin; t < end; t++) {
-    int64_t n = t / (g->G * f->ntiles), gi = (t / f->ntiles) % g->G, tile = t % f->ntiles;
-    int64_t oh0 = tile * f->rows, oh1 = oh0 + f->rows < g->Ho ? oh0 + f->rows : g->Ho;
-    int64_t p0 = oh0 * g->Wo, pn = (oh1 - oh0) * g->Wo;
-    const char *xp = (const char *)f->x + (size_t)((n * g->C + gi * f->Cg) * g->H * g->W) * es;
-    char *yp = (char *)f->y + (size_t)((n * g->O + gi * f->Og) * f->P + p0) * es;
-    if (f->how == CONV_SHIFTED) {
-      band_shifted(f, xp, gi, oh0, oh1, buf, acc, yp);
-      continue;
+  if (f->ahead) { /* tasks claimed one at a time, each before the one it follows runs */
+    int64_t t = atomic_fetch_add(&f->next, 1);
+    while (t < f->ntasks) {
+      int64_t tn = atomic_fetch_add(&f->next, 1);
+      conv_task(f, t, tn < f->ntasks ? tn : -1, buf, acc);
+      t = tn;
     }
-    const void *bm = xp + (size_t)p0 * es;
-    int64_t ldb = f->P;
-    if (f->how == CONV_IM2COL) {
-      im2col_rows(g, f->f64, xp, buf, pn, 0, f->K, oh0, oh1);
-      bm = buf, ldb = pn;
-    }
-    if (f->bias) fill_bias(f, gi, yp, f->P, pn);
-    gemm1(f->f64, f->Og, pn, f->K, (const char *)f->w + (size_t)(gi * f->Og * f->K) * es, f->K, bm, ldb,
-          f->bias ? 1.0 : 0.0, yp, f->P);
-  }
+  } else
+    for (int64_t t = begin; t < end; t++) conv_task(f, t, -1, buf, acc);
   fbx_free(buf);
 }
 
@@ -438,12 +494,19 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
       f.wt = wt;
     }
     atomic_init(&f.nomem, false);
-    int64_t per = Og * f.rows * g.Wo * K + 1;
-    /* bands claimed as threads come free: under other processes' load on
-     * the cores this ran faster than one fixed share per thread in 5 of 6
-     * alternated rounds (fusebox bench, the 3x3 [8, 64, 56, 56] row) */
-    fbx_parallel_for_tasks(g.N * groups * f.ntiles, per >= TASK_MIN_MACS ? 1 : TASK_MIN_MACS / per + 1, conv_fwd_body,
-                           &f);
+    atomic_init(&f.next, 0);
+    f.ntasks = g.N * groups * f.ntiles;
+    int64_t per = Og * f.rows * g.Wo * K + 1, group = per >= TASK_MIN_MACS ? 1 : TASK_MIN_MACS / per + 1;
+    /* Bands are claimed as threads come free: under other processes' load
+     * on the cores this ran faster than one fixed share per thread in 5 of
+     * 6 alternated rounds (fusebox bench, the 3x3 [8, 64, 56, 56] row).
+     * The direct kernel's tasks are claimed one ahead, so that each can
+     * prefetch the next one's input rows (read from memory, they took
+     * about 35 us of a 600 us band here: ops/README.md); a thread slowed
+     * by other load then holds at most one task the others could run. */
+    f.ahead = f.wd && f.ntasks > group;
+    if (f.ahead) fbx_parallel_for_tasks(fbx_parallel_threads(), 1, conv_fwd_body, &f);
+    else fbx_parallel_for_tasks(f.ntasks, group, conv_fwd_body, &f);
     if (atomic_load(&f.nomem)) {
       st = fbx_status_nomem();
       goto done;
