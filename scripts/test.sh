@@ -35,9 +35,9 @@ fi
 echo "== ThreadSanitizer build: the suites that run threads =="
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBOX_WERROR=ON -DFUSEBOX_TSAN=ON \
   -DFUSEBOX_BENCH=OFF -DFUSEBOX_TORCH=OFF >/dev/null
-tsan_tests="test_parallel|test_interp|test_executor|test_api|test_host_kernel|test_services|test_autodiff_runtime"
+tsan_tests="test_parallel|test_interp|test_executor|test_api|test_host_kernel|test_services|test_autodiff_runtime|test_ops_linalg_par"
 cmake --build build-tsan -j"$jobs" --target fbx_test_plugins fusebox_cli test_parallel test_interp test_executor test_api \
-  test_host_kernel test_services test_autodiff_runtime
+  test_host_kernel test_services test_autodiff_runtime test_ops_linalg_par
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 CK_FORK=no \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" -R "^($tsan_tests)\$"
 
