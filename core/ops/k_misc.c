@@ -2,8 +2,9 @@
  * (repeat, repeat_interleave, flip, roll, tril/triu, padding,
  * broadcast_tensors), sorting (sort, argsort, topk), norms, small linear
  * algebra (dot, mv, outer, baddbmm, einsum, cdist), composites (glu,
- * group_norm, cosine_similarity, log_sigmoid, selu, celu, sgn), losses, and
- * the in-place variants.
+ * cosine_similarity, log_sigmoid, selu, celu, sgn), losses, and the
+ * in-place variants. (group_norm's kernel is batch_norm's neighbour in
+ * k_norm.c.)
  *
  * Many of these are compositions of other rows (as in ATen, whose CPU
  * versions are compositions too): they run those rows' kernels through
@@ -913,62 +914,6 @@ fbx_status *fbx_k_glu(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   if (!st) st = ROW(&out, mul_Tensor, TV(a), TV(s));
   fbx_tensor *tmp[] = {a, b, s};
   release_all(tmp, 3);
-  return finish(st, outs, &out);
-}
-
-/* aten::group_norm(input, num_groups, weight?, bias?, eps, cudnn_enabled):
- * layer_norm over each group of [N, G, C/G * spatial], then the per-channel
- * affine. */
-fbx_status *fbx_k_group_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor *x, *r = NULL, *ln = NULL, *y = NULL, *wv = NULL, *bv = NULL, *t = NULL, *out = NULL;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
-  int64_t G = fbx_iv_to_int(&args[1]);
-  if (x->ndim < 2) return fbx_kernel_error(ctx, "Expected at least 2 dimensions for input tensor but received %d", x->ndim);
-  int64_t N = x->sizes[0], C = x->sizes[1];
-  if (G <= 0 || C % G)
-    return fbx_kernel_error(ctx, "Expected number of channels in input to be divisible by num_groups, but got input of shape [%" PRId64 ", %" PRId64 ", ...] and num_groups=%" PRId64,
-                            N, C, G);
-  for (int k = 2; k <= 3; k++)
-    if (args[k].kind == FBX_IV_TENSOR && (args[k].u.t->ndim != 1 || args[k].u.t->sizes[0] != C))
-      return fbx_kernel_error(ctx, "Expected %s to be a vector of size equal to the number of channels in input, but got %s of shape [%" PRId64 "] and input of shape [%" PRId64 ", %" PRId64 ", ...]",
-                              k == 2 ? "weight" : "bias", k == 2 ? "weight" : "bias", args[k].u.t->ndim ? args[k].u.t->sizes[0] : 0, N, C);
-  int64_t M = (N > 0 && G > 0) ? x->numel / (N * G) : 0, rs[3] = {N, G, -1}, csh[FBX_MAX_DIMS];
-  fbx_ivalue rshape = fbx_iv_none(), nshape = fbx_iv_none(), xshape = fbx_iv_none(), cshape = fbx_iv_none();
-  int nd = x->ndim;
-  csh[0] = 1, csh[1] = C;
-  for (int k = 2; k < nd; k++) csh[k] = 1;
-  fbx_status *st = int_list(&rshape, 3, rs);
-  if (!st) st = int_list(&nshape, 1, &M);
-  if (!st) st = int_list(&xshape, nd, x->sizes);
-  if (!st) st = int_list(&cshape, nd, csh);
-  if (!st) st = ROW(&r, reshape, TV(x), rshape);
-  if (!st) st = ROW(&ln, layer_norm, TV(r), nshape, NV, NV, args[4], BV(false));
-  if (!st) st = ROW(&y, reshape, TV(ln), xshape);
-  if (!st && args[2].kind == FBX_IV_TENSOR) {
-    st = ROW(&wv, reshape, args[2], cshape);
-    if (!st) st = ROW(&t, mul_Tensor, TV(y), TV(wv));
-    if (!st) {
-      fbx_tensor_release(y);
-      y = t;
-      t = NULL;
-    }
-  }
-  if (!st && args[3].kind == FBX_IV_TENSOR) {
-    st = ROW(&bv, reshape, args[3], cshape);
-    if (!st) st = ROW(&t, add_Tensor, TV(y), TV(bv));
-    if (!st) {
-      fbx_tensor_release(y);
-      y = t;
-      t = NULL;
-    }
-  }
-  if (!st) out = fbx_tensor_retain(y);
-  fbx_iv_release(&rshape);
-  fbx_iv_release(&nshape);
-  fbx_iv_release(&xshape);
-  fbx_iv_release(&cshape);
-  fbx_tensor *tmp[] = {r, ln, y, wv, bv, t};
-  release_all(tmp, 6);
   return finish(st, outs, &out);
 }
 

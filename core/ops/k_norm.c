@@ -1,5 +1,5 @@
 /* Composite kernels (ops/list_reduce.h): softmax, log_softmax, layer_norm,
- * batch_norm, dropout.
+ * batch_norm, dropout; group_norm (ops/list_extra.h).
  *
  * softmax/log_softmax run in the input's own precision (float for float32,
  * float16 and bfloat16, double for float64), max-subtracted; rows along the
@@ -14,7 +14,9 @@
  * which takes the statistics again: fbx_row_layer_norm_bwd_x_f32) runs fbx_row_layer_norm_bwd_f32 over rows
  * (float64 inputs: the same formula in double), weight and bias gradients
  * summed in float32 (float64) per block of rows as PyTorch does. batch_norm in inference on float32 applies its
- * per-channel scale and shift with fbx_row_affine_f32.
+ * per-channel scale and shift with fbx_row_affine_f32; group_norm takes
+ * each group's statistics and applies a scale and shift per image and
+ * channel the same way.
  */
 #include <math.h>
 #include <stdio.h>
@@ -573,8 +575,10 @@ typedef struct bn_job {
   fbx_dtype dt;
   void *y;
   int64_t N, C, S;
-  const double *scale, *shift; /* C each: y = x * scale + shift */
-  double *mean, *var;          /* training: per-channel statistics */
+  const double *scale, *shift; /* y = x * scale + shift, row t = n * C + ch taking entry t % period */
+  int64_t period;              /* C (batch_norm: per channel) or N * C (group_norm: per image and channel) */
+  double *mean, *var;          /* training: per-channel statistics (group_norm: per image and group) */
+  int64_t G;                   /* group_norm: groups */
 } bn_job;
 
 static void bn_stats_body(void *c, int64_t begin, int64_t end) {
@@ -604,7 +608,7 @@ static void bn_apply_body(void *c, int64_t begin, int64_t end) {
   const bn_job *j = c;
   if (j->dt == FBX_DTYPE_FLOAT32) {
     for (int64_t t = begin; t < end; t++) {
-      int64_t ch = t % j->C;
+      int64_t ch = t % j->period;
       fbx_row_affine_f32((const float *)j->x + t * j->S, (float *)j->y + t * j->S, j->S, (float)j->scale[ch],
                          (float)j->shift[ch]);
     }
@@ -612,7 +616,7 @@ static void bn_apply_body(void *c, int64_t begin, int64_t end) {
   }
   double buf[CH];
   for (int64_t t = begin; t < end; t++) { /* t = n * C + ch */
-    int64_t ch = t % j->C;
+    int64_t ch = t % j->period;
     double sc = j->scale[ch], sh = j->shift[ch];
     for (int64_t r = 0; r < j->S; r += CH) {
       int64_t m = min64(CH, j->S - r);
@@ -642,7 +646,7 @@ fbx_status *fbx_k_batch_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   bool training = fbx_iv_to_int(&args[5]) != 0;
   if (!fbx_iv_is_scalar(&args[7])) return fbx_kernel_error(ctx, "eps must be a float");
   double eps = fbx_iv_to_double(&args[7]);
-  bn_job j = {.dt = x->dtype, .N = x->sizes[0], .C = x->sizes[1], .S = 1};
+  bn_job j = {.dt = x->dtype, .N = x->sizes[0], .C = x->sizes[1], .S = 1, .period = x->sizes[1]};
   for (int i = 2; i < x->ndim; i++) j.S *= x->sizes[i];
   int64_t C = j.C;
   double *w = NULL, *b = NULL, *rm = NULL, *rv = NULL, *tmp = NULL;
@@ -683,6 +687,89 @@ done:
   fbx_free(b);
   fbx_free(rm);
   fbx_free(rv);
+  fbx_free(tmp);
+  fbx_tensor_release(c);
+  fbx_tensor_release(y);
+  return st;
+}
+
+/* ---- group_norm -------------------------------------------------------------------------------- */
+
+/* Mean and biased variance of each (image, group): D * S contiguous values. */
+static void gn_stats_body(void *c, int64_t begin, int64_t end) {
+  const bn_job *j = c;
+  int64_t len = j->C / j->G * j->S;
+  double buf[CH];
+  for (int64_t t = begin; t < end; t++) { /* t = n * G + g: its values start at t * len */
+    double s = 0, ss = 0;
+    for (int64_t r = 0; r < len; r += CH) {
+      int64_t m = min64(CH, len - r);
+      fbx_red_load_f64(buf, j->x, j->dt, t * len + r, m);
+      for (int64_t k = 0; k < m; k++) s += buf[k];
+    }
+    double mean = s / (double)len;
+    for (int64_t r = 0; r < len; r += CH) {
+      int64_t m = min64(CH, len - r);
+      fbx_red_load_f64(buf, j->x, j->dt, t * len + r, m);
+      for (int64_t k = 0; k < m; k++) ss += (buf[k] - mean) * (buf[k] - mean);
+    }
+    j->mean[t] = mean;
+    j->var[t] = ss / (double)len;
+  }
+}
+
+/* aten::group_norm(input, num_groups, weight?, bias?, eps, cudnn_enabled)
+ * on [N, C, *]: the statistics of each group of C / G channels of an image,
+ * then, as PyTorch's CPU kernel, y = x * scale + shift per image and
+ * channel with scale = rstd * weight and shift = bias - scale * mean, where
+ * a missing weight is 1 and a missing bias +0 (so a zero result is +0 as
+ * PyTorch's), or shift = -(scale * mean) when both are missing (an input
+ * of -0 then stays -0, as PyTorch's does). */
+fbx_status *fbx_k_group_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *c = NULL, *y = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int64_t G = fbx_iv_to_int(&args[1]);
+  if (x->ndim < 2) return fbx_kernel_error(ctx, "Expected at least 2 dimensions for input tensor but received %d", x->ndim);
+  int64_t N = x->sizes[0], C = x->sizes[1];
+  if (G <= 0 || C % G)
+    return fbx_kernel_error(ctx, "Expected number of channels in input to be divisible by num_groups, but got input of shape [%lld, %lld, ...] and num_groups=%lld",
+                            (long long)N, (long long)C, (long long)G);
+  if (!fbx_dtype_is_floating(x->dtype))
+    return fbx_kernel_error(ctx, "expected a floating point input, got %s", fbx_dtype_name(x->dtype));
+  if (!fbx_iv_is_scalar(&args[4])) return fbx_kernel_error(ctx, "eps must be a float");
+  double eps = fbx_iv_to_double(&args[4]);
+  bn_job j = {.dt = x->dtype, .N = N, .C = C, .S = 1, .period = N * C, .G = G};
+  for (int i = 2; i < x->ndim; i++) j.S *= x->sizes[i];
+  double *w = NULL, *b = NULL, *tmp = NULL;
+  fbx_status *st = param_f64(ctx, &w, &args[2], "weight", C, 0, NULL);
+  if (!st) st = param_f64(ctx, &b, &args[3], "bias", C, 0, NULL);
+  if (!st) {
+    tmp = fbx_malloc(sizeof(double) * (size_t)(2 * N * C + 2 * N * G + 1));
+    if (!tmp) st = fbx_status_nomem();
+  }
+  if (!st) st = fbx_tensor_contiguous(&c, x);
+  if (!st) st = fbx_tensor_empty(&y, x->dtype, x->ndim, x->sizes);
+  if (st) goto done;
+  if (x->numel > 0) {
+    double *scale = tmp, *shift = tmp + N * C;
+    j.x = c->data, j.y = y->data, j.mean = tmp + 2 * N * C, j.var = j.mean + N * G;
+    int64_t len = C / G * j.S;
+    fbx_parallel_for(N * G, len >= 8192 ? 1 : 8192 / len + 1, gn_stats_body, &j);
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t ch = 0; ch < C; ch++) {
+        int64_t t = n * C + ch, ng = n * G + ch / (C / G);
+        double sc = (w ? w[ch] : 1) / sqrt(j.var[ng] + eps), sm = sc * j.mean[ng];
+        scale[t] = sc;
+        shift[t] = w || b ? (b ? b[ch] : 0.0) - sm : -sm;
+      }
+    j.scale = scale, j.shift = shift;
+    fbx_parallel_for(N * C, j.S >= 8192 ? 1 : 8192 / j.S + 1, bn_apply_body, &j);
+  }
+  fbx_set_out_tensor(outs, 0, y);
+  y = NULL;
+done:
+  fbx_free(w);
+  fbx_free(b);
   fbx_free(tmp);
   fbx_tensor_release(c);
   fbx_tensor_release(y);

@@ -12,8 +12,9 @@
  * tril/triu, constant_pad_nd/pad, broadcast_tensors), sorting (topk, sort,
  * argsort: stable, NaN sorts as the largest value, as in PyTorch), norms
  * (norm, frobenius_norm, linalg_vector_norm), cumprod, small linear algebra
- * (dot, mv, outer, baddbmm, einsum, cdist), composites built from other rows
- * (glu, group_norm, cosine_similarity, log_sigmoid, selu, celu, sgn), losses
+ * (dot, mv, outer, baddbmm, einsum, cdist), group_norm (k_norm.c),
+ * composites built from other rows (glu, cosine_similarity, log_sigmoid,
+ * selu, celu, sgn), losses
  * (reduction: 0 none, 1 mean, 2 sum), and in-place variants (add_, mul_,
  * clamp_, ...: computed out of place by the row they mirror, then copied into
  * self, whose dtype and shape they keep, as PyTorch requires).

@@ -489,6 +489,44 @@ START_TEST(test_layer_norm_zero_sign) {
 }
 END_TEST
 
+/* group_norm's zero results carry PyTorch's signs: its CPU kernel computes
+ * x * scale + (bias - scale * mean), a missing bias being +0, but
+ * x * scale - scale * mean when weight and bias are both missing. The
+ * expected signs are PyTorch's (1.13 and 2.x agree): a [2, 4, 3] input of
+ * all -0 or all +0, 2 groups, weight None, ones or -2, bias None, +0 or -0. */
+START_TEST(test_group_norm_zero_sign) {
+  OK(fbx_op_table_init());
+  /* negative[x][w][b]: x -0, +0; w None, 1, -2; b None, +0, -0 */
+  static const bool negative[2][3][3] = {{{true, false, true}, {false, false, true}, {false, false, false}},
+                                         {{false, false, false}, {false, false, false}, {false, false, false}}};
+  static const float wv[3] = {0, 1, -2}, bv[3] = {0, 0.0f, -0.0f};
+  int64_t sz[3] = {2, 4, 3}, c4 = 4;
+  for (int xi = 0; xi < 2; xi++)
+    for (int wi = 0; wi < 3; wi++)
+      for (int bi = 0; bi < 3; bi++) {
+        float d[24], wd[4], bd[4];
+        for (int i = 0; i < 24; i++) d[i] = xi ? 0.0f : -0.0f;
+        for (int i = 0; i < 4; i++) wd[i] = wv[wi], bd[i] = bv[bi];
+        fbx_ivalue args[6] = {fbx_iv_tensor(make_f32(3, sz, d)), fbx_iv_int(2),
+                              wi ? fbx_iv_tensor(make_f32(1, &c4, wd)) : fbx_iv_none(),
+                              bi ? fbx_iv_tensor(make_f32(1, &c4, bd)) : fbx_iv_none(), fbx_iv_float(1e-5),
+                              fbx_iv_bool(false)};
+        fbx_ivalue outs[1];
+        OK(oprun("aten::group_norm", args, 6, outs, NULL, NULL));
+        int wrong = 0;
+        for (int64_t i = 0; i < 24; i++) {
+          double v = fbx_tensor_get_f64(outs[0].u.t, i);
+          wrong += v != 0 || (bool)signbit(v) != negative[xi][wi][bi];
+        }
+        ck_assert_msg(!wrong, "x %s0, weight %s, bias %s: %d elements not %s0", xi ? "+" : "-",
+                      wi == 0 ? "None" : wi == 1 ? "1" : "-2", bi == 0 ? "None" : bi == 1 ? "+0" : "-0", wrong,
+                      negative[xi][wi][bi] ? "-" : "+");
+        release_all(outs, 1);
+        release_all(args, 6);
+      }
+}
+END_TEST
+
 START_TEST(test_alloc_failures_reduce) {
   OK(fbx_op_table_init());
   float d[24];
@@ -523,6 +561,8 @@ START_TEST(test_alloc_failures_reduce) {
   fbx_ivalue a9[9] = {a1[0], p3, p3, p3, p3, fbx_iv_bool(false), fbx_iv_float(0.1), fbx_iv_float(1e-5),
                       fbx_iv_bool(false)};
   fail_allocations("aten::batch_norm", a9, 9);
+  fbx_ivalue a10[6] = {a2[0], fbx_iv_int(3), p3, p3, fbx_iv_float(1e-5), fbx_iv_bool(false)}; /* strided: a copy */
+  fail_allocations("aten::group_norm", a10, 6);
   fbx_iv_release(&p3);
   fbx_iv_release(&w);
   fbx_iv_release(&nsl);
@@ -699,6 +739,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_dropout_train);
   tcase_add_test(tc, test_batch_norm_training_keeps_stats);
   tcase_add_test(tc, test_layer_norm_zero_sign);
+  tcase_add_test(tc, test_group_norm_zero_sign);
   tcase_add_test(tc, test_alloc_failures_reduce);
   tcase_add_test(tc, test_layouts_agree);
 #else
