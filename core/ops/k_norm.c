@@ -578,7 +578,8 @@ typedef struct bn_job {
   const double *scale, *shift; /* y = x * scale + shift, row t = n * C + ch taking entry t % period */
   int64_t period;              /* C (batch_norm: per channel) or N * C (group_norm: per image and channel) */
   double *mean, *var;          /* training: per-channel statistics (group_norm: per image and group) */
-  int64_t G;                   /* group_norm: groups */
+  int64_t G;                   /* group_norm: groups (var then holds rstd) */
+  double eps;                  /* group_norm */
 } bn_job;
 
 static void bn_stats_body(void *c, int64_t begin, int64_t end) {
@@ -695,10 +696,20 @@ done:
 
 /* ---- group_norm -------------------------------------------------------------------------------- */
 
-/* Mean and biased variance of each (image, group): D * S contiguous values. */
+/* Mean and biased variance of each (image, group): D * S contiguous values
+ * (float32: mean and rstd, layer_norm's row statistics). */
 static void gn_stats_body(void *c, int64_t begin, int64_t end) {
   const bn_job *j = c;
   int64_t len = j->C / j->G * j->S;
+  if (j->dt == FBX_DTYPE_FLOAT32) {
+    for (int64_t t = begin; t < end; t++) {
+      float mean, rstd;
+      fbx_row_moments_f32((const float *)j->x + t * len, len, (float)j->eps, &mean, &rstd);
+      j->mean[t] = mean;
+      j->var[t] = rstd;
+    }
+    return;
+  }
   double buf[CH];
   for (int64_t t = begin; t < end; t++) { /* t = n * G + g: its values start at t * len */
     double s = 0, ss = 0;
@@ -714,13 +725,13 @@ static void gn_stats_body(void *c, int64_t begin, int64_t end) {
       for (int64_t k = 0; k < m; k++) ss += (buf[k] - mean) * (buf[k] - mean);
     }
     j->mean[t] = mean;
-    j->var[t] = ss / (double)len;
+    j->var[t] = 1 / sqrt(ss / (double)len + j->eps);
   }
 }
 
 /* aten::group_norm(input, num_groups, weight?, bias?, eps, cudnn_enabled)
- * on [N, C, *]: the statistics of each group of C / G channels of an image,
- * then, as PyTorch's CPU kernel, y = x * scale + shift per image and
+ * on [N, C, *]: the statistics of each group of C / G channels of an image
+ * (float32: fbx_row_moments_f32, as layer_norm's), then, as PyTorch's CPU kernel, y = x * scale + shift per image and
  * channel with scale = rstd * weight and shift = bias - scale * mean, where
  * a missing weight is 1 and a missing bias +0 (so a zero result is +0 as
  * PyTorch's), or shift = -(scale * mean) when both are missing (an input
@@ -738,7 +749,7 @@ fbx_status *fbx_k_group_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
     return fbx_kernel_error(ctx, "expected a floating point input, got %s", fbx_dtype_name(x->dtype));
   if (!fbx_iv_is_scalar(&args[4])) return fbx_kernel_error(ctx, "eps must be a float");
   double eps = fbx_iv_to_double(&args[4]);
-  bn_job j = {.dt = x->dtype, .N = N, .C = C, .S = 1, .period = N * C, .G = G};
+  bn_job j = {.dt = x->dtype, .N = N, .C = C, .S = 1, .period = N * C, .G = G, .eps = eps};
   for (int i = 2; i < x->ndim; i++) j.S *= x->sizes[i];
   double *w = NULL, *b = NULL, *tmp = NULL;
   fbx_status *st = param_f64(ctx, &w, &args[2], "weight", C, 0, NULL);
@@ -758,7 +769,7 @@ fbx_status *fbx_k_group_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
     for (int64_t n = 0; n < N; n++)
       for (int64_t ch = 0; ch < C; ch++) {
         int64_t t = n * C + ch, ng = n * G + ch / (C / G);
-        double sc = (w ? w[ch] : 1) / sqrt(j.var[ng] + eps), sm = sc * j.mean[ng];
+        double sc = (w ? w[ch] : 1) * j.var[ng], sm = sc * j.mean[ng];
         scale[t] = sc;
         shift[t] = w || b ? (b ? b[ch] : 0.0) - sm : -sm;
       }
