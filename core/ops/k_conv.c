@@ -548,13 +548,78 @@ done:
   return st;
 }
 
+/* An int list ivalue of n values. */
+static fbx_status *int_list_iv(fbx_ivalue *out, int n, const int64_t *v) {
+  FBX_TRY(fbx_iv_list_new(out, n));
+  for (int i = 0; i < n; i++) {
+    fbx_status *st = fbx_iv_list_push(out, fbx_iv_int(v[i]));
+    if (st) {
+      fbx_iv_release(out);
+      return st;
+    }
+  }
+  return NULL;
+}
+
+/* grad_input of a stride-1 convolution whose padding is at most the taps'
+ * reach (pad <= dilation * (k - 1)), as a forward convolution: grad_input
+ * = conv(grad, w') with w'[group's channel c][o] = w[group's o][c] flipped
+ * in space, padding dilation * (k - 1) - pad, the same dilation and
+ * groups, which gives back [N, C, H, W]; so the forward's kernels (the
+ * direct kernel for float32) do the work. gc: grad ([N, O, Ho, Wo], or
+ * without N where the input has no batch dim) and wc the weight,
+ * contiguous in the work dtype; *out gets [N, C, H, W]. */
+static fbx_status *grad_input_by_fwd(fbx_kctx *ctx, const conv_geom *g, int nsp, fbx_tensor *gc, fbx_tensor *wc,
+                                     fbx_tensor **out) {
+  int64_t Cg = g->C / g->G, Og = g->O / g->G, kH = g->kH, kW = g->kW, taps = kH * kW;
+  int64_t ws4[4] = {g->C, Og, kH, kW}, ws3[3] = {g->C, Og, kW};
+  fbx_tensor *wt = NULL;
+  FBX_TRY(fbx_tensor_empty(&wt, wc->dtype, nsp + 2, nsp == 2 ? ws4 : ws3));
+  bool f64 = wc->dtype == FBX_DTYPE_FLOAT64;
+  for (int64_t gi = 0; gi < g->G; gi++)
+    for (int64_t o = 0; o < Og; o++)
+      for (int64_t c = 0; c < Cg; c++)
+        for (int64_t t = 0; t < taps; t++) {
+          size_t to = (size_t)(((gi * Cg + c) * Og + o) * taps + t), from = (size_t)(((gi * Og + o) * Cg + c) * taps + (taps - 1 - t));
+          if (f64) ((double *)wt->data)[to] = ((const double *)wc->data)[from];
+          else ((float *)wt->data)[to] = ((const float *)wc->data)[from];
+        }
+  int64_t one[2] = {1, 1}, pad[2] = {g->dH * (kH - 1) - g->pH, g->dW * (kW - 1) - g->pW}, dil[2] = {g->dH, g->dW};
+  int64_t gs4[4] = {g->N, g->O, g->Ho, g->Wo}, gs3[3] = {g->N, g->O, g->Wo};
+  fbx_tensor *gb = NULL; /* grad with its batch dim, also where the input had none */
+  fbx_status *st = fbx_tensor_view(&gb, gc, nsp + 2, nsp == 2 ? gs4 : gs3, NULL, gc->offset);
+  if (st) {
+    fbx_tensor_release(wt);
+    return st;
+  }
+  fbx_ivalue a[7] = {fbx_iv_tensor(gb), fbx_iv_tensor(wt), fbx_iv_none(), fbx_iv_none(), fbx_iv_none(), fbx_iv_none(),
+                     fbx_iv_int(g->G)};
+  st = int_list_iv(&a[3], nsp, one);
+  if (!st) st = int_list_iv(&a[4], nsp, nsp == 2 ? pad : pad + 1);
+  if (!st) st = int_list_iv(&a[5], nsp, nsp == 2 ? dil : dil + 1);
+  fbx_ivalue r[FBX_SCHEMA_MAX_RETS] = {0};
+  if (!st) {
+    fbx_kctx sub = {.op = fbx_op_get(nsp == 2 ? FBX_OP_conv2d : FBX_OP_conv1d), .node = ctx->node,
+                    .rng_state = ctx->rng_state, .nargs = 7};
+    st = conv_common(&sub, a, r, nsp);
+  }
+  for (int i = 3; i < 6; i++) fbx_iv_release(&a[i]);
+  fbx_tensor_release(wt);
+  fbx_tensor_release(gb);
+  if (st) return st;
+  *out = r[0].u.t;
+  return NULL;
+}
+
 /* fusebox::conv_backward(grad, input, weight, bias?, stride, padding,
  * dilation, groups) -> (grad_input, grad_weight, grad_bias): the three
  * gradients of conv1d/conv2d (the spatial rank is the weight's rank - 2),
  * by the forward's im2col: per image and group, grad_weight += grad ·
- * colsᵀ and grad_input = col2im(weightᵀ · grad); grad_bias sums grad over
- * the batch and positions (None when bias is None). Computed in float32 for
- * float16/bfloat16, rounded back, as the forward. */
+ * colsᵀ and grad_input = col2im(weightᵀ · grad), or for stride 1 with
+ * padding within the taps' reach grad_input by a forward convolution
+ * (grad_input_by_fwd); grad_bias sums grad over the batch and positions
+ * (None when bias is None). Computed in float32 for float16/bfloat16,
+ * rounded back, as the forward. */
 fbx_status *fbx_k_fbx_conv_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *gy, *x, *w, *b = NULL;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &gy));
@@ -588,7 +653,9 @@ fbx_status *fbx_k_fbx_conv_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue 
   if (!st) st = w->dtype == work ? fbx_tensor_contiguous(&wc, w) : fbx_tensor_clone_as(&wc, w, work);
   if (!st) st = gy->dtype == work ? fbx_tensor_contiguous(&gc, gy) : fbx_tensor_clone_as(&gc, gy, work);
   int64_t xs4[4] = {g.N, g.C, g.H, g.W}, xs3[3] = {g.N, g.C, g.W};
-  if (!st) st = fbx_tensor_zeros(&gi, work, nsp + 2, nsp == 2 ? xs4 : xs3);
+  bool by_fwd = g.sH == 1 && g.sW == 1 && g.pH <= g.dH * (g.kH - 1) && g.pW <= g.dW * (g.kW - 1);
+  if (!st && by_fwd && K > 0 && P > 0 && Og > 0) st = grad_input_by_fwd(ctx, &g, nsp, gc, wc, &gi);
+  else if (!st) st = fbx_tensor_zeros(&gi, work, nsp + 2, nsp == 2 ? xs4 : xs3), by_fwd = false;
   if (!st) st = fbx_tensor_zeros(&gw, work, w->ndim, w->sizes);
   if (!st && b) st = fbx_tensor_zeros(&gb, work, 1, &g.O);
   if (!st && K * P > 0) {
@@ -609,6 +676,7 @@ fbx_status *fbx_k_fbx_conv_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue 
         fbx_parallel_for(K, P >= 4096 ? 1 : 4096 / P + 1, im2col_body, &j);
         /* grad_weight[group] += grad[n, group] (Og x P) . cols^T (P x K) */
         fbx_linalg_gemm(f64, false, true, Og, K, P, 1.0, gp, P, cols, P, 1.0, gwp, K);
+        if (by_fwd) continue;
         /* dcols = weight[group]^T (K x Og) . grad[n, group] (Og x P), then col2im into grad_input */
         fbx_linalg_gemm(f64, true, false, K, P, Og, 1.0, wp, K, gp, P, 0.0, cols, P);
         col2im_job cj = {.g = &g, .x_out = (char *)gi->data + xoff * esz, .cols = cols, .f64 = f64};
