@@ -548,19 +548,6 @@ done:
   return st;
 }
 
-/* An int list ivalue of n values. */
-static fbx_status *int_list_iv(fbx_ivalue *out, int n, const int64_t *v) {
-  FBX_TRY(fbx_iv_list_new(out, n));
-  for (int i = 0; i < n; i++) {
-    fbx_status *st = fbx_iv_list_push(out, fbx_iv_int(v[i]));
-    if (st) {
-      fbx_iv_release(out);
-      return st;
-    }
-  }
-  return NULL;
-}
-
 /* grad_input of a stride-1 convolution whose padding is at most the taps'
  * reach (pad <= dilation * (k - 1)), as a forward convolution: grad_input
  * = conv(grad, w') with w'[group's channel c][o] = w[group's o][c] flipped
@@ -594,9 +581,9 @@ static fbx_status *grad_input_by_fwd(fbx_kctx *ctx, const conv_geom *g, int nsp,
   }
   fbx_ivalue a[7] = {fbx_iv_tensor(gb), fbx_iv_tensor(wt), fbx_iv_none(), fbx_iv_none(), fbx_iv_none(), fbx_iv_none(),
                      fbx_iv_int(g->G)};
-  st = int_list_iv(&a[3], nsp, one);
-  if (!st) st = int_list_iv(&a[4], nsp, nsp == 2 ? pad : pad + 1);
-  if (!st) st = int_list_iv(&a[5], nsp, nsp == 2 ? dil : dil + 1);
+  st = fbx_int_list_iv(&a[3], nsp, one);
+  if (!st) st = fbx_int_list_iv(&a[4], nsp, nsp == 2 ? pad : pad + 1);
+  if (!st) st = fbx_int_list_iv(&a[5], nsp, nsp == 2 ? dil : dil + 1);
   fbx_ivalue r[FBX_SCHEMA_MAX_RETS] = {0};
   if (!st) {
     fbx_kctx sub = {.op = fbx_op_get(nsp == 2 ? FBX_OP_conv2d : FBX_OP_conv1d), .node = ctx->node,

@@ -57,18 +57,6 @@ static fbx_status *row_t(const fbx_kctx *ctx, fbx_tensor **out, fbx_op_id id, co
 #define BV(b) fbx_iv_bool(b)
 #define NV fbx_iv_none()
 
-static fbx_status *int_list(fbx_ivalue *out, int n, const int64_t *v) {
-  FBX_TRY(fbx_iv_list_new(out, n));
-  for (int i = 0; i < n; i++) {
-    fbx_status *st = fbx_iv_list_push(out, fbx_iv_int(v[i]));
-    if (st) {
-      fbx_iv_release(out);
-      return st;
-    }
-  }
-  return NULL;
-}
-
 static void release_all(fbx_tensor **ts, int n) {
   for (int i = 0; i < n; i++) fbx_tensor_release(ts[i]);
 }
@@ -131,7 +119,7 @@ fbx_status *fbx_k_repeat_interleave(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue 
   if (args[2].kind == FBX_IV_NONE) {
     int64_t m1 = -1;
     fbx_ivalue shape;
-    FBX_TRY(int_list(&shape, 1, &m1));
+    FBX_TRY(fbx_int_list_iv(&shape, 1, &m1));
     fbx_status *st = ROW(&flat, reshape, TV(x), shape);
     fbx_iv_release(&shape);
     FBX_TRY(st);
@@ -226,11 +214,11 @@ fbx_status *fbx_k_roll(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     int64_t m1 = -1;
     fbx_ivalue flat, shape;
     fbx_tensor *f = NULL, *r = NULL, *out = NULL;
-    FBX_TRY(int_list(&flat, 1, &m1));
+    FBX_TRY(fbx_int_list_iv(&flat, 1, &m1));
     st = ROW(&f, reshape, TV(x), flat);
     fbx_iv_release(&flat);
     if (!st) st = roll_one(ctx, &r, f, shifts[0], 0);
-    if (!st) st = int_list(&shape, x->ndim, x->sizes);
+    if (!st) st = fbx_int_list_iv(&shape, x->ndim, x->sizes);
     if (!st) {
       st = ROW(&out, reshape, TV(r), shape);
       fbx_iv_release(&shape);
@@ -453,7 +441,7 @@ fbx_status *fbx_k_infer_size(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
                               x, y, i);
     r[i] = x == 1 ? y : x;
   }
-  return int_list(&outs[0], n, r);
+  return fbx_int_list_iv(&outs[0], n, r);
 }
 
 /* ---- sorting --------------------------------------------------------------------------------- */
@@ -1227,7 +1215,7 @@ fbx_status *fbx_k_cross_entropy(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *out
         int64_t sh[FBX_MAX_DIMS];
         for (int k = 0; k < x->ndim; k++) sh[k] = k == cdim ? C : 1;
         fbx_ivalue shape;
-        st = int_list(&shape, x->ndim, sh);
+        st = fbx_int_list_iv(&shape, x->ndim, sh);
         if (!st) {
           st = ROW(&t[3], reshape, args[2], shape);
           fbx_iv_release(&shape);

@@ -89,3 +89,15 @@ fbx_status *fbx_size_add(const fbx_kctx *ctx, int64_t a, int64_t b, int64_t *out
                             (long long)b);
   return NULL;
 }
+
+fbx_status *fbx_int_list_iv(fbx_ivalue *out, int n, const int64_t *v) {
+  FBX_TRY(fbx_iv_list_new(out, n));
+  for (int i = 0; i < n; i++) {
+    fbx_status *st = fbx_iv_list_push(out, fbx_iv_int(v[i]));
+    if (st) {
+      fbx_iv_release(out);
+      return st;
+    }
+  }
+  return NULL;
+}
