@@ -12,12 +12,15 @@ bool fbx_conv_direct_avx512 = true;
 
 /* Block sizes of the two kernels: output channels, positions per vector,
  * vectors per block, input channels per chunk. With a block's weights in
- * the L1 cache its grid reads come from the L2 cache; on the EPYC here
- * (3x3, 64 -> 64 channels, a 14-row band of 56-wide rows on one thread) the
- * AVX-512 block ran at 99% of the core's FMA peak with all 64 channels in
- * one chunk (97% with 16), the AVX2 block at 95%. Earlier the AVX2 kernel
- * over [8, 64, 56, 56] on 2 threads took 11.4 ms with chunks of 32, 11.8
- * with 16, 12.2 with 8 and 12.7 with all 64. */
+ * the L1 cache its grid reads come from the L2 cache. On the EPYC here
+ * (3x3, 64 -> 64 channels, a 14-row band of 56-wide rows on one thread, in
+ * a harness that timed the sums alone, without storing them into an
+ * output) the AVX-512 block ran at 99% of the core's FMA peak over the
+ * positions it computed with all 64 channels in one chunk (98% with 32,
+ * 97% with 16), the AVX2 block at 95%; with the stores, bench_conv_direct
+ * measures 94% and 87% of the output's FLOPs. Earlier the AVX2 kernel over
+ * [8, 64, 56, 56] on 2 threads took 11.4 ms with chunks of 32, 11.8 with
+ * 16, 12.2 with 8 and 12.7 with all 64. */
 enum { OB16 = 8, PV16 = 16, CCH16 = 64, OB8 = 4, PV8 = 8, CCH8 = 32, NV = 3 };
 
 #ifdef CONV_X86

@@ -14,8 +14,10 @@
  * float32 and float64 compute in their own type; float16 and bfloat16 in
  * float32, rounded back; integral and bool inputs are errors, as in
  * PyTorch's CPU kernels. Inputs may be unbatched ([C, H, W] / [C, L]), as
- * in PyTorch. The backward (fusebox::conv_backward) uses the whole image's
- * im2col and col2im with its GEMMs spread over the pool (fbx_linalg_gemm).
+ * in PyTorch. The backward (fusebox::conv_backward) takes grad_weight from
+ * the whole image's im2col with its GEMMs spread over the pool
+ * (fbx_linalg_gemm), and grad_input as a forward convolution where the
+ * stride is 1 (grad_input_by_fwd), else by col2im.
  */
 #include <cblas.h>
 #include <inttypes.h>

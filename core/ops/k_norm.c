@@ -696,8 +696,9 @@ done:
 
 /* ---- group_norm -------------------------------------------------------------------------------- */
 
-/* Mean and biased variance of each (image, group): D * S contiguous values
- * (float32: mean and rstd, layer_norm's row statistics). */
+/* Mean and rstd = 1 / sqrt(biased var + eps) of each (image, group): its
+ * C / G channels of S values, contiguous (float32: layer_norm's row
+ * statistics). */
 static void gn_stats_body(void *c, int64_t begin, int64_t end) {
   const bn_job *j = c;
   int64_t len = j->C / j->G * j->S;
@@ -730,12 +731,13 @@ static void gn_stats_body(void *c, int64_t begin, int64_t end) {
 }
 
 /* aten::group_norm(input, num_groups, weight?, bias?, eps, cudnn_enabled)
- * on [N, C, *]: the statistics of each group of C / G channels of an image
- * (float32: fbx_row_moments_f32, as layer_norm's), then, as PyTorch's CPU kernel, y = x * scale + shift per image and
- * channel with scale = rstd * weight and shift = bias - scale * mean, where
- * a missing weight is 1 and a missing bias +0 (so a zero result is +0 as
- * PyTorch's), or shift = -(scale * mean) when both are missing (an input
- * of -0 then stays -0, as PyTorch's does). */
+ * on [N, C, *]: the statistics of each group of C / G channels of an
+ * image (float32: fbx_row_moments_f32, as layer_norm's), then, as
+ * PyTorch's CPU kernel, y = x * scale + shift per image and channel with
+ * scale = rstd * weight and shift = bias - scale * mean, where a missing
+ * weight is 1 and a missing bias +0 (so a zero result is +0 as PyTorch's),
+ * or shift = -(scale * mean) when both are missing (an input of -0 then
+ * stays -0, as PyTorch's does). */
 fbx_status *fbx_k_group_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *x, *c = NULL, *y = NULL;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
