@@ -569,7 +569,8 @@ static fbx_status *grad_input_by_fwd(fbx_kctx *ctx, const conv_geom *g, int nsp,
     for (int64_t o = 0; o < Og; o++)
       for (int64_t c = 0; c < Cg; c++)
         for (int64_t t = 0; t < taps; t++) {
-          size_t to = (size_t)(((gi * Cg + c) * Og + o) * taps + t), from = (size_t)(((gi * Og + o) * Cg + c) * taps + (taps - 1 - t));
+          size_t to = (size_t)(((gi * Cg + c) * Og + o) * taps + t);
+          size_t from = (size_t)(((gi * Og + o) * Cg + c) * taps + (taps - 1 - t));
           if (f64) ((double *)wt->data)[to] = ((const double *)wc->data)[from];
           else ((float *)wt->data)[to] = ((const float *)wc->data)[from];
         }

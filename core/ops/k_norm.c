@@ -742,10 +742,13 @@ fbx_status *fbx_k_group_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   fbx_tensor *x, *c = NULL, *y = NULL;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   int64_t G = fbx_iv_to_int(&args[1]);
-  if (x->ndim < 2) return fbx_kernel_error(ctx, "Expected at least 2 dimensions for input tensor but received %d", x->ndim);
+  if (x->ndim < 2)
+    return fbx_kernel_error(ctx, "Expected at least 2 dimensions for input tensor but received %d", x->ndim);
   int64_t N = x->sizes[0], C = x->sizes[1];
   if (G <= 0 || C % G)
-    return fbx_kernel_error(ctx, "Expected number of channels in input to be divisible by num_groups, but got input of shape [%lld, %lld, ...] and num_groups=%lld",
+    return fbx_kernel_error(ctx,
+                            "Expected number of channels in input to be divisible by num_groups, but got input of "
+                            "shape [%lld, %lld, ...] and num_groups=%lld",
                             (long long)N, (long long)C, (long long)G);
   if (!fbx_dtype_is_floating(x->dtype))
     return fbx_kernel_error(ctx, "expected a floating point input, got %s", fbx_dtype_name(x->dtype));
