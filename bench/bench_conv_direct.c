@@ -41,7 +41,8 @@ int main(int argc, char **argv) {
   int64_t taps = 9, Wp = W + 1, rows_in = rows + 2, plane = rows_in * Wp, pn = rows * Wp;
   int64_t band = O * rows * W, nbands = (64 << 20) / (4 * band) + 1; /* > 64 MiB of output */
   float *grid = malloc(sizeof(float) * (size_t)(C * plane + 64)), *w = malloc(sizeof(float) * (size_t)(O * C * taps));
-  float *wd = malloc(sizeof(float) * (size_t)(fbx_conv_direct_wsize(O + 8, C, taps)));
+  /* blocks of 8 channels (AVX-512, taken first) pad the weight at least as far as blocks of 4 */
+  float *wd = malloc(sizeof(float) * (size_t)(fbx_conv_direct_wsize(O, C, taps)));
   float *y = calloc((size_t)(band * nbands), sizeof(float)), *bias = calloc((size_t)O, sizeof(float));
   if (!grid || !w || !wd || !y || !bias) {
     fprintf(stderr, "bench_conv_direct: out of memory\n");
@@ -53,7 +54,7 @@ int main(int argc, char **argv) {
   for (int t = 0; t < 9; t++) off[t] = (t / 3) * Wp + t % 3;
   for (int wide = 1; wide >= 0; wide--) {
     fbx_conv_direct_avx512 = wide;
-    if (wide && fbx_conv_direct_wsize(1, 1, 1) != 8) continue; /* no AVX-512 here (blocks of 4 channels) */
+    if (wide && fbx_conv_direct_ob() != 8) continue; /* no AVX-512 here */
     fbx_conv_direct_pack(w, O, C, taps, wd);
     double best = 1e30;
     int64_t k = 0;

@@ -1,7 +1,7 @@
 /* The float32 direct convolution kernel (conv_direct.h). */
 #include "ops/conv_direct.h"
 
-#include <math.h>
+#include <stdlib.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CONV_X86 1
@@ -38,19 +38,17 @@ static bool use512(void) { return false; }
 bool fbx_conv_direct_ok(void) { return false; }
 #endif
 
-static int64_t ob_size(void) { return use512() ? OB16 : OB8; }
-
-int64_t fbx_conv_direct_ob(void) { return ob_size(); }
+int64_t fbx_conv_direct_ob(void) { return use512() ? OB16 : OB8; }
 
 int64_t fbx_conv_direct_slack(void) { return PV16; }
 
 int64_t fbx_conv_direct_wsize(int64_t Og, int64_t Cg, int64_t taps) {
-  int64_t ob = ob_size();
+  int64_t ob = fbx_conv_direct_ob();
   return (Og + ob - 1) / ob * Cg * taps * ob;
 }
 
 void fbx_conv_direct_pack(const float *w, int64_t Og, int64_t Cg, int64_t taps, float *wd) {
-  int64_t OB = ob_size(), nob = (Og + OB - 1) / OB;
+  int64_t OB = fbx_conv_direct_ob(), nob = (Og + OB - 1) / OB;
   for (int64_t ob = 0; ob < nob; ob++)
     for (int64_t c = 0; c < Cg; c++)
       for (int64_t t = 0; t < taps; t++)
@@ -60,6 +58,7 @@ void fbx_conv_direct_pack(const float *w, int64_t Og, int64_t Cg, int64_t taps, 
         }
 }
 
+#ifdef CONV_X86
 /* Where one vector of a block goes in the output: its lanes (positions
  * q0 + i) are kept in runs, one per output row that they reach; the run of
  * row r is lanes [lo, hi) with hi - lo <= Wo, which go to y + q0 - r * (Wp
@@ -87,7 +86,6 @@ static void vec_runs_of(vec_runs *vr, const fbx_conv_direct_out *out, int64_t q0
   vr->full = vr->n == 1 && vr->mask[0] == (uint32_t)((1ull << lanes) - 1);
 }
 
-#ifdef CONV_X86
 __attribute__((target("avx512f"), always_inline)) static inline void put16(float *y, const vec_runs *vr, __m512 a) {
   if (vr->full) _mm512_storeu_ps(y + vr->off[0], a);
   else
@@ -219,35 +217,12 @@ __attribute__((target("avx2,fma"))) static void block8_nv(const float *grid, int
 }
 #endif
 
-typedef void (*block_fn)(const float *grid, int64_t plane, const int64_t *off, int64_t taps, int64_t cn,
-                         const float *w, const float *init, float *y, int64_t ldy, int nrows, const vec_runs *vr,
-                         int nv);
-
-/* Plain C, where neither kernel runs (never called there by k_conv.c, but
- * the file's contract holds): the same block, the same order of sums. */
-static void block_c(const float *grid, int64_t plane, const int64_t *off, int64_t taps, int64_t cn, const float *w,
-                    const float *init, float *y, int64_t ldy, int nrows, const vec_runs *vr, int nv) {
-  for (int k = 0; k < nrows; k++)
-    for (int v = 0; v < nv; v++)
-      for (int s = 0; s < vr[v].n; s++)
-        for (int i = 0; i < PV8; i++) {
-          if (!(vr[v].mask[s] >> i & 1)) continue;
-          float *d = y + k * ldy + vr[v].off[s] + i, acc = init ? init[k] : *d;
-          for (int64_t c = 0; c < cn; c++)
-            for (int64_t t = 0; t < taps; t++)
-              acc = fmaf(w[(c * taps + t) * OB8 + k], grid[c * plane + v * PV8 + i + off[t]], acc);
-          *d = acc;
-        }
-}
-
 void fbx_conv_direct_f32(const float *grid, int64_t plane, const int64_t *off, int64_t taps, int64_t Cg,
                          const float *wd, int64_t Og, const float *bias, int64_t pn, const fbx_conv_direct_out *out) {
+#ifdef CONV_X86
+  if (!fbx_conv_direct_ok()) abort(); /* the caller's check (conv_direct.h): neither kernel runs on this CPU */
   bool wide = use512();
   int64_t OB = wide ? OB16 : OB8, PV = wide ? PV16 : PV8, CCH = wide ? CCH16 : CCH8, PT = PV * NV;
-  block_fn block = block_c;
-#ifdef CONV_X86
-  block = wide ? block16_nv : fbx_conv_direct_ok() ? block8_nv : block_c;
-#endif
   int64_t nob = (Og + OB - 1) / OB, wob = Cg * taps * OB;
   for (int64_t c0 = 0; c0 < Cg; c0 += CCH) {
     int64_t cn = Cg - c0 < CCH ? Cg - c0 : CCH;
@@ -259,9 +234,13 @@ void fbx_conv_direct_f32(const float *grid, int64_t plane, const int64_t *off, i
         int nv = (int)(((pn - p < PT ? pn - p : PT) + PV - 1) / PV);
         vec_runs vr[NV];
         for (int v = 0; v < nv; v++) vec_runs_of(&vr[v], out, p + v * PV, (int)PV, pn);
-        block(grid + c0 * plane + p, plane, off, taps, cn, wd + ob * wob + c0 * taps * OB, c0 == 0 ? init : NULL,
-              out->y + ob * OB * out->ldy, out->ldy, nrows, vr, nv);
+        (wide ? block16_nv : block8_nv)(grid + c0 * plane + p, plane, off, taps, cn, wd + ob * wob + c0 * taps * OB,
+                                        c0 == 0 ? init : NULL, out->y + ob * OB * out->ldy, out->ldy, nrows, vr, nv);
       }
     }
   }
+#else
+  (void)grid, (void)plane, (void)off, (void)taps, (void)Cg, (void)wd, (void)Og, (void)bias, (void)pn, (void)out;
+  abort(); /* fbx_conv_direct_ok() is false here: the caller keeps its GEMMs (conv_direct.h) */
+#endif
 }

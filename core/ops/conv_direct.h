@@ -59,7 +59,8 @@ int64_t fbx_conv_direct_ob(void);
 int64_t fbx_conv_direct_slack(void);
 
 /* The sums above for p < pn into out (see the header comment); wd from
- * fbx_conv_direct_pack. */
+ * fbx_conv_direct_pack. Only where fbx_conv_direct_ok() (it aborts
+ * elsewhere). */
 void fbx_conv_direct_f32(const float *grid, int64_t plane, const int64_t *off, int64_t taps, int64_t Cg,
                          const float *wd, int64_t Og, const float *bias, int64_t pn, const fbx_conv_direct_out *out);
 
