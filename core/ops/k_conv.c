@@ -286,18 +286,18 @@ static void conv_taps_gemm(const conv_fwd *f, int64_t gi, const char *grid, char
 }
 
 /* The input rows of a task (the band's rows of the group's channels), to
- * prefetch while the task before it computes: line i is line i % per_chan
- * of channel i / per_chan. */
+ * prefetch while the task before it computes: per_chan cache lines from
+ * each of nchan channels, chan bytes apart; (c, line) is the next one. */
 typedef struct prefetch_rows {
   const char *base;            /* the first row of the first channel; NULL: nothing */
   int64_t chan, per_chan;      /* bytes from one channel to the next; cache lines per channel */
-  int64_t lines, done;         /* lines in all; lines prefetched so far */
+  int64_t lines, done, c, line; /* lines in all, prefetched so far; the next one's channel and line */
 } prefetch_rows;
 
 static void prefetch_plan(const conv_fwd *f, int64_t t, prefetch_rows *pf) {
   const conv_geom *g = f->g;
   size_t es = f->f64 ? 8 : 4;
-  pf->base = NULL, pf->lines = pf->done = 0;
+  pf->base = NULL, pf->lines = pf->done = pf->c = pf->line = 0;
   if (t < 0) return;
   int64_t n = t / (g->G * f->ntiles), gi = (t / f->ntiles) % g->G, tile = t % f->ntiles;
   int64_t ih0 = tile * f->rows - g->pH, ih1 = ih0 + f->rows_in;
@@ -311,8 +311,10 @@ static void prefetch_plan(const conv_fwd *f, int64_t t, prefetch_rows *pf) {
 }
 
 static void prefetch_upto(prefetch_rows *pf, int64_t upto) {
-  for (; pf->base && pf->done < upto; pf->done++) /* into the L2 cache, not the L1 the weights use */
-    __builtin_prefetch(pf->base + (pf->done / pf->per_chan) * pf->chan + (pf->done % pf->per_chan) * 64, 0, 2);
+  for (; pf->base && pf->done < upto; pf->done++) { /* into the L2 cache, not the L1 the weights use */
+    __builtin_prefetch(pf->base + pf->c * pf->chan + pf->line * 64, 0, 2);
+    if (++pf->line == pf->per_chan) pf->line = 0, pf->c++;
+  }
 }
 
 /* The shifted sums of one band (float32 on AVX2+FMA or AVX-512: the
