@@ -577,8 +577,9 @@ typedef struct bn_job {
   int64_t N, C, S;
   const double *scale, *shift; /* y = x * scale + shift, row t = n * C + ch taking entry t % period */
   int64_t period;              /* C (batch_norm: per channel) or N * C (group_norm: per image and channel) */
-  double *mean, *var;          /* training: per-channel statistics (group_norm: per image and group) */
-  int64_t G;                   /* group_norm: groups (var then holds rstd) */
+  double *mean, *var;          /* training: per-channel statistics (group_norm: mean per image and group) */
+  double *rstd;                /* group_norm: 1 / sqrt(biased var + eps) per image and group */
+  int64_t G;                   /* group_norm: groups */
   double eps;                  /* group_norm */
 } bn_job;
 
@@ -707,7 +708,7 @@ static void gn_stats_body(void *c, int64_t begin, int64_t end) {
       float mean, rstd;
       fbx_row_moments_f32((const float *)j->x + t * len, len, (float)j->eps, &mean, &rstd);
       j->mean[t] = mean;
-      j->var[t] = rstd;
+      j->rstd[t] = rstd;
     }
     return;
   }
@@ -726,7 +727,7 @@ static void gn_stats_body(void *c, int64_t begin, int64_t end) {
       for (int64_t k = 0; k < m; k++) ss += (buf[k] - mean) * (buf[k] - mean);
     }
     j->mean[t] = mean;
-    j->var[t] = 1 / sqrt(ss / (double)len + j->eps);
+    j->rstd[t] = 1 / sqrt(ss / (double)len + j->eps);
   }
 }
 
@@ -768,13 +769,13 @@ fbx_status *fbx_k_group_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   if (st) goto done;
   if (x->numel > 0) {
     double *scale = tmp, *shift = tmp + N * C;
-    j.x = c->data, j.y = y->data, j.mean = tmp + 2 * N * C, j.var = j.mean + N * G;
+    j.x = c->data, j.y = y->data, j.mean = tmp + 2 * N * C, j.rstd = j.mean + N * G;
     int64_t len = C / G * j.S;
     fbx_parallel_for(N * G, len >= 8192 ? 1 : 8192 / len + 1, gn_stats_body, &j);
     for (int64_t n = 0; n < N; n++)
       for (int64_t ch = 0; ch < C; ch++) {
         int64_t t = n * C + ch, ng = n * G + ch / (C / G);
-        double sc = (w ? w[ch] : 1) * j.var[ng], sm = sc * j.mean[ng];
+        double sc = (w ? w[ch] : 1) * j.rstd[ng], sm = sc * j.mean[ng];
         scale[t] = sc;
         shift[t] = w || b ? (b ? b[ch] : 0.0) - sm : -sm;
       }
