@@ -7,7 +7,9 @@
 // The module is put in eval mode and frozen (attributes become constants,
 // calls are inlined), dropout is removed, and then every tensor constant is
 // lifted to a named graph input: fusebox's IR text has no tensor literals,
-// and weights as inputs let one imported graph run any set of weights.
+// and weights as inputs let one imported graph run any set of weights. A
+// constant list of tensors (nn.LSTM's flat weights) becomes one input per
+// element, named after the parameter it is, and a prim::ListConstruct.
 //
 // `fusebox import` runs this program; it is a separate executable so that the
 // C command never links libtorch. Exit status: 0 done, 1 the model could not
@@ -96,9 +98,15 @@ std::string clean_name(const std::string &s) {
   return o;
 }
 
+bool is_tensor_list(const c10::TypePtr &t) {
+  return t->isSubtypeOf(*c10::ListType::ofTensors());
+}
+
+// Tensor constants and Tensor[] constants (nn.LSTM's _flat_weights, say).
 void collect_constants(torch::jit::Block *b, std::vector<torch::jit::Node *> &out) {
   for (torch::jit::Node *n : b->nodes()) {
-    if (n->kind() == c10::prim::Constant && n->output()->type()->isSubtypeOf(*c10::TensorType::get()))
+    if (n->kind() == c10::prim::Constant &&
+        (n->output()->type()->isSubtypeOf(*c10::TensorType::get()) || is_tensor_list(n->output()->type())))
       out.push_back(n);
     for (torch::jit::Block *sb : n->blocks()) collect_constants(sb, out);
   }
@@ -159,23 +167,47 @@ int import_model(const std::string &model, const std::string &outdir, const std:
   for (const std::string &n : user_inputs) used[n] = 1;
   std::ostringstream weights;
   int k = 0;
-  for (torch::jit::Node *n : consts) {
-    torch::jit::Value *v = n->output();
-    std::string name = clean_name(v->hasDebugName() ? v->debugName() : "const" + std::to_string(k));
-    k++;
+  // The module's parameter and buffer names by storage, for the elements of
+  // a Tensor[] constant (which has one debug name for the whole list).
+  std::map<const void *, std::string> qualified;
+  for (const auto &p : m.named_parameters(true)) qualified.emplace(p.value.data_ptr(), p.name);
+  for (const auto &p : m.named_buffers(true)) qualified.emplace(p.value.data_ptr(), p.name);
+  auto lift = [&](const at::Tensor &t, std::string name, const std::string &what) {
     while (used.count(name)) name += "_";
     used[name] = 1;
-    at::Tensor t = torch::jit::toIValue(v)->toTensor();
     std::string file = "weights/" + name + ".npy";
-    write_npy(outdir + "/" + file, t, where + ": constant %" + v->debugName());
+    write_npy(outdir + "/" + file, t, what);
     torch::jit::Value *in = g->addInput();
     in->setType(c10::TensorType::get());
-    v->replaceAllUsesWith(in);
-    n->destroy();
     in->setDebugName(name);
     weights << "weight " << name << " " << file << " " << c10::toString(t.scalar_type()) << " [";
     for (int64_t d = 0; d < t.dim(); d++) weights << (d ? ", " : "") << t.size(d);
     weights << "]\n";
+    k++;
+    return in;
+  };
+  for (torch::jit::Node *n : consts) {
+    torch::jit::Value *v = n->output();
+    std::string base = clean_name(v->hasDebugName() ? v->debugName() : "const" + std::to_string(k));
+    std::string what = where + ": constant %" + v->debugName();
+    if (is_tensor_list(v->type())) {
+      // one input per element, gathered again by a prim::ListConstruct
+      c10::List<at::Tensor> list = torch::jit::toIValue(v)->toTensorList();
+      std::vector<torch::jit::Value *> elems;
+      for (size_t i = 0; i < list.size(); i++) {
+        at::Tensor t = list.get(i);
+        auto q = t.defined() ? qualified.find(t.data_ptr()) : qualified.end();
+        if (!t.defined()) throw ImportError{what + ": element " + std::to_string(i) + " is an undefined tensor"};
+        std::string name = q != qualified.end() ? clean_name(q->second) : base + "_" + std::to_string(i);
+        elems.push_back(lift(t, name, what + " element " + std::to_string(i)));
+      }
+      torch::jit::Node *lc = g->createList(c10::TensorType::get(), elems);
+      lc->insertBefore(n);
+      v->replaceAllUsesWith(lc->output());
+    } else {
+      v->replaceAllUsesWith(lift(torch::jit::toIValue(v)->toTensor(), base, what));
+    }
+    n->destroy();
   }
   torch::jit::ConstantPooling(g);
   g->lint();

@@ -9,7 +9,9 @@
  * way) and give every input its gradient: d gates = the chain rule through
  * the gate nonlinearities, then d input = dG @ w_ih, d w_ih = dG^T @ input,
  * d b_ih = sum(dG, 0), and the same for the hidden side. instance_norm and
- * native_dropout go through one backward op each (ops/list_nn.h). */
+ * native_dropout go through one backward op each (ops/list_nn.h), and so do
+ * the whole-sequence layers (rnn_tanh, rnn_relu, gru, lstm:
+ * fusebox::rnn_seq_backward, which recomputes the forward). */
 #ifndef FBX_AUTODIFF_FORMULAS_NN_H
 #define FBX_AUTODIFF_FORMULAS_NN_H
 
@@ -44,6 +46,24 @@
   FBX_GF_(FBX_GFN_CELL_ARGS_("Tensor") ", %result : Tensor, %grad : Tensor",                                \
           dpre FBX_GFN_CELL_TAIL_("%dpre", "%dpre", "%hx"),                                                  \
           "%g_input, %g_hl, %g_w_ih, %g_w_hh, %g_b_ih, %g_b_hh")
+
+/* Whole-sequence layers: one backward op for all of them (mode: 0 rnn_tanh,
+ * 1 rnn_relu, 2 gru, 3 lstm), which takes the states as lists. */
+#define FBX_GFN_SEQ_ARGS_(hx)                                                                                  \
+  "%input : Tensor, %hx : " hx ", %params : Tensor[], %has_biases : bool, %num_layers : int, "                \
+  "%dropout : float, %train : bool, %bidirectional : bool, %batch_first : bool"
+#define FBX_GFN_SEQ_CALL_(mode, hl)                                                                            \
+  "  %mode : int = prim::Constant[value=" mode "]()\n"                                                        \
+  "  %g_input : Tensor, %g_hl : Tensor[], %g_params : Tensor[] = fusebox::rnn_seq_backward(%grad0, %gs, "     \
+  "%input, " hl ", %params, %mode, %has_biases, %num_layers, %dropout, %train, %bidirectional, %batch_first)\n"
+#define FBX_GFN_SEQ_RETS_(ghx) ghx ", %g_params, %none, %none, %none, %none, %none, %none"
+/* rnn_tanh, rnn_relu, gru: (output, h_n); hx is one tensor */
+#define FBX_GFN_SEQ1_(mode)                                                                                    \
+  FBX_GF_(FBX_GFN_SEQ_ARGS_("Tensor") ", %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, %grad1 : Tensor", \
+          "  %gs : Tensor[] = prim::ListConstruct(%grad1)\n"                                                   \
+          "  %hl : Tensor[] = prim::ListConstruct(%hx)\n" FBX_GFN_SEQ_CALL_(mode, "%hl")                       \
+          "  %g_hx : Tensor = prim::ListUnpack(%g_hl)\n",                                                      \
+          "%g_input, " FBX_GFN_SEQ_RETS_("%g_hx"))
 
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
 #define FBX_GRAD_FORMULAS_NN(G)                                                                               \
@@ -158,6 +178,15 @@
             "  %ld : Tensor[] = prim::ListConstruct(%dpi, %dpf, %dpg, %dpo)\n"                                \
             "  %dgi : Tensor = aten::cat(%ld, %i1)\n" FBX_GFN_CELL_TAIL_("%dgi", "%dgi", "%h")                               \
             "  %g_hx : Tensor[] = prim::ListConstruct(%g_hl, %g_c)\n",                                        \
-            "%g_input, %g_hx, %g_w_ih, %g_w_hh, %g_b_ih, %g_b_hh"))
+            "%g_input, %g_hx, %g_w_ih, %g_w_hh, %g_b_ih, %g_b_hh"))                                           \
+  G(rnn_tanh_input, FBX_GFN_SEQ1_("0"))                                                                       \
+  G(rnn_relu_input, FBX_GFN_SEQ1_("1"))                                                                       \
+  G(gru_input, FBX_GFN_SEQ1_("2"))                                                                            \
+  /* lstm: (output, h_n, c_n); hx is [h, c] and its gradient the list [d h, d c] */                           \
+  G(lstm_input,                                                                                               \
+    FBX_GF_(FBX_GFN_SEQ_ARGS_("Tensor[]") ", %result0 : Tensor, %result1 : Tensor, %result2 : Tensor, "        \
+                                          "%grad0 : Tensor, %grad1 : Tensor, %grad2 : Tensor",                \
+            "  %gs : Tensor[] = prim::ListConstruct(%grad1, %grad2)\n" FBX_GFN_SEQ_CALL_("3", "%hx"),         \
+            "%g_input, " FBX_GFN_SEQ_RETS_("%g_hl")))
 
 #endif

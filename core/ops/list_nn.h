@@ -21,6 +21,20 @@
  * lstm_cell on [B, I] inputs and [B, H] states: the two products through
  * linear's kernel (BLAS), the gate arithmetic in double per element.
  *
+ * Whole-sequence recurrent layers (k_rnnseq.c): rnn_tanh, rnn_relu, gru,
+ * lstm (.input overloads: what scripted nn.RNN, nn.GRU, nn.LSTM call; all
+ * layers and both directions in one op, batch_first or time-major), and
+ * their gradient:
+ *
+ *   fusebox::rnn_seq_backward(grad_output?, grad_state, input, hx, params,
+ *   mode, has_biases, num_layers, dropout, train, bidirectional,
+ *   batch_first) -> (d input, d hx, d params)
+ *       mode 0 rnn_tanh, 1 rnn_relu, 2 gru, 3 lstm; grad_state the final
+ *       states' gradients and hx the forward's initial states, each [h]
+ *       or, for lstm, [h, c]; d hx is a list like them, d params one
+ *       gradient per params entry. Recomputes the forward and runs back
+ *       through time.
+ *
  * Normalization (k_nnorm.c): instance_norm (batch_norm's kernel on the
  * input viewed as [1, N * C, ...], as PyTorch computes it; running
  * statistics are read, never updated, as for batch_norm);
@@ -110,6 +124,28 @@
     "aten::lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "                    \
     "Tensor? b_hh=None) -> (Tensor, Tensor)",                                                                     \
     FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_cell)                                                    \
+  /* ---- whole-sequence recurrent layers (k_rnnseq.c) ------------------------------------------- */           \
+  X(rnn_tanh_input,                                                                                               \
+    "aten::rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, "            \
+    "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)",                       \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_seq)                                                     \
+  X(rnn_relu_input,                                                                                               \
+    "aten::rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, "            \
+    "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)",                       \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_seq)                                                     \
+  X(gru_input,                                                                                                    \
+    "aten::gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, "                 \
+    "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)",                       \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_seq)                                                     \
+  X(lstm_input,                                                                                                   \
+    "aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, "              \
+    "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)",               \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_seq)                                                     \
+  X(fbx_rnn_seq_backward,                                                                                         \
+    "fusebox::rnn_seq_backward(Tensor grad_output, Tensor[] grad_state, Tensor input, Tensor[] hx, Tensor[] params, " \
+    "int mode, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) " \
+    "-> (Tensor, Tensor[], Tensor[])",                                                                            \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_rnn_seq_backward)                                      \
   /* ---- normalization (k_nnorm.c) -------------------------------------------------------------- */           \
   X(instance_norm,                                                                                                \
     "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, " \

@@ -175,6 +175,40 @@ class LstmCell(nn.Module):
         return self.cell(x, (h, c))
 
 
+class LstmSeq(nn.Module):
+    """nn.LSTM over a whole sequence, its initial state given as two tensors."""
+
+    def __init__(self, **kw):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 5, **kw)
+
+    def forward(self, x, h, c):
+        return self.lstm(x, (h, c))
+
+
+class LstmSeqNoState(nn.Module):
+    """nn.LSTM with no initial state (zeros, made inside the scripted forward)."""
+
+    def __init__(self, **kw):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 5, **kw)
+
+    def forward(self, x):
+        return self.lstm(x)
+
+
+class RecSeq(nn.Module):
+    """nn.GRU or nn.RNN over a whole sequence (their scripted forward is an overload set, so they are wrapped);
+    h None: no initial state (zeros, made inside the scripted forward)."""
+
+    def __init__(self, cls, **kw):
+        super().__init__()
+        self.rnn = cls(4, 5, **kw)
+
+    def forward(self, x, h: Optional[torch.Tensor]):
+        return self.rnn(x, h)
+
+
 class LstmByLinear(nn.Module):
     """An LSTM written out with Linear layers and pointwise gates, unrolled
     over the sequence by a scripted loop (the form PyTorch's fuser tests use)."""
@@ -350,6 +384,23 @@ def module_specs():
     add("lstm_cell", LstmCell, lambda r: [uniform(r, 3, 4), uniform(r, 3, 5), uniform(r, 3, 5)])
     add("gru_unrolled", GruUnrolled, lambda r: [uniform(r, 4, 3, 4), uniform(r, 3, 5)])
     add("lstm_unrolled", LstmUnrolled, lambda r: [uniform(r, 4, 3, 4), uniform(r, 3, 5), uniform(r, 3, 5)])
+    add("lstm_seq", lambda: LstmSeq(num_layers=2, bidirectional=True, batch_first=True),
+        lambda r: [uniform(r, 3, 4, 4), uniform(r, 4, 3, 5), uniform(r, 4, 3, 5)],
+        notes="nn.LSTM(4, 5, num_layers=2, bidirectional=True, batch_first=True) on [3, 4, 4] with (h0, c0) given: "
+              "aten::lstm over the flat weights list.")
+    add("lstm_seq_zero_state", LstmSeqNoState, lambda r: [uniform(r, 5, 2, 4)],
+        notes="nn.LSTM(4, 5), time-major, no initial state (zeros made in the graph).")
+    add("gru_seq", lambda: RecSeq(nn.GRU, num_layers=2), lambda r: [uniform(r, 4, 3, 4), uniform(r, 2, 3, 5)],
+        notes="nn.GRU(4, 5, num_layers=2), time-major, h0 given.")
+    add("gru_seq_bidir_nobias", lambda: RecSeq(nn.GRU, bidirectional=True, bias=False, batch_first=True),
+        lambda r: [uniform(r, 2, 6, 4), None],
+        notes="nn.GRU(4, 5, bidirectional=True, bias=False, batch_first=True), no initial state.")
+    add("rnn_tanh_seq_bidir", lambda: RecSeq(nn.RNN, bidirectional=True),
+        lambda r: [uniform(r, 4, 3, 4), uniform(r, 2, 3, 5)],
+        notes="nn.RNN(4, 5, bidirectional=True) (tanh), h0 given.")
+    add("rnn_relu_seq", lambda: RecSeq(nn.RNN, num_layers=2, nonlinearity="relu"),
+        lambda r: [uniform(r, 4, 3, 4), None],
+        notes="nn.RNN(4, 5, num_layers=2, nonlinearity='relu'), no initial state.")
     add("lstm_by_linear", LstmByLinear, lambda r: [uniform(r, 4, 3, 4), uniform(r, 3, 5), uniform(r, 3, 5)])
     add("gru_by_linear", GruByLinear, lambda r: [uniform(r, 4, 3, 4), uniform(r, 3, 5)])
     add("conv_bn_relu", ConvBnRelu, lambda r: [uniform(r, 2, 3, 5, 5)], tol="1e-4 1e-5",
@@ -419,18 +470,35 @@ def lower(scripted):
             obj = getattr(obj, p)
         return ".".join(path), obj
 
+    def lift(path, val, typ):
+        if path not in by_path:
+            v = g.addInput()
+            v.setDebugName(param_name(path))
+            v.setType(typ)
+            by_path[path] = v
+            lifted.append([path, val])
+        return by_path[path]
+
     for n in g.findAllNodes("prim::GetAttr"):
         path, val = resolve(n)
         if isinstance(val, torch.nn.Module):
             continue
         if isinstance(val, torch.Tensor):
-            if path not in by_path:
-                v = g.addInput()
-                v.setDebugName(param_name(path))
-                v.setType(n.output().type())
-                by_path[path] = v
-                lifted.append([path, val])
-            n.output().replaceAllUsesWith(by_path[path])
+            n.output().replaceAllUsesWith(lift(path, val, n.output().type()))
+        elif isinstance(val, list) and val and all(isinstance(t, torch.Tensor) for t in val):
+            # a list of parameters (nn.LSTM's _flat_weights): one input per element, named after
+            # the parameter (the owner's _flat_weights_names), gathered by a prim::ListConstruct
+            owner = scripted
+            for p in path.split(".")[:-1]:
+                owner = getattr(owner, p)
+            names = list(getattr(owner, "_flat_weights_names", []))
+            prefix = path.rsplit(".", 1)[0] + "." if "." in path else ""
+            elems = [lift(prefix + names[k] if k < len(names) else "%s.%d" % (path, k), t, torch._C.TensorType.get())
+                     for k, t in enumerate(val)]
+            lc = g.create("prim::ListConstruct", elems)
+            lc.output().setType(torch._C.ListType.ofTensors())
+            lc.insertBefore(n)
+            n.output().replaceAllUsesWith(lc.output())
         else:
             c = g.insertConstant(val)
             c.node().moveBefore(n)

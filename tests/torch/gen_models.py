@@ -141,6 +141,26 @@ class InstanceNorm(nn.Module):
         return self.norm(x)
 
 
+class LSTMModule(nn.Module):
+    # nn.LSTM's scripted forward passes its flat weights as one Tensor[] attribute, which
+    # the import lifts to one input per parameter
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(5, 6, num_layers=2, bidirectional=True, batch_first=True)
+
+    def forward(self, x):
+        return self.lstm(x)
+
+
+class GRUModule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(5, 6)
+
+    def forward(self, x, h):
+        return self.gru(x, h)
+
+
 def randn(*s):
     return torch.randn(*s)
 
@@ -159,6 +179,8 @@ CASES = [
     ("attention", Attention, lambda: [randn(2, 4, 8)], True, (1e-4, 1e-5)),
     ("residual_silu", ResidualSiLU, lambda: [randn(3, 8)], True, (1e-4, 1e-5)),
     ("instance_norm", InstanceNorm, lambda: [randn(2, 3, 4, 4)], True, (1e-4, 1e-5)),
+    ("lstm_module", LSTMModule, lambda: [randn(2, 4, 5)], True, (1e-4, 1e-5)),
+    ("gru_module", GRUModule, lambda: [randn(4, 2, 5), randn(1, 2, 6)], True, (1e-4, 1e-5)),
 ]
 
 

@@ -182,6 +182,30 @@ static fbx_ivalue L(int n, int64_t a, int64_t b, int64_t c) {
   return l;
 }
 
+/* The params list of a whole-sequence layer: per layer and direction
+ * w_ih [G * H, I_l], w_hh [G * H, H] and, with biases, b_ih and b_hh; extra
+ * appends that many more [G * H] tensors (a malformed list). */
+static fbx_ivalue P(int G, int64_t I, int64_t H, int layers, int dirs, bool bias, int extra) {
+  fbx_ivalue l;
+  ck_assert(!fbx_iv_list_new(&l, 0));
+  for (int k = 0; k < layers * dirs; k++) {
+    int64_t in = k / dirs ? dirs * H : I;
+    ck_assert(!fbx_iv_list_push(&l, T(FBX_DTYPE_FLOAT32, 2, G * H, in, 0, 0)));
+    ck_assert(!fbx_iv_list_push(&l, T(FBX_DTYPE_FLOAT32, 2, G * H, H, 0, 0)));
+    for (int b = 0; bias && b < 2; b++) ck_assert(!fbx_iv_list_push(&l, T(FBX_DTYPE_FLOAT32, 1, G * H, 0, 0, 0)));
+  }
+  for (int e = 0; e < extra; e++) ck_assert(!fbx_iv_list_push(&l, T(FBX_DTYPE_FLOAT32, 1, G * H, 0, 0, 0)));
+  return l;
+}
+
+/* A list of n [a, b, c] tensors (states and their gradients). */
+static fbx_ivalue S(int n, int64_t a, int64_t b, int64_t c) {
+  fbx_ivalue l;
+  ck_assert(!fbx_iv_list_new(&l, n));
+  for (int i = 0; i < n; i++) ck_assert(!fbx_iv_list_push(&l, T(FBX_DTYPE_FLOAT32, 3, a, b, c, 0)));
+  return l;
+}
+
 typedef struct kcall {
   const char *what;
   fbx_op_id id;
@@ -261,7 +285,41 @@ START_TEST(kernels_under_allocation_failures) {
       {"fusebox::avg_pool1d_backward", FBX_OP_fbx_avg_pool1d_backward,
        {T(F32, 2, 3, 3, 0, 0), T(F32, 2, 3, 7, 0, 0), L(1, 3, 0, 0), L(0, 0, 0, 0), L(1, 1, 0, 0), B_(true),
         B_(false)}, NULL},
+      /* whole-sequence layers: input [T, B, I] ([B, T, I] batch_first), states [L * D, B, H] */
+      {"lstm, 2 layers, bidirectional", FBX_OP_lstm_input,
+       {T(F32, 3, 3, 2, 4, 0), S(2, 4, 2, 3), P(4, 4, 3, 2, 2, true, 0), B_(true), I_(2), F_(0.0), B_(false),
+        B_(true), B_(false)}, NULL},
+      {"gru, batch_first, no biases", FBX_OP_gru_input,
+       {T(F32, 3, 2, 3, 4, 0), T(F32, 3, 1, 2, 3, 0), P(3, 4, 3, 1, 1, false, 0), B_(false), I_(1), F_(0.0),
+        B_(false), B_(false), B_(true)}, NULL},
+      {"rnn_relu, 2 layers", FBX_OP_rnn_relu_input,
+       {T(F32, 3, 3, 2, 4, 0), T(F32, 3, 2, 2, 3, 0), P(1, 4, 3, 2, 1, true, 0), B_(true), I_(2), F_(0.0),
+        B_(false), B_(false), B_(false)}, NULL},
+      {"fusebox::rnn_seq_backward of lstm, bidirectional", FBX_OP_fbx_rnn_seq_backward,
+       {T(F32, 3, 3, 2, 6, 0), S(2, 2, 2, 3), T(F32, 3, 3, 2, 4, 0), S(2, 2, 2, 3), P(4, 4, 3, 1, 2, true, 0),
+        I_(3), B_(true), I_(1), F_(0.0), B_(false), B_(true), B_(false)}, NULL},
+      {"fusebox::rnn_seq_backward of gru, 2 layers, batch_first", FBX_OP_fbx_rnn_seq_backward,
+       {T(F32, 3, 2, 3, 3, 0), S(1, 2, 2, 3), T(F32, 3, 2, 3, 4, 0), S(1, 2, 2, 3), P(3, 4, 3, 2, 1, true, 0),
+        I_(2), B_(true), I_(2), F_(0.0), B_(false), B_(false), B_(true)}, NULL},
       /* bad input: an error naming the problem, no crash */
+      {"lstm of a 2-D input", FBX_OP_lstm_input,
+       {T(F32, 2, 3, 4, 0, 0), S(2, 1, 3, 3), P(4, 4, 3, 1, 1, true, 0), B_(true), I_(1), F_(0.0), B_(false),
+        B_(false), B_(false)}, "input must have 3 dimensions"},
+      {"lstm with projections", FBX_OP_lstm_input,
+       {T(F32, 3, 3, 2, 4, 0), S(2, 1, 2, 3), P(4, 4, 3, 1, 1, true, 1), B_(true), I_(1), F_(0.0), B_(false),
+        B_(false), B_(false)}, "projections"},
+      {"gru dropout between layers in training", FBX_OP_gru_input,
+       {T(F32, 3, 3, 2, 4, 0), T(F32, 3, 2, 2, 3, 0), P(3, 4, 3, 2, 1, true, 0), B_(true), I_(2), F_(0.5),
+        B_(true), B_(false), B_(false)}, "dropout between layers"},
+      {"rnn_tanh hidden of another batch", FBX_OP_rnn_tanh_input,
+       {T(F32, 3, 3, 2, 4, 0), T(F32, 3, 1, 5, 3, 0), P(1, 4, 3, 1, 1, true, 0), B_(true), I_(1), F_(0.0),
+        B_(false), B_(false), B_(false)}, "Expected hidden size (1, 2, 3)"},
+      {"rnn_tanh params of 2 layers for 1", FBX_OP_rnn_tanh_input,
+       {T(F32, 3, 3, 2, 4, 0), T(F32, 3, 1, 2, 3, 0), P(1, 4, 3, 1, 1, true, 2), B_(true), I_(1), F_(0.0),
+        B_(false), B_(false), B_(false)}, "expected 4 parameter tensors"},
+      {"gru weight_ih of another input size", FBX_OP_gru_input,
+       {T(F32, 3, 3, 2, 5, 0), T(F32, 3, 1, 2, 3, 0), P(3, 4, 3, 1, 1, true, 0), B_(true), I_(1), F_(0.0),
+        B_(false), B_(false), B_(false)}, "weight_ih of layer 0 must be a 2-D [9, 5]"},
       {"pool of a 2-D input", FBX_OP_max_pool2d,
        {T(F32, 2, 4, 4, 0, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)}, "3D or 4D"},
       {"pad over half the kernel", FBX_OP_avg_pool2d,
