@@ -26,12 +26,15 @@
  * Not supported (an error naming it): projections (lstm proj_size), the
  * random dropout between layers in training mode, packed sequences (the
  * .data overloads are not in the table). */
+#include "ops/kopt.h" /* first: the step loops' compiler settings */
 #include <math.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "ops/kutil.h"
+#include "ops/pointwise.h" /* FBX_PW_CLONES */
 #include "ops/reduce.h"
+#include "ops/vmath.h"
 
 enum { SEQ_TANH, SEQ_RELU, SEQ_GRU, SEQ_LSTM };
 
@@ -211,7 +214,49 @@ static fbx_status *seq_setup(fbx_kctx *ctx, fbx_ivalue *args, int base, int mode
 /* Per step saved for the backward (per element of [T, B, H]): lstm i, f,
  * g, o and c; gru r, z, n and the hidden side's n product; none for the
  * plain cells (their output is the saved value). */
-static int64_t saved_per(const seq *s) { return s->mode == SEQ_LSTM ? 5 : s->mode == SEQ_GRU ? 4 : 0; }
+static inline int64_t saved_f32(int mode) { return mode == SEQ_LSTM ? 5 : mode == SEQ_GRU ? 4 : 0; }
+static int64_t saved_per(const seq *s) { return saved_f32(s->mode); }
+
+/* One float32 step of B rows: gi (the input side, row stride GH), gh (the
+ * hidden side, [B, GH]), biases or NULL; writes h (row stride ldy) and, for
+ * lstm, c in place; sv (or NULL) the saved values. The vectorized math of
+ * vmath.h, in float as PyTorch's float32 cells compute. */
+FBX_PW_CLONES static void step_f32(int mode, int64_t B, int64_t H, const float *restrict gi,
+                                   const float *restrict gh, const float *bih, const float *bhh,
+                                   const float *restrict hp, int64_t ldh, float *restrict c, float *restrict h,
+                                   int64_t ldy, float *restrict sv) {
+  const int64_t GH = (mode == SEQ_LSTM ? 4 : mode == SEQ_GRU ? 3 : 1) * H;
+  for (int64_t b = 0; b < B; b++) {
+    const float *a = gi + b * GH, *e = gh + b * GH;
+    float *y = h + b * ldy, *s = sv ? sv + b * H * saved_f32(mode) : NULL;
+    for (int64_t k = 0; k < H; k++) {
+#define BI(j) (bih ? bih[j] : 0.0f)
+#define BH(j) (bhh ? bhh[j] : 0.0f)
+      if (mode == SEQ_LSTM) {
+        float ig = fbx_vm_sigmoidf(a[k] + BI(k) + e[k] + BH(k));
+        float fg = fbx_vm_sigmoidf(a[H + k] + BI(H + k) + e[H + k] + BH(H + k));
+        float gg = fbx_vm_tanhf(a[2 * H + k] + BI(2 * H + k) + e[2 * H + k] + BH(2 * H + k));
+        float og = fbx_vm_sigmoidf(a[3 * H + k] + BI(3 * H + k) + e[3 * H + k] + BH(3 * H + k));
+        float cy = fg * c[b * H + k] + ig * gg;
+        c[b * H + k] = cy;
+        y[k] = og * fbx_vm_tanhf(cy);
+        if (s) s[5 * k] = ig, s[5 * k + 1] = fg, s[5 * k + 2] = gg, s[5 * k + 3] = og, s[5 * k + 4] = cy;
+      } else if (mode == SEQ_GRU) {
+        float r = fbx_vm_sigmoidf(a[k] + BI(k) + e[k] + BH(k));
+        float z = fbx_vm_sigmoidf(a[H + k] + BI(H + k) + e[H + k] + BH(H + k));
+        float hn = e[2 * H + k] + BH(2 * H + k);
+        float n = fbx_vm_tanhf(a[2 * H + k] + BI(2 * H + k) + r * hn);
+        y[k] = n + z * (hp[b * ldh + k] - n);
+        if (s) s[4 * k] = r, s[4 * k + 1] = z, s[4 * k + 2] = n, s[4 * k + 3] = hn;
+      } else {
+        float v = a[k] + BI(k) + e[k] + BH(k);
+        y[k] = mode == SEQ_TANH ? fbx_vm_tanhf(v) : v > 0 || v != v ? v : 0.0f;
+      }
+#undef BI
+#undef BH
+    }
+  }
+}
 
 /* The forward. Y[l] [T, B, D * H] gets layer l's output (Y[l] for l < L - 1
  * may alias one buffer when acts is NULL: the caller passes what it keeps);
@@ -237,6 +282,13 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
       for (int64_t step = 0; step < T; step++) {
         int64_t t = d ? T - 1 - step : step;
         gemm(s, false, true, B, GH, H, hp, ldh, w[1]->data, H, 0, Hg, GH);
+        if (!f) {
+          step_f32(s->mode, B, H, (const float *)Xg + t * B * GH, Hg, bih, bhh, hp, ldh, cs,
+                   (float *)Y[l] + t * B * DH + d * H, DH, sv ? (float *)sv + t * B * H * SP : NULL);
+          hp = at(s, Y[l], t * B * DH + d * H);
+          ldh = DH;
+          continue;
+        }
         for (int64_t b = 0; b < B; b++) {
           int64_t xo = (t * B + b) * GH, ho = b * GH;
           for (int64_t k = 0; k < H; k++) {

@@ -26,6 +26,7 @@
  * Cases whose `training` flag is a graph input (dropout_flag_*,
  * batch_norm_flag_*) check that such graphs get their gradients. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,6 +386,107 @@ START_TEST(kernels_under_allocation_failures) {
 }
 END_TEST
 
+/* ---- whole-sequence layers: the backward op against finite differences ------------------------- */
+
+static uint64_t fd_rng = 88172645463325252ull;
+static double fd_uniform(void) {
+  fd_rng ^= fd_rng << 13, fd_rng ^= fd_rng >> 7, fd_rng ^= fd_rng << 17;
+  return (double)(fd_rng >> 11) / 9007199254740992.0 * 2 - 1;
+}
+static fbx_tensor *fd_tensor(int nd, int64_t a, int64_t b, int64_t c) {
+  int64_t sz[3] = {a, b, c};
+  fbx_tensor *t = NULL;
+  ck_assert(!fbx_tensor_empty(&t, FBX_DTYPE_FLOAT64, nd, sz));
+  for (int64_t i = 0; i < t->numel; i++) fbx_tensor_set_f64(t, i, fd_uniform());
+  return t;
+}
+static fbx_ivalue fd_list(fbx_tensor **ts, int n) {
+  fbx_ivalue l;
+  ck_assert(!fbx_iv_list_new(&l, n));
+  for (int i = 0; i < n; i++) ck_assert(!fbx_iv_list_push(&l, fbx_iv_tensor(fbx_tensor_retain(ts[i]))));
+  return l;
+}
+
+/* sum over the outputs of G_k * output_k, the forward run in float64 */
+static double fd_objective(fbx_op_id id, int mode, fbx_tensor *x, fbx_tensor **st, int nst, fbx_tensor **ps, int np,
+                           bool bias, int layers, bool bidir, bool bf, fbx_tensor **G) {
+  kcall k = {"forward", id, {fbx_iv_tensor(fbx_tensor_retain(x)),
+                             mode == 3 ? fd_list(st, nst) : fbx_iv_tensor(fbx_tensor_retain(st[0])), fd_list(ps, np),
+                             B_(bias), I_(layers), F_(0.0), B_(false), B_(bidir), B_(bf)}, NULL};
+  fbx_ivalue outs[FBX_SCHEMA_MAX_RETS];
+  fbx_status *err = call(&k, outs);
+  ck_assert_msg(!err, "%s", err ? fbx_status_message(err) : "");
+  double v = 0;
+  for (int o = 0; o < 1 + nst; o++) {
+    ck_assert_int_eq(outs[o].u.t->numel, G[o]->numel);
+    for (int64_t i = 0; i < G[o]->numel; i++) v += fbx_tensor_get_f64(G[o], i) * fbx_tensor_get_f64(outs[o].u.t, i);
+    fbx_iv_release(&outs[o]);
+  }
+  release_args(&k);
+  return v;
+}
+
+/* mode: 0 rnn_tanh, 1 rnn_relu, 2 gru, 3 lstm; every input, state and
+ * parameter element checked (the sizes are small). */
+static void fd_check(int mode, int layers, bool bidir, bool bias, bool bf) {
+  static const fbx_op_id ids[4] = {FBX_OP_rnn_tanh_input, FBX_OP_rnn_relu_input, FBX_OP_gru_input, FBX_OP_lstm_input};
+  const int64_t T = 3, B = 2, I = 3, H = 2, D = bidir ? 2 : 1, G = mode == 3 ? 4 : mode == 2 ? 3 : 1;
+  const int nst = mode == 3 ? 2 : 1, per = bias ? 4 : 2, np = per * layers * (int)D;
+  fbx_tensor *x = fd_tensor(3, bf ? B : T, bf ? T : B, I), *st[2], *ps[32], *gr[3];
+  for (int k = 0; k < nst; k++) st[k] = fd_tensor(3, layers * D, B, H);
+  for (int q = 0; q < layers * D; q++) {
+    int64_t in = q / D ? D * H : I;
+    ps[q * per] = fd_tensor(2, G * H, in, 0), ps[q * per + 1] = fd_tensor(2, G * H, H, 0);
+    if (bias) ps[q * per + 2] = fd_tensor(1, G * H, 0, 0), ps[q * per + 3] = fd_tensor(1, G * H, 0, 0);
+  }
+  gr[0] = fd_tensor(3, bf ? B : T, bf ? T : B, D * H);
+  for (int k = 0; k < nst; k++) gr[1 + k] = fd_tensor(3, layers * D, B, H);
+  kcall k = {"backward", FBX_OP_fbx_rnn_seq_backward,
+             {fbx_iv_tensor(fbx_tensor_retain(gr[0])), fd_list(gr + 1, nst), fbx_iv_tensor(fbx_tensor_retain(x)),
+              fd_list(st, nst), fd_list(ps, np), I_(mode), B_(bias), I_(layers), F_(0.0), B_(false), B_(bidir),
+              B_(bf)}, NULL};
+  fbx_ivalue outs[FBX_SCHEMA_MAX_RETS];
+  fbx_status *err = call(&k, outs);
+  ck_assert_msg(!err, "%s", err ? fbx_status_message(err) : "");
+  release_args(&k);
+  /* the tensors to perturb and their analytic gradients */
+  fbx_tensor *wrt[40], *an[40];
+  int n = 0;
+  wrt[n] = x, an[n++] = outs[0].u.t;
+  for (int s = 0; s < nst; s++) wrt[n] = st[s], an[n++] = fbx_iv_list_at(&outs[1], s)->u.t;
+  for (int q = 0; q < np; q++) wrt[n] = ps[q], an[n++] = fbx_iv_list_at(&outs[2], q)->u.t;
+  for (int w = 0; w < n; w++) {
+    ck_assert_int_eq(an[w]->numel, wrt[w]->numel);
+    ck_assert_int_eq(an[w]->ndim, wrt[w]->ndim);
+    for (int64_t i = 0; i < wrt[w]->numel; i++) {
+      double v0 = fbx_tensor_get_f64(wrt[w], i), e = 1e-6;
+      fbx_tensor_set_f64(wrt[w], i, v0 + e);
+      double fp = fd_objective(ids[mode], mode, x, st, nst, ps, np, bias, layers, bidir, bf, gr);
+      fbx_tensor_set_f64(wrt[w], i, v0 - e);
+      double fm = fd_objective(ids[mode], mode, x, st, nst, ps, np, bias, layers, bidir, bf, gr);
+      fbx_tensor_set_f64(wrt[w], i, v0);
+      double num = (fp - fm) / (2 * e), a = fbx_tensor_get_f64(an[w], i);
+      ck_assert_msg(fabs(num - a) <= 1e-7 + 1e-5 * fabs(num),
+                    "mode %d layers %d bidir %d bias %d batch_first %d: operand %d element %lld: analytic %.10g, "
+                    "numeric %.10g", mode, layers, bidir, bias, bf, w, (long long)i, a, num);
+    }
+  }
+  for (int o = 0; o < 3; o++) fbx_iv_release(&outs[o]);
+  fbx_tensor_release(x);
+  for (int s = 0; s < nst; s++) fbx_tensor_release(st[s]), fbx_tensor_release(gr[1 + s]);
+  fbx_tensor_release(gr[0]);
+  for (int q = 0; q < np; q++) fbx_tensor_release(ps[q]);
+}
+
+START_TEST(rnn_seq_backward_float64) {
+  ck_assert(!fbx_op_table_init());
+  for (int mode = 0; mode < 4; mode++) {
+    fd_check(mode, 2, true, true, mode % 2 == 0);
+    fd_check(mode, 1, false, false, mode % 2 == 1);
+  }
+}
+END_TEST
+
 START_TEST(cases_listed) {
   /* every generated case is run here */
   char **names;
@@ -417,6 +519,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, cases_listed);
   tcase_add_test(tc, kernels_under_allocation_failures);
+  tcase_add_test(tc, rnn_seq_backward_float64);
   tcase_add_test(tc, interpreter_matches_pytorch);
   tcase_add_test(tc, legacy_fuser);
   tcase_add_test(tc, tensorexpr_fuser);
