@@ -6,6 +6,7 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -77,6 +78,30 @@ void flatten(const c10::IValue &v, fbxtp_value *out, int cap, int *n) {
   }
 }
 
+// PyTorch prints a node without outputs as its indentation, then ` = `
+// (an empty output list joined to the rest), then the node:
+// `   = prim::If(%c)` inside a block indented by two; fusebox prints it the
+// same way. PyTorch's IR parser reads such a statement only without the
+// `= ` and at its block's indentation: the line loses ` = `.
+std::string parseable_text(const char *ir_text) {
+  std::string out;
+  const char *p = ir_text;
+  while (*p) {
+    const char *e = std::strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p) + 1 : std::strlen(p);
+    size_t ws = 0;
+    while (ws < n && (p[ws] == ' ' || p[ws] == '\t')) ws++;
+    if (ws >= 1 && ws + 1 < n && p[ws] == '=' && p[ws + 1] == ' ') {
+      out.append(p, ws - 1);
+      out.append(p + ws + 2, n - ws - 2);
+    } else {
+      out.append(p, n);
+    }
+    p += n;
+  }
+  return out;
+}
+
 }  // namespace
 
 FBXTP_EXPORT int fbxtp_abi_version(void) { return FBXTP_ABI_VERSION; }
@@ -85,7 +110,7 @@ FBXTP_EXPORT fbxtp_graph *fbxtp_create(const char *ir_text, char *err, size_t er
   try {
     auto p = std::make_unique<fbxtp_graph>();
     p->graph = std::make_shared<torch::jit::Graph>();
-    torch::jit::parseIR(ir_text, p->graph.get());
+    torch::jit::parseIR(parseable_text(ir_text), p->graph.get());
     p->exec = std::make_unique<torch::jit::GraphExecutor>(p->graph, "fusebox_peer");
     return p.release();
   } catch (const std::exception &e) {

@@ -9,7 +9,8 @@
  * the LSTM cell): exit 0 (every row, torch's included, matches the
  * reference interpreter), three rows, and torch's own torch_abs is 0; the
  * JSON file has the vs-torch errors; with --backward, PyTorch's input
- * gradients match the eager tape's. */
+ * gradients match the eager tape's. A module's graph with statements
+ * that have no outputs runs through the peer too. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,17 +18,19 @@
 
 #include "testutil.h"
 
-/* " --input FILE" per args line of a corpus case. */
+/* " --input FILE" per args line of a corpus case (tests/corpus/cases, or
+ * tests/corpus/modules for a mod_ case). */
 static void case_inputs(const char *name, char *buf, size_t cap) {
   char p[4096];
-  snprintf(p, sizeof p, "tests/corpus/cases/%s/args", name);
+  const char *dir = strncmp(name, "mod_", 4) ? "cases" : "modules";
+  snprintf(p, sizeof p, "tests/corpus/%s/%s/args", dir, name);
   char *args = tu_read_file(tu_src_path(p), NULL);
   ck_assert_msg(args != NULL, "no %s", p);
   size_t o = 0;
   buf[0] = '\0';
   for (char *line = strtok(args, "\n"); line; line = strtok(NULL, "\n")) {
     if (strstr(line, ".npy")) {
-      snprintf(p, sizeof p, "tests/corpus/cases/%s/%s", name, line);
+      snprintf(p, sizeof p, "tests/corpus/%s/%s/%s", dir, name, line);
       o += (size_t)snprintf(buf + o, cap - o, " --input %s", tu_src_path(p));
     } else {
       o += (size_t)snprintf(buf + o, cap - o, " --input '%s'", line);
@@ -102,6 +105,30 @@ START_TEST(backward_through_torch) {
 }
 END_TEST
 
+/* A scripted module's graph holds statements without outputs (`= prim::If`
+ * around a raise), printed as PyTorch prints them, which PyTorch's own IR
+ * parser reads only without the `= `: the peer runs it, forward and
+ * backward (nn.LSTM over a sequence, batch_first, two layers, both
+ * directions). */
+START_TEST(statements_without_outputs) {
+  char inputs[16384], cmd[24000], *out = NULL, graph[4096];
+  snprintf(graph, sizeof graph, "%s", tu_src_path("tests/corpus/modules/mod_lstm_seq/graph.ir")); /* a static buffer */
+  char *text = tu_read_file(graph, NULL);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_ptr_nonnull(strstr(text, "\n   = prim::If("));
+  free(text);
+  case_inputs("mod_lstm_seq", inputs, sizeof inputs);
+  for (int bwd = 0; bwd < 2; bwd++) {
+    snprintf(cmd, sizeof cmd, "%s bench %s %s --fusers none,torch --iters 2%s", FBX_CLI, graph, inputs,
+             bwd ? " --backward" : "");
+    int rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == 0, "bench%s failed (%d):\n%s", bwd ? " --backward" : "", rc, out);
+    ck_assert_msg(row(out, "torch") && !strstr(out, "MISMATCH"), "%s", out);
+    free(out);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("torch_peer");
   TCase *tc = tcase_create("bench");
@@ -109,6 +136,7 @@ int main(void) {
   tcase_add_loop_test(tc, three_rows_one_table, 0, (int)(sizeof CASES / sizeof CASES[0]));
   tcase_add_test(tc, json_has_the_second_oracle);
   tcase_add_loop_test(tc, backward_through_torch, 0, (int)(sizeof CASES / sizeof CASES[0]));
+  tcase_add_test(tc, statements_without_outputs);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
