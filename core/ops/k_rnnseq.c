@@ -217,44 +217,74 @@ static fbx_status *seq_setup(fbx_kctx *ctx, fbx_ivalue *args, int base, int mode
 static inline int64_t saved_f32(int mode) { return mode == SEQ_LSTM ? 5 : mode == SEQ_GRU ? 4 : 0; }
 static int64_t saved_per(const seq *s) { return saved_f32(s->mode); }
 
-/* One float32 step of B rows: gi (the input side, row stride GH), gh (the
- * hidden side, [B, GH]), biases or NULL; writes h (row stride ldy) and, for
- * lstm, c in place; sv (or NULL) the saved values. The vectorized math of
- * vmath.h, in float as PyTorch's float32 cells compute. */
-FBX_PW_CLONES static void step_f32(int mode, int64_t B, int64_t H, const float *restrict gi,
-                                   const float *restrict gh, const float *bih, const float *bhh,
-                                   const float *restrict hp, int64_t ldh, float *restrict c, float *restrict h,
-                                   int64_t ldy, float *restrict sv) {
-  const int64_t GH = (mode == SEQ_LSTM ? 4 : mode == SEQ_GRU ? 3 : 1) * H;
+/* Saved value j of element (t, b, k): planar per step, [T][SP][B][H], so
+ * that each gate's values of a step are one contiguous run. */
+static inline int64_t sv_at(int64_t t, int64_t j, int64_t b, int64_t k, int64_t B, int64_t H, int64_t SP) {
+  return ((t * SP + j) * B + b) * H + k;
+}
+
+/* Float32 steps of B rows: gi the input side with both biases folded in
+ * (gru: not b_hh's n part), row stride GH; gh the hidden side [B, GH]; hp
+ * the previous state (row stride ldh); h the new state (row stride ldy);
+ * sv (or NULL) this step's saved values [SP][B][H]. vmath.h's vectorized
+ * math, in float as PyTorch's float32 cells compute. */
+FBX_PW_CLONES static void lstm_step_f32(int64_t B, int64_t H, const float *restrict gi, const float *restrict gh,
+                                        float *restrict c, float *restrict h, int64_t ldy, float *restrict sv) {
+  const int64_t GH = 4 * H, BH = B * H;
   for (int64_t b = 0; b < B; b++) {
     const float *a = gi + b * GH, *e = gh + b * GH;
-    float *y = h + b * ldy, *s = sv ? sv + b * H * saved_f32(mode) : NULL;
-    for (int64_t k = 0; k < H; k++) {
-#define BI(j) (bih ? bih[j] : 0.0f)
-#define BH(j) (bhh ? bhh[j] : 0.0f)
-      if (mode == SEQ_LSTM) {
-        float ig = fbx_vm_sigmoidf(a[k] + BI(k) + e[k] + BH(k));
-        float fg = fbx_vm_sigmoidf(a[H + k] + BI(H + k) + e[H + k] + BH(H + k));
-        float gg = fbx_vm_tanhf(a[2 * H + k] + BI(2 * H + k) + e[2 * H + k] + BH(2 * H + k));
-        float og = fbx_vm_sigmoidf(a[3 * H + k] + BI(3 * H + k) + e[3 * H + k] + BH(3 * H + k));
-        float cy = fg * c[b * H + k] + ig * gg;
-        c[b * H + k] = cy;
+    float *y = h + b * ldy, *cb = c + b * H;
+    if (sv) {
+      float *s0 = sv + b * H;
+      for (int64_t k = 0; k < H; k++) {
+        float ig = fbx_vm_sigmoidf(a[k] + e[k]), fg = fbx_vm_sigmoidf(a[H + k] + e[H + k]);
+        float gg = fbx_vm_tanhf(a[2 * H + k] + e[2 * H + k]), og = fbx_vm_sigmoidf(a[3 * H + k] + e[3 * H + k]);
+        float cy = fg * cb[k] + ig * gg;
+        cb[k] = cy;
         y[k] = og * fbx_vm_tanhf(cy);
-        if (s) s[5 * k] = ig, s[5 * k + 1] = fg, s[5 * k + 2] = gg, s[5 * k + 3] = og, s[5 * k + 4] = cy;
-      } else if (mode == SEQ_GRU) {
-        float r = fbx_vm_sigmoidf(a[k] + BI(k) + e[k] + BH(k));
-        float z = fbx_vm_sigmoidf(a[H + k] + BI(H + k) + e[H + k] + BH(H + k));
-        float hn = e[2 * H + k] + BH(2 * H + k);
-        float n = fbx_vm_tanhf(a[2 * H + k] + BI(2 * H + k) + r * hn);
-        y[k] = n + z * (hp[b * ldh + k] - n);
-        if (s) s[4 * k] = r, s[4 * k + 1] = z, s[4 * k + 2] = n, s[4 * k + 3] = hn;
-      } else {
-        float v = a[k] + BI(k) + e[k] + BH(k);
-        y[k] = mode == SEQ_TANH ? fbx_vm_tanhf(v) : v > 0 || v != v ? v : 0.0f;
+        s0[k] = ig, s0[BH + k] = fg, s0[2 * BH + k] = gg, s0[3 * BH + k] = og, s0[4 * BH + k] = cy;
       }
-#undef BI
-#undef BH
+    } else {
+      for (int64_t k = 0; k < H; k++) {
+        float ig = fbx_vm_sigmoidf(a[k] + e[k]), fg = fbx_vm_sigmoidf(a[H + k] + e[H + k]);
+        float gg = fbx_vm_tanhf(a[2 * H + k] + e[2 * H + k]), og = fbx_vm_sigmoidf(a[3 * H + k] + e[3 * H + k]);
+        float cy = fg * cb[k] + ig * gg;
+        cb[k] = cy;
+        y[k] = og * fbx_vm_tanhf(cy);
+      }
     }
+  }
+}
+
+/* bhn: b_hh's n part (zeros without biases) */
+FBX_PW_CLONES static void gru_step_f32(int64_t B, int64_t H, const float *restrict gi, const float *restrict gh,
+                                       const float *restrict bhn, const float *restrict hp, int64_t ldh,
+                                       float *restrict h, int64_t ldy, float *restrict sv) {
+  const int64_t GH = 3 * H, BH = B * H;
+  for (int64_t b = 0; b < B; b++) {
+    const float *a = gi + b * GH, *e = gh + b * GH, *hb = hp + b * ldh;
+    float *y = h + b * ldy, *s0 = sv ? sv + b * H : NULL;
+    for (int64_t k = 0; k < H; k++) {
+      float r = fbx_vm_sigmoidf(a[k] + e[k]), z = fbx_vm_sigmoidf(a[H + k] + e[H + k]);
+      float hn = e[2 * H + k] + bhn[k], n = fbx_vm_tanhf(a[2 * H + k] + r * hn);
+      y[k] = n + z * (hb[k] - n);
+      if (s0) s0[k] = r, s0[BH + k] = z, s0[2 * BH + k] = n, s0[3 * BH + k] = hn;
+    }
+  }
+}
+
+FBX_PW_CLONES static void plain_step_f32(bool relu, int64_t B, int64_t H, const float *restrict gi,
+                                         const float *restrict gh, float *restrict h, int64_t ldy) {
+  for (int64_t b = 0; b < B; b++) {
+    const float *a = gi + b * H, *e = gh + b * H;
+    float *y = h + b * ldy;
+    if (relu)
+      for (int64_t k = 0; k < H; k++) {
+        float v = a[k] + e[k];
+        y[k] = v > 0 || v != v ? v : 0.0f;
+      }
+    else
+      for (int64_t k = 0; k < H; k++) y[k] = fbx_vm_tanhf(a[k] + e[k]);
   }
 }
 
@@ -265,8 +295,8 @@ FBX_PW_CLONES static void step_f32(int mode, int64_t B, int64_t H, const float *
 static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, void *cn) {
   const bool f = s->f64;
   const int64_t T = s->T, B = s->B, H = s->H, D = s->D, GH = s->G * s->H, DH = D * H, SP = saved_per(s);
-  void *Xg = wbuf(s, T * B * GH), *Hg = wbuf(s, B * GH), *cs = wbuf(s, B * H);
-  fbx_status *stt = Xg && Hg && cs ? NULL : fbx_status_nomem();
+  void *Xg = wbuf(s, T * B * GH), *Hg = wbuf(s, B * GH), *cs = wbuf(s, B * H), *bhn = wbuf(s, H);
+  fbx_status *stt = Xg && Hg && cs && bhn ? NULL : fbx_status_nomem();
   for (int64_t l = 0; !stt && l < s->L; l++) {
     const void *xin = l ? Y[l - 1] : s->x->data;
     int64_t In = l ? DH : s->I;
@@ -276,6 +306,15 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
       const void *bih = w[2] ? w[2]->data : NULL, *bhh = w[3] ? w[3]->data : NULL;
       void *sv = acts ? acts[q] : NULL;
       gemm(s, false, true, T * B, GH, In, xin, In, w[0]->data, In, 0, Xg, GH);
+      /* both biases into the input side, but b_hh's n part of gru, which r scales */
+      if (bih)
+        for (int64_t r = 0; r < T * B; r++)
+          for (int64_t j = 0; j < GH; j++)
+            st(f, Xg, r * GH + j,
+               ld(f, Xg, r * GH + j) + ld(f, bih, j) + (s->mode != SEQ_GRU || j < 2 * H ? ld(f, bhh, j) : 0));
+      if (bhh && s->mode == SEQ_GRU)
+        for (int64_t k = 0; k < H; k++) st(f, bhn, k, ld(f, bhh, 2 * H + k));
+      else memset(bhn, 0, (size_t)H * (f ? 8 : 4));
       const void *hp = at(s, s->h0->data, q * B * H);
       int64_t ldh = H;
       if (s->c0) memcpy(cs, at(s, s->c0->data, q * B * H), (size_t)(B * H) * (f ? 8 : 4));
@@ -283,9 +322,12 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
         int64_t t = d ? T - 1 - step : step;
         gemm(s, false, true, B, GH, H, hp, ldh, w[1]->data, H, 0, Hg, GH);
         if (!f) {
-          step_f32(s->mode, B, H, (const float *)Xg + t * B * GH, Hg, bih, bhh, hp, ldh, cs,
-                   (float *)Y[l] + t * B * DH + d * H, DH, sv ? (float *)sv + t * B * H * SP : NULL);
-          hp = at(s, Y[l], t * B * DH + d * H);
+          const float *gi = (const float *)Xg + t * B * GH;
+          float *hy = (float *)Y[l] + t * B * DH + d * H, *svt = sv ? (float *)sv + t * SP * B * H : NULL;
+          if (s->mode == SEQ_LSTM) lstm_step_f32(B, H, gi, Hg, cs, hy, DH, svt);
+          else if (s->mode == SEQ_GRU) gru_step_f32(B, H, gi, Hg, bhn, hp, ldh, hy, DH, svt);
+          else plain_step_f32(s->mode == SEQ_RELU, B, H, gi, Hg, hy, DH);
+          hp = hy;
           ldh = DH;
           continue;
         }
@@ -295,10 +337,11 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
             double gi[4], gh[4];
             for (int gte = 0; gte < s->G; gte++) {
               int64_t j = gte * H + k;
-              gi[gte] = ld(f, Xg, xo + j) + (bih ? ld(f, bih, j) : 0);
-              gh[gte] = ld(f, Hg, ho + j) + (bhh ? ld(f, bhh, j) : 0);
+              gi[gte] = ld(f, Xg, xo + j);
+              gh[gte] = ld(f, Hg, ho + j);
             }
-            int64_t so = ((t * B + b) * H + k) * SP;
+            if (s->mode == SEQ_GRU) gh[2] += ld(f, bhn, k);
+#define SV(j) sv_at(t, j, b, k, B, H, SP)
             double hv;
             switch (s->mode) {
             case SEQ_TANH: hv = tanh(gi[0] + gh[0]); break;
@@ -311,7 +354,7 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
               double r = sigm(gi[0] + gh[0]), z = sigm(gi[1] + gh[1]), n = tanh(gi[2] + r * gh[2]);
               double hprev = ld(f, hp, b * ldh + k);
               hv = n + z * (hprev - n);
-              if (sv) st(f, sv, so, r), st(f, sv, so + 1, z), st(f, sv, so + 2, n), st(f, sv, so + 3, gh[2]);
+              if (sv) st(f, sv, SV(0), r), st(f, sv, SV(1), z), st(f, sv, SV(2), n), st(f, sv, SV(3), gh[2]);
               break;
             }
             default: {
@@ -321,11 +364,12 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
               st(f, cs, b * H + k, cy);
               hv = og * tanh(cy);
               if (sv)
-                st(f, sv, so, ig), st(f, sv, so + 1, fg), st(f, sv, so + 2, gg), st(f, sv, so + 3, og),
-                    st(f, sv, so + 4, cy);
+                st(f, sv, SV(0), ig), st(f, sv, SV(1), fg), st(f, sv, SV(2), gg), st(f, sv, SV(3), og),
+                    st(f, sv, SV(4), cy);
             }
             }
             st(f, Y[l], (t * B + b) * DH + d * H + k, hv);
+#undef SV
           }
         }
         hp = at(s, Y[l], t * B * DH + d * H);
@@ -340,6 +384,7 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
   fbx_free(Xg);
   fbx_free(Hg);
   fbx_free(cs);
+  fbx_free(bhn);
   return stt;
 }
 
@@ -444,7 +489,8 @@ static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y,
     int64_t t = d ? step : T - 1 - step, tp = d ? t + 1 : t - 1;
     for (int64_t b = 0; b < B; b++)
       for (int64_t k = 0; k < H; k++) {
-        int64_t e = b * H + k, go = (t * B + b) * GH + k, so = ((t * B + b) * H + k) * SP;
+        int64_t e = b * H + k, go = (t * B + b) * GH + k;
+#define SV(j) sv_at(t, j, b, k, B, H, SP)
         double dht = ld(f, u->dh, e) + (dY ? ld(f, dY, (t * B + b) * DH + d * H + k) : 0);
         switch (s->mode) {
         case SEQ_TANH:
@@ -454,7 +500,7 @@ static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y,
           break;
         }
         case SEQ_GRU: {
-          double r = ld(f, sv, so), z = ld(f, sv, so + 1), n = ld(f, sv, so + 2), ghn = ld(f, sv, so + 3);
+          double r = ld(f, sv, SV(0)), z = ld(f, sv, SV(1)), n = ld(f, sv, SV(2)), ghn = ld(f, sv, SV(3));
           double hp = ld(f, u->Hp, (t * B + b) * H + k);
           double dn = dht * (1 - z), dz = dht * (hp - n), dpn = dn * (1 - n * n), dr = dpn * ghn;
           double dpr = dr * r * (1 - r), dpz = dz * z * (1 - z);
@@ -464,9 +510,9 @@ static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y,
           break;
         }
         default: {
-          double ig = ld(f, sv, so), fg = ld(f, sv, so + 1), gg = ld(f, sv, so + 2), og = ld(f, sv, so + 3);
-          double cy = ld(f, sv, so + 4);
-          double cp = tp < 0 || tp >= T ? ld(f, s->c0->data, (q * B + b) * H + k) : ld(f, sv, ((tp * B + b) * H + k) * SP + 4);
+          double ig = ld(f, sv, SV(0)), fg = ld(f, sv, SV(1)), gg = ld(f, sv, SV(2)), og = ld(f, sv, SV(3));
+          double cy = ld(f, sv, SV(4));
+          double cp = tp < 0 || tp >= T ? ld(f, s->c0->data, (q * B + b) * H + k) : ld(f, sv, sv_at(tp, 4, b, k, B, H, SP));
           double tc = tanh(cy), dct = ld(f, u->dc, e) + dht * og * (1 - tc * tc);
           st(f, u->dGx, go, dct * gg * ig * (1 - ig));
           st(f, u->dGx, go + H, dct * cp * fg * (1 - fg));
@@ -475,6 +521,7 @@ static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y,
           st(f, u->dc, e, dct * fg);
         }
         }
+#undef SV
       }
     /* dh = (gru: dh z) + dG_h[t] w_hh */
     if (gru) memcpy(u->dh, u->hd, (size_t)(B * H) * es);
