@@ -141,6 +141,7 @@ static fbx_status *seq_setup(fbx_kctx *ctx, fbx_ivalue *args, int base, int mode
   s->T = x->sizes[s->batch_first ? 1 : 0];
   s->B = x->sizes[s->batch_first ? 0 : 1];
   s->I = x->sizes[2];
+  if (s->T == 0) return fbx_kernel_error(ctx, "%s: Expected sequence length to be larger than 0 in RNN", nm);
   s->out_dt = x->dtype;
   s->f64 = x->dtype == FBX_DTYPE_FLOAT64;
   s->wd = s->f64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32;
