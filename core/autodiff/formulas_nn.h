@@ -49,21 +49,38 @@
 
 /* Whole-sequence layers: one backward op for all of them (mode: 0 rnn_tanh,
  * 1 rnn_relu, 2 gru, 3 lstm), which takes the states as lists. */
-#define FBX_GFN_SEQ_ARGS_(hx)                                                                                  \
-  "%input : Tensor, %hx : " hx ", %params : Tensor[], %has_biases : bool, %num_layers : int, "                \
-  "%dropout : float, %train : bool, %bidirectional : bool, %batch_first : bool"
-#define FBX_GFN_SEQ_CALL_(mode, hl)                                                                            \
+/* .input: (input, hx, params, flags..., batch_first); .data: (data,
+ * batch_sizes, hx, params, flags...) */
+#define FBX_GFN_SEQ_ARGS_(hx, packed)                                                                          \
+  "%input : Tensor, " packed "%hx : " hx ", %params : Tensor[], %has_biases : bool, %num_layers : int, "       \
+  "%dropout : float, %train : bool, %bidirectional : bool"
+#define FBX_GFN_SEQ_IN_ ", %batch_first : bool"
+#define FBX_GFN_SEQ_PK_ "%batch_sizes : Tensor, "
+#define FBX_GFN_SEQ_CALL_(mode, hl, bsz, bf)                                                                   \
   "  %mode : int = prim::Constant[value=" mode "]()\n"                                                        \
   "  %g_input : Tensor, %g_hl : Tensor[], %g_params : Tensor[] = fusebox::rnn_seq_backward(%grad0, %gs, "     \
-  "%input, " hl ", %params, %mode, %has_biases, %num_layers, %dropout, %train, %bidirectional, %batch_first)\n"
-#define FBX_GFN_SEQ_RETS_(ghx) ghx ", %g_params, %none, %none, %none, %none, %none, %none"
+  "%input, " bsz ", " hl ", %params, %mode, %has_biases, %num_layers, %dropout, %train, %bidirectional, " bf ")\n"
 /* rnn_tanh, rnn_relu, gru: (output, h_n); hx is one tensor */
-#define FBX_GFN_SEQ1_(mode)                                                                                    \
-  FBX_GF_(FBX_GFN_SEQ_ARGS_("Tensor") ", %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, %grad1 : Tensor", \
+#define FBX_GFN_SEQ1_(mode, packed, tail, bsz, bf, rets)                                                       \
+  FBX_GF_(FBX_GFN_SEQ_ARGS_("Tensor", packed) tail ", %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, " \
+                                                   "%grad1 : Tensor",                                          \
           "  %gs : Tensor[] = prim::ListConstruct(%grad1)\n"                                                   \
-          "  %hl : Tensor[] = prim::ListConstruct(%hx)\n" FBX_GFN_SEQ_CALL_(mode, "%hl")                       \
+          "  %hl : Tensor[] = prim::ListConstruct(%hx)\n" FBX_GFN_SEQ_CALL_(mode, "%hl", bsz, bf)              \
           "  %g_hx : Tensor = prim::ListUnpack(%g_hl)\n",                                                      \
-          "%g_input, " FBX_GFN_SEQ_RETS_("%g_hx"))
+          rets)
+#define FBX_GFN_SEQ1_IN_(mode)                                                                                 \
+  FBX_GFN_SEQ1_(mode, "", FBX_GFN_SEQ_IN_, "%none", "%batch_first",                                            \
+                "%g_input, %g_hx, %g_params, %none, %none, %none, %none, %none, %none")
+#define FBX_GFN_SEQ1_PK_(mode)                                                                                 \
+  FBX_GFN_SEQ1_(mode, FBX_GFN_SEQ_PK_, "", "%batch_sizes", "%false",                                           \
+                "%g_input, %none, %g_hx, %g_params, %none, %none, %none, %none, %none")
+/* lstm: (output, h_n, c_n); hx is [h, c] and its gradient the list [d h, d c] */
+#define FBX_GFN_LSTM_(packed, tail, bsz, bf, rets)                                                             \
+  FBX_GF_(FBX_GFN_SEQ_ARGS_("Tensor[]", packed) tail ", %result0 : Tensor, %result1 : Tensor, "                \
+                                                     "%result2 : Tensor, %grad0 : Tensor, %grad1 : Tensor, "   \
+                                                     "%grad2 : Tensor",                                        \
+          "  %gs : Tensor[] = prim::ListConstruct(%grad1, %grad2)\n" FBX_GFN_SEQ_CALL_("3", "%hx", bsz, bf),   \
+          rets)
 
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
 #define FBX_GRAD_FORMULAS_NN(G)                                                                               \
@@ -179,14 +196,26 @@
             "  %dgi : Tensor = aten::cat(%ld, %i1)\n" FBX_GFN_CELL_TAIL_("%dgi", "%dgi", "%h")                               \
             "  %g_hx : Tensor[] = prim::ListConstruct(%g_hl, %g_c)\n",                                        \
             "%g_input, %g_hx, %g_w_ih, %g_w_hh, %g_b_ih, %g_b_hh"))                                           \
-  G(rnn_tanh_input, FBX_GFN_SEQ1_("0"))                                                                       \
-  G(rnn_relu_input, FBX_GFN_SEQ1_("1"))                                                                       \
-  G(gru_input, FBX_GFN_SEQ1_("2"))                                                                            \
-  /* lstm: (output, h_n, c_n); hx is [h, c] and its gradient the list [d h, d c] */                           \
-  G(lstm_input,                                                                                               \
-    FBX_GF_(FBX_GFN_SEQ_ARGS_("Tensor[]") ", %result0 : Tensor, %result1 : Tensor, %result2 : Tensor, "        \
-                                          "%grad0 : Tensor, %grad1 : Tensor, %grad2 : Tensor",                \
-            "  %gs : Tensor[] = prim::ListConstruct(%grad1, %grad2)\n" FBX_GFN_SEQ_CALL_("3", "%hx"),         \
-            "%g_input, " FBX_GFN_SEQ_RETS_("%g_hl")))
+  G(rnn_tanh_input, FBX_GFN_SEQ1_IN_("0"))                                                                    \
+  G(rnn_relu_input, FBX_GFN_SEQ1_IN_("1"))                                                                    \
+  G(gru_input, FBX_GFN_SEQ1_IN_("2"))                                                                         \
+  G(lstm_input, FBX_GFN_LSTM_("", FBX_GFN_SEQ_IN_, "%none", "%batch_first",                                   \
+                              "%g_input, %g_hl, %g_params, %none, %none, %none, %none, %none, %none"))        \
+  G(_pack_padded_sequence,                                                                                     \
+    FBX_GF_("%input : Tensor, %lengths : Tensor, %batch_first : bool, %result0 : Tensor, %result1 : Tensor, "  \
+            "%grad0 : Tensor, %grad1 : Tensor",                                                               \
+            "  %sizes : int[] = aten::size(%input)\n"                                                         \
+            "  %g : Tensor = aten::_pack_padded_sequence_backward(%grad0, %sizes, %result1, %batch_first)\n",  \
+            "%g, %none, %none"))                                                                              \
+  G(_pad_packed_sequence,                                                                                      \
+    FBX_GF_("%data : Tensor, %batch_sizes : Tensor, %batch_first : bool, %padding_value : Scalar, "            \
+            "%total_length : int, %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, %grad1 : Tensor",    \
+            "  %g : Tensor = fusebox::pad_packed_backward(%grad0, %batch_sizes, %batch_first)\n",             \
+            "%g, %none, %none, %none, %none"))                                                                \
+  G(rnn_tanh_data, FBX_GFN_SEQ1_PK_("0"))                                                                     \
+  G(rnn_relu_data, FBX_GFN_SEQ1_PK_("1"))                                                                     \
+  G(gru_data, FBX_GFN_SEQ1_PK_("2"))                                                                          \
+  G(lstm_data, FBX_GFN_LSTM_(FBX_GFN_SEQ_PK_, "", "%batch_sizes", "%false",                                   \
+                             "%g_input, %none, %g_hl, %g_params, %none, %none, %none, %none, %none"))
 
 #endif

@@ -618,6 +618,10 @@
                              "%non_blocking : bool, %copy : bool, %memory_format : int?, %result : Tensor, "               \
                              "%grad : Tensor",                                                                             \
                              FBX_GF_TOSELF_, "%g, %none, %none, %none, %none, %none, %none, %none"))                       \
+  G(cpu, FBX_GF_("%self : Tensor, %result : Tensor, %grad : Tensor", "", "%grad"))                              \
+  G(as_tensor, FBX_GF_("%data : Tensor, %dtype : int?, %device : Device?, %result : Tensor, %grad : Tensor",     \
+                       "  %dt : int = prim::dtype(%data)\n"                                                     \
+                       "  %g : Tensor = aten::to(%grad, %dt, %false, %false, %none)\n", "%g, %none, %none"))      \
   G(to_prim_Device, FBX_GF_("%self : Tensor, %device : Device?, %dtype : int?, %non_blocking : bool, %copy : bool, "       \
                             "%result : Tensor, %grad : Tensor",                                                            \
                             FBX_GF_TOSELF_, "%g, %none, %none, %none, %none"))                                             \

@@ -1271,6 +1271,8 @@ static fbx_op_id inplace_base(fbx_op_id id) {
     case FBX_OP_exp_: return FBX_OP_exp;
     case FBX_OP_sqrt_: return FBX_OP_sqrt;
     case FBX_OP_pow__Scalar: return FBX_OP_pow_Tensor_Scalar;
+    case FBX_OP_scatter__src: return FBX_OP_scatter_src;
+    case FBX_OP_scatter__value: return FBX_OP_scatter_value;
     case FBX_OP_masked_fill__Tensor: return FBX_OP_masked_fill_Tensor;
     case FBX_OP_masked_fill__Scalar: return FBX_OP_masked_fill_Scalar;
     case FBX_OP_addcmul_: return FBX_OP_addcmul;

@@ -23,9 +23,14 @@
  * two GEMMs over all steps (dGᵀ x and dG_hᵀ h_prev), the biases' as column
  * sums, and the layer input's as dG w_ih.
  *
+ * The .data overloads take a packed sequence (k_packed.c): its data [N, I]
+ * and batch_sizes; step t runs the first batch_sizes[t] rows of the batch,
+ * so the GEMMs and gate loops run on a prefix of the state, the forward
+ * direction leaves a sequence's last state in place after it ends and the
+ * reverse one starts a sequence from its initial state when it begins.
+ *
  * Not supported (an error naming it): projections (lstm proj_size), the
- * random dropout between layers in training mode, packed sequences (the
- * .data overloads are not in the table). */
+ * random dropout between layers in training mode. */
 #include "ops/kopt.h" /* first: the step loops' compiler settings */
 #include <math.h>
 #include <string.h>
@@ -42,9 +47,11 @@ enum { SEQ_TANH, SEQ_RELU, SEQ_GRU, SEQ_LSTM };
 typedef struct {
   int mode, G;
   int64_t T, B, I, H, L, D;
-  bool f64, batch_first, biases;
+  int64_t N;          /* rows of the input: T * B, or a packed sequence's total */
+  int64_t *bs, *off;  /* per step: rows that take part (a prefix of the batch) and the first one's row */
+  bool f64, batch_first, biases, packed;
   fbx_dtype wd, out_dt;
-  fbx_tensor *x;      /* [T, B, I], time-major, contiguous */
+  fbx_tensor *x;      /* [N, I] contiguous: time-major [T, B, I], or the packed data */
   fbx_tensor *h0, *c0; /* [L * D, B, H] contiguous (c0: lstm only) */
   fbx_tensor **w;     /* 4 per layer and direction: w_ih, w_hh, b_ih, b_hh (NULL without biases) */
 } seq;
@@ -83,14 +90,13 @@ static void seq_free(seq *s) {
   if (s->w)
     for (int64_t k = 0; k < 4 * s->L * s->D; k++) fbx_tensor_release(s->w[k]);
   fbx_free(s->w);
+  fbx_free(s->bs);
+  fbx_free(s->off);
   memset(s, 0, sizeof *s);
 }
 
 static int seq_mode(const char *name) {
-  return !strcmp(name, "lstm") || !strcmp(name, "lstm.input") ? SEQ_LSTM
-         : !strcmp(name, "gru") || !strcmp(name, "gru.input") ? SEQ_GRU
-         : !strcmp(name, "rnn_relu") || !strcmp(name, "rnn_relu.input") ? SEQ_RELU
-                                                                          : SEQ_TANH;
+  return !strcmp(name, "lstm") ? SEQ_LSTM : !strcmp(name, "gru") ? SEQ_GRU : !strcmp(name, "rnn_relu") ? SEQ_RELU : SEQ_TANH;
 }
 static const char *mode_name(int mode) {
   return mode == SEQ_LSTM ? "lstm" : mode == SEQ_GRU ? "gru" : mode == SEQ_RELU ? "rnn_relu" : "rnn_tanh";
@@ -114,16 +120,46 @@ static fbx_status *state_arg(const fbx_kctx *ctx, const seq *s, fbx_tensor *h, c
   return NULL;
 }
 
+static fbx_status *seq_fail(seq *s, fbx_status *st) {
+  seq_free(s);
+  return st;
+}
+
+/* A packed sequence's batch_sizes: int64, 1-D, positive, non-increasing,
+ * summing to the data's rows. Fills T, B, N, bs and off. */
+static fbx_status *packed_steps(fbx_kctx *ctx, seq *s, const char *nm, const fbx_tensor *x, const fbx_tensor *b) {
+  if (b->dtype != FBX_DTYPE_INT64 || b->ndim != 1 || b->sizes[0] < 1)
+    return fbx_kernel_error(ctx, "%s: batch_sizes must be a non-empty 1-D int64 tensor", nm);
+  s->T = b->sizes[0];
+  if (!(s->bs = fbx_malloc(sizeof(int64_t) * (size_t)s->T)) || !(s->off = fbx_malloc(sizeof(int64_t) * (size_t)s->T)))
+    return fbx_status_nomem();
+  int64_t n = 0;
+  for (int64_t t = 0; t < s->T; t++) {
+    int64_t v = (int64_t)fbx_tensor_get_f64(b, t);
+    if (v < 1 || (t && v > s->bs[t - 1]))
+      return fbx_kernel_error(ctx, "%s: batch_sizes must be positive and non-increasing (step %lld: %lld)", nm,
+                              (long long)t, (long long)v);
+    s->bs[t] = v, s->off[t] = n, n += v;
+  }
+  if (n != x->sizes[0])
+    return fbx_kernel_error(ctx, "%s: batch_sizes sum to %lld but the packed data has %lld rows", nm, (long long)n,
+                            (long long)x->sizes[0]);
+  s->B = s->bs[0], s->N = n;
+  return NULL;
+}
+
 /* Reads and checks the arguments shared by the ops, from args[base]:
- * input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
- * batch_first. */
-static fbx_status *seq_setup(fbx_kctx *ctx, fbx_ivalue *args, int base, int mode, seq *s) {
+ * input, then (packed) batch_sizes, then hx, params, has_biases,
+ * num_layers, dropout, train, bidirectional and (not packed) batch_first. */
+static fbx_status *seq_setup(fbx_kctx *ctx, fbx_ivalue *args, int base, int mode, bool packed, seq *s) {
   memset(s, 0, sizeof *s);
   s->mode = mode;
+  s->packed = packed;
   s->G = mode == SEQ_LSTM ? 4 : mode == SEQ_GRU ? 3 : 1;
   const char *nm = mode_name(mode);
-  fbx_tensor *x;
+  fbx_tensor *x, *bsz = NULL;
   FBX_TRY(fbx_arg_tensor(ctx, args, base, &x));
+  if (packed) FBX_TRY(fbx_arg_tensor(ctx, args, ++base, &bsz));
   const fbx_ivalue *hx = &args[base + 1], *pl = &args[base + 2];
   if (pl->kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "%s: params must be a list of tensors", nm);
   s->biases = args[base + 3].u.b;
@@ -131,17 +167,36 @@ static fbx_status *seq_setup(fbx_kctx *ctx, fbx_ivalue *args, int base, int mode
   double dropout = args[base + 5].kind == FBX_IV_FLOAT ? args[base + 5].u.f : (double)fbx_iv_to_int(&args[base + 5]);
   bool train = args[base + 6].u.b;
   s->D = args[base + 7].u.b ? 2 : 1;
-  s->batch_first = args[base + 8].u.b;
-  if (x->ndim != 3) return fbx_kernel_error(ctx, "%s: input must have 3 dimensions, got %d", nm, x->ndim);
+  s->batch_first = !packed && args[base + 8].u.b;
+  if (x->ndim != (packed ? 2 : 3))
+    return fbx_kernel_error(ctx, "%s: %s must have %d dimensions, got %d", nm, packed ? "packed data" : "input",
+                            packed ? 2 : 3, x->ndim);
   if (!fbx_dtype_is_floating(x->dtype))
     return fbx_kernel_error(ctx, "%s: expected a floating point input, got %s", nm, fbx_dtype_name(x->dtype));
   if (s->L < 1) return fbx_kernel_error(ctx, "%s: num_layers must be at least 1, got %lld", nm, (long long)s->L);
   if (train && dropout > 0 && s->L > 1)
     return fbx_kernel_error(ctx, "%s: dropout between layers in training mode is not supported", nm);
-  s->T = x->sizes[s->batch_first ? 1 : 0];
-  s->B = x->sizes[s->batch_first ? 0 : 1];
-  s->I = x->sizes[2];
-  if (s->T == 0) return fbx_kernel_error(ctx, "%s: Expected sequence length to be larger than 0 in RNN", nm);
+  if (packed) {
+    fbx_status *e = packed_steps(ctx, s, nm, x, bsz);
+    if (e) {
+      seq_free(s);
+      return e;
+    }
+    s->I = x->sizes[1];
+  } else {
+    s->T = x->sizes[s->batch_first ? 1 : 0];
+    s->B = x->sizes[s->batch_first ? 0 : 1];
+    s->I = x->sizes[2];
+    s->N = s->T * s->B;
+    if (s->T == 0) return fbx_kernel_error(ctx, "%s: Expected sequence length to be larger than 0 in RNN", nm);
+    if (!(s->bs = fbx_malloc(sizeof(int64_t) * (size_t)s->T)) ||
+        !(s->off = fbx_malloc(sizeof(int64_t) * (size_t)s->T))) {
+      seq_free(s);
+      return fbx_status_nomem();
+    }
+    for (int64_t t = 0; t < s->T; t++) s->bs[t] = s->B, s->off[t] = t * s->B;
+  }
+  fbx_status *bad = NULL;
   s->out_dt = x->dtype;
   s->f64 = x->dtype == FBX_DTYPE_FLOAT64;
   s->wd = s->f64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32;
@@ -149,15 +204,15 @@ static fbx_status *seq_setup(fbx_kctx *ctx, fbx_ivalue *args, int base, int mode
   int64_t np = fbx_iv_list_len(pl);
   if (np != per * s->L * s->D) {
     if (mode == SEQ_LSTM && np == (per + 1) * s->L * s->D)
-      return fbx_kernel_error(ctx, "lstm: projections (proj_size > 0) are not supported");
-    return fbx_kernel_error(ctx, "%s: expected %lld parameter tensors for %lld layer(s), got %lld", nm,
-                            (long long)(per * s->L * s->D), (long long)s->L, (long long)np);
+      return seq_fail(s, fbx_kernel_error(ctx, "lstm: projections (proj_size > 0) are not supported"));
+    return seq_fail(s, fbx_kernel_error(ctx, "%s: expected %lld parameter tensors for %lld layer(s), got %lld", nm,
+                            (long long)(per * s->L * s->D), (long long)s->L, (long long)np));
   }
   for (int64_t k = 0; k < np; k++)
     if (fbx_iv_list_at(pl, (int)k)->kind != FBX_IV_TENSOR)
-      return fbx_kernel_error(ctx, "%s: params[%lld] is not a tensor", nm, (long long)k);
+      return seq_fail(s, fbx_kernel_error(ctx, "%s: params[%lld] is not a tensor", nm, (long long)k));
   fbx_tensor *whh0 = fbx_iv_list_at(pl, 1)->u.t;
-  if (whh0->ndim != 2) return fbx_kernel_error(ctx, "%s: w_hh must be 2-D", nm);
+  if (whh0->ndim != 2) return seq_fail(s, fbx_kernel_error(ctx, "%s: w_hh must be 2-D", nm));
   s->H = whh0->sizes[1];
   int64_t GH = s->G * s->H;
   /* the initial states */
@@ -165,14 +220,14 @@ static fbx_status *seq_setup(fbx_kctx *ctx, fbx_ivalue *args, int base, int mode
   if (mode == SEQ_LSTM) {
     if (hx->kind != FBX_IV_LIST || fbx_iv_list_len(hx) != 2 || fbx_iv_list_at(hx, 0)->kind != FBX_IV_TENSOR ||
         fbx_iv_list_at(hx, 1)->kind != FBX_IV_TENSOR)
-      return fbx_kernel_error(ctx, "lstm: Expected hx to be a list of two tensors [h, c]");
+      return seq_fail(s, fbx_kernel_error(ctx, "lstm: Expected hx to be a list of two tensors [h, c]"));
     h = fbx_iv_list_at(hx, 0)->u.t, c = fbx_iv_list_at(hx, 1)->u.t;
   } else {
-    if (hx->kind != FBX_IV_TENSOR) return fbx_kernel_error(ctx, "%s: hx must be a tensor", nm);
+    if (hx->kind != FBX_IV_TENSOR) return seq_fail(s, fbx_kernel_error(ctx, "%s: hx must be a tensor", nm));
     h = hx->u.t;
   }
-  FBX_TRY(state_arg(ctx, s, h, mode == SEQ_LSTM ? "hidden[0]" : "hidden"));
-  if (c) FBX_TRY(state_arg(ctx, s, c, "hidden[1]"));
+  if ((bad = state_arg(ctx, s, h, mode == SEQ_LSTM ? "hidden[0]" : "hidden"))) return seq_fail(s, bad);
+  if (c && (bad = state_arg(ctx, s, c, "hidden[1]"))) return seq_fail(s, bad);
   for (int64_t l = 0; l < s->L; l++)
     for (int64_t d = 0; d < s->D; d++) {
       int64_t In = l ? s->D * s->H : s->I, k0 = (l * s->D + d) * per;
@@ -184,23 +239,25 @@ static fbx_status *seq_setup(fbx_kctx *ctx, fbx_ivalue *args, int base, int mode
                             : p->ndim == 1 && p->sizes[0] == GH);
         if (!ok) {
           static const char *const names[4] = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"};
-          return fbx_kernel_error(ctx, "%s: %s of layer %lld%s must be %s [%lld%s%lld] of %s", nm, names[k],
+          return seq_fail(s, fbx_kernel_error(ctx, "%s: %s of layer %lld%s must be %s [%lld%s%lld] of %s", nm, names[k],
                                   (long long)l, d ? " (reverse)" : "", k < 2 ? "a 2-D" : "a 1-D", (long long)GH,
                                   k < 2 ? ", " : "", k == 0 ? (long long)In : k == 1 ? (long long)s->H : 0LL,
-                                  fbx_dtype_name(s->out_dt));
+                                  fbx_dtype_name(s->out_dt)));
         }
       }
     }
   /* the working copies */
   fbx_status *stt = NULL;
   fbx_tensor *xv = NULL;
-  if (s->batch_first) {
+  if (packed) {
+    stt = work_copy(&s->x, x, s->wd);
+  } else if (s->batch_first) {
     int64_t sz[3] = {s->T, s->B, s->I}, sd[3] = {x->strides[1], x->strides[0], x->strides[2]};
     stt = fbx_tensor_view(&xv, x, 3, sz, sd, x->offset);
   } else {
     xv = fbx_tensor_retain(x);
   }
-  if (!stt) stt = fbx_tensor_clone_as(&s->x, xv, s->wd);
+  if (!stt && !packed) stt = fbx_tensor_clone_as(&s->x, xv, s->wd);
   fbx_tensor_release(xv);
   if (!stt) stt = work_copy(&s->h0, h, s->wd);
   if (!stt && c) stt = work_copy(&s->c0, c, s->wd);
@@ -227,11 +284,13 @@ static inline int64_t sv_at(int64_t t, int64_t j, int64_t b, int64_t k, int64_t 
 /* Float32 steps of B rows: gi the input side with both biases folded in
  * (gru: not b_hh's n part), row stride GH; gh the hidden side [B, GH]; hp
  * the previous state (row stride ldh); h the new state (row stride ldy);
- * sv (or NULL) this step's saved values [SP][B][H]. vmath.h's vectorized
+ * sv (or NULL) this step's saved values [SP][Bs][H] (Bs: the whole batch,
+ * B: the rows that take part in this step). vmath.h's vectorized
  * math, in float as PyTorch's float32 cells compute. */
 FBX_PW_CLONES static void lstm_step_f32(int64_t B, int64_t H, const float *restrict gi, const float *restrict gh,
-                                        float *restrict c, float *restrict h, int64_t ldy, float *restrict sv) {
-  const int64_t GH = 4 * H, BH = B * H;
+                                        float *restrict c, float *restrict h, int64_t ldy, float *restrict sv,
+                                        int64_t Bs) {
+  const int64_t GH = 4 * H, BH = Bs * H;
   for (int64_t b = 0; b < B; b++) {
     const float *a = gi + b * GH, *e = gh + b * GH;
     float *y = h + b * ldy, *cb = c + b * H;
@@ -260,8 +319,8 @@ FBX_PW_CLONES static void lstm_step_f32(int64_t B, int64_t H, const float *restr
 /* bhn: b_hh's n part (zeros without biases) */
 FBX_PW_CLONES static void gru_step_f32(int64_t B, int64_t H, const float *restrict gi, const float *restrict gh,
                                        const float *restrict bhn, const float *restrict hp, int64_t ldh,
-                                       float *restrict h, int64_t ldy, float *restrict sv) {
-  const int64_t GH = 3 * H, BH = B * H;
+                                       float *restrict h, int64_t ldy, float *restrict sv, int64_t Bs) {
+  const int64_t GH = 3 * H, BH = Bs * H;
   for (int64_t b = 0; b < B; b++) {
     const float *a = gi + b * GH, *e = gh + b * GH, *hb = hp + b * ldh;
     float *y = h + b * ldy, *s0 = sv ? sv + b * H : NULL;
@@ -289,15 +348,20 @@ FBX_PW_CLONES static void plain_step_f32(bool relu, int64_t B, int64_t H, const 
   }
 }
 
-/* The forward. Y[l] [T, B, D * H] gets layer l's output (Y[l] for l < L - 1
+/* The forward. Y[l] [N, D * H] gets layer l's output (Y[l] for l < L - 1
  * may alias one buffer when acts is NULL: the caller passes what it keeps);
  * acts[l * D + d] (or NULL) the saved values; hn and cn [L * D, B, H] the
- * final states. */
+ * final states. Step t updates rows [0, bs[t]) of the state (a packed
+ * sequence's shorter rows drop out at the end of the batch: the forward
+ * direction leaves their final state in place, the reverse one starts them
+ * from the initial state when they first take part). */
 static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, void *cn) {
   const bool f = s->f64;
   const int64_t T = s->T, B = s->B, H = s->H, D = s->D, GH = s->G * s->H, DH = D * H, SP = saved_per(s);
-  void *Xg = wbuf(s, T * B * GH), *Hg = wbuf(s, B * GH), *cs = wbuf(s, B * H), *bhn = wbuf(s, H);
-  fbx_status *stt = Xg && Hg && cs && bhn ? NULL : fbx_status_nomem();
+  const size_t es = f ? 8 : 4;
+  void *Xg = wbuf(s, s->N * GH), *Hg = wbuf(s, B * GH), *cs = wbuf(s, B * H), *hs = wbuf(s, B * H);
+  void *bhn = wbuf(s, H);
+  fbx_status *stt = Xg && Hg && cs && hs && bhn ? NULL : fbx_status_nomem();
   for (int64_t l = 0; !stt && l < s->L; l++) {
     const void *xin = l ? Y[l - 1] : s->x->data;
     int64_t In = l ? DH : s->I;
@@ -306,85 +370,81 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
       fbx_tensor *const *w = &s->w[4 * q];
       const void *bih = w[2] ? w[2]->data : NULL, *bhh = w[3] ? w[3]->data : NULL;
       void *sv = acts ? acts[q] : NULL;
-      gemm(s, false, true, T * B, GH, In, xin, In, w[0]->data, In, 0, Xg, GH);
+      gemm(s, false, true, s->N, GH, In, xin, In, w[0]->data, In, 0, Xg, GH);
       /* both biases into the input side, but b_hh's n part of gru, which r scales */
       if (bih)
-        for (int64_t r = 0; r < T * B; r++)
+        for (int64_t r = 0; r < s->N; r++)
           for (int64_t j = 0; j < GH; j++)
             st(f, Xg, r * GH + j,
                ld(f, Xg, r * GH + j) + ld(f, bih, j) + (s->mode != SEQ_GRU || j < 2 * H ? ld(f, bhh, j) : 0));
       if (bhh && s->mode == SEQ_GRU)
         for (int64_t k = 0; k < H; k++) st(f, bhn, k, ld(f, bhh, 2 * H + k));
-      else memset(bhn, 0, (size_t)H * (f ? 8 : 4));
-      const void *hp = at(s, s->h0->data, q * B * H);
-      int64_t ldh = H;
-      if (s->c0) memcpy(cs, at(s, s->c0->data, q * B * H), (size_t)(B * H) * (f ? 8 : 4));
+      else memset(bhn, 0, (size_t)H * es);
+      memcpy(hs, at(s, s->h0->data, q * B * H), (size_t)(B * H) * es);
+      if (s->c0) memcpy(cs, at(s, s->c0->data, q * B * H), (size_t)(B * H) * es);
       for (int64_t step = 0; step < T; step++) {
-        int64_t t = d ? T - 1 - step : step;
-        gemm(s, false, true, B, GH, H, hp, ldh, w[1]->data, H, 0, Hg, GH);
+        const int64_t t = d ? T - 1 - step : step, Bt = s->bs[t], o = s->off[t];
+        gemm(s, false, true, Bt, GH, H, hs, H, w[1]->data, H, 0, Hg, GH);
+        void *hy = at(s, Y[l], o * DH + d * H);
         if (!f) {
-          const float *gi = (const float *)Xg + t * B * GH;
-          float *hy = (float *)Y[l] + t * B * DH + d * H, *svt = sv ? (float *)sv + t * SP * B * H : NULL;
-          if (s->mode == SEQ_LSTM) lstm_step_f32(B, H, gi, Hg, cs, hy, DH, svt);
-          else if (s->mode == SEQ_GRU) gru_step_f32(B, H, gi, Hg, bhn, hp, ldh, hy, DH, svt);
-          else plain_step_f32(s->mode == SEQ_RELU, B, H, gi, Hg, hy, DH);
-          hp = hy;
-          ldh = DH;
-          continue;
-        }
-        for (int64_t b = 0; b < B; b++) {
-          int64_t xo = (t * B + b) * GH, ho = b * GH;
-          for (int64_t k = 0; k < H; k++) {
-            double gi[4], gh[4];
-            for (int gte = 0; gte < s->G; gte++) {
-              int64_t j = gte * H + k;
-              gi[gte] = ld(f, Xg, xo + j);
-              gh[gte] = ld(f, Hg, ho + j);
-            }
-            if (s->mode == SEQ_GRU) gh[2] += ld(f, bhn, k);
+          const float *gi = (const float *)Xg + o * GH;
+          float *svt = sv ? (float *)sv + t * SP * B * H : NULL;
+          if (s->mode == SEQ_LSTM) lstm_step_f32(Bt, H, gi, Hg, cs, hy, DH, svt, B);
+          else if (s->mode == SEQ_GRU) gru_step_f32(Bt, H, gi, Hg, bhn, hs, H, hy, DH, svt, B);
+          else plain_step_f32(s->mode == SEQ_RELU, Bt, H, gi, Hg, hy, DH);
+        } else {
+          for (int64_t b = 0; b < Bt; b++) {
+            int64_t xo = (o + b) * GH, ho = b * GH;
+            for (int64_t k = 0; k < H; k++) {
+              double gi[4], gh[4];
+              for (int gte = 0; gte < s->G; gte++) {
+                int64_t j = gte * H + k;
+                gi[gte] = ld(f, Xg, xo + j);
+                gh[gte] = ld(f, Hg, ho + j);
+              }
+              if (s->mode == SEQ_GRU) gh[2] += ld(f, bhn, k);
 #define SV(j) sv_at(t, j, b, k, B, H, SP)
-            double hv;
-            switch (s->mode) {
-            case SEQ_TANH: hv = tanh(gi[0] + gh[0]); break;
-            case SEQ_RELU: {
-              double v = gi[0] + gh[0];
-              hv = v > 0 || isnan(v) ? v : 0;
-              break;
-            }
-            case SEQ_GRU: {
-              double r = sigm(gi[0] + gh[0]), z = sigm(gi[1] + gh[1]), n = tanh(gi[2] + r * gh[2]);
-              double hprev = ld(f, hp, b * ldh + k);
-              hv = n + z * (hprev - n);
-              if (sv) st(f, sv, SV(0), r), st(f, sv, SV(1), z), st(f, sv, SV(2), n), st(f, sv, SV(3), gh[2]);
-              break;
-            }
-            default: {
-              double ig = sigm(gi[0] + gh[0]), fg = sigm(gi[1] + gh[1]);
-              double gg = tanh(gi[2] + gh[2]), og = sigm(gi[3] + gh[3]);
-              double cy = fg * ld(f, cs, b * H + k) + ig * gg;
-              st(f, cs, b * H + k, cy);
-              hv = og * tanh(cy);
-              if (sv)
-                st(f, sv, SV(0), ig), st(f, sv, SV(1), fg), st(f, sv, SV(2), gg), st(f, sv, SV(3), og),
-                    st(f, sv, SV(4), cy);
-            }
-            }
-            st(f, Y[l], (t * B + b) * DH + d * H + k, hv);
+              double hv;
+              switch (s->mode) {
+              case SEQ_TANH: hv = tanh(gi[0] + gh[0]); break;
+              case SEQ_RELU: {
+                double v = gi[0] + gh[0];
+                hv = v > 0 || isnan(v) ? v : 0;
+                break;
+              }
+              case SEQ_GRU: {
+                double r = sigm(gi[0] + gh[0]), z = sigm(gi[1] + gh[1]), n = tanh(gi[2] + r * gh[2]);
+                double hprev = ld(f, hs, b * H + k);
+                hv = n + z * (hprev - n);
+                if (sv) st(f, sv, SV(0), r), st(f, sv, SV(1), z), st(f, sv, SV(2), n), st(f, sv, SV(3), gh[2]);
+                break;
+              }
+              default: {
+                double ig = sigm(gi[0] + gh[0]), fg = sigm(gi[1] + gh[1]);
+                double gg = tanh(gi[2] + gh[2]), og = sigm(gi[3] + gh[3]);
+                double cy = fg * ld(f, cs, b * H + k) + ig * gg;
+                st(f, cs, b * H + k, cy);
+                hv = og * tanh(cy);
+                if (sv)
+                  st(f, sv, SV(0), ig), st(f, sv, SV(1), fg), st(f, sv, SV(2), gg), st(f, sv, SV(3), og),
+                      st(f, sv, SV(4), cy);
+              }
+              }
 #undef SV
+              st(f, hy, b * DH + k, hv);
+            }
           }
         }
-        hp = at(s, Y[l], t * B * DH + d * H);
-        ldh = DH;
+        for (int64_t b = 0; b < Bt; b++) memcpy(at(s, hs, b * H), at(s, hy, b * DH), (size_t)H * es);
       }
-      for (int64_t b = 0; b < B; b++) {
-        memcpy(at(s, hn, (q * B + b) * H), at(s, hp, b * ldh), (size_t)H * (f ? 8 : 4));
-        if (cn) memcpy(at(s, cn, (q * B + b) * H), at(s, cs, b * H), (size_t)H * (f ? 8 : 4));
-      }
+      memcpy(at(s, hn, q * B * H), hs, (size_t)(B * H) * es);
+      if (cn) memcpy(at(s, cn, q * B * H), cs, (size_t)(B * H) * es);
     }
   }
   fbx_free(Xg);
   fbx_free(Hg);
   fbx_free(cs);
+  fbx_free(hs);
   fbx_free(bhn);
   return stt;
 }
@@ -411,12 +471,26 @@ static fbx_status *out_tensor(const seq *s, fbx_tensor **out, const void *v, int
   return stt;
 }
 
-/* aten::rnn_tanh / rnn_relu / gru / lstm (.input) */
+/* The per-row result v [N, C] as a new tensor of the output dtype: [N, C]
+ * for a packed sequence, else [T, B, C] ([B, T, C] when batch_first). */
+static fbx_status *out_rows(const seq *s, fbx_tensor **out, const void *v, int64_t C) {
+  if (!s->packed) return out_tensor(s, out, v, s->T, s->B, C, s->batch_first);
+  fbx_tensor *t = NULL;
+  fbx_status *stt = out_tensor(s, &t, v, 1, s->N, C, false);
+  int64_t sz[2] = {s->N, C};
+  if (!stt) stt = fbx_tensor_view(out, t, 2, sz, NULL, t->offset);
+  fbx_tensor_release(t);
+  return stt;
+}
+
+static bool is_packed(const fbx_kctx *ctx) { return ctx->op->schema.overload && !strcmp(ctx->op->schema.overload, "data"); }
+
+/* aten::rnn_tanh / rnn_relu / gru / lstm (.input, and .data for a packed sequence) */
 fbx_status *fbx_k_rnn_seq(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   seq s;
-  FBX_TRY(seq_setup(ctx, args, 0, seq_mode(fbx_sym_unqual(ctx->op->schema.name)), &s));
-  const int64_t T = s.T, B = s.B, H = s.H, LD = s.L * s.D, DH = s.D * H;
-  void *Y[2] = {wbuf(&s, T * B * DH), s.L > 1 ? wbuf(&s, T * B * DH) : NULL};
+  FBX_TRY(seq_setup(ctx, args, 0, seq_mode(fbx_sym_unqual(ctx->op->schema.name)), is_packed(ctx), &s));
+  const int64_t B = s.B, H = s.H, LD = s.L * s.D, DH = s.D * H;
+  void *Y[2] = {wbuf(&s, s.N * DH), s.L > 1 ? wbuf(&s, s.N * DH) : NULL};
   void *hn = wbuf(&s, LD * B * H), *cn = s.mode == SEQ_LSTM ? wbuf(&s, LD * B * H) : NULL;
   void **Yl = fbx_malloc(sizeof(void *) * (size_t)s.L);
   fbx_tensor *o[3] = {0};
@@ -425,7 +499,7 @@ fbx_status *fbx_k_rnn_seq(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     for (int64_t l = 0; l < s.L; l++) Yl[l] = Y[(s.L - 1 - l) % 2]; /* the last layer writes Y[0] */
     stt = seq_forward(&s, Yl, NULL, hn, cn);
   }
-  if (!stt) stt = out_tensor(&s, &o[0], Y[0], T, B, DH, s.batch_first);
+  if (!stt) stt = out_rows(&s, &o[0], Y[0], DH);
   if (!stt) stt = out_tensor(&s, &o[1], hn, LD, B, H, false);
   if (!stt && cn) stt = out_tensor(&s, &o[2], cn, LD, B, H, false);
   if (!stt) {
@@ -442,13 +516,19 @@ fbx_status *fbx_k_rnn_seq(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
 }
 
 /* The gradient of output k as a working-dtype time-major contiguous
- * tensor, or NULL for None (a zero gradient). */
+ * tensor, or NULL for None (a zero gradient); A < 0: the rows [B, C] of a
+ * packed sequence. */
 static fbx_status *grad_in(fbx_kctx *ctx, const seq *s, const fbx_ivalue *g, bool swap01, int64_t A, int64_t B,
                            int64_t C, fbx_tensor **out) {
   *out = NULL;
   if (g->kind == FBX_IV_NONE) return NULL;
   if (g->kind != FBX_IV_TENSOR) return fbx_kernel_error(ctx, "rnn_seq_backward: gradients must be tensors");
   fbx_tensor *t = g->u.t, *v = NULL;
+  if (A < 0) { /* a packed sequence's rows: [B, C] as it is */
+    if (t->ndim != 2 || t->sizes[0] != B || t->sizes[1] != C)
+      return fbx_kernel_error(ctx, "rnn_seq_backward: a gradient has the wrong shape");
+    return fbx_tensor_clone_as(out, t, s->wd);
+  }
   int64_t want[3] = {swap01 ? B : A, swap01 ? A : B, C};
   if (t->ndim != 3 || t->sizes[0] != want[0] || t->sizes[1] != want[1] || t->sizes[2] != want[2])
     return fbx_kernel_error(ctx, "rnn_seq_backward: a gradient has the wrong shape");
@@ -460,10 +540,10 @@ static fbx_status *grad_in(fbx_kctx *ctx, const seq *s, const fbx_ivalue *g, boo
 }
 
 /* Back through time for layer l, direction d (see the file comment):
- * accumulates the layer input's gradient into dX [T, B, In] and writes the
+ * accumulates the layer input's gradient into dX [N, In] and writes the
  * weights' gradients into gw[0..3] (working buffers) and the initial
  * states' into gh0, gc0 (rows of [L * D, B, H]). dh/dc carry the final
- * states' gradients in. */
+ * states' gradients in; rows that do not take part in a step keep theirs. */
 typedef struct {
   void *dGx, *dGh, *dh, *dc, *hd, *Hp;
 } bwd_bufs;
@@ -478,31 +558,34 @@ static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y,
   const size_t es = f ? 8 : 4;
   const bool gru = s->mode == SEQ_GRU;
   void *dGh = gru ? u->dGh : u->dGx;
-  /* h_prev of each step (forward order) as rows of Hp [T, B, H] */
+  /* the state each row of each step started from (forward order: the
+   * previous step's output where the row took part in it, else h0), as
+   * rows of Hp [N, H] */
   for (int64_t t = 0; t < T; t++) {
     int64_t tp = d ? t + 1 : t - 1;
-    for (int64_t b = 0; b < B; b++) {
-      const void *src = tp < 0 || tp >= T ? at(s, s->h0->data, (q * B + b) * H) : at(s, Y[l], (tp * B + b) * DH + d * H);
-      memcpy(at(s, u->Hp, (t * B + b) * H), src, (size_t)H * es);
+    for (int64_t b = 0; b < s->bs[t]; b++) {
+      const void *src = tp < 0 || tp >= T || b >= s->bs[tp] ? at(s, s->h0->data, (q * B + b) * H)
+                                                             : at(s, Y[l], (s->off[tp] + b) * DH + d * H);
+      memcpy(at(s, u->Hp, (s->off[t] + b) * H), src, (size_t)H * es);
     }
   }
   for (int64_t step = 0; step < T; step++) {
-    int64_t t = d ? step : T - 1 - step, tp = d ? t + 1 : t - 1;
-    for (int64_t b = 0; b < B; b++)
+    const int64_t t = d ? step : T - 1 - step, tp = d ? t + 1 : t - 1, Bt = s->bs[t], o = s->off[t];
+    for (int64_t b = 0; b < Bt; b++)
       for (int64_t k = 0; k < H; k++) {
-        int64_t e = b * H + k, go = (t * B + b) * GH + k;
+        int64_t e = b * H + k, go = (o + b) * GH + k;
 #define SV(j) sv_at(t, j, b, k, B, H, SP)
-        double dht = ld(f, u->dh, e) + (dY ? ld(f, dY, (t * B + b) * DH + d * H + k) : 0);
+        double dht = ld(f, u->dh, e) + (dY ? ld(f, dY, (o + b) * DH + d * H + k) : 0);
         switch (s->mode) {
         case SEQ_TANH:
         case SEQ_RELU: {
-          double hv = ld(f, Y[l], (t * B + b) * DH + d * H + k);
+          double hv = ld(f, Y[l], (o + b) * DH + d * H + k);
           st(f, u->dGx, go, s->mode == SEQ_TANH ? dht * (1 - hv * hv) : hv > 0 ? dht : 0);
           break;
         }
         case SEQ_GRU: {
           double r = ld(f, sv, SV(0)), z = ld(f, sv, SV(1)), n = ld(f, sv, SV(2)), ghn = ld(f, sv, SV(3));
-          double hp = ld(f, u->Hp, (t * B + b) * H + k);
+          double hp = ld(f, u->Hp, (o + b) * H + k);
           double dn = dht * (1 - z), dz = dht * (hp - n), dpn = dn * (1 - n * n), dr = dpn * ghn;
           double dpr = dr * r * (1 - r), dpz = dz * z * (1 - z);
           st(f, u->dGx, go, dpr), st(f, u->dGx, go + H, dpz), st(f, u->dGx, go + 2 * H, dpn);
@@ -513,7 +596,8 @@ static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y,
         default: {
           double ig = ld(f, sv, SV(0)), fg = ld(f, sv, SV(1)), gg = ld(f, sv, SV(2)), og = ld(f, sv, SV(3));
           double cy = ld(f, sv, SV(4));
-          double cp = tp < 0 || tp >= T ? ld(f, s->c0->data, (q * B + b) * H + k) : ld(f, sv, sv_at(tp, 4, b, k, B, H, SP));
+          double cp = tp < 0 || tp >= T || b >= s->bs[tp] ? ld(f, s->c0->data, (q * B + b) * H + k)
+                                                          : ld(f, sv, sv_at(tp, 4, b, k, B, H, SP));
           double tc = tanh(cy), dct = ld(f, u->dc, e) + dht * og * (1 - tc * tc);
           st(f, u->dGx, go, dct * gg * ig * (1 - ig));
           st(f, u->dGx, go + H, dct * cp * fg * (1 - fg));
@@ -524,45 +608,48 @@ static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y,
         }
 #undef SV
       }
-    /* dh = (gru: dh z) + dG_h[t] w_hh */
-    if (gru) memcpy(u->dh, u->hd, (size_t)(B * H) * es);
-    gemm(s, false, false, B, H, GH, at(s, dGh, t * B * GH), GH, w[1]->data, H, gru ? 1.0 : 0.0, u->dh, H);
+    /* dh of the rows that took part = (gru: dh z) + dG_h[t] w_hh */
+    if (gru) memcpy(u->dh, u->hd, (size_t)(Bt * H) * es);
+    gemm(s, false, false, Bt, H, GH, at(s, dGh, o * GH), GH, w[1]->data, H, gru ? 1.0 : 0.0, u->dh, H);
   }
-  for (int64_t b = 0; b < B; b++) {
-    memcpy(at(s, gh0, (q * B + b) * H), at(s, u->dh, b * H), (size_t)H * es);
-    if (gc0) memcpy(at(s, gc0, (q * B + b) * H), at(s, u->dc, b * H), (size_t)H * es);
-  }
-  int64_t TB = T * B;
-  gemm(s, true, false, GH, In, TB, u->dGx, GH, xin, In, 0, gw[0], In);
-  gemm(s, true, false, GH, H, TB, dGh, GH, u->Hp, H, 0, gw[1], H);
+  memcpy(at(s, gh0, q * B * H), u->dh, (size_t)(B * H) * es);
+  if (gc0) memcpy(at(s, gc0, q * B * H), u->dc, (size_t)(B * H) * es);
+  const int64_t NR = s->N;
+  gemm(s, true, false, GH, In, NR, u->dGx, GH, xin, In, 0, gw[0], In);
+  gemm(s, true, false, GH, H, NR, dGh, GH, u->Hp, H, 0, gw[1], H);
   if (gw[2])
     for (int64_t j = 0; j < GH; j++) {
       double a = 0, c = 0;
-      for (int64_t r = 0; r < TB; r++) a += ld(f, u->dGx, r * GH + j), c += ld(f, dGh, r * GH + j);
+      for (int64_t r = 0; r < NR; r++) a += ld(f, u->dGx, r * GH + j), c += ld(f, dGh, r * GH + j);
       st(f, gw[2], j, a), st(f, gw[3], j, c);
     }
-  gemm(s, false, false, TB, In, GH, u->dGx, GH, w[0]->data, In, 1.0, dX, In);
+  gemm(s, false, false, NR, In, GH, u->dGx, GH, w[0]->data, In, 1.0, dX, In);
 }
 
-/* fusebox::rnn_seq_backward(grad_output, grad_state, input, hx, params,
- * mode, has_biases, num_layers, dropout, train, bidirectional, batch_first)
- * -> (d input, d hx, d params): grad_state holds the final states'
- * gradients and hx the initial states, each [h] or, for lstm, [h, c] (a None
- * gradient counts as zeros); mode 0 rnn_tanh, 1 rnn_relu, 2 gru, 3 lstm.
- * d hx is [d h] or [d h, d c]; d params follows params. */
+/* fusebox::rnn_seq_backward(grad_output, grad_state, input, batch_sizes,
+ * hx, params, mode, has_biases, num_layers, dropout, train, bidirectional,
+ * batch_first) -> (d input, d hx, d params): batch_sizes is a packed
+ * sequence's (input its data), or None; grad_state holds the final states'
+ * gradients and hx the initial states, each [h] or, for lstm, [h, c] (a
+ * None gradient counts as zeros); mode 0 rnn_tanh, 1 rnn_relu, 2 gru, 3
+ * lstm. d hx is [d h] or [d h, d c]; d params follows params. */
 fbx_status *fbx_k_fbx_rnn_seq_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  int64_t mode = fbx_iv_to_int(&args[5]);
+  int64_t mode = fbx_iv_to_int(&args[6]);
   if (mode < SEQ_TANH || mode > SEQ_LSTM) return fbx_kernel_error(ctx, "rnn_seq_backward: unknown mode %lld", (long long)mode);
-  /* the shared argument order: input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first */
-  fbx_ivalue a[9] = {args[2], args[3], args[4], args[6], args[7], args[8], args[9], args[10], args[11]};
-  const fbx_ivalue *gs = &args[1];
+  const fbx_ivalue *gs = &args[1], *hx = &args[4];
+  const bool packed = args[3].kind == FBX_IV_TENSOR;
   int nst = mode == SEQ_LSTM ? 2 : 1;
-  if (gs->kind != FBX_IV_LIST || fbx_iv_list_len(gs) != nst || args[3].kind != FBX_IV_LIST ||
-      fbx_iv_list_len(&args[3]) != nst)
+  if (gs->kind != FBX_IV_LIST || fbx_iv_list_len(gs) != nst || hx->kind != FBX_IV_LIST || fbx_iv_list_len(hx) != nst)
     return fbx_kernel_error(ctx, "rnn_seq_backward: grad_state and hx must be lists of %d tensor(s)", nst);
-  if (nst == 1) a[1] = *fbx_iv_list_at(&args[3], 0); /* the plain cells' and gru's hx is one tensor */
+  /* seq_setup's argument order (the forward ops'); the plain cells' and gru's hx is one tensor */
+  fbx_ivalue h = nst == 1 ? *fbx_iv_list_at(hx, 0) : *hx;
+  fbx_ivalue a[10] = {args[2], h, args[5], args[7], args[8], args[9], args[10], args[11], args[12]};
+  if (packed) {
+    fbx_ivalue pa[10] = {args[2], args[3], h, args[5], args[7], args[8], args[9], args[10], args[11]};
+    memcpy(a, pa, sizeof a);
+  }
   seq s;
-  FBX_TRY(seq_setup(ctx, a, 0, (int)mode, &s));
+  FBX_TRY(seq_setup(ctx, a, 0, (int)mode, packed, &s));
   const int64_t T = s.T, B = s.B, H = s.H, L = s.L, D = s.D, LD = L * D, DH = D * H, GH = s.G * H;
   const int per = s.biases ? 4 : 2;
   fbx_tensor *gY = NULL, *ghn = NULL, *gcn = NULL, *o0 = NULL, *gstate[2] = {0};
@@ -574,11 +661,11 @@ fbx_status *fbx_k_fbx_rnn_seq_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
   bwd_bufs u = {0};
   fbx_ivalue lh = fbx_iv_none(), lp = fbx_iv_none();
   fbx_status *stt = Y && acts && gw && hn && gh0 && (!cn || (cn && gc0)) ? NULL : fbx_status_nomem();
-  if (!stt) stt = grad_in(ctx, &s, &args[0], s.batch_first, T, B, DH, &gY);
+  if (!stt) stt = grad_in(ctx, &s, &args[0], s.batch_first, packed ? -1 : T, packed ? s.N : B, DH, &gY);
   if (!stt) stt = grad_in(ctx, &s, fbx_iv_list_at(gs, 0), false, LD, B, H, &ghn);
   if (!stt && nst == 2) stt = grad_in(ctx, &s, fbx_iv_list_at(gs, 1), false, LD, B, H, &gcn);
   for (int64_t l = 0; !stt && l < L; l++)
-    if (!(Y[l] = wbuf(&s, T * B * DH))) stt = fbx_status_nomem();
+    if (!(Y[l] = wbuf(&s, s.N * DH))) stt = fbx_status_nomem();
   for (int64_t q = 0; !stt && q < LD; q++)
     if (saved_per(&s) && !(acts[q] = wbuf(&s, T * B * H * saved_per(&s)))) stt = fbx_status_nomem();
   for (int64_t q = 0; !stt && q < LD; q++)
@@ -588,9 +675,9 @@ fbx_status *fbx_k_fbx_rnn_seq_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
     }
   if (!stt) {
     int64_t maxIn = s.I > DH ? s.I : DH;
-    u.dGx = wbuf(&s, T * B * GH), u.dGh = wbuf(&s, T * B * GH), u.dh = wbuf(&s, B * H), u.dc = wbuf(&s, B * H);
-    u.hd = wbuf(&s, B * H), u.Hp = wbuf(&s, T * B * H);
-    dA = wbuf(&s, T * B * maxIn), dB = wbuf(&s, T * B * maxIn);
+    u.dGx = wbuf(&s, s.N * GH), u.dGh = wbuf(&s, s.N * GH), u.dh = wbuf(&s, B * H), u.dc = wbuf(&s, B * H);
+    u.hd = wbuf(&s, B * H), u.Hp = wbuf(&s, s.N * H);
+    dA = wbuf(&s, s.N * maxIn), dB = wbuf(&s, s.N * maxIn);
     if (!u.dGx || !u.dGh || !u.dh || !u.dc || !u.hd || !u.Hp || !dA || !dB) stt = fbx_status_nomem();
   }
   if (!stt) stt = seq_forward(&s, Y, acts, hn, cn);
@@ -601,7 +688,7 @@ fbx_status *fbx_k_fbx_rnn_seq_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
     void *dY = gY ? gY->data : NULL, *dX = dA;
     for (int64_t l = L - 1; l >= 0; l--) {
       int64_t In = l ? DH : s.I;
-      memset(dX, 0, (size_t)(T * B * In) * es);
+      memset(dX, 0, (size_t)(s.N * In) * es);
       for (int64_t d = 0; d < D; d++) {
         int64_t q = l * D + d;
         if (ghn) memcpy(u.dh, at(&s, ghn->data, q * B * H), (size_t)(B * H) * es);
@@ -616,7 +703,7 @@ fbx_status *fbx_k_fbx_rnn_seq_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
       dX = dX == dA ? dB : dA;
     }
     /* the input's gradient is the last dY (layer 0's dX) */
-    stt = out_tensor(&s, &o0, dY, T, B, s.I, s.batch_first);
+    stt = out_rows(&s, &o0, dY, s.I);
   }
   if (!stt) stt = out_tensor(&s, &gstate[0], gh0, LD, B, H, false);
   if (!stt && gc0) stt = out_tensor(&s, &gstate[1], gc0, LD, B, H, false);

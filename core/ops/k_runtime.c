@@ -76,6 +76,20 @@ fbx_status *fbx_k_rt_any_all(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
 }
 
 /* aten::_native_multi_head_attention, aten::_transformer_encoder_layer_fwd. */
+/* aten::cpu(self): self. aten::as_tensor(data, dtype=None, device=None):
+ * aten::to.dtype_layout(data, dtype, None, device, None, False, False, None). */
+fbx_status *fbx_k_rt_to_cpu(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &t));
+  if (ctx->op->id == FBX_OP_cpu) {
+    outs[0] = fbx_iv_tensor(fbx_tensor_retain(t));
+    return NULL;
+  }
+  fbx_ivalue a[8] = {args[0], args[1], fbx_iv_none(), args[2], fbx_iv_none(), fbx_iv_bool(false),
+                     fbx_iv_bool(false), fbx_iv_none()};
+  return fbx_k_pw_to_dtype_layout(ctx, a, outs);
+}
+
 fbx_status *fbx_k_rt_fast_path(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   (void)args;
   (void)outs;

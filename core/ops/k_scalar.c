@@ -496,6 +496,14 @@ fbx_status *fbx_k_sc_tensor_query(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *o
   }
 }
 
+/* prim::type(Device): the device's type, "cpu" of "cpu", "cuda" of "cuda:1" */
+fbx_status *fbx_k_sc_device_type(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  if (args[0].kind != FBX_IV_DEVICE)
+    return fbx_kernel_error(ctx, "expected a Device, got %s", fbx_iv_kind_name(args[0].kind));
+  const char *s = fbx_iv_str_data(&args[0]), *colon = strchr(s, ':');
+  return fbx_iv_str_new(&outs[0], s, colon ? (size_t)(colon - s) : strlen(s));
+}
+
 /* aten::device(str) */
 fbx_status *fbx_k_sc_device(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   const char *s = fbx_iv_str_data(&args[0]);

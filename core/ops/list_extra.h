@@ -224,6 +224,8 @@
   FBX_EX_IP_(X, exp_, "aten::exp_(Tensor(a!) self) -> Tensor(a!)")                                               \
   FBX_EX_IP_(X, sqrt_, "aten::sqrt_(Tensor(a!) self) -> Tensor(a!)")                                             \
   FBX_EX_IP_(X, pow__Scalar, "aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)")                \
+  FBX_EX_IP_(X, scatter__src, "aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)") \
+  FBX_EX_IP_(X, scatter__value, "aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)") \
   FBX_EX_IP_(X, masked_fill__Tensor, "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)") \
   FBX_EX_IP_(X, masked_fill__Scalar, "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)") \
   FBX_EX_IP_(X, addcmul_, "aten::addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)") \

@@ -23,17 +23,25 @@
  *
  * Whole-sequence recurrent layers (k_rnnseq.c): rnn_tanh, rnn_relu, gru,
  * lstm (.input overloads: what scripted nn.RNN, nn.GRU, nn.LSTM call; all
- * layers and both directions in one op, batch_first or time-major), and
- * their gradient:
+ * layers and both directions in one op, batch_first or time-major; .data
+ * overloads: a packed sequence's data [N, I] and batch_sizes), and their
+ * gradient:
  *
- *   fusebox::rnn_seq_backward(grad_output?, grad_state, input, hx, params,
- *   mode, has_biases, num_layers, dropout, train, bidirectional,
- *   batch_first) -> (d input, d hx, d params)
+ *   fusebox::rnn_seq_backward(grad_output, grad_state, input, batch_sizes?,
+ *   hx, params, mode, has_biases, num_layers, dropout, train,
+ *   bidirectional, batch_first) -> (d input, d hx, d params)
+ *       batch_sizes: None, or a packed sequence's (input is its data);
  *       mode 0 rnn_tanh, 1 rnn_relu, 2 gru, 3 lstm; grad_state the final
  *       states' gradients and hx the forward's initial states, each [h]
  *       or, for lstm, [h, c]; d hx is a list like them, d params one
  *       gradient per params entry. Recomputes the forward and runs back
  *       through time.
+ *
+ * Packed sequences (k_packed.c): _pack_padded_sequence,
+ * _pad_packed_sequence (what pack_padded_sequence and pad_packed_sequence
+ * call), _pack_padded_sequence_backward, and fusebox::pad_packed_backward
+ * (grad, batch_sizes, batch_first), _pad_packed_sequence's gradient: the
+ * padded gradient's rows that held data, packed again.
  *
  * Normalization (k_nnorm.c): instance_norm (batch_norm's kernel on the
  * input viewed as [1, N * C, ...], as PyTorch computes it; running
@@ -141,11 +149,42 @@
     "aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, "              \
     "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)",               \
     FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_seq)                                                     \
+  X(rnn_tanh_data,                                                                                                \
+    "aten::rnn_tanh.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, "          \
+    "int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)",                         \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_seq)                                                     \
+  X(rnn_relu_data,                                                                                                \
+    "aten::rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, "          \
+    "int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)",                         \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_seq)                                                     \
+  X(gru_data,                                                                                                     \
+    "aten::gru.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, "               \
+    "int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)",                         \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_seq)                                                     \
+  X(lstm_data,                                                                                                    \
+    "aten::lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, "            \
+    "int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor, Tensor)",                 \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rnn_seq)                                                     \
   X(fbx_rnn_seq_backward,                                                                                         \
-    "fusebox::rnn_seq_backward(Tensor grad_output, Tensor[] grad_state, Tensor input, Tensor[] hx, Tensor[] params, " \
-    "int mode, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) " \
-    "-> (Tensor, Tensor[], Tensor[])",                                                                            \
+    "fusebox::rnn_seq_backward(Tensor grad_output, Tensor[] grad_state, Tensor input, Tensor? batch_sizes, "      \
+    "Tensor[] hx, Tensor[] params, int mode, bool has_biases, int num_layers, float dropout, bool train, "         \
+    "bool bidirectional, bool batch_first) -> (Tensor, Tensor[], Tensor[])",                                      \
     FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_rnn_seq_backward)                                      \
+  /* ---- packed sequences (k_packed.c) ---------------------------------------------------------- */           \
+  X(_pack_padded_sequence,                                                                                        \
+    "aten::_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)",            \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k__pack_padded_sequence)                                     \
+  X(_pad_packed_sequence,                                                                                         \
+    "aten::_pad_packed_sequence(Tensor data, Tensor batch_sizes, bool batch_first, Scalar padding_value, "        \
+    "int total_length) -> (Tensor, Tensor)",                                                                      \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k__pad_packed_sequence)                                      \
+  X(_pack_padded_sequence_backward,                                                                               \
+    "aten::_pack_padded_sequence_backward(Tensor grad, int[] input_size, Tensor batch_sizes, bool batch_first) "  \
+    "-> Tensor",                                                                                                  \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k__pack_padded_sequence_backward)                              \
+  X(fbx_pad_packed_backward,                                                                                      \
+    "fusebox::pad_packed_backward(Tensor grad, Tensor batch_sizes, bool batch_first) -> Tensor",                  \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_pad_packed_backward)                                     \
   /* ---- normalization (k_nnorm.c) -------------------------------------------------------------- */           \
   X(instance_norm,                                                                                                \
     "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, " \

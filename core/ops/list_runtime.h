@@ -30,6 +30,10 @@
  *                                any() (the guards combine the answers
  *                                above with them).
  *
+ * aten::cpu(x) is x (fusebox runs on the CPU); aten::as_tensor(x, dtype,
+ * device) is x, or x converted to dtype (aten::to's rules); a device other
+ * than the CPU is an error, as for aten::to.
+ *
  * aten::_native_multi_head_attention and aten::_transformer_encoder_layer_fwd
  * are the fused paths the modules take only when no argument requires grad
  * (and autocast is off, and ...). With the answers above a module whose
@@ -54,6 +58,10 @@
   FBX_RT_Q_(X, any_bool_list, "aten::any.bool(bool[] self) -> bool", fbx_k_rt_any_all)                           \
   FBX_RT_Q_(X, any_int_list, "aten::any.int(int[] self) -> bool", fbx_k_rt_any_all)                              \
   FBX_RT_Q_(X, any_float_list, "aten::any.float(float[] self) -> bool", fbx_k_rt_any_all)                        \
+  X(cpu, "aten::cpu(Tensor(a) self) -> Tensor(a)", FBX_OPCAT_CONVERSION, FBX_DT_SAME, FBX_SH_SAME, FBX_OPF_ALIAS,  \
+    fbx_k_rt_to_cpu)                                                                                             \
+  X(as_tensor, "aten::as_tensor(Tensor(a) data, *, ScalarType? dtype=None, Device? device=None) -> Tensor(a)",    \
+    FBX_OPCAT_CONVERSION, FBX_DT_ARG, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k_rt_to_cpu)                               \
   X(native_multi_head_attention,                                                                                 \
     "aten::_native_multi_head_attention(Tensor query, Tensor key, Tensor value, int embed_dim, int num_head, "   \
     "Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias, Tensor? mask=None, "              \

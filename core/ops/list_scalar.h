@@ -181,6 +181,7 @@
   X(NumToTensor_bool, "prim::NumToTensor.bool(bool a) -> Tensor", FBX_OPCAT_SCALAR,               \
     FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_sc_num_to_tensor)                                      \
   FBX_SC_(X, prim_device, "prim::device(Tensor a) -> Device", fbx_k_sc_tensor_query)             \
+  FBX_SC_(X, prim_type_Device, "prim::type(Device self) -> str", fbx_k_sc_device_type)            \
   FBX_SC_(X, prim_dtype, "prim::dtype(Tensor a) -> int", fbx_k_sc_tensor_query)                  \
   FBX_SC_(X, prim_is_cuda, "prim::is_cuda(Tensor a) -> bool", fbx_k_sc_tensor_query)             \
   FBX_SC_(X, device_str, "aten::device(str a) -> Device", fbx_k_sc_device)                       \

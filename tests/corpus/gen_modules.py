@@ -209,6 +209,22 @@ class RecSeq(nn.Module):
         return self.rnn(x, h)
 
 
+class PackedRnn(nn.Module):
+    """A recurrent layer over padded sequences of several lengths: pack_padded_sequence, the layer on the
+    packed data (aten::lstm.data and the like), pad_packed_sequence."""
+
+    def __init__(self, cls, enforce_sorted, **kw):
+        super().__init__()
+        self.rnn = cls(4, 5, batch_first=True, **kw)
+        self.enforce_sorted = enforce_sorted
+
+    def forward(self, x, lengths):
+        p = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=self.enforce_sorted)
+        y, h = self.rnn(p)
+        out, _ = nn.utils.rnn.pad_packed_sequence(y, batch_first=True, total_length=x.size(1))
+        return out, h
+
+
 class LstmByLinear(nn.Module):
     """An LSTM written out with Linear layers and pointwise gates, unrolled
     over the sequence by a scripted loop (the form PyTorch's fuser tests use)."""
@@ -401,6 +417,14 @@ def module_specs():
     add("rnn_relu_seq", lambda: RecSeq(nn.RNN, num_layers=2, nonlinearity="relu"),
         lambda r: [uniform(r, 4, 3, 4), None],
         notes="nn.RNN(4, 5, num_layers=2, nonlinearity='relu'), no initial state.")
+    add("lstm_packed_unsorted", lambda: PackedRnn(nn.LSTM, False, bidirectional=True),
+        lambda r: [uniform(r, 3, 5, 4), np.array([2, 5, 3], dtype=np.int64)],
+        notes="nn.LSTM(4, 5, batch_first=True, bidirectional=True) over a packed sequence: pack_padded_sequence "
+              "with unsorted lengths [2, 5, 3] (enforce_sorted=False), aten::lstm.data, pad_packed_sequence back "
+              "to the input's length (padding positions are 0 and get no gradient).")
+    add("gru_packed_sorted", lambda: PackedRnn(nn.GRU, True, num_layers=2),
+        lambda r: [uniform(r, 3, 4, 4), np.array([4, 4, 1], dtype=np.int64)],
+        notes="nn.GRU(4, 5, num_layers=2, batch_first=True) over a packed sequence with sorted lengths [4, 4, 1].")
     add("lstm_by_linear", LstmByLinear, lambda r: [uniform(r, 4, 3, 4), uniform(r, 3, 5), uniform(r, 3, 5)])
     add("gru_by_linear", GruByLinear, lambda r: [uniform(r, 4, 3, 4), uniform(r, 3, 5)])
     add("conv_bn_relu", ConvBnRelu, lambda r: [uniform(r, 2, 3, 5, 5)], tol="1e-4 1e-5",

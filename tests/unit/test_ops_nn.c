@@ -199,6 +199,14 @@ static fbx_ivalue P(int G, int64_t I, int64_t H, int layers, int dirs, bool bias
   return l;
 }
 
+/* An int64 vector of n values (lengths, batch_sizes). */
+static fbx_ivalue V64(int n, int64_t a, int64_t b, int64_t c, int64_t d) {
+  int64_t v[4] = {a, b, c, d}, sz = n;
+  fbx_tensor *t = NULL;
+  ck_assert(!fbx_tensor_from_data(&t, FBX_DTYPE_INT64, 1, &sz, v));
+  return fbx_iv_tensor(t);
+}
+
 /* A list of n [a, b, c] tensors (states and their gradients). */
 static fbx_ivalue S(int n, int64_t a, int64_t b, int64_t c) {
   fbx_ivalue l;
@@ -297,15 +305,42 @@ START_TEST(kernels_under_allocation_failures) {
        {T(F32, 3, 3, 2, 4, 0), T(F32, 3, 2, 2, 3, 0), P(1, 4, 3, 2, 1, true, 0), B_(true), I_(2), F_(0.0),
         B_(false), B_(false), B_(false)}, NULL},
       {"fusebox::rnn_seq_backward of lstm, bidirectional", FBX_OP_fbx_rnn_seq_backward,
-       {T(F32, 3, 3, 2, 6, 0), S(2, 2, 2, 3), T(F32, 3, 3, 2, 4, 0), S(2, 2, 2, 3), P(4, 4, 3, 1, 2, true, 0),
+       {T(F32, 3, 3, 2, 6, 0), S(2, 2, 2, 3), T(F32, 3, 3, 2, 4, 0), NONE_, S(2, 2, 2, 3), P(4, 4, 3, 1, 2, true, 0),
         I_(3), B_(true), I_(1), F_(0.0), B_(false), B_(true), B_(false)}, NULL},
       {"fusebox::rnn_seq_backward of gru, 2 layers, batch_first", FBX_OP_fbx_rnn_seq_backward,
-       {T(F32, 3, 2, 3, 3, 0), S(1, 2, 2, 3), T(F32, 3, 2, 3, 4, 0), S(1, 2, 2, 3), P(3, 4, 3, 2, 1, true, 0),
+       {T(F32, 3, 2, 3, 3, 0), S(1, 2, 2, 3), T(F32, 3, 2, 3, 4, 0), NONE_, S(1, 2, 2, 3), P(3, 4, 3, 2, 1, true, 0),
         I_(2), B_(true), I_(2), F_(0.0), B_(false), B_(false), B_(true)}, NULL},
       {"gru over an empty batch", FBX_OP_gru_input,
        {T(F32, 3, 3, 0, 4, 0), T(F32, 3, 1, 0, 3, 0), P(3, 4, 3, 1, 1, true, 0), B_(true), I_(1), F_(0.0),
         B_(false), B_(false), B_(false)}, NULL},
+      /* packed sequences: lengths 3, 2, 2 (batch_sizes 3, 3, 1), N = 7 */
+      {"_pack_padded_sequence, batch_first", FBX_OP__pack_padded_sequence,
+       {T(F32, 3, 3, 4, 2, 0), V64(3, 3, 2, 2, 0), B_(true)}, NULL},
+      {"_pad_packed_sequence, total_length 5", FBX_OP__pad_packed_sequence,
+       {T(F32, 2, 7, 2, 0, 0), V64(3, 3, 3, 1, 0), B_(false), F_(-1.0), I_(5)}, NULL},
+      {"_pack_padded_sequence_backward", FBX_OP__pack_padded_sequence_backward,
+       {T(F32, 2, 7, 2, 0, 0), L(3, 4, 3, 2), V64(3, 3, 3, 1, 0), B_(false)}, NULL},
+      {"fusebox::pad_packed_backward", FBX_OP_fbx_pad_packed_backward,
+       {T(F32, 3, 3, 4, 2, 0), V64(3, 3, 3, 1, 0), B_(true)}, NULL},
+      {"lstm.data, bidirectional", FBX_OP_lstm_data,
+       {T(F32, 2, 7, 4, 0, 0), V64(3, 3, 3, 1, 0), S(2, 2, 3, 3), P(4, 4, 3, 1, 2, true, 0), B_(true), I_(1),
+        F_(0.0), B_(false), B_(true)}, NULL},
+      {"fusebox::rnn_seq_backward of gru.data", FBX_OP_fbx_rnn_seq_backward,
+       {T(F32, 2, 7, 3, 0, 0), S(1, 1, 3, 3), T(F32, 2, 7, 4, 0, 0), V64(3, 3, 3, 1, 0), S(1, 1, 3, 3),
+        P(3, 4, 3, 1, 1, true, 0), I_(2), B_(true), I_(1), F_(0.0), B_(false), B_(false), B_(false)}, NULL},
       /* bad input: an error naming the problem, no crash */
+      {"_pack_padded_sequence of unsorted lengths", FBX_OP__pack_padded_sequence,
+       {T(F32, 3, 3, 4, 2, 0), V64(3, 2, 3, 2, 0), B_(true)}, "sorted in decreasing order"},
+      {"_pack_padded_sequence of a zero length", FBX_OP__pack_padded_sequence,
+       {T(F32, 3, 3, 4, 2, 0), V64(4, 3, 2, 1, 0), B_(false)}, "greater than 0"},
+      {"_pad_packed_sequence total_length below the longest", FBX_OP__pad_packed_sequence,
+       {T(F32, 2, 7, 2, 0, 0), V64(3, 3, 3, 1, 0), B_(false), F_(0.0), I_(2)}, "total_length"},
+      {"gru.data with growing batch_sizes", FBX_OP_gru_data,
+       {T(F32, 2, 7, 4, 0, 0), V64(3, 1, 3, 3, 0), T(F32, 3, 1, 1, 3, 0), P(3, 4, 3, 1, 1, true, 0), B_(true),
+        I_(1), F_(0.0), B_(false), B_(false)}, "non-increasing"},
+      {"lstm.data whose batch_sizes miss rows", FBX_OP_lstm_data,
+       {T(F32, 2, 8, 4, 0, 0), V64(3, 3, 3, 1, 0), S(2, 1, 3, 3), P(4, 4, 3, 1, 1, true, 0), B_(true), I_(1),
+        F_(0.0), B_(false), B_(false)}, "sum to 7"},
       {"lstm of a 2-D input", FBX_OP_lstm_input,
        {T(F32, 2, 3, 4, 0, 0), S(2, 1, 3, 3), P(4, 4, 3, 1, 1, true, 0), B_(true), I_(1), F_(0.0), B_(false),
         B_(false), B_(false)}, "input must have 3 dimensions"},
@@ -449,7 +484,7 @@ static void fd_check(int mode, int layers, bool bidir, bool bias, bool bf) {
   for (int k = 0; k < nst; k++) gr[1 + k] = fd_tensor(3, layers * D, B, H);
   kcall k = {"backward", FBX_OP_fbx_rnn_seq_backward,
              {fbx_iv_tensor(fbx_tensor_retain(gr[0])), fd_list(gr + 1, nst), fbx_iv_tensor(fbx_tensor_retain(x)),
-              fd_list(st, nst), fd_list(ps, np), I_(mode), B_(bias), I_(layers), F_(0.0), B_(false), B_(bidir),
+              NONE_, fd_list(st, nst), fd_list(ps, np), I_(mode), B_(bias), I_(layers), F_(0.0), B_(false), B_(bidir),
               B_(bf)}, NULL};
   fbx_ivalue outs[FBX_SCHEMA_MAX_RETS];
   fbx_status *err = call(&k, outs);
