@@ -813,13 +813,6 @@ static void bias_grad(const fbx_tensor *t, int64_t N, int64_t Cc, int64_t P, fbx
 /* float32 for float16/bfloat16/float32, float64 for float64. */
 static fbx_dtype work_dtype(fbx_dtype dt) { return dt == FBX_DTYPE_FLOAT64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32; }
 
-/* t contiguous in dtype `work` (t itself, retained, where it is already). NULL-safe. */
-static fbx_status *to_work(fbx_tensor **out, fbx_tensor *t, fbx_dtype work) {
-  *out = NULL;
-  if (!t) return NULL;
-  return t->dtype == work ? fbx_tensor_contiguous(out, t) : fbx_tensor_clone_as(out, t, work);
-}
-
 /* *t without its batch dim (unless batched) and in dtype dt: what the
  * kernels return from a result computed batched in the work dtype. */
 static fbx_status *finish(fbx_tensor **t, bool drop_batch, fbx_dtype dt) {
@@ -848,9 +841,9 @@ static fbx_status *conv_run(fbx_kctx *ctx, fbx_tensor *x, fbx_tensor *w, fbx_ten
   else FBX_TRY(conv_geometry(ctx, x, w, b, nsp, cp, &g, &batched));
   fbx_dtype work = work_dtype(x->dtype);
   fbx_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL;
-  fbx_status *st = to_work(&xc, x, work);
-  if (!st) st = to_work(&wc, w, work);
-  if (!st) st = to_work(&bc, b, work);
+  fbx_status *st = fbx_contiguous_as(&xc, x, work);
+  if (!st) st = fbx_contiguous_as(&wc, w, work);
+  if (!st) st = fbx_contiguous_as(&bc, b, work);
   if (!st) st = transposed ? conv_input_grad(&g, nsp, xc, wc, bc, &y) : conv_forward(&g, nsp, xc, wc, bc, &y);
   if (!st) st = finish(&y, !batched, x->dtype);
   if (!st) fbx_set_out_tensor(outs, 0, y), y = NULL;
@@ -942,9 +935,9 @@ static fbx_status *conv_backward_run(fbx_kctx *ctx, fbx_tensor *gy, fbx_tensor *
   }
   fbx_dtype work = work_dtype(x->dtype);
   fbx_tensor *xc = NULL, *wc = NULL, *gc = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
-  fbx_status *st = to_work(&xc, x, work);
-  if (!st) st = to_work(&wc, w, work);
-  if (!st) st = to_work(&gc, gy, work);
+  fbx_status *st = fbx_contiguous_as(&xc, x, work);
+  if (!st) st = fbx_contiguous_as(&wc, w, work);
+  if (!st) st = fbx_contiguous_as(&gc, gy, work);
   if (!st) st = fbx_tensor_zeros(&gw, work, w->ndim, w->sizes);
   if (!st && b) st = fbx_tensor_zeros(&gb, work, 1, b->sizes);
   if (st) goto done;
