@@ -252,7 +252,8 @@ static fbx_status *check_blas_dims(const fbx_kctx *ctx, const conv_geom *g) {
 /* "(a x b x c)" of n values. */
 static void sizes_str(char *buf, size_t len, int n, const int64_t *v) {
   size_t at = (size_t)snprintf(buf, len, "(");
-  for (int i = 0; i < n && at < len; i++) at += (size_t)snprintf(buf + at, len - at, "%s%" PRId64, i ? " x " : "", v[i]);
+  for (int i = 0; i < n && at < len; i++)
+    at += (size_t)snprintf(buf + at, len - at, "%s%" PRId64, i ? " x " : "", v[i]);
   if (at < len) snprintf(buf + at, len - at, ")");
 }
 
@@ -308,7 +309,8 @@ static fbx_status *convt_geometry(const fbx_kctx *ctx, const fbx_tensor *x, cons
   char ws[256];
   fbx_red_shape_str(ws, sizeof ws, w->ndim, w->sizes);
   if (w->sizes[0] % groups)
-    return fbx_kernel_error(ctx, "weight of shape %s: its %" PRId64 " input channels are not divisible by groups=%" PRId64,
+    return fbx_kernel_error(ctx,
+                            "weight of shape %s: its %" PRId64 " input channels are not divisible by groups=%" PRId64,
                             ws, w->sizes[0], groups);
   if (w->sizes[0] != xs[1])
     return fbx_kernel_error(ctx, "transposed convolution with a weight of shape %s expects %" PRId64
@@ -337,7 +339,8 @@ static fbx_status *convt_geometry(const fbx_kctx *ctx, const fbx_tensor *x, cons
   if (!ok) {
     char is[96], os[96];
     sizes_str(is, sizeof is, nsp, xs + 2), sizes_str(os, sizeof os, nsp, in);
-    return fbx_kernel_error(ctx, "input size per channel %s gives the output size %s: output size is too small", is, os);
+    return fbx_kernel_error(ctx, "input size per channel %s gives the output size %s: output size is too small", is,
+                            os);
   }
   geom_spatial(&g, nsp, in, w->sizes + 2, xs + 2, cp);
   FBX_TRY(check_blas_dims(ctx, &g));
@@ -854,61 +857,53 @@ static fbx_status *conv_run(fbx_kctx *ctx, fbx_tensor *x, fbx_tensor *w, fbx_ten
   return st;
 }
 
-/* The optional bias at args[i]. */
-static fbx_status *arg_bias(const fbx_kctx *ctx, const fbx_ivalue *args, int i, fbx_tensor **b) {
-  *b = NULL;
-  if (args[i].kind == FBX_IV_TENSOR) *b = args[i].u.t;
-  else if (args[i].kind != FBX_IV_NONE) return fbx_kernel_error(ctx, "bias must be a Tensor or None");
+/* The tensors args[0 .. n - 2] and the optional bias args[n - 1] (NULL for None) into t. */
+static fbx_status *conv_tensors(const fbx_kctx *ctx, const fbx_ivalue *args, int n, fbx_tensor **t) {
+  for (int i = 0; i < n - 1; i++) FBX_TRY(fbx_arg_tensor(ctx, args, i, &t[i]));
+  t[n - 1] = NULL;
+  if (args[n - 1].kind == FBX_IV_TENSOR) t[n - 1] = args[n - 1].u.t;
+  else if (args[n - 1].kind != FBX_IV_NONE) return fbx_kernel_error(ctx, "bias must be a Tensor or None");
   return NULL;
 }
 
-/* conv{1,2,3}d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) */
-static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp) {
-  fbx_tensor *x, *w, *b;
-  conv_params cp;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &w));
-  FBX_TRY(arg_bias(ctx, args, 2, &b));
-  FBX_TRY(read_params(ctx, args, nsp, 3, 4, 5, -1, 6, &cp));
-  return conv_run(ctx, x, w, b, nsp, &cp, false, outs);
-}
-
-/* conv_transpose{1,2,3}d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) */
-static fbx_status *convt_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp) {
-  fbx_tensor *x, *w, *b;
-  conv_params cp;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &w));
-  FBX_TRY(arg_bias(ctx, args, 2, &b));
-  FBX_TRY(read_params(ctx, args, nsp, 3, 4, 7, 5, 6, &cp));
-  return conv_run(ctx, x, w, b, nsp, &cp, true, outs);
-}
-
-/* The spatial rank of aten::convolution's and convolution_backward's
- * weight (1 to 3), with a batched input of the same rank for the former. */
-static fbx_status *convolution_rank(const fbx_kctx *ctx, const fbx_tensor *x, const fbx_tensor *w, bool need_batch,
-                                    int *nsp) {
+/* The spatial rank of aten::convolution's and the backward ops' weight (1
+ * to 3), with a batched input of the same rank for the former; and their
+ * `transposed` flag at args[itr]. */
+static fbx_status *convolution_kind(const fbx_kctx *ctx, const fbx_ivalue *args, const fbx_tensor *x,
+                                    const fbx_tensor *w, bool need_batch, int itr, int *nsp, bool *transposed) {
   *nsp = w->ndim - 2;
   if (*nsp < 1 || *nsp > 3) return fbx_kernel_error(ctx, "expected a 3D, 4D or 5D weight, got %dD", w->ndim);
   if (need_batch && x->ndim != w->ndim)
     return fbx_kernel_error(ctx, "expected a %dD input for a %dD weight, got %dD", w->ndim, w->ndim, x->ndim);
+  *transposed = false;
+  if (itr < 0) return NULL;
+  if (args[itr].kind != FBX_IV_BOOL) return fbx_kernel_error(ctx, "transposed must be a bool");
+  *transposed = args[itr].u.b;
   return NULL;
+}
+
+/* conv{1,2,3}d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) and (transposed)
+ * conv_transpose{1,2,3}d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) */
+static fbx_status *conv_named(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp, bool transposed) {
+  fbx_tensor *t[3];
+  conv_params cp;
+  FBX_TRY(conv_tensors(ctx, args, 3, t));
+  if (transposed) FBX_TRY(read_params(ctx, args, nsp, 3, 4, 7, 5, 6, &cp));
+  else FBX_TRY(read_params(ctx, args, nsp, 3, 4, 5, -1, 6, &cp));
+  return conv_run(ctx, t[0], t[1], t[2], nsp, &cp, transposed, outs);
 }
 
 /* aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups) and
  * aten::_convolution (the same, then benchmark, deterministic, cudnn_enabled, allow_tf32: ignored). */
 fbx_status *fbx_k_convolution(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor *x, *w, *b;
+  fbx_tensor *t[3];
   conv_params cp;
   int nsp;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &w));
-  FBX_TRY(arg_bias(ctx, args, 2, &b));
-  FBX_TRY(convolution_rank(ctx, x, w, true, &nsp));
-  if (args[6].kind != FBX_IV_BOOL) return fbx_kernel_error(ctx, "transposed must be a bool");
-  bool transposed = args[6].u.b;
+  bool transposed;
+  FBX_TRY(conv_tensors(ctx, args, 3, t));
+  FBX_TRY(convolution_kind(ctx, args, t[0], t[1], true, 6, &nsp, &transposed));
   FBX_TRY(read_params(ctx, args, nsp, 3, 4, 5, transposed ? 7 : -1, 8, &cp));
-  return conv_run(ctx, x, w, b, nsp, &cp, transposed, outs);
+  return conv_run(ctx, t[0], t[1], t[2], nsp, &cp, transposed, outs);
 }
 
 /* The three gradients of a convolution (transposed: of a transposed
@@ -965,6 +960,20 @@ done:
   return st;
 }
 
+/* The backward ops: (grad, input, weight, bias?, stride, padding,
+ * dilation) at args[0 .. 6], then transposed at args[itr], output_padding
+ * at args[iop] (-1: neither, a convolution) and groups at args[ig]. */
+static fbx_status *backward_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int itr, int iop, int ig) {
+  fbx_tensor *t[4]; /* grad, input, weight, bias */
+  conv_params cp;
+  int nsp;
+  bool transposed;
+  FBX_TRY(conv_tensors(ctx, args, 4, t));
+  FBX_TRY(convolution_kind(ctx, args, t[1], t[2], false, itr, &nsp, &transposed));
+  FBX_TRY(read_params(ctx, args, nsp, 4, 5, 6, transposed ? iop : -1, ig, &cp));
+  return conv_backward_run(ctx, t[0], t[1], t[2], t[3], nsp, &cp, transposed, outs);
+}
+
 /* fusebox::conv_backward(grad, input, weight, bias?, stride, padding,
  * dilation, groups) -> (grad_input, grad_weight, grad_bias): the three
  * gradients of conv1d/conv2d/conv3d (the spatial rank is the weight's
@@ -972,16 +981,7 @@ done:
  * conv_weight_grad, grad_bias the sum of grad over the batch and positions
  * (None when bias is None). */
 fbx_status *fbx_k_fbx_conv_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor *gy, *x, *w, *b;
-  conv_params cp;
-  int nsp;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &gy));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &w));
-  FBX_TRY(arg_bias(ctx, args, 3, &b));
-  FBX_TRY(convolution_rank(ctx, x, w, false, &nsp));
-  FBX_TRY(read_params(ctx, args, nsp, 4, 5, 6, -1, 7, &cp));
-  return conv_backward_run(ctx, gy, x, w, b, nsp, &cp, false, outs);
+  return backward_common(ctx, args, outs, -1, -1, 7);
 }
 
 /* fusebox::convolution_backward(grad, input, weight, bias?, stride,
@@ -992,31 +992,18 @@ fbx_status *fbx_k_fbx_conv_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue 
  * grad_weight the convolution's weight gradient with grad as its input and
  * input as its output's gradient, grad_bias grad summed per channel. */
 fbx_status *fbx_k_fbx_convolution_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor *gy, *x, *w, *b;
-  conv_params cp;
-  int nsp;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &gy));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &w));
-  FBX_TRY(arg_bias(ctx, args, 3, &b));
-  FBX_TRY(convolution_rank(ctx, x, w, false, &nsp));
-  if (args[7].kind != FBX_IV_BOOL) return fbx_kernel_error(ctx, "transposed must be a bool");
-  bool transposed = args[7].u.b;
-  FBX_TRY(read_params(ctx, args, nsp, 4, 5, 6, transposed ? 8 : -1, 9, &cp));
-  return conv_backward_run(ctx, gy, x, w, b, nsp, &cp, transposed, outs);
+  return backward_common(ctx, args, outs, 7, 8, 9);
 }
 
-/* conv{1,2,3}d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) */
-fbx_status *fbx_k_conv3d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return conv_common(ctx, args, outs, 3); }
-fbx_status *fbx_k_conv2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return conv_common(ctx, args, outs, 2); }
-fbx_status *fbx_k_conv1d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return conv_common(ctx, args, outs, 1); }
-/* conv_transpose{1,2,3}d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) */
-fbx_status *fbx_k_conv_transpose3d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  return convt_common(ctx, args, outs, 3);
-}
-fbx_status *fbx_k_conv_transpose2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  return convt_common(ctx, args, outs, 2);
-}
-fbx_status *fbx_k_conv_transpose1d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  return convt_common(ctx, args, outs, 1);
-}
+/* conv{1,2,3}d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) and
+ * conv_transpose{1,2,3}d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) */
+#define CONV_KERNEL_(name, nsp, transposed)                                \
+  fbx_status *name(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {    \
+    return conv_named(ctx, args, outs, nsp, transposed);                   \
+  }
+CONV_KERNEL_(fbx_k_conv1d, 1, false)
+CONV_KERNEL_(fbx_k_conv2d, 2, false)
+CONV_KERNEL_(fbx_k_conv3d, 3, false)
+CONV_KERNEL_(fbx_k_conv_transpose1d, 1, true)
+CONV_KERNEL_(fbx_k_conv_transpose2d, 2, true)
+CONV_KERNEL_(fbx_k_conv_transpose3d, 3, true)

@@ -92,7 +92,8 @@ static fbx_status *prelu_check(const fbx_kctx *ctx, const fbx_tensor *x, const f
   if (j->wn != 1) {
     if (x->ndim == 0) return fbx_kernel_error(ctx, "a 0-d input takes a single weight, got %" PRId64, j->wn);
     if (j->wn != j->C)
-      return fbx_kernel_error(ctx, "%" PRId64 " weights for an input of %" PRId64 " channels (dim 1; 1 for a 1-D input)",
+      return fbx_kernel_error(ctx,
+                              "%" PRId64 " weights for an input of %" PRId64 " channels (dim 1; 1 for a 1-D input)",
                               j->wn, j->C);
   }
   j->numel = x->numel;
