@@ -14,6 +14,26 @@
   "%stride, %padding, %dilation, %groups)\n"                                                                   \
   "  return (%gi, %gw, %gb, %none, %none, %none, %none)\n"
 
+/* conv_transpose1d/2d/3d (arguments: ..., stride, padding, output_padding, groups, dilation) */
+#define FBX_GFL_CONVT_                                                                                         \
+  "graph(%input : Tensor, %weight : Tensor, %bias : Tensor?, %stride : int[], %padding : int[], "              \
+  "%output_padding : int[], %groups : int, %dilation : int[], %result : Tensor, %grad : Tensor):\n"            \
+  "  %none : NoneType = prim::Constant()\n"                                                                    \
+  "  %transposed : bool = prim::Constant[value=1]()\n"                                                         \
+  "  %gi : Tensor, %gw : Tensor, %gb : Tensor = fusebox::convolution_backward(%grad, %input, %weight, %bias, " \
+  "%stride, %padding, %dilation, %transposed, %output_padding, %groups)\n"                                      \
+  "  return (%gi, %gw, %gb, %none, %none, %none, %none, %none)\n"
+
+/* aten::convolution and aten::_convolution (its four trailing flags have no gradient) */
+#define FBX_GFL_CONVOLUTION_(params, nones)                                                                    \
+  "graph(%input : Tensor, %weight : Tensor, %bias : Tensor?, %stride : int[], %padding : int[], "              \
+  "%dilation : int[], %transposed : bool, %output_padding : int[], %groups : int, " params                    \
+  "%result : Tensor, %grad : Tensor):\n"                                                                       \
+  "  %none : NoneType = prim::Constant()\n"                                                                    \
+  "  %gi : Tensor, %gw : Tensor, %gb : Tensor = fusebox::convolution_backward(%grad, %input, %weight, %bias, " \
+  "%stride, %padding, %dilation, %transposed, %output_padding, %groups)\n"                                      \
+  "  return (%gi, %gw, %gb, %none, %none, %none, %none, %none, %none" nones ")\n"
+
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
 #define FBX_GRAD_FORMULAS_LINALG(G)                                                                            \
   G(mm,                                                                                                        \
@@ -32,9 +52,17 @@
     "  %st : Tensor = aten::transpose(%self, %one, %two)\n"                                                    \
     "  %g_mat2 : Tensor = aten::bmm(%st, %grad)\n"                                                             \
     "  return (%g_self, %g_mat2)\n")                                                                           \
-  /* conv1d/conv2d: the three gradients from one kernel (ops/k_conv.c); grad_bias is None without a bias */ \
+  /* convolutions: the three gradients from one kernel (ops/k_conv.c); grad_bias is None without a bias */ \
   G(conv2d, FBX_GFL_CONV_)                                                                                     \
   G(conv1d, FBX_GFL_CONV_)                                                                                     \
+  G(conv3d, FBX_GFL_CONV_)                                                                                     \
+  G(conv_transpose1d, FBX_GFL_CONVT_)                                                                          \
+  G(conv_transpose2d_input, FBX_GFL_CONVT_)                                                                    \
+  G(conv_transpose3d_input, FBX_GFL_CONVT_)                                                                    \
+  G(convolution, FBX_GFL_CONVOLUTION_("", ""))                                                                 \
+  G(_convolution, FBX_GFL_CONVOLUTION_("%benchmark : bool, %deterministic : bool, %cudnn_enabled : bool, "     \
+                                       "%allow_tf32 : bool, ",                                                 \
+                                       ", %none, %none, %none, %none"))                                        \
   G(matmul,                                                                                                    \
     "graph(%self : Tensor, %other : Tensor, %result : Tensor, %grad : Tensor):\n"                              \
     "  %g_self : Tensor, %g_other : Tensor = fusebox::matmul_backward(%grad, %self, %other)\n"                 \

@@ -1,5 +1,5 @@
 /* Gradient formulas as data: the rows of ops/list_nn.h (pooling,
- * recurrent cells, instance_norm) and native_dropout. Format and rules:
+ * recurrent cells, instance_norm, prelu) and native_dropout. Format and rules:
  * formula.c. Uses the pointwise file's constants (FBX_GF_CONSTS_).
  *
  * Pooling gradients are PyTorch's backward ops (max_pool2d recomputes its
@@ -131,6 +131,9 @@
             "  %s : float = fusebox::dropout_scale(%p, %train)\n"                                             \
             "  %g : Tensor = aten::native_dropout_backward(%grad0, %result1, %s)\n",                          \
             "%g, %none, %none"))                                                                              \
+  /* PyTorch's derivatives.yaml: both gradients from prelu_backward */                                        \
+  G(prelu, FBX_GF_("%self : Tensor, %weight : Tensor, %result : Tensor, %grad : Tensor",                        \
+                   "  %gs : Tensor, %gw : Tensor = aten::prelu_backward(%grad, %self, %weight)\n", "%gs, %gw")) \
   G(rnn_tanh_cell, FBX_GFN_RNN_(FBX_GFN_DTANH_("result") "  %dpre : Tensor = aten::mul(%grad, %tresult)\n"))   \
   G(rnn_relu_cell, FBX_GFN_RNN_("  %m : Tensor = aten::gt(%result, %i0)\n"                                    \
                                 "  %dpre : Tensor = aten::where(%m, %grad, %f0)\n"))                          \

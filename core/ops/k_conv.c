@@ -1,23 +1,38 @@
-/* Convolution kernels (ops/list_linalg.h): conv1d, conv2d.
+/* Convolution kernels (ops/list_linalg.h): conv1d, conv2d, conv3d, the
+ * transposed convolutions conv_transpose1d/2d/3d, aten::convolution and
+ * aten::_convolution (either kind, by the weight's rank), and their
+ * gradients fusebox::conv_backward / fusebox::convolution_backward.
  *
- * Both run as one 2-D convolution (conv1d: height 1, kernel height 1). The
- * forward is a set of independent tasks (image, group, band of output
- * rows) spread over the kernels' pool, each calling OpenBLAS's
- * sgemm/dgemm on its own thread (see conv_fwd below): a 1x1 kernel with
- * stride 1 and no padding multiplies the input itself, stride-1
- * convolutions with enough channels sum shifted GEMMs over a padded copy
- * of the band's input rows (float32 on AVX2+FMA or AVX-512: the same sums
- * in the direct kernel of conv_direct.c instead of GEMMs, written straight
- * into the output), the rest multiply the band's im2col matrix.
+ * All run as one convolution over (D, H, W) (conv2d: depth 1, conv1d:
+ * depth and height 1; the missing dims have kernel 1, stride 1, padding
+ * 0). The forward is a set of independent tasks (image, group, band of
+ * output rows, a row being one (depth, height) position) spread over the
+ * kernels' pool, each calling OpenBLAS's sgemm/dgemm on its own thread
+ * (see conv_fwd below): a 1x1 kernel with stride 1 and no padding
+ * multiplies the input itself, 1-D and 2-D stride-1 convolutions with
+ * enough channels sum shifted GEMMs over a padded copy of the band's input
+ * rows (float32 on AVX2+FMA or AVX-512: the same sums in the direct kernel
+ * of conv_direct.c instead of GEMMs, written straight into the output),
+ * the rest multiply the band's im2col matrix.
  * The bias is written into the output first and the GEMM adds to it (the
  * direct kernel starts its sums from it).
  * float32 and float64 compute in their own type; float16 and bfloat16 in
  * float32, rounded back; integral and bool inputs are errors, as in
- * PyTorch's CPU kernels. Inputs may be unbatched ([C, H, W] / [C, L]), as
- * in PyTorch. The backward (fusebox::conv_backward) takes grad_weight from
- * the whole image's im2col with its GEMMs spread over the pool
- * (fbx_linalg_gemm), and grad_input as a forward convolution where the
- * stride is 1 (grad_input_by_fwd), else by col2im.
+ * PyTorch's CPU kernels. Inputs may be unbatched ([C, spatial...]), as in
+ * PyTorch.
+ *
+ * Three shared pieces make the gradients and the transposed convolution
+ * (a convolution's adjoint: its forward is the convolution's grad_input):
+ *   conv_forward     y = conv(x, w) + b                      (the forward)
+ *   conv_input_grad  col2im(wᵀ · g) (+ b), or for stride 1 a forward
+ *                    convolution of g by the flipped weight (input_grad_by_fwd)
+ *   conv_weight_grad sum over images of g · im2col(x)ᵀ
+ * With a convolution C of geometry g (input [N, C, D, H, W], output
+ * [N, O, Do, Ho, Wo], weight [O, C / G, k...]):
+ *   conv:  y = conv_forward(x)        gx = conv_input_grad(gy)   gw = conv_weight_grad(x, gy)
+ *   convT: y = conv_input_grad(x) + b gx = conv_forward(gy)      gw = conv_weight_grad(gy, x)
+ * where convT's input is C's output and its output C's input (so convT's
+ * weight [C_in, C_out / G, k...] is C's weight as it is).
  */
 #include <cblas.h>
 #include <inttypes.h>
@@ -31,19 +46,30 @@
 #include "ops/conv_direct.h"
 #include "ops/reduce.h"
 
+/* A convolution of x [N, C, D, H, W] by w [O, C / G, kD, kH, kW] into
+ * y [N, O, Do, Ho, Wo]; a dim that a 1-D or 2-D convolution does not have
+ * is 1 (its stride and dilation 1, its padding 0). The output sizes are
+ * the usual (in + 2 pad - dil (k - 1) - 1) / stride + 1, except for a
+ * transposed convolution's adjoint, whose output is the transposed
+ * convolution's input: with output_padding >= stride (allowed where it is
+ * below the dilation) that is shorter than the usual size, and the rows
+ * past it are never computed. */
 typedef struct conv_geom {
-  int64_t N, C, H, W, O, kH, kW, Ho, Wo, sH, sW, pH, pW, dH, dW, G;
+  int64_t N, C, D, H, W, O, kD, kH, kW, Do, Ho, Wo, sD, sH, sW, pD, pH, pW, dD, dH, dW, G;
 } conv_geom;
 
-/* im2col of output rows [oh0, oh1) for the patch rows [r0, r1) (row r =
- * input channel r / (kH * kW), tap (r / kW) % kH, r % kW): row r of the
- * matrix starts at cols + r * ld and holds (oh1 - oh0) * Wo positions.
- * Each output row copies the input row's columns that the taps reach and
- * zeroes the ones hanging over the padding. */
+/* im2col of output rows [q0, q1) for the patch rows [r0, r1). An output
+ * row q is the (depth, height) position (q / Ho, q % Ho); a patch row r is
+ * input channel r / taps and tap r % taps = (kd, ki, kj) in row-major
+ * order over (kD, kH, kW). Row r of the matrix starts at cols + r * ld and
+ * holds (q1 - q0) * Wo positions. Each output row copies the input row's
+ * columns that the taps reach and zeroes the ones hanging over the
+ * padding. */
 #define IM2COL(T)                                                                              \
   for (int64_t r = r0; r < r1; r++) {                                                          \
-    int64_t c = r / (g->kH * g->kW), ki = (r / g->kW) % g->kH, kj = r % g->kW;                 \
-    const T *xc = (const T *)x + c * g->H * g->W;                                              \
+    int64_t c = r / taps, t = r % taps, kd = t / (g->kH * g->kW), ki = (t / g->kW) % g->kH;    \
+    int64_t kj = t % g->kW;                                                                    \
+    const T *xc = (const T *)x + c * g->D * g->H * g->W;                                       \
     T *dst = (T *)cols + r * ld;                                                               \
     int64_t off = kj * g->dW - g->pW, sw = g->sW;                                              \
     /* output columns lo <= ow < hi read inside the input row */                               \
@@ -52,14 +78,15 @@ typedef struct conv_geom {
     if (lo > g->Wo) lo = g->Wo;                                                                \
     if (hi > g->Wo) hi = g->Wo;                                                                \
     if (hi < lo) hi = lo;                                                                      \
-    for (int64_t oh = oh0; oh < oh1; oh++) {                                                   \
-      int64_t ih = oh * g->sH - g->pH + ki * g->dH;                                            \
-      T *d = dst + (oh - oh0) * g->Wo;                                                         \
-      if (ih < 0 || ih >= g->H) {                                                              \
+    int64_t od = q0 / g->Ho, oh = q0 % g->Ho;                                                  \
+    for (int64_t q = q0; q < q1; q++, oh = oh + 1 == g->Ho ? (od++, 0) : oh + 1) {             \
+      int64_t id = od * g->sD - g->pD + kd * g->dD, ih = oh * g->sH - g->pH + ki * g->dH;      \
+      T *d = dst + (q - q0) * g->Wo;                                                           \
+      if (id < 0 || id >= g->D || ih < 0 || ih >= g->H) {                                      \
         memset(d, 0, sizeof(T) * (size_t)g->Wo);                                               \
         continue;                                                                              \
       }                                                                                        \
-      const T *xr = xc + ih * g->W;                                                            \
+      const T *xr = xc + (id * g->H + ih) * g->W;                                              \
       memset(d, 0, sizeof(T) * (size_t)lo);                                                    \
       if (sw == 1 && hi > lo) memcpy(d + lo, xr + lo + off, sizeof(T) * (size_t)(hi - lo));    \
       else if (sw != 1)                                                                        \
@@ -68,9 +95,10 @@ typedef struct conv_geom {
     }                                                                                          \
   }
 
-/* x: one image's channels of one group, [Cg][H][W]. */
+/* x: one image's channels of one group, [Cg][D][H][W]. */
 static void im2col_rows(const conv_geom *g, bool f64, const void *x, void *cols, int64_t ld, int64_t r0, int64_t r1,
-                        int64_t oh0, int64_t oh1) {
+                        int64_t q0, int64_t q1) {
+  int64_t taps = g->kD * g->kH * g->kW;
   if (f64) {
     IM2COL(double)
   } else {
@@ -78,53 +106,60 @@ static void im2col_rows(const conv_geom *g, bool f64, const void *x, void *cols,
   }
 }
 
-/* The whole image's im2col, [Cg * kH * kW][Ho * Wo], rows spread over threads. */
+/* The whole image's im2col, [Cg * taps][Do * Ho * Wo], rows spread over threads. */
 typedef struct col_job {
   const conv_geom *g;
-  const void *x; /* one image's channels of one group: [Cg][H][W] */
-  void *cols;    /* [Cg * kH * kW][Ho * Wo] */
+  const void *x; /* one image's channels of one group: [Cg][D][H][W] */
+  void *cols;    /* [Cg * taps][Do * Ho * Wo] */
   bool f64;
 } col_job;
 
 static void im2col_body(void *jv, int64_t begin, int64_t end) {
   const col_job *j = jv;
-  im2col_rows(j->g, j->f64, j->x, j->cols, j->g->Ho * j->g->Wo, begin, end, 0, j->g->Ho);
+  const conv_geom *g = j->g;
+  im2col_rows(g, j->f64, j->x, j->cols, g->Do * g->Ho * g->Wo, begin, end, 0, g->Do * g->Ho);
 }
 
 /* col2im: the transpose of im2col, adding each column entry back into the
  * input position it was read from (rows [begin, end) of one channel each:
- * a channel's rows are the kH * kW taps of that channel, so a job of whole
- * channels writes disjoint input planes). */
+ * a channel's rows are its taps, so a job of whole channels writes
+ * disjoint input planes). */
 #define COL2IM(T)                                                                              \
   for (int64_t c = begin; c < end; c++) {                                                      \
-    T *xc = (T *)j->x_out + c * g->H * g->W;                                                   \
-    for (int64_t ki = 0; ki < g->kH; ki++)                                                     \
-      for (int64_t kj = 0; kj < g->kW; kj++) {                                                 \
-        const T *src = (const T *)j->cols + ((c * g->kH + ki) * g->kW + kj) * g->Ho * g->Wo;   \
-        for (int64_t oh = 0; oh < g->Ho; oh++) {                                               \
-          int64_t ih = oh * g->sH - g->pH + ki * g->dH;                                        \
-          if (ih < 0 || ih >= g->H) continue;                                                  \
-          T *xr = xc + ih * g->W;                                                              \
-          const T *sr = src + oh * g->Wo;                                                      \
+    T *xc = (T *)j->x_out + c * g->D * g->H * g->W;                                            \
+    const T *src = (const T *)j->cols + c * taps * P;                                          \
+    for (int64_t kd = 0; kd < g->kD; kd++)                                                     \
+      for (int64_t ki = 0; ki < g->kH; ki++)                                                   \
+        for (int64_t kj = 0; kj < g->kW; kj++, src += P) {                                     \
           int64_t off = kj * g->dW - g->pW;                                                    \
-          for (int64_t ow = 0; ow < g->Wo; ow++) {                                             \
-            int64_t iw = ow * g->sW + off;                                                     \
-            if (iw >= 0 && iw < g->W) xr[iw] += sr[ow];                                        \
+          for (int64_t od = 0; od < g->Do; od++) {                                             \
+            int64_t id = od * g->sD - g->pD + kd * g->dD;                                      \
+            if (id < 0 || id >= g->D) continue;                                                \
+            for (int64_t oh = 0; oh < g->Ho; oh++) {                                           \
+              int64_t ih = oh * g->sH - g->pH + ki * g->dH;                                    \
+              if (ih < 0 || ih >= g->H) continue;                                              \
+              T *xr = xc + (id * g->H + ih) * g->W;                                            \
+              const T *sr = src + (od * g->Ho + oh) * g->Wo;                                   \
+              for (int64_t ow = 0; ow < g->Wo; ow++) {                                         \
+                int64_t iw = ow * g->sW + off;                                                 \
+                if (iw >= 0 && iw < g->W) xr[iw] += sr[ow];                                    \
+              }                                                                                \
+            }                                                                                  \
           }                                                                                    \
         }                                                                                      \
-      }                                                                                        \
   }
 
 typedef struct col2im_job {
   const conv_geom *g;
-  void *x_out;      /* one image's channels of one group: [Cg][H][W], accumulated into */
-  const void *cols; /* [Cg * kH * kW][Ho * Wo] */
+  void *x_out;      /* one image's channels of one group: [Cg][D][H][W], accumulated into */
+  const void *cols; /* [Cg * taps][Do * Ho * Wo] */
   bool f64;
 } col2im_job;
 
 static void col2im_body(void *jv, int64_t begin, int64_t end) {
   const col2im_job *j = jv;
   const conv_geom *g = j->g;
+  int64_t taps = g->kD * g->kH * g->kW, P = g->Do * g->Ho * g->Wo;
   if (j->f64) {
     COL2IM(double)
   } else {
@@ -148,18 +183,33 @@ static fbx_status *int_params(const fbx_kctx *ctx, int argi, const fbx_ivalue *a
   return NULL;
 }
 
-/* The geometry of a convolution of x by w (bias b or NULL) with the
- * stride, padding, dilation and groups at args[base .. base + 3]; checks
- * what PyTorch checks. *batched: x has the batch dim. */
-static fbx_status *conv_geometry(fbx_kctx *ctx, fbx_ivalue *args, int base, const fbx_tensor *x, const fbx_tensor *w,
-                                 const fbx_tensor *b, int nsp, conv_geom *gp, bool *batched) {
-  int64_t s[2], p[2], d[2];
-  FBX_TRY(int_params(ctx, base, &args[base], nsp, s, 1, "stride"));
-  FBX_TRY(int_params(ctx, base + 1, &args[base + 1], nsp, p, 0, "padding"));
-  FBX_TRY(int_params(ctx, base + 2, &args[base + 2], nsp, d, 1, "dilation"));
-  if (args[base + 3].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "groups must be an int");
-  int64_t groups = args[base + 3].u.i;
-  if (groups < 1) return fbx_kernel_error(ctx, "non-positive groups is not supported (got %" PRId64 ")", groups);
+/* A convolution's parameters, one entry per spatial dim (nsp of them). */
+typedef struct conv_params {
+  int64_t s[3], p[3], d[3], op[3]; /* stride, padding, dilation, output_padding (transposed only) */
+  int64_t groups;
+} conv_params;
+
+/* Reads the parameters from args[is], args[ip], args[id], args[iop] (-1:
+ * none, output_padding 0) and args[ig]. */
+static fbx_status *read_params(const fbx_kctx *ctx, const fbx_ivalue *args, int nsp, int is, int ip, int id, int iop,
+                               int ig, conv_params *cp) {
+  FBX_TRY(int_params(ctx, is, &args[is], nsp, cp->s, 1, "stride"));
+  FBX_TRY(int_params(ctx, ip, &args[ip], nsp, cp->p, 0, "padding"));
+  FBX_TRY(int_params(ctx, id, &args[id], nsp, cp->d, 1, "dilation"));
+  if (iop >= 0) FBX_TRY(int_params(ctx, iop, &args[iop], nsp, cp->op, 0, "output_padding"));
+  else memset(cp->op, 0, sizeof cp->op);
+  if (args[ig].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "groups must be an int");
+  cp->groups = args[ig].u.i;
+  if (cp->groups < 1)
+    return fbx_kernel_error(ctx, "non-positive groups is not supported (got %" PRId64 ")", cp->groups);
+  return NULL;
+}
+
+/* What both kinds check of x, w and b: ranks, one floating dtype, a bias
+ * of `bias_len` values. Also [N, C, spatial...] of x into xs (N = 1 where
+ * x has no batch dim: *batched false). */
+static fbx_status *check_operands(const fbx_kctx *ctx, const fbx_tensor *x, const fbx_tensor *w, const fbx_tensor *b,
+                                  int nsp, int64_t *xs, bool *batched) {
   *batched = x->ndim == nsp + 2;
   if (!*batched && x->ndim != nsp + 1)
     return fbx_kernel_error(ctx, "expected a %dD (unbatched) or %dD (batched) input, got %dD", nsp + 1, nsp + 2,
@@ -171,12 +221,51 @@ static fbx_status *conv_geometry(fbx_kctx *ctx, fbx_ivalue *args, int base, cons
                             b ? fbx_dtype_name(b->dtype) : "None");
   if (!fbx_dtype_is_floating(x->dtype))
     return fbx_kernel_error(ctx, "not implemented for %s inputs (as in PyTorch)", fbx_dtype_name(x->dtype));
-  int64_t xs[4] = {1, 1, 1, 1}; /* [N, C, spatial...] */
+  xs[0] = 1;
   for (int i = 0; i < x->ndim; i++) xs[i + (*batched ? 0 : 1)] = x->sizes[i];
-  conv_geom g = {.N = xs[0], .C = xs[1], .H = nsp == 2 ? xs[2] : 1, .W = xs[nsp + 1],
-                 .O = w->sizes[0], .kH = nsp == 2 ? w->sizes[2] : 1, .kW = w->sizes[nsp + 1], .sH = nsp == 2 ? s[0] : 1,
-                 .sW = s[nsp - 1], .pH = nsp == 2 ? p[0] : 0, .pW = p[nsp - 1], .dH = nsp == 2 ? d[0] : 1,
-                 .dW = d[nsp - 1], .G = groups};
+  return NULL;
+}
+
+/* g's spatial fields: v[0..nsp) of each array are the last nsp of (D, H,
+ * W); the dims before them are 1 (kernel, stride, dilation, sizes) or 0
+ * (padding). in: the input's sizes, out: the output's (NULL: later). */
+static void geom_spatial(conv_geom *g, int nsp, const int64_t *in, const int64_t *k, const int64_t *out,
+                         const conv_params *cp) {
+  int64_t v[7][3];
+  for (int j = 0; j < 3; j++) {
+    int i = j - (3 - nsp);
+    v[0][j] = i >= 0 ? in[i] : 1, v[1][j] = i >= 0 ? k[i] : 1, v[2][j] = i >= 0 && out ? out[i] : 1;
+    v[3][j] = i >= 0 ? cp->s[i] : 1, v[4][j] = i >= 0 ? cp->p[i] : 0, v[5][j] = i >= 0 ? cp->d[i] : 1;
+  }
+  g->D = v[0][0], g->H = v[0][1], g->W = v[0][2], g->kD = v[1][0], g->kH = v[1][1], g->kW = v[1][2];
+  g->Do = v[2][0], g->Ho = v[2][1], g->Wo = v[2][2], g->sD = v[3][0], g->sH = v[3][1], g->sW = v[3][2];
+  g->pD = v[4][0], g->pH = v[4][1], g->pW = v[4][2], g->dD = v[5][0], g->dH = v[5][1], g->dW = v[5][2];
+}
+
+/* Sizes that the GEMMs take as int. */
+static fbx_status *check_blas_dims(const fbx_kctx *ctx, const conv_geom *g) {
+  int64_t Og = g->O / g->G, K = g->C / g->G * g->kD * g->kH * g->kW, P = g->Do * g->Ho * g->Wo;
+  if (Og > INT_MAX || P > INT_MAX || K > INT_MAX) return fbx_kernel_error(ctx, "convolution too large for the BLAS");
+  return NULL;
+}
+
+/* "(a x b x c)" of n values. */
+static void sizes_str(char *buf, size_t len, int n, const int64_t *v) {
+  size_t at = (size_t)snprintf(buf, len, "(");
+  for (int i = 0; i < n && at < len; i++)
+    at += (size_t)snprintf(buf + at, len - at, "%s%" PRId64, i ? " x " : "", v[i]);
+  if (at < len) snprintf(buf + at, len - at, ")");
+}
+
+/* The geometry of a convolution of x by w (bias b or NULL) with the
+ * parameters cp; checks what PyTorch checks. *batched: x has the batch
+ * dim. */
+static fbx_status *conv_geometry(const fbx_kctx *ctx, const fbx_tensor *x, const fbx_tensor *w, const fbx_tensor *b,
+                                 int nsp, const conv_params *cp, conv_geom *gp, bool *batched) {
+  int64_t xs[5];
+  FBX_TRY(check_operands(ctx, x, w, b, nsp, xs, batched));
+  int64_t groups = cp->groups;
+  conv_geom g = {.N = xs[0], .C = xs[1], .O = w->sizes[0], .G = groups};
   if (g.C % groups || g.O % groups || w->sizes[1] * groups != g.C) {
     char ws[256];
     fbx_red_shape_str(ws, sizeof ws, w->ndim, w->sizes);
@@ -187,27 +276,89 @@ static fbx_status *conv_geometry(fbx_kctx *ctx, fbx_ivalue *args, int base, cons
   }
   if (b && (b->ndim != 1 || b->sizes[0] != g.O))
     return fbx_kernel_error(ctx, "expected a bias of shape [%" PRId64 "]", g.O);
-  int64_t eh = g.H + 2 * g.pH - g.dH * (g.kH - 1), ew = g.W + 2 * g.pW - g.dW * (g.kW - 1);
-  if (eh < 1 || ew < 1 || g.kH < 1 || g.kW < 1) {
-    char xsz[256];
-    fbx_red_shape_str(xsz, sizeof xsz, x->ndim, x->sizes);
-    return fbx_kernel_error(ctx, "kernel size can't be greater than the (padded) input size: input %s", xsz);
+  int64_t out[3];
+  for (int i = 0; i < nsp; i++) {
+    int64_t n = xs[2 + i], k = w->sizes[2 + i], e; /* e: the padded input less the kernel's reach */
+    bool ovf = __builtin_mul_overflow(cp->d[i], k - 1, &e) || __builtin_sub_overflow(n, e, &e) ||
+               __builtin_add_overflow(e, cp->p[i], &e) || __builtin_add_overflow(e, cp->p[i], &e);
+    if (ovf || e < 1 || k < 1) {
+      char xsz[256];
+      fbx_red_shape_str(xsz, sizeof xsz, x->ndim, x->sizes);
+      return fbx_kernel_error(ctx, "kernel size can't be greater than the (padded) input size: input %s", xsz);
+    }
+    out[i] = (e - 1) / cp->s[i] + 1;
   }
-  g.Ho = (eh - 1) / g.sH + 1, g.Wo = (ew - 1) / g.sW + 1;
+  geom_spatial(&g, nsp, xs + 2, w->sizes + 2, out, cp);
+  FBX_TRY(check_blas_dims(ctx, &g));
+  *gp = g;
+  return NULL;
+}
+
+/* The geometry of a transposed convolution of x [N, C_in, spatial...] by
+ * w [C_in, C_out / groups, k...] (bias b [C_out] or NULL) with the
+ * parameters cp, as the convolution it is the adjoint of: input
+ * [N, C_out, out...], output x's shape, the weight as it is. out = (in -
+ * 1) stride - 2 padding + dilation (k - 1) + output_padding + 1; checks
+ * what PyTorch checks (output_padding below the stride or the dilation, a
+ * positive output size). */
+static fbx_status *convt_geometry(const fbx_kctx *ctx, const fbx_tensor *x, const fbx_tensor *w, const fbx_tensor *b,
+                                  int nsp, const conv_params *cp, conv_geom *gp, bool *batched) {
+  int64_t xs[5];
+  FBX_TRY(check_operands(ctx, x, w, b, nsp, xs, batched));
+  int64_t groups = cp->groups;
+  char ws[256];
+  fbx_red_shape_str(ws, sizeof ws, w->ndim, w->sizes);
+  if (w->sizes[0] % groups)
+    return fbx_kernel_error(ctx,
+                            "weight of shape %s: its %" PRId64 " input channels are not divisible by groups=%" PRId64,
+                            ws, w->sizes[0], groups);
+  if (w->sizes[0] != xs[1])
+    return fbx_kernel_error(ctx, "transposed convolution with a weight of shape %s expects %" PRId64
+                            " input channels, got %" PRId64, ws, w->sizes[0], xs[1]);
+  conv_geom g = {.N = xs[0], .C = w->sizes[1] * groups, .O = w->sizes[0], .G = groups};
+  if (b && (b->ndim != 1 || b->sizes[0] != g.C))
+    return fbx_kernel_error(ctx, "expected a bias of shape [%" PRId64 "]", g.C);
+  int64_t in[3];
+  bool ok = true;
+  for (int i = 0; i < nsp; i++) {
+    if (cp->op[i] >= cp->s[i] && cp->op[i] >= cp->d[i]) {
+      char o[96], s[96], d[96];
+      sizes_str(o, sizeof o, nsp, cp->op), sizes_str(s, sizeof s, nsp, cp->s), sizes_str(d, sizeof d, nsp, cp->d);
+      return fbx_kernel_error(ctx, "output padding must be smaller than either stride or dilation, got "
+                              "output_padding %s, stride %s, dilation %s", o, s, d);
+    }
+    int64_t k = w->sizes[2 + i], a, e;
+    bool ovf = __builtin_mul_overflow(xs[2 + i] - 1, cp->s[i], &a) || __builtin_mul_overflow(cp->d[i], k - 1, &e) ||
+               __builtin_add_overflow(a, e, &a) || __builtin_sub_overflow(a, cp->p[i], &a) ||
+               __builtin_sub_overflow(a, cp->p[i], &a) || __builtin_add_overflow(a, cp->op[i], &a) ||
+               __builtin_add_overflow(a, 1, &a);
+    if (ovf) return fbx_kernel_error(ctx, "output size overflow");
+    in[i] = a;
+    ok = ok && a > 0 && k > 0;
+  }
+  if (!ok) {
+    char is[96], os[96];
+    sizes_str(is, sizeof is, nsp, xs + 2), sizes_str(os, sizeof os, nsp, in);
+    return fbx_kernel_error(ctx, "input size per channel %s gives the output size %s: output size is too small", is,
+                            os);
+  }
+  geom_spatial(&g, nsp, in, w->sizes + 2, xs + 2, cp);
+  FBX_TRY(check_blas_dims(ctx, &g));
   *gp = g;
   return NULL;
 }
 
 /* The forward runs as independent tasks (image, group, band of output
- * rows), spread over the pool, each calling OpenBLAS on its own thread and
+ * rows; a row is one (depth, height) position of the output, Do * Ho of
+ * them), spread over the pool, each calling OpenBLAS on its own thread and
  * writing its band of the output: y[n, group's channels, band] = bias + the
- * group's weight [Og, Cg * kH * kW] @ the band's patches. A band's working
+ * group's weight [Og, Cg * taps] @ the band's patches. A band's working
  * set takes about TILE_BYTES, so that it is still in the core's cache when
  * the GEMM reads it; the bands of an image are as even as their count
  * allows. The patches come one of three ways:
  *   - a 1x1 kernel with stride 1 and no padding: the input itself;
- *   - stride 1 with at least SHIFT_MIN_CG input channels per group
- *     ("shifted" GEMMs): the band's input rows are copied once, padded,
+ *   - 1-D and 2-D convolutions of stride 1 with at least SHIFT_MIN_CG
+ *     input channels per group ("shifted" GEMMs): the band's input rows are copied once, padded,
  *     into [Cg, band rows + (kH - 1) * dH, Wp]; Wp = W + 2 * pW, or W + pW
  *     where one gap of pW zeros can pad both a row's right and the next
  *     row's left. On that grid the tap (ki, kj) of every output position
@@ -220,7 +371,7 @@ static fbx_status *conv_geometry(fbx_kctx *ctx, fbx_ivalue *args, int base, cons
  *     from the bias and storing the kept columns straight into y: faster
  *     than the kH * kW GEMMs with K = Cg, each of which packed its operand
  *     and read and wrote the whole output band (ops/README.md);
- *   - otherwise the band's im2col [Cg * kH * kW, rows * Wo]. */
+ *   - otherwise the band's im2col [Cg * taps, rows * Wo]. */
 #define TILE_BYTES (512 * 1024)
 #define SHIFT_MIN_CG 16
 /* Below this many multiply-adds per task, tasks are grouped (a pool
@@ -363,14 +514,15 @@ static void band_shifted(const conv_fwd *f, const char *xp, int64_t gi, int64_t 
 }
 
 /* Task t (image, group, band); tnext: the task this thread runs next, or
- * -1 (the direct kernel prefetches its input rows). */
+ * -1 (the direct kernel prefetches its input rows). A band is output rows
+ * [oh0, oh1) of the Do * Ho rows (CONV_SHIFTED: Do = 1). */
 static void conv_task(const conv_fwd *f, int64_t t, int64_t tnext, char *buf, char *acc) {
   const conv_geom *g = f->g;
   size_t es = f->f64 ? 8 : 4;
-  int64_t n = t / (g->G * f->ntiles), gi = (t / f->ntiles) % g->G, tile = t % f->ntiles;
-  int64_t oh0 = tile * f->rows, oh1 = oh0 + f->rows < g->Ho ? oh0 + f->rows : g->Ho;
+  int64_t n = t / (g->G * f->ntiles), gi = (t / f->ntiles) % g->G, tile = t % f->ntiles, R = g->Do * g->Ho;
+  int64_t oh0 = tile * f->rows, oh1 = oh0 + f->rows < R ? oh0 + f->rows : R;
   int64_t p0 = oh0 * g->Wo, pn = (oh1 - oh0) * g->Wo;
-  const char *xp = (const char *)f->x + (size_t)((n * g->C + gi * f->Cg) * g->H * g->W) * es;
+  const char *xp = (const char *)f->x + (size_t)((n * g->C + gi * f->Cg) * g->D * g->H * g->W) * es;
   char *yp = (char *)f->y + (size_t)((n * g->O + gi * f->Og) * f->P + p0) * es;
   if (f->how == CONV_SHIFTED) {
     band_shifted(f, xp, gi, oh0, oh1, buf, acc, yp, tnext);
@@ -422,36 +574,50 @@ static void conv_fwd_body(void *ctx, int64_t begin, int64_t end) {
   fbx_free(buf);
 }
 
-static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp) {
-  fbx_tensor *x, *w, *b = NULL;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &w));
-  if (args[2].kind == FBX_IV_TENSOR) b = args[2].u.t;
-  else if (args[2].kind != FBX_IV_NONE) return fbx_kernel_error(ctx, "bias must be a Tensor or None");
-  conv_geom g;
-  bool batched = false;
-  FBX_TRY(conv_geometry(ctx, args, 3, x, w, b, nsp, &g, &batched));
-  int64_t groups = g.G;
-  int64_t Cg = g.C / groups, Og = g.O / groups, K = Cg * g.kH * g.kW, P = g.Ho * g.Wo;
-  if (Og > INT_MAX || P > INT_MAX || K > INT_MAX) return fbx_kernel_error(ctx, "convolution too large for the BLAS");
 
-  fbx_dtype work = x->dtype == FBX_DTYPE_FLOAT64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32;
-  bool f64 = work == FBX_DTYPE_FLOAT64;
+/* y[n, c, :] += bias[c] over the P positions of each of the Cc channels. */
+static void add_bias(bool f64, void *y, int64_t N, int64_t Cc, int64_t P, const void *bias) {
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < Cc; c++) {
+      if (f64) {
+        double *yp = (double *)y + (n * Cc + c) * P, bv = ((const double *)bias)[c];
+        for (int64_t i = 0; i < P; i++) yp[i] += bv;
+      } else {
+        float *yp = (float *)y + (n * Cc + c) * P, bv = ((const float *)bias)[c];
+        for (int64_t i = 0; i < P; i++) yp[i] += bv;
+      }
+    }
+}
+
+/* A new [N, Cc, spatial...] tensor of the last nsp of (d, h, w), zeroed or not. */
+static fbx_status *new_nchw(fbx_tensor **out, fbx_dtype dt, bool zero, int nsp, int64_t N, int64_t Cc, int64_t d,
+                            int64_t h, int64_t w) {
+  int64_t s[5] = {N, Cc, d, h, w}, sz[5];
+  sz[0] = N, sz[1] = Cc;
+  for (int i = 0; i < nsp; i++) sz[2 + i] = s[5 - nsp + i];
+  return zero ? fbx_tensor_zeros(out, dt, nsp + 2, sz) : fbx_tensor_empty(out, dt, nsp + 2, sz);
+}
+
+/* y [N, O, Do, Ho, Wo] (the last nsp spatial dims; the work dtype, new) =
+ * the convolution of x by w plus bias (NULL: none) with geometry g; x, w
+ * and bias contiguous in the work dtype (float32 or float64). */
+static fbx_status *conv_forward(const conv_geom *gp, int nsp, const fbx_tensor *xc, const fbx_tensor *wc,
+                                const fbx_tensor *bc, fbx_tensor **out) {
+  const conv_geom g = *gp;
+  int64_t groups = g.G, taps = g.kD * g.kH * g.kW, R = g.Do * g.Ho;
+  int64_t Cg = g.C / groups, Og = g.O / groups, K = Cg * taps, P = R * g.Wo;
+  bool f64 = xc->dtype == FBX_DTYPE_FLOAT64;
   size_t esz = f64 ? 8 : 4;
-  fbx_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL;
+  fbx_tensor *y = NULL;
   void *wt = NULL;
-  fbx_status *st = x->dtype == work ? fbx_tensor_contiguous(&xc, x) : fbx_tensor_clone_as(&xc, x, work);
-  if (!st) st = w->dtype == work ? fbx_tensor_contiguous(&wc, w) : fbx_tensor_clone_as(&wc, w, work);
-  if (!st && b) st = b->dtype == work ? fbx_tensor_contiguous(&bc, b) : fbx_tensor_clone_as(&bc, b, work);
-  int64_t ys[4] = {g.N, g.O, g.Ho, g.Wo}, y1[3] = {g.N, g.O, g.Wo};
   /* the GEMM writes every element (beta 0) unless K or O/groups is 0 */
-  if (!st && K > 0 && Og > 0) st = fbx_tensor_empty(&y, work, nsp + 2, nsp == 2 ? ys : y1);
-  else if (!st) st = fbx_tensor_zeros(&y, work, nsp + 2, nsp == 2 ? ys : y1);
-  if (st) goto done;
+  FBX_TRY(new_nchw(&y, xc->dtype, !(K > 0 && Og > 0), nsp, g.N, g.O, g.Do, g.Ho, g.Wo));
+  fbx_status *st = NULL;
   if (K > 0 && P > 0 && Og > 0) {
     fbx_linalg_blas_init();
-    bool direct = g.kH == 1 && g.kW == 1 && g.sH == 1 && g.sW == 1 && g.pH == 0 && g.pW == 0;
-    bool shifted = !direct && g.sH == 1 && g.sW == 1 && Cg >= SHIFT_MIN_CG;
+    bool direct = taps == 1 && g.sD == 1 && g.sH == 1 && g.sW == 1 && g.pD == 0 && g.pH == 0 && g.pW == 0 &&
+                  g.Do == g.D && g.Ho == g.H && g.Wo == g.W;
+    bool shifted = !direct && nsp <= 2 && g.sH == 1 && g.sW == 1 && Cg >= SHIFT_MIN_CG;
     conv_fwd f = {.g = &g, .f64 = f64, .how = direct ? CONV_DIRECT : shifted ? CONV_SHIFTED : CONV_IM2COL,
                   .x = xc->data, .w = wc->data, .bias = bc ? bc->data : NULL, .y = y->data, .Cg = Cg, .Og = Og,
                   .K = K, .P = P, .Wp = g.W + 2 * g.pW};
@@ -464,11 +630,10 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
     int64_t per_row = shifted ? (int64_t)esz * (Cg + Og) * f.Wp : (int64_t)esz * K * g.Wo;
     f.rows = TILE_BYTES / per_row;
     if (f.rows < 1) f.rows = 1;
-    if (f.rows > g.Ho) f.rows = g.Ho;
-    f.ntiles = (g.Ho + f.rows - 1) / f.rows;
-    f.rows = (g.Ho + f.ntiles - 1) / f.ntiles; /* as many bands, as even as they go */
+    if (f.rows > R) f.rows = R;
+    f.ntiles = (R + f.rows - 1) / f.rows;
+    f.rows = (R + f.ntiles - 1) / f.ntiles; /* as many bands, as even as they go */
     f.rows_in = f.rows + (g.kH - 1) * g.dH;
-    int64_t taps = g.kH * g.kW;
     if (shifted && !f64 && fbx_conv_direct_ok()) { /* the direct kernel's weight, per group, and tap offsets */
       f.wdg = fbx_conv_direct_wsize(Og, Cg, taps);
       wt = fbx_malloc(sizeof(float) * (size_t)(groups * f.wdg) + sizeof(int64_t) * (size_t)taps);
@@ -511,44 +676,14 @@ static fbx_status *conv_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
     f.ahead = f.wd && f.ntasks > group;
     if (f.ahead) fbx_parallel_for_tasks(fbx_parallel_threads(), 1, conv_fwd_body, &f);
     else fbx_parallel_for_tasks(f.ntasks, group, conv_fwd_body, &f);
-    if (atomic_load(&f.nomem)) {
-      st = fbx_status_nomem();
-      goto done;
-    }
+    if (atomic_load(&f.nomem)) st = fbx_status_nomem();
   } else if (bc && P > 0) { /* no product: the output is the bias */
-    for (int64_t n = 0; n < g.N; n++)
-      for (int64_t o = 0; o < g.O; o++) {
-        if (f64) {
-          double *yp = (double *)y->data + (n * g.O + o) * P, bv = ((const double *)bc->data)[o];
-          for (int64_t i = 0; i < P; i++) yp[i] += bv;
-        } else {
-          float *yp = (float *)y->data + (n * g.O + o) * P, bv = ((const float *)bc->data)[o];
-          for (int64_t i = 0; i < P; i++) yp[i] += bv;
-        }
-      }
+    add_bias(f64, y->data, g.N, g.O, P, bc->data);
   }
-  if (!batched) { /* drop the batch dim: a view of the same storage */
-    fbx_tensor *v = NULL;
-    st = fbx_tensor_view(&v, y, nsp + 1, y->sizes + 1, NULL, y->offset);
-    if (st) goto done;
-    fbx_tensor_release(y);
-    y = v;
-  }
-  if (work != x->dtype) {
-    fbx_tensor *r = NULL;
-    st = fbx_tensor_clone_as(&r, y, x->dtype);
-    if (st) goto done;
-    fbx_tensor_release(y);
-    y = r;
-  }
-  fbx_set_out_tensor(outs, 0, y);
-  y = NULL;
 done:
   fbx_free(wt);
-  fbx_tensor_release(xc);
-  fbx_tensor_release(wc);
-  fbx_tensor_release(bc);
-  fbx_tensor_release(y);
+  if (st) fbx_tensor_release(y);
+  else *out = y;
   return st;
 }
 
@@ -556,16 +691,27 @@ done:
  * reach (pad <= dilation * (k - 1)), as a forward convolution: grad_input
  * = conv(grad, w') with w'[group's channel c][o] = w[group's o][c] flipped
  * in space, padding dilation * (k - 1) - pad, the same dilation and
- * groups, which gives back [N, C, H, W]; so the forward's kernels (the
- * direct kernel for float32) do the work. gc: grad ([N, O, Ho, Wo], or
- * without N where the input has no batch dim) and wc the weight,
- * contiguous in the work dtype; *out gets [N, C, H, W]. */
-static fbx_status *grad_input_by_fwd(fbx_kctx *ctx, const conv_geom *g, int nsp, fbx_tensor *gc, fbx_tensor *wc,
-                                     fbx_tensor **out) {
-  int64_t Cg = g->C / g->G, Og = g->O / g->G, kH = g->kH, kW = g->kW, taps = kH * kW;
-  int64_t ws4[4] = {g->C, Og, kH, kW}, ws3[3] = {g->C, Og, kW};
+ * groups; so the forward's kernels (the direct kernel for float32) do the
+ * work. Its output has the usual size Do + dilation * (k - 1) - 2 pad,
+ * which is the input's size unless g is a transposed convolution's
+ * adjoint with output_padding (then false: take col2im). */
+static bool input_grad_by_fwd_ok(const conv_geom *g) {
+  const int64_t in[3] = {g->D, g->H, g->W}, out[3] = {g->Do, g->Ho, g->Wo}, k[3] = {g->kD, g->kH, g->kW};
+  const int64_t s[3] = {g->sD, g->sH, g->sW}, p[3] = {g->pD, g->pH, g->pW}, d[3] = {g->dD, g->dH, g->dW};
+  for (int i = 0; i < 3; i++)
+    if (s[i] != 1 || p[i] > d[i] * (k[i] - 1) || out[i] + d[i] * (k[i] - 1) - 2 * p[i] != in[i]) return false;
+  return true;
+}
+
+/* gc: grad [N, O, Do, Ho, Wo] and wc the weight, contiguous in the work
+ * dtype; bc: a bias of the C input channels to add, or NULL; *out gets
+ * [N, C, D, H, W] (the last nsp spatial dims). */
+static fbx_status *input_grad_by_fwd(const conv_geom *g, int nsp, const fbx_tensor *gc, const fbx_tensor *wc,
+                                     const fbx_tensor *bc, fbx_tensor **out) {
+  int64_t Cg = g->C / g->G, Og = g->O / g->G, taps = g->kD * g->kH * g->kW;
   fbx_tensor *wt = NULL;
-  FBX_TRY(fbx_tensor_empty(&wt, wc->dtype, nsp + 2, nsp == 2 ? ws4 : ws3));
+  int64_t ws[3] = {g->C, Og, taps}; /* [C, Og, k...] flattened; conv_forward reads the data only */
+  FBX_TRY(fbx_tensor_empty(&wt, wc->dtype, 3, ws));
   bool f64 = wc->dtype == FBX_DTYPE_FLOAT64;
   for (int64_t gi = 0; gi < g->G; gi++)
     for (int64_t o = 0; o < Og; o++)
@@ -576,143 +722,235 @@ static fbx_status *grad_input_by_fwd(fbx_kctx *ctx, const conv_geom *g, int nsp,
           if (f64) ((double *)wt->data)[to] = ((const double *)wc->data)[from];
           else ((float *)wt->data)[to] = ((const float *)wc->data)[from];
         }
-  int64_t one[2] = {1, 1}, pad[2] = {g->dH * (kH - 1) - g->pH, g->dW * (kW - 1) - g->pW}, dil[2] = {g->dH, g->dW};
-  int64_t gs4[4] = {g->N, g->O, g->Ho, g->Wo}, gs3[3] = {g->N, g->O, g->Wo};
-  fbx_tensor *gb = NULL; /* grad with its batch dim, also where the input had none */
-  fbx_status *st = fbx_tensor_view(&gb, gc, nsp + 2, nsp == 2 ? gs4 : gs3, NULL, gc->offset);
-  if (st) {
-    fbx_tensor_release(wt);
-    return st;
-  }
-  fbx_ivalue a[7] = {fbx_iv_tensor(gb), fbx_iv_tensor(wt), fbx_iv_none(), fbx_iv_none(), fbx_iv_none(), fbx_iv_none(),
-                     fbx_iv_int(g->G)};
-  st = fbx_int_list_iv(&a[3], nsp, one);
-  if (!st) st = fbx_int_list_iv(&a[4], nsp, nsp == 2 ? pad : pad + 1);
-  if (!st) st = fbx_int_list_iv(&a[5], nsp, nsp == 2 ? dil : dil + 1);
-  fbx_ivalue r[FBX_SCHEMA_MAX_RETS] = {0};
-  if (!st) {
-    fbx_kctx sub = {.op = fbx_op_get(nsp == 2 ? FBX_OP_conv2d : FBX_OP_conv1d), .node = ctx->node,
-                    .rng_state = ctx->rng_state, .nargs = 7};
-    st = conv_common(&sub, a, r, nsp);
-  }
-  for (int i = 3; i < 6; i++) fbx_iv_release(&a[i]);
+  conv_geom gf = {.N = g->N, .C = g->O, .D = g->Do, .H = g->Ho, .W = g->Wo, .O = g->C, .kD = g->kD, .kH = g->kH,
+                  .kW = g->kW, .Do = g->D, .Ho = g->H, .Wo = g->W, .sD = 1, .sH = 1, .sW = 1,
+                  .pD = g->dD * (g->kD - 1) - g->pD, .pH = g->dH * (g->kH - 1) - g->pH,
+                  .pW = g->dW * (g->kW - 1) - g->pW, .dD = g->dD, .dH = g->dH, .dW = g->dW, .G = g->G};
+  fbx_status *st = conv_forward(&gf, nsp, gc, wt, bc, out);
   fbx_tensor_release(wt);
-  fbx_tensor_release(gb);
-  if (st) return st;
-  *out = r[0].u.t;
+  return st;
+}
+
+/* grad_input [N, C, D, H, W] (the last nsp spatial dims; the work dtype,
+ * new) of a convolution of geometry g, from its output's gradient gc
+ * [N, O, Do, Ho, Wo] and its weight wc, contiguous in the work dtype; plus
+ * bias bc (NULL: none) per input channel. That is also the transposed
+ * convolution of gc. Per image and group, col2im(weightᵀ · grad), or
+ * input_grad_by_fwd where it applies. */
+static fbx_status *conv_input_grad(const conv_geom *g, int nsp, const fbx_tensor *gc, const fbx_tensor *wc,
+                                   const fbx_tensor *bc, fbx_tensor **out) {
+  int64_t Cg = g->C / g->G, Og = g->O / g->G, K = Cg * g->kD * g->kH * g->kW, P = g->Do * g->Ho * g->Wo;
+  int64_t plane = g->D * g->H * g->W;
+  bool f64 = gc->dtype == FBX_DTYPE_FLOAT64;
+  size_t esz = f64 ? 8 : 4;
+  if (K > 0 && P > 0 && Og > 0 && input_grad_by_fwd_ok(g)) return input_grad_by_fwd(g, nsp, gc, wc, bc, out);
+  fbx_tensor *gi = NULL;
+  FBX_TRY(new_nchw(&gi, gc->dtype, true, nsp, g->N, g->C, g->D, g->H, g->W));
+  if (K > 0 && P > 0 && Og > 0) {
+    void *cols = fbx_malloc(esz * (size_t)(K * P));
+    if (!cols) {
+      fbx_tensor_release(gi);
+      return fbx_status_nomem();
+    }
+    fbx_linalg_blas_init();
+    for (int64_t n = 0; n < g->N; n++)
+      for (int64_t grp = 0; grp < g->G; grp++) {
+        const char *gp = (const char *)gc->data + (size_t)((n * g->O + grp * Og) * P) * esz;
+        const char *wp = (const char *)wc->data + (size_t)(grp * Og * K) * esz;
+        /* cols = weight[group]^T (K x Og) . grad[n, group] (Og x P), then col2im into grad_input */
+        fbx_linalg_gemm(f64, true, false, K, P, Og, 1.0, wp, K, gp, P, 0.0, cols, P);
+        col2im_job cj = {.g = g, .x_out = (char *)gi->data + (size_t)((n * g->C + grp * Cg) * plane) * esz,
+                         .cols = cols, .f64 = f64};
+        fbx_parallel_for(Cg, 1, col2im_body, &cj);
+      }
+    fbx_free(cols);
+  }
+  if (bc) add_bias(f64, gi->data, g->N, g->C, plane, bc->data);
+  *out = gi;
   return NULL;
 }
 
-/* fusebox::conv_backward(grad, input, weight, bias?, stride, padding,
- * dilation, groups) -> (grad_input, grad_weight, grad_bias): the three
- * gradients of conv1d/conv2d (the spatial rank is the weight's rank - 2),
- * by the forward's im2col: per image and group, grad_weight += grad ·
- * colsᵀ and grad_input = col2im(weightᵀ · grad), or for stride 1 with
- * padding within the taps' reach grad_input by a forward convolution
- * (grad_input_by_fwd); grad_bias sums grad over the batch and positions
- * (None when bias is None). Computed in float32 for float16/bfloat16,
- * rounded back, as the forward. */
-fbx_status *fbx_k_fbx_conv_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor *gy, *x, *w, *b = NULL;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &gy));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
-  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &w));
-  if (args[3].kind == FBX_IV_TENSOR) b = args[3].u.t;
-  else if (args[3].kind != FBX_IV_NONE) return fbx_kernel_error(ctx, "bias must be a Tensor or None");
-  int nsp = w->ndim - 2;
-  if (nsp != 1 && nsp != 2) return fbx_kernel_error(ctx, "expected a 3D or 4D weight, got %dD", w->ndim);
+/* gw [O, C / G, k...] (zeroed, contiguous, the work dtype) += per image
+ * and group grad (Og x P) · im2col(x)ᵀ (P x K): the weight gradient of a
+ * convolution of geometry g from its input x [N, C, D, H, W] and its
+ * output's gradient gy [N, O, Do, Ho, Wo], contiguous in the work dtype. */
+static fbx_status *conv_weight_grad(const conv_geom *g, const fbx_tensor *xc, const fbx_tensor *gc, fbx_tensor *gw) {
+  int64_t Cg = g->C / g->G, Og = g->O / g->G, K = Cg * g->kD * g->kH * g->kW, P = g->Do * g->Ho * g->Wo;
+  int64_t plane = g->D * g->H * g->W;
+  bool f64 = xc->dtype == FBX_DTYPE_FLOAT64;
+  size_t esz = f64 ? 8 : 4;
+  if (!(K > 0 && P > 0 && Og > 0)) return NULL;
+  void *cols = fbx_malloc(esz * (size_t)(K * P));
+  if (!cols) return fbx_status_nomem();
+  fbx_linalg_blas_init();
+  for (int64_t n = 0; n < g->N; n++)
+    for (int64_t grp = 0; grp < g->G; grp++) {
+      col_job j = {.g = g, .x = (const char *)xc->data + (size_t)((n * g->C + grp * Cg) * plane) * esz,
+                   .cols = cols, .f64 = f64};
+      fbx_parallel_for(K, P >= 4096 ? 1 : 4096 / P + 1, im2col_body, &j);
+      const char *gp = (const char *)gc->data + (size_t)((n * g->O + grp * Og) * P) * esz;
+      char *gwp = (char *)gw->data + (size_t)(grp * Og * K) * esz;
+      fbx_linalg_gemm(f64, false, true, Og, K, P, 1.0, gp, P, cols, P, 1.0, gwp, K);
+    }
+  fbx_free(cols);
+  return NULL;
+}
+
+/* gb[c] = the sum of t [N, Cc, P] (contiguous, the work dtype) over images and positions, in double. */
+static void bias_grad(const fbx_tensor *t, int64_t N, int64_t Cc, int64_t P, fbx_tensor *gb) {
+  bool f64 = t->dtype == FBX_DTYPE_FLOAT64;
+  for (int64_t c = 0; c < Cc; c++) {
+    double acc = 0;
+    for (int64_t n = 0; n < N; n++) {
+      size_t off = (size_t)((n * Cc + c) * P);
+      if (f64)
+        for (int64_t i = 0; i < P; i++) acc += ((const double *)t->data)[off + i];
+      else
+        for (int64_t i = 0; i < P; i++) acc += ((const float *)t->data)[off + i];
+    }
+    if (f64) ((double *)gb->data)[c] = acc;
+    else ((float *)gb->data)[c] = (float)acc;
+  }
+}
+
+/* float32 for float16/bfloat16/float32, float64 for float64. */
+static fbx_dtype work_dtype(fbx_dtype dt) { return dt == FBX_DTYPE_FLOAT64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32; }
+
+/* *t without its batch dim (unless batched) and in dtype dt: what the
+ * kernels return from a result computed batched in the work dtype. */
+static fbx_status *finish(fbx_tensor **t, bool drop_batch, fbx_dtype dt) {
+  if (drop_batch) { /* a view of the same storage */
+    fbx_tensor *v = NULL;
+    FBX_TRY(fbx_tensor_view(&v, *t, (*t)->ndim - 1, (*t)->sizes + 1, NULL, (*t)->offset));
+    fbx_tensor_release(*t);
+    *t = v;
+  }
+  if ((*t)->dtype != dt) {
+    fbx_tensor *r = NULL;
+    FBX_TRY(fbx_tensor_clone_as(&r, *t, dt));
+    fbx_tensor_release(*t);
+    *t = r;
+  }
+  return NULL;
+}
+
+/* A convolution (transposed: a transposed convolution) of x by w plus b
+ * (NULL: none) with nsp spatial dims and parameters cp into outs[0]. */
+static fbx_status *conv_run(fbx_kctx *ctx, fbx_tensor *x, fbx_tensor *w, fbx_tensor *b, int nsp, const conv_params *cp,
+                            bool transposed, fbx_ivalue *outs) {
   conv_geom g;
   bool batched = false;
-  FBX_TRY(conv_geometry(ctx, args, 4, x, w, b, nsp, &g, &batched));
-  int64_t ys[4] = {g.N, g.O, g.Ho, g.Wo}, y1[3] = {g.N, g.O, g.Wo};
-  const int64_t *want = nsp == 2 ? ys : y1;
+  if (transposed) FBX_TRY(convt_geometry(ctx, x, w, b, nsp, cp, &g, &batched));
+  else FBX_TRY(conv_geometry(ctx, x, w, b, nsp, cp, &g, &batched));
+  fbx_dtype work = work_dtype(x->dtype);
+  fbx_tensor *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL;
+  fbx_status *st = fbx_contiguous_as(&xc, x, work);
+  if (!st) st = fbx_contiguous_as(&wc, w, work);
+  if (!st) st = fbx_contiguous_as(&bc, b, work);
+  if (!st) st = transposed ? conv_input_grad(&g, nsp, xc, wc, bc, &y) : conv_forward(&g, nsp, xc, wc, bc, &y);
+  if (!st) st = finish(&y, !batched, x->dtype);
+  if (!st) fbx_set_out_tensor(outs, 0, y), y = NULL;
+  fbx_tensor_release(xc);
+  fbx_tensor_release(wc);
+  fbx_tensor_release(bc);
+  fbx_tensor_release(y);
+  return st;
+}
+
+/* The tensors args[0 .. n - 2] and the optional bias args[n - 1] (NULL for None) into t. */
+static fbx_status *conv_tensors(const fbx_kctx *ctx, const fbx_ivalue *args, int n, fbx_tensor **t) {
+  for (int i = 0; i < n - 1; i++) FBX_TRY(fbx_arg_tensor(ctx, args, i, &t[i]));
+  t[n - 1] = NULL;
+  if (args[n - 1].kind == FBX_IV_TENSOR) t[n - 1] = args[n - 1].u.t;
+  else if (args[n - 1].kind != FBX_IV_NONE) return fbx_kernel_error(ctx, "bias must be a Tensor or None");
+  return NULL;
+}
+
+/* The spatial rank of aten::convolution's and the backward ops' weight (1
+ * to 3), with a batched input of the same rank for the former; and their
+ * `transposed` flag at args[itr]. */
+static fbx_status *convolution_kind(const fbx_kctx *ctx, const fbx_ivalue *args, const fbx_tensor *x,
+                                    const fbx_tensor *w, bool need_batch, int itr, int *nsp, bool *transposed) {
+  *nsp = w->ndim - 2;
+  if (*nsp < 1 || *nsp > 3) return fbx_kernel_error(ctx, "expected a 3D, 4D or 5D weight, got %dD", w->ndim);
+  if (need_batch && x->ndim != w->ndim)
+    return fbx_kernel_error(ctx, "expected a %dD input for a %dD weight, got %dD", w->ndim, w->ndim, x->ndim);
+  *transposed = false;
+  if (itr < 0) return NULL;
+  if (args[itr].kind != FBX_IV_BOOL) return fbx_kernel_error(ctx, "transposed must be a bool");
+  *transposed = args[itr].u.b;
+  return NULL;
+}
+
+/* conv{1,2,3}d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) and (transposed)
+ * conv_transpose{1,2,3}d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) */
+static fbx_status *conv_named(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp, bool transposed) {
+  fbx_tensor *t[3];
+  conv_params cp;
+  FBX_TRY(conv_tensors(ctx, args, 3, t));
+  if (transposed) FBX_TRY(read_params(ctx, args, nsp, 3, 4, 7, 5, 6, &cp));
+  else FBX_TRY(read_params(ctx, args, nsp, 3, 4, 5, -1, 6, &cp));
+  return conv_run(ctx, t[0], t[1], t[2], nsp, &cp, transposed, outs);
+}
+
+/* aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups) and
+ * aten::_convolution (the same, then benchmark, deterministic, cudnn_enabled, allow_tf32: ignored). */
+fbx_status *fbx_k_convolution(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t[3];
+  conv_params cp;
+  int nsp;
+  bool transposed;
+  FBX_TRY(conv_tensors(ctx, args, 3, t));
+  FBX_TRY(convolution_kind(ctx, args, t[0], t[1], true, 6, &nsp, &transposed));
+  FBX_TRY(read_params(ctx, args, nsp, 3, 4, 5, transposed ? 7 : -1, 8, &cp));
+  return conv_run(ctx, t[0], t[1], t[2], nsp, &cp, transposed, outs);
+}
+
+/* The three gradients of a convolution (transposed: of a transposed
+ * convolution) of x by w with bias b (NULL: none) and parameters cp, given
+ * the output's gradient gy, into outs[0..2] (grad_bias None without a
+ * bias). Computed in float32 for float16/bfloat16, rounded back. */
+static fbx_status *conv_backward_run(fbx_kctx *ctx, fbx_tensor *gy, fbx_tensor *x, fbx_tensor *w, fbx_tensor *b,
+                                     int nsp, const conv_params *cp, bool transposed, fbx_ivalue *outs) {
+  conv_geom g;
+  bool batched = false;
+  if (transposed) FBX_TRY(convt_geometry(ctx, x, w, b, nsp, cp, &g, &batched));
+  else FBX_TRY(conv_geometry(ctx, x, w, b, nsp, cp, &g, &batched));
+  /* the output: conv [N, O, Do, Ho, Wo], transposed [N, C, D, H, W] */
+  int64_t ys[5] = {g.N, transposed ? g.C : g.O, 0, 0, 0}, sp[3] = {g.Do, g.Ho, g.Wo}, tsp[3] = {g.D, g.H, g.W};
+  for (int i = 0; i < nsp; i++) ys[2 + i] = (transposed ? tsp : sp)[3 - nsp + i];
+  const int64_t *want = ys + (batched ? 0 : 1);
   bool shape_ok = gy->ndim == x->ndim;
-  for (int i = 0; shape_ok && i < gy->ndim; i++) shape_ok = gy->sizes[i] == want[i + (batched ? 0 : 1)];
+  for (int i = 0; shape_ok && i < gy->ndim; i++) shape_ok = gy->sizes[i] == want[i];
   if (!shape_ok || gy->dtype != x->dtype) {
     char gs[256];
     fbx_red_shape_str(gs, sizeof gs, gy->ndim, gy->sizes);
     return fbx_kernel_error(ctx, "grad of shape %s (%s) does not match the convolution's output", gs,
                             fbx_dtype_name(gy->dtype));
   }
-  int64_t Cg = g.C / g.G, Og = g.O / g.G, K = Cg * g.kH * g.kW, P = g.Ho * g.Wo;
-  if (Og > INT_MAX || P > INT_MAX || K > INT_MAX) return fbx_kernel_error(ctx, "convolution too large for the BLAS");
-  fbx_dtype work = x->dtype == FBX_DTYPE_FLOAT64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32;
-  bool f64 = work == FBX_DTYPE_FLOAT64;
-  size_t esz = f64 ? 8 : 4;
+  fbx_dtype work = work_dtype(x->dtype);
   fbx_tensor *xc = NULL, *wc = NULL, *gc = NULL, *gi = NULL, *gw = NULL, *gb = NULL;
-  void *cols = NULL;
-  fbx_status *st = x->dtype == work ? fbx_tensor_contiguous(&xc, x) : fbx_tensor_clone_as(&xc, x, work);
-  if (!st) st = w->dtype == work ? fbx_tensor_contiguous(&wc, w) : fbx_tensor_clone_as(&wc, w, work);
-  if (!st) st = gy->dtype == work ? fbx_tensor_contiguous(&gc, gy) : fbx_tensor_clone_as(&gc, gy, work);
-  int64_t xs4[4] = {g.N, g.C, g.H, g.W}, xs3[3] = {g.N, g.C, g.W};
-  bool by_fwd = g.sH == 1 && g.sW == 1 && g.pH <= g.dH * (g.kH - 1) && g.pW <= g.dW * (g.kW - 1);
-  if (!st && by_fwd && K > 0 && P > 0 && Og > 0) st = grad_input_by_fwd(ctx, &g, nsp, gc, wc, &gi);
-  else if (!st) st = fbx_tensor_zeros(&gi, work, nsp + 2, nsp == 2 ? xs4 : xs3), by_fwd = false;
+  fbx_status *st = fbx_contiguous_as(&xc, x, work);
+  if (!st) st = fbx_contiguous_as(&wc, w, work);
+  if (!st) st = fbx_contiguous_as(&gc, gy, work);
   if (!st) st = fbx_tensor_zeros(&gw, work, w->ndim, w->sizes);
-  if (!st && b) st = fbx_tensor_zeros(&gb, work, 1, &g.O);
-  if (!st && K * P > 0) {
-    cols = fbx_malloc(esz * (size_t)(K * P));
-    if (!cols) st = fbx_status_nomem();
-  }
+  if (!st && b) st = fbx_tensor_zeros(&gb, work, 1, b->sizes);
   if (st) goto done;
-  if (K > 0 && P > 0 && Og > 0) {
-    fbx_linalg_blas_init();
-    for (int64_t n = 0; n < g.N; n++)
-      for (int64_t gi_ = 0; gi_ < g.G; gi_++) {
-        size_t xoff = (size_t)((n * g.C + gi_ * Cg) * g.H * g.W), yoff = (size_t)((n * g.O + gi_ * Og) * P);
-        const char *xp = (const char *)xc->data + xoff * esz;
-        const char *gp = (const char *)gc->data + yoff * esz;
-        const char *wp = (const char *)wc->data + (size_t)(gi_ * Og * K) * esz;
-        char *gwp = (char *)gw->data + (size_t)(gi_ * Og * K) * esz;
-        col_job j = {.g = &g, .x = xp, .cols = cols, .f64 = f64};
-        fbx_parallel_for(K, P >= 4096 ? 1 : 4096 / P + 1, im2col_body, &j);
-        /* grad_weight[group] += grad[n, group] (Og x P) . cols^T (P x K) */
-        fbx_linalg_gemm(f64, false, true, Og, K, P, 1.0, gp, P, cols, P, 1.0, gwp, K);
-        if (by_fwd) continue;
-        /* dcols = weight[group]^T (K x Og) . grad[n, group] (Og x P), then col2im into grad_input */
-        fbx_linalg_gemm(f64, true, false, K, P, Og, 1.0, wp, K, gp, P, 0.0, cols, P);
-        col2im_job cj = {.g = &g, .x_out = (char *)gi->data + xoff * esz, .cols = cols, .f64 = f64};
-        fbx_parallel_for(Cg, 1, col2im_body, &cj);
-      }
-  }
-  if (gb)
-    for (int64_t o = 0; o < g.O; o++) {
-      double acc = 0;
-      for (int64_t n = 0; n < g.N; n++) {
-        size_t off = (size_t)((n * g.O + o) * P);
-        if (f64)
-          for (int64_t i = 0; i < P; i++) acc += ((const double *)gc->data)[off + i];
-        else
-          for (int64_t i = 0; i < P; i++) acc += ((const float *)gc->data)[off + i];
-      }
-      if (f64) ((double *)gb->data)[o] = acc;
-      else ((float *)gb->data)[o] = (float)acc;
-    }
+  /* the convolution's input and output gradient: transposed, gy is the input and x the gradient */
+  const fbx_tensor *cin = transposed ? gc : xc, *cgrad = transposed ? xc : gc;
+  st = transposed ? conv_forward(&g, nsp, gc, wc, NULL, &gi) : conv_input_grad(&g, nsp, gc, wc, NULL, &gi);
+  if (!st) st = conv_weight_grad(&g, cin, cgrad, gw);
+  if (st) goto done;
+  if (gb) bias_grad(gc, g.N, transposed ? g.C : g.O, transposed ? g.D * g.H * g.W : g.Do * g.Ho * g.Wo, gb);
   fbx_tensor **res[3] = {&gi, &gw, &gb};
-  for (int k = 0; k < 3; k++) {
-    if (!*res[k]) continue;
-    fbx_tensor *t = *res[k];
-    if (k == 0 && !batched) { /* drop the batch dim */
-      fbx_tensor *v = NULL;
-      st = fbx_tensor_view(&v, t, t->ndim - 1, t->sizes + 1, NULL, t->offset);
-      if (st) goto done;
-      fbx_tensor_release(t);
-      *res[k] = t = v;
-    }
-    if (work != x->dtype) {
-      fbx_tensor *r = NULL;
-      st = fbx_tensor_clone_as(&r, t, x->dtype);
-      if (st) goto done;
-      fbx_tensor_release(t);
-      *res[k] = r;
-    }
-  }
+  for (int k = 0; k < 3 && !st; k++)
+    if (*res[k]) st = finish(res[k], k == 0 && !batched, x->dtype);
+  if (st) goto done;
   for (int k = 0; k < 3; k++) {
     outs[k] = *res[k] ? fbx_iv_tensor(*res[k]) : fbx_iv_none();
     *res[k] = NULL;
   }
 done:
-  fbx_free(cols);
   fbx_tensor_release(xc);
   fbx_tensor_release(wc);
   fbx_tensor_release(gc);
@@ -722,7 +960,50 @@ done:
   return st;
 }
 
-/* conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) */
-fbx_status *fbx_k_conv2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return conv_common(ctx, args, outs, 2); }
-/* conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) */
-fbx_status *fbx_k_conv1d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return conv_common(ctx, args, outs, 1); }
+/* The backward ops: (grad, input, weight, bias?, stride, padding,
+ * dilation) at args[0 .. 6], then transposed at args[itr], output_padding
+ * at args[iop] (-1: neither, a convolution) and groups at args[ig]. */
+static fbx_status *backward_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int itr, int iop, int ig) {
+  fbx_tensor *t[4]; /* grad, input, weight, bias */
+  conv_params cp;
+  int nsp;
+  bool transposed;
+  FBX_TRY(conv_tensors(ctx, args, 4, t));
+  FBX_TRY(convolution_kind(ctx, args, t[1], t[2], false, itr, &nsp, &transposed));
+  FBX_TRY(read_params(ctx, args, nsp, 4, 5, 6, transposed ? iop : -1, ig, &cp));
+  return conv_backward_run(ctx, t[0], t[1], t[2], t[3], nsp, &cp, transposed, outs);
+}
+
+/* fusebox::conv_backward(grad, input, weight, bias?, stride, padding,
+ * dilation, groups) -> (grad_input, grad_weight, grad_bias): the three
+ * gradients of conv1d/conv2d/conv3d (the spatial rank is the weight's
+ * rank - 2): grad_input by conv_input_grad, grad_weight by
+ * conv_weight_grad, grad_bias the sum of grad over the batch and positions
+ * (None when bias is None). */
+fbx_status *fbx_k_fbx_conv_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return backward_common(ctx, args, outs, -1, -1, 7);
+}
+
+/* fusebox::convolution_backward(grad, input, weight, bias?, stride,
+ * padding, dilation, transposed, output_padding, groups) -> (grad_input,
+ * grad_weight, grad_bias): aten::convolution's gradients, either kind, and
+ * so those of conv_transpose1d/2d/3d (unbatched inputs too). Transposed:
+ * grad_input is the forward convolution of grad by the weight,
+ * grad_weight the convolution's weight gradient with grad as its input and
+ * input as its output's gradient, grad_bias grad summed per channel. */
+fbx_status *fbx_k_fbx_convolution_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return backward_common(ctx, args, outs, 7, 8, 9);
+}
+
+/* conv{1,2,3}d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) and
+ * conv_transpose{1,2,3}d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1) */
+#define CONV_KERNEL_(name, nsp, transposed)                                \
+  fbx_status *name(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {    \
+    return conv_named(ctx, args, outs, nsp, transposed);                   \
+  }
+CONV_KERNEL_(fbx_k_conv1d, 1, false)
+CONV_KERNEL_(fbx_k_conv2d, 2, false)
+CONV_KERNEL_(fbx_k_conv3d, 3, false)
+CONV_KERNEL_(fbx_k_conv_transpose1d, 1, true)
+CONV_KERNEL_(fbx_k_conv_transpose2d, 2, true)
+CONV_KERNEL_(fbx_k_conv_transpose3d, 3, true)

@@ -90,6 +90,12 @@ fbx_status *fbx_size_add(const fbx_kctx *ctx, int64_t a, int64_t b, int64_t *out
   return NULL;
 }
 
+fbx_status *fbx_contiguous_as(fbx_tensor **out, fbx_tensor *t, fbx_dtype dt) {
+  *out = NULL;
+  if (!t) return NULL;
+  return t->dtype == dt ? fbx_tensor_contiguous(out, t) : fbx_tensor_clone_as(out, t, dt);
+}
+
 fbx_status *fbx_int_list_iv(fbx_ivalue *out, int n, const int64_t *v) {
   FBX_TRY(fbx_iv_list_new(out, n));
   for (int i = 0; i < n; i++) {

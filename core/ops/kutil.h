@@ -25,6 +25,9 @@ fbx_status *fbx_broadcast_into(const fbx_kctx *ctx, int64_t *out, int *out_ndim,
 fbx_status *fbx_expand_view(fbx_tensor **out, fbx_tensor *t, int ndim, const int64_t *sizes);
 /* A tensor argument, or an error naming the argument. */
 fbx_status *fbx_arg_tensor(const fbx_kctx *ctx, const fbx_ivalue *args, int i, fbx_tensor **out);
+/* t as a contiguous tensor of dtype dt: t itself (retained) where it is
+ * one already, else a converted copy; *out = NULL for t NULL. */
+fbx_status *fbx_contiguous_as(fbx_tensor **out, fbx_tensor *t, fbx_dtype dt);
 /* A new int list ivalue of the n values v (for a kernel that calls another
  * kernel with list arguments). */
 fbx_status *fbx_int_list_iv(fbx_ivalue *out, int n, const int64_t *v);

@@ -3,11 +3,25 @@
  * (PyTorch raises otherwise); the result has it. Shapes (FBX_SH_CUSTOM)
  * follow matmul's rules: 1-D operands act as a row (left) or column (right)
  * vector whose dim is dropped, batch dims broadcast; mm is 2-D only, bmm 3-D
- * with equal batch. conv2d/conv1d: input [N, C, H, W] / [N, C, L] (or
- * without N), weight [O, C / groups, kH, kW] / [O, C / groups, kW], bias
- * [O] or None; output [N, O, Ho, Wo] with Ho = (H + 2 padding - dilation
- * (kH - 1) - 1) / stride + 1 (floor); floating dtypes only. PyTorch's
- * conv2d.padding overloads (padding="same"/"valid") are not rows. */
+ * with equal batch.
+ *
+ * Convolutions (k_conv.c), floating dtypes only, all operands of one dtype:
+ * conv1d/conv2d/conv3d: input [N, C, spatial...] (or without N), weight
+ * [O, C / groups, k...], bias [O] or None; output [N, O, out...] with out =
+ * (in + 2 padding - dilation (k - 1) - 1) / stride + 1 (floor).
+ * conv_transpose1d/2d/3d: weight [C_in, C_out / groups, k...], bias
+ * [C_out] or None; output [N, C_out, out...] with out = (in - 1) stride -
+ * 2 padding + dilation (k - 1) + output_padding + 1; output_padding must
+ * be below the stride or the dilation (PyTorch's rule). aten::convolution
+ * and aten::_convolution (what traced modules call) are either kind by
+ * `transposed`, the spatial rank by the weight's, the input batched;
+ * _convolution's last four flags are ignored; output_padding is read only
+ * when transposed. Their gradients: fusebox::conv_backward (conv1d/2d/3d)
+ * and fusebox::convolution_backward (either kind; the formulas of the
+ * transposed ops, convolution and _convolution call it), each returning
+ * (grad_input, grad_weight, grad_bias), grad_bias None when bias is None.
+ * PyTorch's conv*d.padding overloads (padding="same"/"valid") are not
+ * rows. */
 #ifndef FBX_OPS_LIST_LINALG_H
 #define FBX_OPS_LIST_LINALG_H
 
@@ -30,10 +44,40 @@
     "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, " \
     "int[1] dilation=1, int groups=1) -> Tensor",                                                  \
     FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv1d)                                 \
+  X(conv3d,                                                                                        \
+    "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, " \
+    "int[3] dilation=1, int groups=1) -> Tensor",                                                  \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv3d)                                 \
+  X(conv_transpose1d,                                                                              \
+    "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "    \
+    "int[1] padding=[0], int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor",  \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv_transpose1d)                       \
+  X(conv_transpose2d_input,                                                                        \
+    "aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, " \
+    "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",        \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv_transpose2d)                       \
+  X(conv_transpose3d_input,                                                                        \
+    "aten::conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, " \
+    "int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor",        \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv_transpose3d)                       \
+  X(convolution,                                                                                   \
+    "aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "    \
+    "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor",                \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_convolution)                            \
+  X(_convolution,                                                                                  \
+    "aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "   \
+    "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, "          \
+    "bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor",                          \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_convolution)                            \
   X(fbx_conv_backward,                                                                             \
     "fusebox::conv_backward(Tensor grad, Tensor input, Tensor weight, Tensor? bias, int[] stride, "  \
     "int[] padding, int[] dilation, int groups) -> (Tensor grad_input, Tensor grad_weight, "        \
     "Tensor grad_bias)",                                                                           \
-    FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_conv_backward)
+    FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_conv_backward)                    \
+  X(fbx_convolution_backward,                                                                      \
+    "fusebox::convolution_backward(Tensor grad, Tensor input, Tensor weight, Tensor? bias, "        \
+    "int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, "          \
+    "int groups) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",                    \
+    FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_convolution_backward)
 
 #endif

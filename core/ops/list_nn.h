@@ -69,6 +69,14 @@
  *       1 / (1 - p) when train is true (0 for p == 1), 1 when train is
  *       false or None (PyTorch 1.13's derivatives.yaml, None included).
  * aten::native_dropout_backward(grad, mask, scale) is grad * mask * scale.
+ *
+ * PReLU (k_prelu.c): prelu(self, weight) = self > 0 ? self : weight * self,
+ * weight 0-d or 1-D of one element (every element) or of self.size(1)
+ * elements (one per channel, dim 1; a 1-D self has one channel), float32,
+ * float64 or bfloat16 as on PyTorch's CPU; its gradient is PyTorch's
+ * prelu_backward(grad_output, self, weight) -> (d self, d weight): grad
+ * where self > 0, else weight * grad; d weight sums self * grad where self
+ * <= 0 over everything but the channel, in weight's shape.
  */
 #ifndef FBX_OPS_LIST_NN_H
 #define FBX_OPS_LIST_NN_H
@@ -208,6 +216,11 @@
   X(fbx_dropout_scale, "fusebox::dropout_scale(float p, bool? train) -> float", FBX_OPCAT_SCALAR, FBX_DT_NONE,     \
     FBX_SH_NONE, 0, fbx_k_fbx_dropout_scale)                                                                      \
   X(native_dropout_backward, "aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor", \
-    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_native_dropout_backward)
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_native_dropout_backward)                                      \
+  /* ---- parametric ReLU (k_prelu.c) ------------------------------------------------------------ */            \
+  X(prelu, "aten::prelu(Tensor self, Tensor weight) -> Tensor", FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0,          \
+    fbx_k_prelu)                                                                                                  \
+  X(prelu_backward, "aten::prelu_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)",    \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_prelu_backward)
 
 #endif

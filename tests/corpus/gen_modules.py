@@ -354,6 +354,61 @@ class GluCosine(nn.Module):
         return self.cos(self.glu(self.fa(x)), self.fb(x))
 
 
+class DcganBlock(nn.Module):
+    """DCGAN generator blocks: ConvTranspose2d(stride 2, padding 1, no bias), BatchNorm2d, ReLU, twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.ConvTranspose2d(6, 4, 4, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.up2 = nn.ConvTranspose2d(4, 3, 4, stride=2, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(3)
+
+    def forward(self, z):
+        return F.relu(self.bn2(self.up2(F.relu(self.bn1(self.up1(z))))))
+
+
+class Decoder1d(nn.Module):
+    """A 1-D decoder: ConvTranspose1d with output_padding=1 and groups=2, ReLU, then a plain one."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.out = nn.ConvTranspose1d(6, 2, 3, padding=1)
+
+    def forward(self, x):
+        return self.out(F.relu(self.up(x)))
+
+
+class Conv3dNet(nn.Module):
+    """Conv3d (padding 1), ReLU, a strided grouped Conv3d, flatten, Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv3d(2, 4, 3, padding=1)
+        self.c2 = nn.Conv3d(4, 4, (1, 2, 2), stride=(1, 2, 2), groups=2)
+        self.fc = nn.Linear(4 * 3 * 2 * 2, 5)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.c2(F.relu(self.c1(x))), 1))
+
+
+class PreluNet(nn.Module):
+    """Conv2d + PReLU(channels), then an MLP with a single-weight PReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.act1 = nn.PReLU(4, init=0.2)
+        self.fc1 = nn.Linear(4 * 3 * 3, 8)
+        self.act2 = nn.PReLU()
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = torch.flatten(self.act1(self.conv(x)), 1)
+        return self.fc2(self.act2(self.fc1(h)))
+
+
 class MhaMasked(nn.Module):
     """Self-attention with a key padding mask (bool), batch_first."""
 
@@ -457,6 +512,22 @@ def module_specs():
     add("activations_mlp", ActivationsMlp, lambda r: [uniform(r, 4, 6)])
     add("conv1d_tanh", Conv1dTanh, lambda r: [uniform(r, 2, 3, 7)])
     add("glu_cosine", GluCosine, lambda r: [uniform(r, 4, 6)])
+    add("dcgan_block", DcganBlock, lambda r: [uniform(r, 2, 6, 3, 3)], tol="1e-4 1e-5",
+        notes="two DCGAN generator blocks (ConvTranspose2d(k=4, stride=2, padding=1, bias=False), BatchNorm2d, "
+              "ReLU), eval mode; the scripted ConvTranspose2d computes its output_padding from output_size=None.")
+    add("dcgan_block_train", DcganBlock, lambda r: [uniform(r, 2, 6, 3, 3)], train=True, tol="1e-4 1e-5",
+        notes="the DCGAN blocks in training mode (batch statistics).")
+    add("decoder_1d", Decoder1d, lambda r: [uniform(r, 2, 4, 5)], tol="1e-4 1e-5",
+        notes="ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2), ReLU, "
+              "ConvTranspose1d(6, 2, 3, padding=1).")
+    add("conv_transpose2d_dilated",
+        lambda: nn.ConvTranspose2d(3, 4, 3, stride=1, padding=1, output_padding=1, dilation=2),
+        lambda r: [uniform(r, 2, 3, 5, 4), None], tol="1e-4 1e-5",
+        notes="nn.ConvTranspose2d itself (its forward's output_size argument is None): dilation 2 and "
+              "output_padding 1, which PyTorch allows at stride 1 because it is below the dilation.")
+    add("conv3d_net", Conv3dNet, lambda r: [uniform(r, 2, 2, 3, 4, 4)], tol="1e-4 1e-5")
+    add("prelu_net", PreluNet, lambda r: [uniform(r, 2, 3, 5, 5)], tol="1e-4 1e-5",
+        notes="nn.PReLU(4) per channel after a Conv2d, nn.PReLU() (one weight) in the MLP.")
     return S
 
 

@@ -161,11 +161,38 @@ class GRUModule(nn.Module):
         return self.gru(x, h)
 
 
+class Deconv(nn.Module):
+    """DCGAN-style upsampling: ConvTranspose2d(stride 2, padding 1) + BatchNorm2d + ReLU, then a
+    dilated ConvTranspose2d with output_padding 1 (below its dilation) and a per-channel PReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 3, 4, stride=2, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(3)
+        self.dil = nn.ConvTranspose2d(3, 4, 3, padding=2, output_padding=1, groups=1, dilation=2)
+        self.act = nn.PReLU(4)
+
+    def forward(self, x):
+        return self.act(self.dil(torch.relu(self.bn(self.up(x)))))
+
+
+class Conv3dPReLU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(2, 4, 3, padding=1, groups=2)
+        self.act = nn.PReLU()
+        self.up = nn.ConvTranspose1d(4, 2, 3, stride=2, output_padding=1, groups=2)
+
+    def forward(self, x):
+        h = self.act(self.conv(x))
+        return self.up(h.flatten(2))
+
+
 def randn(*s):
     return torch.randn(*s)
 
 
-# name, module, inputs, differentiable in its floating inputs, tol
+# name, module, inputs, differentiable in its floating inputs, tol (, "trace": torch.jit.trace, not script)
 CASES = [
     ("mlp", MLP, lambda: [randn(3, 6)], True, (1e-4, 1e-5)),
     ("conv_block", ConvBlock, lambda: [randn(1, 2, 5, 5)], True, (1e-4, 1e-5)),
@@ -181,6 +208,10 @@ CASES = [
     ("instance_norm", InstanceNorm, lambda: [randn(2, 3, 4, 4)], True, (1e-4, 1e-5)),
     ("lstm_module", LSTMModule, lambda: [randn(2, 4, 5)], True, (1e-4, 1e-5)),
     ("gru_module", GRUModule, lambda: [randn(4, 2, 5), randn(1, 2, 6)], True, (1e-4, 1e-5)),
+    ("deconv", Deconv, lambda: [randn(2, 4, 3, 3)], True, (1e-4, 1e-5)),
+    ("conv3d_prelu", Conv3dPReLU, lambda: [randn(2, 2, 3, 2, 3)], True, (1e-4, 1e-5)),
+    # traced: the convolutions are aten::_convolution
+    ("deconv_traced", Deconv, lambda: [randn(2, 4, 3, 3)], True, (1e-4, 1e-5), "trace"),
 ]
 
 
@@ -195,7 +226,7 @@ def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     os.makedirs(OUT)
-    for name, cls, make_inputs, diff, tol in CASES:
+    for name, cls, make_inputs, diff, tol, *how in CASES:
         torch.manual_seed(len(name))
         mod = cls()
         # Non-trivial running statistics for the norms in eval mode.
@@ -206,11 +237,11 @@ def main():
                 b.weight.data.uniform_(0.5, 1.5)
                 b.bias.data.uniform_(-0.5, 0.5)
         mod.eval()
-        scripted = torch.jit.script(mod)
+        inputs = make_inputs()
+        scripted = torch.jit.trace(mod, inputs) if how == ["trace"] else torch.jit.script(mod)
         d = os.path.join(OUT, name)
         os.makedirs(d)
         torch.jit.save(scripted, os.path.join(d, "model.pt"))
-        inputs = make_inputs()
         names = [str(i) for i in range(len(inputs))]
         grads = []
         if diff:

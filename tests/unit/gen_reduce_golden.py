@@ -228,6 +228,133 @@ def conv_backward_cases():
             [gi[0], gw, gb], tol_for(torch.float32))
 
 
+def conv_more_cases():
+    """conv3d, the transposed convolutions, aten::convolution/_convolution
+    and their gradients (fusebox::conv_backward in 3-D,
+    fusebox::convolution_backward of either kind) against PyTorch's
+    forward ops and aten::convolution_backward. Last in the file."""
+    def fcase(name, op, *args):
+        """float32 outputs are sums of a few dozen products that PyTorch's
+        own float32 kernels get up to 2e-6 off: atol 1e-5 (float64: the default)."""
+        f64 = any(isinstance(a, T) and a.data.dtype == torch.float64 for a in args)
+        case(name, op, *args, tol=None if f64 else (1e-5, 1e-5))
+
+    ct1 = "conv_transpose1d.default"
+    ct2 = "conv_transpose2d.input"
+    ct3 = "conv_transpose3d.input"
+    x3, w3, b3 = T(randn(2, 3, 5, 6, 4)), T(randn(4, 3, 3, 2, 2)), T(randn(4))
+    fcase("conv3d_basic", "conv3d.default", x3, w3, b3, [1, 1, 1], [0, 0, 0], [1, 1, 1], 1)
+    fcase("conv3d_stride_pad_dil", "conv3d.default", x3, w3, None, [2, 1, 2], [1, 2, 0], [1, 2, 1], 1)
+    fcase("conv3d_int_args", "conv3d.default", x3, w3, b3, 2, 1, 1, 1)
+    fcase("conv3d_groups", "conv3d.default", T(randn(1, 4, 4, 5, 3)), T(randn(6, 2, 2, 3, 1)), T(randn(6)),
+         [1, 1, 1], [1, 0, 1], [1, 1, 1], 2)
+    fcase("conv3d_1x1x1", "conv3d.default", T(randn(2, 5, 3, 4, 2)), T(randn(3, 5, 1, 1, 1)), T(randn(3)),
+         [1, 1, 1], [0, 0, 0], [1, 1, 1], 1)
+    fcase("conv3d_unbatched", "conv3d.default", T(randn(3, 4, 5, 4)), w3, b3, [1, 1, 1], [1, 1, 1], [1, 1, 1], 1)
+    fcase("conv3d_f64", "conv3d.default", T(randn(1, 2, 4, 3, 5).double()), T(randn(3, 2, 2, 2, 3).double()),
+         T(randn(3).double()), [1, 2, 1], [1, 0, 1], [1, 1, 1], 1)
+    fcase("conv3d_T_input", "conv3d.default", T(randn(2, 3, 5, 4, 6), t=True), w3, b3, [1, 1, 1], [0, 0, 0],
+         [1, 1, 1], 1)
+    fcase("conv3d_empty_batch", "conv3d.default", T(torch.zeros(0, 3, 5, 6, 4)), w3, b3, [1, 1, 1], [0, 0, 0],
+         [1, 1, 1], 1)
+    fcase("conv3d_shifted_size", "conv3d.default", T(randn(1, 16, 3, 6, 5)), T(randn(5, 16, 1, 3, 3)), None,
+         [1, 1, 1], [0, 1, 1], [1, 1, 1], 1)
+    xt, wt, bt = T(randn(2, 4, 5, 6)), T(randn(4, 3, 3, 3)), T(randn(3))
+    fcase("convt2d_basic", ct2, xt, wt, bt, [1, 1], [0, 0], [0, 0], 1, [1, 1])
+    fcase("convt2d_dcgan", ct2, xt, T(randn(4, 3, 4, 4)), None, [2, 2], [1, 1], [0, 0], 1, [1, 1])
+    fcase("convt2d_stride_outpad", ct2, xt, wt, bt, [2, 3], [1, 0], [1, 2], 1, [1, 1])
+    fcase("convt2d_groups", ct2, xt, T(randn(4, 2, 3, 2)), T(randn(4)), [2, 1], [0, 1], [1, 0], 2, [1, 1])
+    fcase("convt2d_dilation", ct2, xt, wt, bt, [1, 1], [1, 2], [0, 0], 1, [2, 3])
+    fcase("convt2d_outpad_over_stride", ct2, xt, wt, bt, [1, 2], [1, 1], [1, 2], 1, [2, 3])
+    fcase("convt2d_int_args", ct2, xt, wt, None, 2, 1, 1, 1, 1)
+    fcase("convt2d_unbatched", ct2, T(randn(4, 3, 5)), wt, bt, [2, 2], [0, 1], [1, 0], 1, [1, 1])
+    fcase("convt2d_f64", ct2, T(randn(1, 2, 4, 3).double()), T(randn(2, 3, 2, 3).double()), T(randn(3).double()),
+         [2, 1], [1, 1], [1, 0], 1, [1, 1])
+    fcase("convt2d_T_input", ct2, T(randn(2, 4, 6, 5), t=True), wt, bt, [1, 2], [0, 0], [0, 1], 1, [1, 1])
+    fcase("convt2d_by_fwd_big", ct2, T(randn(2, 16, 7, 9)), T(randn(16, 20, 3, 3)), T(randn(20)), [1, 1], [1, 1],
+         [0, 0], 1, [1, 1])
+    fcase("convt2d_empty_batch", ct2, T(torch.zeros(0, 4, 5, 6)), wt, bt, [1, 1], [0, 0], [0, 0], 1, [1, 1])
+    fcase("convt1d_basic", ct1, T(randn(2, 4, 7)), T(randn(4, 3, 3)), T(randn(3)), [1], [0], [0], 1, [1])
+    fcase("convt1d_decoder", ct1, T(randn(2, 4, 7)), T(randn(4, 3, 3)), T(randn(6)), [2], [1], [1], 2, [1])
+    fcase("convt1d_dilation_int_args", ct1, T(randn(1, 2, 6)), T(randn(2, 5, 2)), None, 3, 2, 1, 1, 2)
+    fcase("convt1d_unbatched", ct1, T(randn(2, 6)), T(randn(2, 5, 2)), T(randn(5)), [2], [0], [1], 1, [1])
+    fcase("convt3d_basic", ct3, T(randn(1, 2, 3, 4, 3)), T(randn(2, 3, 2, 3, 2)), T(randn(3)), [2, 1, 2],
+         [0, 1, 1], [1, 0, 1], 1, [1, 1, 1])
+    fcase("convt3d_groups_dilation", ct3, T(randn(2, 4, 3, 3, 2)), T(randn(4, 1, 2, 2, 3)), None, [1, 1, 1],
+         [0, 1, 1], [0, 0, 0], 2, [2, 1, 1])
+    fcase("convolution_conv2d", "convolution.default", xc4 := T(randn(2, 3, 6, 5)), T(randn(4, 3, 3, 2)),
+         T(randn(4)), [2, 1], [1, 0], [1, 1], False, [0, 0], 1)
+    fcase("convolution_transposed2d", "convolution.default", xc4, T(randn(3, 2, 3, 3)), T(randn(2)), [2, 2],
+         [1, 1], [1, 1], True, [1, 1], 1)
+    fcase("convolution_lists_of_one", "convolution.default", xc4, T(randn(4, 3, 2, 2)), None, [1], [0], [1], False,
+         [1], 1)
+    fcase("convolution_transposed3d", "convolution.default", T(randn(1, 2, 3, 2, 3)), T(randn(2, 2, 2, 2, 2)), None,
+         [1, 2, 1], [0, 0, 1], [1, 1, 1], True, [0, 1, 0], 1)
+    fcase("_convolution_transposed1d", "_convolution.default", T(randn(2, 4, 5)), T(randn(4, 1, 3)), T(randn(2)),
+         [2], [1], [1], True, [1], 2, False, False, True, True)
+    fcase("_convolution_conv1d", "_convolution.default", T(randn(2, 4, 5)), T(randn(6, 2, 3)), T(randn(6)),
+         [1], [1], [2], False, [0], 2, False, True, False, True)
+    error("err_convt2d_outpad", ct2, xt, wt, None, [2, 2], [0, 0], [2, 0], 1, [1, 1],
+          expect="output padding must be smaller than either stride or dilation")
+    error("err_convt2d_channels", ct2, T(randn(1, 3, 4, 4)), wt, None, [1, 1], [0, 0], [0, 0], 1, [1, 1],
+          expect="expects 4 input channels, got 3")
+    error("err_convt2d_groups", ct2, xt, wt, None, [1, 1], [0, 0], [0, 0], 3, [1, 1],
+          expect="are not divisible by groups=3")
+    error("err_convt2d_bias", ct2, xt, wt, T(randn(4)), [1, 1], [0, 0], [0, 0], 1, [1, 1],
+          expect="expected a bias of shape [3]")
+    error("err_convt2d_too_small", ct2, T(randn(1, 4, 1, 1)), wt, None, [1, 1], [2, 2], [0, 0], 1, [1, 1],
+          expect="output size is too small")
+    error("err_convt2d_int", ct2, T(randi(0, 3, 1, 4, 3, 3, dtype=torch.int32)), T(randi(0, 3, 4, 3, 2, 2, dtype=torch.int32)), None, [1, 1], [0, 0],
+          [0, 0], 1, [1, 1], expect="not implemented for int32")
+    error("err_convt1d_dims", ct1, xt, wt, None, 1, 0, 0, 1, 1,
+          expect="expected a 2D (unbatched) or 3D (batched) input, got 4D")
+    error("err_conv3d_kernel", "conv3d.default", T(randn(1, 3, 2, 6, 4)), w3, None, [1, 1, 1], [0, 0, 0],
+          [1, 1, 1], 1, expect="kernel size can't be greater than the (padded) input size")
+    error("err_convolution_rank", "convolution.default", T(randn(3, 6, 5)), T(randn(4, 3, 3, 2)), None, [1], [0],
+          [1], False, [0], 1, expect="expected a 4D input for a 4D weight, got 3D")
+
+    cb = torch.ops.aten.convolution_backward.default
+    specs = [  # name, x shape, w shape, bias?, stride, padding, dilation, transposed, output_padding, groups, dtype
+        ("cvbwd_t2d", (2, 4, 5, 6), (4, 3, 3, 3), True, [2, 1], [1, 0], [1, 1], True, [1, 0], 1, torch.float32),
+        ("cvbwd_t2d_by_fwd", (2, 4, 5, 6), (4, 3, 3, 3), True, [1, 1], [1, 1], [1, 1], True, [0, 0], 1,
+         torch.float32),
+        ("cvbwd_t2d_outpad_over_stride", (1, 4, 5, 6), (4, 3, 3, 3), False, [1, 2], [1, 1], [2, 3], True, [1, 2], 1,
+         torch.float32),
+        ("cvbwd_t2d_groups_dilation", (2, 4, 4, 5), (4, 2, 2, 3), True, [2, 1], [0, 1], [2, 1], True, [1, 0], 2,
+         torch.float32),
+        ("cvbwd_t2d_f64", (1, 2, 4, 3), (2, 3, 2, 3), True, [2, 1], [1, 1], [1, 1], True, [1, 0], 1, torch.float64),
+        ("cvbwd_t1d", (2, 4, 7), (4, 3, 3), True, [2], [1], [1], True, [1], 2, torch.float32),
+        ("cvbwd_t3d", (1, 2, 3, 4, 3), (2, 3, 2, 3, 2), True, [2, 1, 2], [0, 1, 1], [1, 1, 1], True, [1, 0, 1], 1,
+         torch.float32),
+        ("cvbwd_conv3d", (2, 3, 5, 4, 4), (4, 3, 3, 2, 2), True, [2, 1, 1], [1, 0, 1], [1, 1, 2], False,
+         [0, 0, 0], 1, torch.float32),
+        ("cvbwd_conv2d", (2, 4, 6, 5), (6, 2, 3, 2), False, [1, 2], [1, 0], [1, 1], False, [0, 0], 2,
+         torch.float32),
+    ]
+    for name, xs, ws, has_b, st, pad, dil, tr, opad, grp, dt in specs:
+        x, w = randn(*xs).to(dt), randn(*ws).to(dt)
+        nb = ws[1] * grp if tr else ws[0]
+        b = randn(nb).to(dt) if has_b else None
+        y = torch.ops.aten.convolution.default(x, w, b, st, pad, dil, tr, opad, grp)
+        gy = randn(*y.shape).to(dt)
+        gi, gw, gb = cb(gy, x, w, [nb] if has_b else None, st, pad, dil, tr, opad, grp, [True, True, has_b])
+        bt = T(b) if has_b else None
+        tol = tol_for(dt) if dt == torch.float64 else (1e-5, 1e-5)
+        case_as(name, "fusebox::convolution_backward", [T(gy), T(x), T(w), bt, st, pad, dil, tr, opad, grp],
+                [gi, gw, gb if has_b else None], tol)
+        if not tr and len(ws) == 5:
+            case_as("cbwd_3d", "fusebox::conv_backward", [T(gy), T(x), T(w), bt, st, pad, dil, grp],
+                    [gi, gw, gb if has_b else None], tol)
+    # unbatched transposed: the gradients of the batched call, the batch dim dropped
+    x, w, b = randn(4, 5, 3), randn(4, 3, 2, 3), randn(3)
+    y = torch.ops.aten.convolution.default(x[None], w, b, [2, 1], [0, 1], [1, 1], True, [1, 0], 1)
+    gy = randn(*y.shape[1:])
+    gi, gw, gb = cb(gy[None], x[None], w, [3], [2, 1], [0, 1], [1, 1], True, [1, 0], 1, [True, True, True])
+    case_as("cvbwd_t2d_unbatched", "fusebox::convolution_backward",
+            [T(gy), T(x), T(w), T(b), [2, 1], [0, 1], [1, 1], True, [1, 0], 1], [gi[0], gw, gb],
+            (1e-5, 1e-5))
+
+
 def error(name, op, *args, expect):
     base, _, ov = op.partition(".")
     fn = getattr(getattr(torch.ops.aten, base), ov or "default")
@@ -640,6 +767,7 @@ def main():
     ln_backward_cases()
     addend_cases()
     conv_backward_cases()
+    conv_more_cases()
 
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write("# generated by tests/unit/gen_reduce_golden.py with torch %s; do not edit\n" % torch.__version__)

@@ -1,5 +1,6 @@
-/* Gradient formulas of reductions, linear algebra, shape and indexing ops
- * (autodiff/formulas_{reduce,linalg,shape}.h and the C builders of
+/* Gradient formulas of reductions, linear algebra (convolutions too),
+ * prelu, shape and indexing ops (autodiff/formulas_{reduce,linalg,shape}.h,
+ * prelu's in formulas_nn.h, and the C builders of
  * grad_builders.c), checked against finite differences in float64 with
  * the gradcheck harness (gradcheck.h): one row per formula and overload,
  * with keepdim, negative dims, broadcasting matmul ranks and repeated
@@ -128,6 +129,43 @@ static const gc_case cases[] = {
      .inputs = {"3x2", "2x3x4", "2x4x2"}},
     {.name = "linear", .graph = G3("  %r : Tensor = aten::linear(%x, %y, %z)\n" RET), .inputs = {"2x3x4", "5x4", "5"}},
     {.name = "linear no bias", .graph = G2(C_NONE "  %r : Tensor = aten::linear(%x, %y, %none)\n" RET), .inputs = {"4", "5x4"}},
+    /* convolutions: fusebox::conv_backward and fusebox::convolution_backward (transposed) */
+    {.name = "conv3d stride, padding, groups",
+     .graph = G3(C_I("a", 1) C_I("b", 2) C_I("c", 0) "  %s : int[] = prim::ListConstruct(%a, %b, %a)\n"
+                 "  %p : int[] = prim::ListConstruct(%a, %c, %a)\n  %d : int[] = prim::ListConstruct(%a, %a, %b)\n"
+                 "  %r : Tensor = aten::conv3d(%x, %y, %z, %s, %p, %d, %b)\n" RET),
+     .inputs = {"1x4x3x4x5", "2x2x2x2x2", "2"}},
+    {.name = "conv_transpose2d output_padding >= stride (below the dilation)",
+     .graph = G3(C_I("a", 1) C_I("b", 2) "  %s : int[] = prim::ListConstruct(%a, %b)\n"
+                 "  %p : int[] = prim::ListConstruct(%a, %a)\n  %d : int[] = prim::ListConstruct(%b, %a)\n"
+                 "  %r : Tensor = aten::conv_transpose2d(%x, %y, %z, %s, %p, %p, %a, %d)\n" RET),
+     .inputs = {"2x4x3x3", "4x3x2x3", "3"}},
+    {.name = "conv_transpose2d stride 1 (a forward convolution)",
+     .graph = G3(C_I("a", 1) "  %s : int[] = prim::ListConstruct(%a, %a)\n"
+                 "  %z0 : int = prim::Constant[value=0]()\n"
+                 "  %o : int[] = prim::ListConstruct(%z0, %z0)\n"
+                 "  %r : Tensor = aten::conv_transpose2d(%x, %y, %z, %s, %s, %o, %a, %s)\n" RET),
+     .inputs = {"1x3x4x3", "3x2x3x3", "2"}},
+    {.name = "conv_transpose1d groups, output_padding, unbatched",
+     .graph = G3(C_I("a", 1) C_I("b", 2) "  %s : int[] = prim::ListConstruct(%b)\n"
+                 "  %p : int[] = prim::ListConstruct(%a)\n"
+                 "  %r : Tensor = aten::conv_transpose1d(%x, %y, %z, %s, %p, %p, %b, %p)\n" RET),
+     .inputs = {"4x5", "4x2x3", "4"}},
+    {.name = "convolution transposed 3-D, no bias",
+     .graph = G2(C_NONE C_T C_I("a", 1) C_I("b", 2) C_I("c", 0) "  %s : int[] = prim::ListConstruct(%b, %a, %a)\n"
+                 "  %p : int[] = prim::ListConstruct(%c, %a, %c)\n  %d : int[] = prim::ListConstruct(%a)\n"
+                 "  %o : int[] = prim::ListConstruct(%a, %c, %c)\n"
+                 "  %r : Tensor = aten::convolution(%x, %y, %none, %s, %p, %d, %t, %o, %a)\n" RET),
+     .inputs = {"1x2x2x3x2", "2x3x2x2x2"}},
+    {.name = "_convolution", .graph = G3(C_F C_I("a", 1) C_I("b", 2) "  %s : int[] = prim::ListConstruct(%b)\n"
+                                         "  %p : int[] = prim::ListConstruct(%a)\n"
+                                         "  %r : Tensor = aten::_convolution(%x, %y, %z, %s, %p, %p, %f, %p, %a, "
+                                         "%f, %f, %f, %f)\n" RET),
+     .inputs = {"2x3x7", "4x3x3", "4"}},
+    /* prelu (finite differences away from the kink at 0) */
+    {.name = "prelu per channel", .graph = G2("  %r : Tensor = aten::prelu(%x, %y)\n" RET),
+     .inputs = {"2x3x4", "3:0.1:0.5"}},
+    {.name = "prelu one 0-d weight", .graph = G2("  %r : Tensor = aten::prelu(%x, %y)\n" RET), .inputs = {"3x4", "-"}},
     {.name = "dot", .graph = G2("  %r : Tensor = aten::dot(%x, %y)\n" RET), .inputs = {"4", "4"}},
     {.name = "mv", .graph = G2("  %r : Tensor = aten::mv(%x, %y)\n" RET), .inputs = {"3x4", "4"}},
     {.name = "outer", .graph = G2("  %r : Tensor = aten::outer(%x, %y)\n" RET), .inputs = {"3", "4"}},

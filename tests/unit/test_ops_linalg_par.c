@@ -215,6 +215,18 @@ static double *to_doubles(const fbx_tensor *t) {
 
 /* ---- convolutions ---------------------------------------------------------------------------- */
 
+/* A convolution of nsp spatial dims (1 to 3), or with `transposed` the
+ * transposed convolution whose input has the sizes `in` (the convolution
+ * it is the adjoint of then has the output `in`). */
+typedef struct convnd_case {
+  int nsp;
+  bool transposed, bias;
+  int64_t N, C, O, G; /* input and output channels of the op (transposed: weight [C, O / G, k...]) */
+  int64_t in[3], k[3], s[3], p[3], d[3], op[3];
+} convnd_case;
+
+/* The old cases' form: conv2d (conv1d when H == 0), one stride, padding
+ * and dilation for both dims (pw > 0: the padding along W). */
 typedef struct conv_case {
   int64_t N, C, H, W, O, kH, kW, s, p, d, G;
   bool bias;
@@ -223,94 +235,126 @@ typedef struct conv_case {
 
 static int64_t out_len(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d) { return (n + 2 * p - d * (k - 1) - 1) / s + 1; }
 
-/* conv2d (or conv1d when H == 0) against a naive loop, forward; then
- * fusebox::conv_backward's three gradients against naive sums. */
-static void check_conv(fbx_dtype dt, conv_case cc) {
-  bool c1 = cc.H == 0;
-  int64_t H = c1 ? 1 : cc.H, kH = c1 ? 1 : cc.kH, Ho = c1 ? 1 : out_len(H, kH, cc.s, cc.p, cc.d);
-  int64_t pW = cc.pw > 0 ? cc.pw : cc.p, pH = c1 ? 0 : cc.p;
-  int64_t Wo = out_len(cc.W, cc.kW, cc.s, pW, cc.d), Cg = cc.C / cc.G, Og = cc.O / cc.G;
-  int64_t xs[4] = {cc.N, cc.C, H, cc.W}, ws[4] = {cc.O, Cg, kH, cc.kW};
-  if (c1) xs[2] = cc.W, ws[2] = cc.kW;
-  fbx_tensor *x = rand_int_tensor(dt, c1 ? 3 : 4, xs, 4), *w = rand_int_tensor(dt, c1 ? 3 : 4, ws, 4);
-  fbx_tensor *b = cc.bias ? rand_int_tensor(dt, 1, &cc.O, 50) : NULL;
-  int nsp = c1 ? 1 : 2;
-  int64_t sv[2] = {cc.s, cc.s}, pv[2] = {c1 ? pW : pH, pW}, dv[2] = {cc.d, cc.d};
-  fbx_ivalue args[7] = {fbx_iv_tensor(x), fbx_iv_tensor(w), b ? fbx_iv_tensor(b) : fbx_iv_none(), int_list(nsp, sv),
-                        int_list(nsp, pv), int_list(nsp, dv), fbx_iv_int(cc.G)},
+/* The op against naive sums, forward, then its three gradients
+ * (fusebox::conv_backward, or fusebox::convolution_backward for a
+ * transposed one) against naive sums. Both kinds enumerate the taps of
+ * one convolution: for each image n, output channel o, output position q,
+ * input channel c of o's group and tap t, the input position p it reads
+ * (if inside): y[n, o, q] += x[n, c, p] w[o, c', t]; a transposed op runs
+ * the same pairs the other way: y_t[n, c, p] += x_t[n, o, q] w[o, c', t]. */
+static void check_convnd(fbx_dtype dt, convnd_case cc) {
+  int nsp = cc.nsp;
+  bool tr = cc.transposed;
+  /* the convolution: input [N, Cc, ci...], output [N, Oc, co...], weight [Oc, Cc / G, k...] */
+  int64_t Cc = tr ? cc.O : cc.C, Oc = tr ? cc.C : cc.O, ci[3], co[3], Pi = 1, Po = 1, taps = 1;
+  for (int i = 0; i < nsp; i++) {
+    if (tr) co[i] = cc.in[i], ci[i] = (cc.in[i] - 1) * cc.s[i] - 2 * cc.p[i] + cc.d[i] * (cc.k[i] - 1) + cc.op[i] + 1;
+    else ci[i] = cc.in[i], co[i] = out_len(cc.in[i], cc.k[i], cc.s[i], cc.p[i], cc.d[i]);
+    Pi *= ci[i], Po *= co[i], taps *= cc.k[i];
+  }
+  int64_t Cg = Cc / cc.G, Og = Oc / cc.G;
+  int64_t xs[5] = {cc.N, cc.C}, ws[5] = {tr ? cc.C : cc.O, tr ? cc.O / cc.G : cc.C / cc.G}, ys[5] = {cc.N, cc.O};
+  for (int i = 0; i < nsp; i++) xs[2 + i] = cc.in[i], ws[2 + i] = cc.k[i], ys[2 + i] = tr ? ci[i] : co[i];
+  fbx_tensor *x = rand_int_tensor(dt, nsp + 2, xs, 4), *w = rand_int_tensor(dt, nsp + 2, ws, 4);
+  int64_t nb = cc.O;
+  fbx_tensor *b = cc.bias ? rand_int_tensor(dt, 1, &nb, 50) : NULL;
+  fbx_ivalue args[8] = {fbx_iv_tensor(x), fbx_iv_tensor(w), b ? fbx_iv_tensor(b) : fbx_iv_none(),
+                        int_list(nsp, cc.s), int_list(nsp, cc.p)},
              outs[3];
-  OK(oprun(c1 ? "aten::conv1d" : "aten::conv2d", args, 7, outs, NULL, NULL));
+  static const char *const conv_ops[3] = {"aten::conv1d", "aten::conv2d", "aten::conv3d"};
+  static const char *const convt_ops[3] = {"aten::conv_transpose1d", "aten::conv_transpose2d",
+                                           "aten::conv_transpose3d"};
+  if (tr) {
+    args[5] = int_list(nsp, cc.op), args[6] = fbx_iv_int(cc.G), args[7] = int_list(nsp, cc.d);
+    OK(oprun(convt_ops[nsp - 1], args, 8, outs, NULL, NULL));
+  } else {
+    args[5] = int_list(nsp, cc.d), args[6] = fbx_iv_int(cc.G), args[7] = fbx_iv_none();
+    OK(oprun(conv_ops[nsp - 1], args, 7, outs, NULL, NULL));
+  }
   fbx_tensor *y = outs[0].u.t;
-  ck_assert_int_eq(y->numel, cc.N * cc.O * Ho * Wo);
-  double *xd = to_doubles(x), *wd = to_doubles(w), *yd = to_doubles(y);
-  /* x[n, c, ih, iw] with (ih, iw) inside, for output (oh, ow) and tap (ki, kj) */
-#define XIDX(n, c, ih, iw) ((((n) * cc.C + (c)) * H + (ih)) * cc.W + (iw))
-#define WIDX(o, c, ki, kj) ((((o) * Cg + (c)) * kH + (ki)) * cc.kW + (kj))
-#define YIDX(n, o, oh, ow) ((((n) * cc.O + (o)) * Ho + (oh)) * Wo + (ow))
-  for (int64_t n = 0; n < cc.N; n++)
-    for (int64_t o = 0; o < cc.O; o++)
-      for (int64_t oh = 0; oh < Ho; oh++)
-        for (int64_t ow = 0; ow < Wo; ow++) {
-          double want = b ? fbx_tensor_get_f64(b, o) : 0;
-          int64_t gi = o / Og;
-          for (int64_t c = 0; c < Cg; c++)
-            for (int64_t ki = 0; ki < kH; ki++)
-              for (int64_t kj = 0; kj < cc.kW; kj++) {
-                int64_t ih = oh * cc.s - pH + ki * cc.d, iw = ow * cc.s - pW + kj * cc.d;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= cc.W) continue;
-                want += xd[XIDX(n, gi * Cg + c, ih, iw)] * wd[WIDX(o, c, ki, kj)];
-              }
-          double got = yd[YIDX(n, o, oh, ow)];
-          if (got != want)
-            ck_abort_msg("conv %s %lldx%lldx%lldx%lld o%lld k%lld s%lld p%lld d%lld g%lld at [%lld,%lld,%lld,%lld]: %g, want %g",
-                        fbx_dtype_name(dt), (long long)cc.N, (long long)cc.C, (long long)H, (long long)cc.W,
-                        (long long)cc.O, (long long)cc.kW, (long long)cc.s, (long long)cc.p, (long long)cc.d,
-                        (long long)cc.G, (long long)n, (long long)o, (long long)oh, (long long)ow, got, want);
-        }
-  /* backward with grad = a random integer tensor of the output's shape */
+  ck_assert_int_eq(y->ndim, nsp + 2);
+  for (int i = 0; i < nsp + 2; i++) ck_assert_int_eq(y->sizes[i], ys[i]);
   fbx_tensor *gy = rand_int_tensor(dt, y->ndim, y->sizes, 3);
-  double *gyd = to_doubles(gy);
-  fbx_ivalue bargs[8] = {fbx_iv_tensor(gy), fbx_iv_tensor(fbx_tensor_retain(x)), fbx_iv_tensor(fbx_tensor_retain(w)),
-                         b ? fbx_iv_tensor(fbx_tensor_retain(b)) : fbx_iv_none(), int_list(nsp, sv), int_list(nsp, pv),
-                         int_list(nsp, dv), fbx_iv_int(cc.G)};
-  fbx_ivalue gouts[3];
-  OK(oprun("fusebox::conv_backward", bargs, 8, gouts, NULL, NULL));
-  fbx_tensor *gx = gouts[0].u.t, *gw = gouts[1].u.t;
-  double *wgx = calloc((size_t)x->numel, sizeof(double)), *wgw = calloc((size_t)w->numel, sizeof(double));
-  ck_assert_ptr_nonnull(wgx);
-  ck_assert_ptr_nonnull(wgw);
+  double *xd = to_doubles(x), *wd = to_doubles(w), *yd = to_doubles(y), *gyd = to_doubles(gy);
+  double *wy = calloc((size_t)y->numel, sizeof(double)), *wgx = calloc((size_t)x->numel, sizeof(double));
+  double *wgw = calloc((size_t)w->numel, sizeof(double));
+  ck_assert(wy && wgx && wgw);
   for (int64_t n = 0; n < cc.N; n++)
-    for (int64_t o = 0; o < cc.O; o++)
-      for (int64_t oh = 0; oh < Ho; oh++)
-        for (int64_t ow = 0; ow < Wo; ow++) {
-          double gv = gyd[YIDX(n, o, oh, ow)];
-          int64_t gi = o / Og;
-          for (int64_t c = 0; c < Cg; c++)
-            for (int64_t ki = 0; ki < kH; ki++)
-              for (int64_t kj = 0; kj < cc.kW; kj++) {
-                int64_t ih = oh * cc.s - pH + ki * cc.d, iw = ow * cc.s - pW + kj * cc.d;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= cc.W) continue;
-                int64_t xi = XIDX(n, gi * Cg + c, ih, iw), wi = WIDX(o, c, ki, kj);
-                wgx[xi] += gv * wd[wi];
-                wgw[wi] += gv * xd[xi];
-              }
-        }
+    for (int64_t o = 0; o < Oc; o++)
+      for (int64_t q = 0; q < Po; q++)
+        for (int64_t c = 0; c < Cg; c++)
+          for (int64_t t = 0; t < taps; t++) {
+            int64_t p = 0, qr = q, tr_ = t, qi[3], ti[3];
+            for (int i = nsp - 1; i >= 0; i--) qi[i] = qr % co[i], qr /= co[i], ti[i] = tr_ % cc.k[i], tr_ /= cc.k[i];
+            bool inside = true;
+            for (int i = 0; i < nsp && inside; i++) {
+              int64_t pi = qi[i] * cc.s[i] - cc.p[i] + ti[i] * cc.d[i];
+              inside = pi >= 0 && pi < ci[i];
+              p = p * ci[i] + pi;
+            }
+            if (!inside) continue;
+            int64_t ic = (o / Og) * Cg + c, iq = (n * Oc + o) * Po + q, ip = (n * Cc + ic) * Pi + p;
+            int64_t iw = (o * Cg + c) * taps + t;
+            if (tr) { /* x [N, Oc, co...], y [N, Cc, ci...] */
+              wy[ip] += xd[iq] * wd[iw];
+              wgx[iq] += gyd[ip] * wd[iw];
+              wgw[iw] += xd[iq] * gyd[ip];
+            } else {
+              wy[iq] += xd[ip] * wd[iw];
+              wgx[ip] += gyd[iq] * wd[iw];
+              wgw[iw] += gyd[iq] * xd[ip];
+            }
+          }
+  for (int64_t i = 0; i < y->numel; i++) {
+    double want = wy[i] + (b ? fbx_tensor_get_f64(b, (i / (tr ? Pi : Po)) % cc.O) : 0);
+    if (yd[i] != want)
+      ck_abort_msg("%s %dD %s: y[%lld] = %g, want %g", tr ? "conv_transpose" : "conv", nsp, fbx_dtype_name(dt),
+                   (long long)i, yd[i], want);
+  }
+  /* backward with grad = a random integer tensor of the output's shape */
+  fbx_ivalue bargs[10] = {fbx_iv_tensor(gy), fbx_iv_tensor(fbx_tensor_retain(x)), fbx_iv_tensor(fbx_tensor_retain(w)),
+                          b ? fbx_iv_tensor(fbx_tensor_retain(b)) : fbx_iv_none(), int_list(nsp, cc.s),
+                          int_list(nsp, cc.p), int_list(nsp, cc.d)};
+  fbx_ivalue gouts[3];
+  if (tr) {
+    bargs[7] = fbx_iv_bool(true), bargs[8] = int_list(nsp, cc.op), bargs[9] = fbx_iv_int(cc.G);
+    OK(oprun("fusebox::convolution_backward", bargs, 10, gouts, NULL, NULL));
+  } else {
+    bargs[7] = fbx_iv_int(cc.G), bargs[8] = fbx_iv_none(), bargs[9] = fbx_iv_none();
+    OK(oprun("fusebox::conv_backward", bargs, 8, gouts, NULL, NULL));
+  }
+  fbx_tensor *gx = gouts[0].u.t, *gw = gouts[1].u.t;
   for (int64_t i = 0; i < x->numel; i++)
     if (fbx_tensor_get_f64(gx, i) != wgx[i])
-      ck_abort_msg("grad_input[%lld]: %g, want %g", (long long)i,
-                  fbx_tensor_get_f64(gx, i), wgx[i]);
+      ck_abort_msg("grad_input[%lld]: %g, want %g", (long long)i, fbx_tensor_get_f64(gx, i), wgx[i]);
   for (int64_t i = 0; i < w->numel; i++)
     if (fbx_tensor_get_f64(gw, i) != wgw[i])
-      ck_abort_msg("grad_weight[%lld]: %g, want %g", (long long)i,
-                  fbx_tensor_get_f64(gw, i), wgw[i]);
-#undef XIDX
-#undef WIDX
-#undef YIDX
-  free(wgx), free(wgw), free(xd), free(wd), free(yd), free(gyd);
+      ck_abort_msg("grad_weight[%lld]: %g, want %g", (long long)i, fbx_tensor_get_f64(gw, i), wgw[i]);
+  if (b) { /* grad_bias: grad summed per channel */
+    for (int64_t o = 0; o < cc.O; o++) {
+      double want = 0;
+      for (int64_t i = 0; i < gy->numel; i++)
+        if ((i / (tr ? Pi : Po)) % cc.O == o) want += gyd[i];
+      ck_assert_double_eq(fbx_tensor_get_f64(gouts[2].u.t, o), want);
+    }
+  }
+  free(wy), free(wgx), free(wgw), free(xd), free(wd), free(yd), free(gyd);
   release_all(gouts, 3);
-  release_all(bargs, 8);
+  release_all(bargs, 10);
   release_all(outs, 1);
-  release_all(args, 7);
+  release_all(args, 8);
+}
+
+/* conv2d (or conv1d when H == 0) and its gradients. */
+static void check_conv(fbx_dtype dt, conv_case cc) {
+  bool c1 = cc.H == 0;
+  convnd_case n = {.nsp = c1 ? 1 : 2, .bias = cc.bias, .N = cc.N, .C = cc.C, .O = cc.O, .G = cc.G};
+  int64_t in[2] = {cc.H, cc.W}, k[2] = {cc.kH, cc.kW}, p[2] = {cc.p, cc.pw > 0 ? cc.pw : cc.p};
+  for (int i = 0; i < n.nsp; i++) {
+    int j = i + (c1 ? 1 : 0);
+    n.in[i] = in[j], n.k[i] = k[j], n.p[i] = p[j], n.s[i] = cc.s, n.d[i] = cc.d;
+  }
+  check_convnd(dt, n);
 }
 
 /* Convolutions cut into several bands of output rows (mostly the last one
@@ -346,6 +390,43 @@ START_TEST(test_conv_bands) {
     check_conv(FBX_DTYPE_FLOAT32, cases[i]);
     fbx_conv_direct_avx512 = true;
     if (i % 2 == 0) check_conv(FBX_DTYPE_FLOAT64, cases[i]);
+  }
+}
+END_TEST
+
+/* conv3d and the transposed convolutions, forward and backward, on the
+ * same kernels: a transposed forward is col2im(weightᵀ · x) over images
+ * and groups (channels spread over the pool), or with stride 1 and no
+ * output_padding a forward convolution (its bands: the direct kernel with
+ * enough channels); its grad_input is a forward convolution whose output
+ * can be shorter than the usual size (output_padding >= stride, below the
+ * dilation); conv3d's bands are rows of (depth, height). */
+START_TEST(test_conv3d_and_transposed) {
+  OK(fbx_op_table_init());
+  static const convnd_case cases[] = {
+      /* conv3d: im2col in 24 bands of 5 (depth, height) rows */
+      {3, false, true, 1, 32, 8, 1, {6, 20, 30}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0}},
+      /* conv3d: strides, padding, dilation, groups */
+      {3, false, true, 2, 8, 6, 2, {6, 7, 9}, {3, 2, 3}, {1, 2, 1}, {1, 0, 1}, {1, 1, 2}, {0}},
+      /* conv3d 1x1x1: the input itself */
+      {3, false, false, 2, 40, 8, 1, {5, 30, 31}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0}},
+      /* transposed, stride 2 (DCGAN): col2im */
+      {2, true, true, 2, 32, 16, 1, {20, 18}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {0, 0}},
+      /* transposed, stride 1: a forward convolution of 64 channels (the direct kernel for float32) */
+      {2, true, true, 2, 64, 8, 1, {40, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}},
+      /* transposed, output_padding 1 >= stride 1 (dilation 2): grad_input shorter than the usual size,
+       * by the shifted sums over 32 channels */
+      {2, true, false, 2, 8, 32, 1, {30, 20}, {3, 3}, {1, 1}, {2, 1}, {2, 2}, {1, 1}},
+      /* transposed, groups, output_padding, mixed strides */
+      {2, true, true, 3, 16, 12, 2, {11, 13}, {3, 2}, {2, 1}, {1, 0}, {1, 2}, {1, 1}},
+      /* transposed 1-D, groups */
+      {1, true, true, 2, 32, 24, 4, {300}, {5}, {3}, {2}, {2}, {2}},
+      /* transposed 3-D */
+      {3, true, true, 2, 6, 4, 2, {3, 4, 5}, {2, 3, 2}, {2, 1, 2}, {0, 1, 1}, {1, 1, 1}, {1, 0, 1}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    check_convnd(FBX_DTYPE_FLOAT32, cases[i]);
+    if (i % 2 == 1) check_convnd(FBX_DTYPE_FLOAT64, cases[i]);
   }
 }
 END_TEST
@@ -386,6 +467,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_gemm_small_kernel);
   tcase_add_test(tc, test_split_broadcast_matmul);
   tcase_add_test(tc, test_conv_bands);
+  tcase_add_test(tc, test_conv3d_and_transposed);
   tcase_add_test(tc, test_conv_alloc_failures);
   suite_add_tcase(s, tc);
   return s;

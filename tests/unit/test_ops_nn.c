@@ -50,6 +50,9 @@ static const char *const CASES[] = {
     "rnn_tanh_cell", "rnn_relu_cell", "native_batch_norm_backward", "native_batch_norm_backward_eval",
     "native_dropout_eval", "native_dropout_p0", "native_dropout_p1", "native_dropout_backward", "dropout_flag_eval",
     "dropout_flag_train_p0", "batch_norm_flag_train", "batch_norm_flag_eval", "mixed_dtype",
+    "prelu_channels", "prelu_single", "prelu_1d", "prelu_2d", "conv_transpose2d_dcgan", "conv_transpose2d_dilated",
+    "conv_transpose1d_groups", "conv_transpose3d", "conv_transpose2d_unbatched", "conv3d", "convolution_transposed",
+    "convolution_conv", "underscore_convolution",
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
@@ -166,14 +169,18 @@ static int run_all(const char *fuser, bool with_backward, bool both_profiling) {
 
 /* ---- the kernels called directly: allocation failures and bad input ---------------------------- */
 
-static fbx_ivalue T(fbx_dtype dt, int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
-  int64_t sz[4] = {a, b, c, d};
+static fbx_ivalue T5(fbx_dtype dt, int nd, int64_t a, int64_t b, int64_t c, int64_t d, int64_t e) {
+  int64_t sz[5] = {a, b, c, d, e};
   fbx_tensor *t = NULL;
   ck_assert(!fbx_tensor_empty(&t, dt, nd, sz));
   for (int64_t i = 0; i < t->numel; i++)
     fbx_tensor_set_f64(t, i, dt == FBX_DTYPE_BOOL ? (double)(i % 3 != 0) : (double)((i * 7) % 11) / 5.0 - 1.0);
   return fbx_iv_tensor(t);
 }
+
+#define T_(dt, nd, a, b, c, d, e, ...) T5(dt, nd, a, b, c, d, e)
+/* T(dtype, ndim, sizes...): up to 5 sizes, the unused ones 0 */
+#define T(...) T_(__VA_ARGS__, 0, 0)
 
 static fbx_ivalue L(int n, int64_t a, int64_t b, int64_t c) {
   int64_t v[3] = {a, b, c};
@@ -328,6 +335,24 @@ START_TEST(kernels_under_allocation_failures) {
       {"fusebox::rnn_seq_backward of gru.data", FBX_OP_fbx_rnn_seq_backward,
        {T(F32, 2, 7, 3, 0, 0), S(1, 1, 3, 3), T(F32, 2, 7, 4, 0, 0), V64(3, 3, 3, 1, 0), S(1, 1, 3, 3),
         P(3, 4, 3, 1, 1, true, 0), I_(2), B_(true), I_(1), F_(0.0), B_(false), B_(false), B_(false)}, NULL},
+      {"prelu", FBX_OP_prelu, {T(F32, 3, 2, 3, 4, 0), T(F32, 1, 3, 0, 0, 0)}, NULL},
+      {"prelu_backward", FBX_OP_prelu_backward, {T(F32, 3, 2, 3, 4, 0), T(F32, 3, 2, 3, 4, 0), T(F32, 1, 1, 0, 0, 0)},
+       NULL},
+      {"conv_transpose2d", FBX_OP_conv_transpose2d_input,
+       {T(F32, 4, 1, 4, 3, 3), T(F32, 4, 4, 2, 3, 3), T(F32, 1, 4, 0, 0, 0), L(1, 2, 0, 0), L(1, 1, 0, 0),
+        L(1, 1, 0, 0), I_(2), L(1, 1, 0, 0)}, NULL},
+      {"conv_transpose1d, as a forward convolution", FBX_OP_conv_transpose1d,
+       {T(F32, 3, 1, 4, 5, 0), T(F32, 3, 4, 2, 3, 0), NONE_, L(1, 1, 0, 0), L(1, 1, 0, 0), L(1, 0, 0, 0), I_(1),
+        L(1, 1, 0, 0)}, NULL},
+      {"conv3d", FBX_OP_conv3d,
+       {T(F32, 5, 1, 2, 3, 3, 3), T(F32, 5, 2, 2, 2, 2, 2), T(F32, 1, 2, 0, 0, 0), L(1, 1, 0, 0), L(1, 0, 0, 0),
+        L(1, 1, 0, 0), I_(1)}, NULL},
+      {"fusebox::convolution_backward, transposed", FBX_OP_fbx_convolution_backward,
+       {T(F32, 4, 1, 2, 7, 7), T(F32, 4, 1, 4, 3, 3), T(F32, 4, 4, 1, 3, 3), T(F32, 1, 2, 0, 0, 0), L(1, 2, 0, 0),
+        L(1, 0, 0, 0), L(1, 1, 0, 0), B_(true), L(1, 0, 0, 0), I_(2)}, NULL},
+      {"fusebox::conv_backward, 3-D", FBX_OP_fbx_conv_backward,
+       {T(F32, 5, 1, 2, 2, 2, 2), T(F32, 5, 1, 2, 3, 3, 3), T(F32, 5, 2, 2, 2, 2, 2), T(F32, 1, 2, 0, 0, 0),
+        L(1, 1, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), I_(1)}, NULL},
       /* bad input: an error naming the problem, no crash */
       {"_pack_padded_sequence of unsorted lengths", FBX_OP__pack_padded_sequence,
        {T(F32, 3, 3, 4, 2, 0), V64(3, 2, 3, 2, 0), B_(true)}, "sorted in decreasing order"},
@@ -388,6 +413,19 @@ START_TEST(kernels_under_allocation_failures) {
       {"instance_norm eval without stats", FBX_OP_instance_norm,
        {T(F32, 3, 2, 3, 4, 0), NONE_, NONE_, NONE_, NONE_, B_(false), F_(0.1), F_(1e-5),
        B_(false)}, "running_mean and running_var"},
+      {"prelu: C weights for a 1-D input", FBX_OP_prelu, {T(F32, 1, 3, 0, 0, 0), T(F32, 1, 3, 0, 0, 0)},
+       "3 weights for an input of 1 channels"},
+      {"prelu: a 2-D weight", FBX_OP_prelu, {T(F32, 2, 2, 3, 0, 0), T(F32, 2, 1, 3, 0, 0)}, "scalar or a 1-D tensor"},
+      {"prelu of float16", FBX_OP_prelu, {T(FBX_DTYPE_FLOAT16, 2, 2, 3, 0, 0), T(FBX_DTYPE_FLOAT16, 1, 1, 0, 0, 0)},
+       "not implemented"},
+      {"prelu: dtypes differ", FBX_OP_prelu, {T(F32, 2, 2, 3, 0, 0), T(FBX_DTYPE_FLOAT64, 1, 3, 0, 0, 0)},
+       "of one dtype"},
+      {"conv_transpose2d: output_padding", FBX_OP_conv_transpose2d_input,
+       {T(F32, 4, 1, 4, 3, 3), T(F32, 4, 4, 2, 3, 3), NONE_, L(1, 1, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), I_(1),
+        L(1, 1, 0, 0)}, "smaller than either stride or dilation"},
+      {"convolution_backward: grad shape", FBX_OP_fbx_convolution_backward,
+       {T(F32, 4, 1, 2, 6, 7), T(F32, 4, 1, 4, 3, 3), T(F32, 4, 4, 1, 3, 3), NONE_, L(1, 2, 0, 0),
+        L(1, 0, 0, 0), L(1, 1, 0, 0), B_(true), L(1, 0, 0, 0), I_(2)}, "does not match the convolution's output"},
   };
   /* native_batch_norm_backward's output_mask */
   fbx_ivalue mask;

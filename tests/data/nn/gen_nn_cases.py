@@ -119,6 +119,39 @@ def specs():
     r = R("mixed_dtype")
     case("mixed_dtype", N.mixed_dtype, [r.f(3, 4), r.f64(3, 4)],
          notes="float32 * float64: x's gradient is float32 (PyTorch casts it back to x's dtype)")
+    r = R("prelu_channels")
+    x = r.f(2, 3, 4, 5)
+    x[0, 1, 2, :2] = 0.0
+    case("prelu_channels", N.prelu_channels, [x, r.f(3, lo=0.05, hi=0.5)],
+         notes="per-channel weights; some x are 0 (their gradient is weight * grad, PyTorch's rule)")
+    r = R("prelu_single")
+    case("prelu_single", N.prelu_single, [r.f64(3, 4, 5), r.f64(1)], notes="one weight for every element")
+    r = R("prelu_1d")
+    case("prelu_1d", N.prelu_1d, [r.f(7), r.f(1)], notes="a 1-D input has one channel")
+    r = R("prelu_2d")
+    case("prelu_2d", N.prelu_channels, [r.f(5, 4), r.f(4)])
+    r = R("conv_transpose2d_dcgan")
+    case("conv_transpose2d_dcgan", N.conv_transpose2d_dcgan, [r.f(2, 4, 3, 4), r.f(4, 3, 4, 4), r.f(6)],
+         tol="1e-5 1e-5", notes="stride 2, padding 1, output_padding 1, groups 2")
+    r = R("conv_transpose2d_dilated")
+    case("conv_transpose2d_dilated", N.conv_transpose2d_dilated, [r.f(2, 3, 5, 4), r.f(3, 2, 3, 3), r.f(2)],
+         tol="1e-5 1e-5", notes="output_padding 1 >= stride 1, allowed below dilation 2")
+    r = R("conv_transpose1d_groups")
+    case("conv_transpose1d_groups", N.conv_transpose1d_groups, [r.f64(2, 4, 6), r.f64(4, 3, 3), r.f64(6)])
+    r = R("conv_transpose3d")
+    case("conv_transpose3d", N.conv_transpose3d, [r.f(1, 2, 3, 3, 2), r.f(2, 3, 2, 3, 2), r.f(3)], tol="1e-5 1e-5")
+    r = R("conv_transpose2d_unbatched")
+    case("conv_transpose2d_unbatched", N.conv_transpose2d_unbatched, [r.f(3, 4, 5), r.f(3, 2, 3, 2)],
+         tol="1e-5 1e-5")
+    r = R("conv3d")
+    case("conv3d", N.conv3d, [r.f(2, 4, 4, 5, 5), r.f(6, 2, 3, 2, 3), r.f(6)], tol="1e-5 1e-5")
+    r = R("convolution_transposed")
+    case("convolution_transposed", N.convolution_transposed, [r.f(2, 3, 4, 3), r.f(3, 2, 3, 3), r.f(2)],
+         tol="1e-5 1e-5")
+    r = R("convolution_conv")
+    case("convolution_conv", N.convolution_conv, [r.f64(1, 2, 6, 5), r.f64(3, 2, 3, 3)])
+    r = R("underscore_convolution")
+    case("underscore_convolution", N.underscore_convolution, [r.f(2, 4, 5), r.f(4, 2, 3), r.f(4)], tol="1e-5 1e-5")
     return out
 
 

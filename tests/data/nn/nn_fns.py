@@ -125,3 +125,51 @@ def max_pool1d(x):
 
 def avg_pool1d(x):
     return F.avg_pool1d(x, 3, 2, 1, True, False)
+
+
+def prelu_channels(x, w):
+    return F.prelu(x, w)
+
+
+def prelu_single(x, w):
+    return F.prelu(x * 2.0, w)
+
+
+def prelu_1d(x, w):
+    return F.prelu(x, w) + x
+
+
+def conv_transpose2d_dcgan(x, w, b):
+    return F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2)
+
+
+def conv_transpose2d_dilated(x, w, b):
+    return F.conv_transpose2d(x, w, b, stride=1, padding=2, output_padding=1, dilation=2)
+
+
+def conv_transpose1d_groups(x, w, b):
+    return F.conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1, groups=2)
+
+
+def conv_transpose3d(x, w, b):
+    return F.conv_transpose3d(x, w, b, stride=[2, 1, 2], padding=[0, 1, 1], output_padding=[1, 0, 0])
+
+
+def conv_transpose2d_unbatched(x, w):
+    return F.conv_transpose2d(x, w, None, stride=[1, 2], padding=[1, 0])
+
+
+def conv3d(x, w, b):
+    return F.conv3d(x, w, b, stride=[1, 2, 1], padding=[1, 0, 1], dilation=[1, 1, 2], groups=2)
+
+
+def convolution_transposed(x, w, b):
+    return torch.convolution(x, w, b, [2, 2], [1, 0], [1, 1], True, [1, 1], 1)
+
+
+def convolution_conv(x, w):
+    return torch.convolution(x, w, None, [1, 1], [1, 1], [2, 1], False, [0, 0], 1)
+
+
+def underscore_convolution(x, w, b):
+    return torch._convolution(x, w, b, [2], [1], [1], True, [1], 2, False, False, True, True)
