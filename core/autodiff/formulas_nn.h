@@ -11,7 +11,11 @@
  * d b_ih = sum(dG, 0), and the same for the hidden side. instance_norm and
  * native_dropout go through one backward op each (ops/list_nn.h), and so do
  * the whole-sequence layers (rnn_tanh, rnn_relu, gru, lstm:
- * fusebox::rnn_seq_backward, which recomputes the forward). */
+ * fusebox::rnn_seq_backward, which recomputes the forward).
+ * adaptive_max_pool2d's gradient is its backward op with the forward's
+ * indices (adaptive_max_pool1d's through unsqueeze/squeeze, as PyTorch's
+ * composite); every upsample row's is its _backward op with the input's
+ * sizes; pixel_shuffle and pixel_unshuffle are each other's gradient. */
 #ifndef FBX_AUTODIFF_FORMULAS_NN_H
 #define FBX_AUTODIFF_FORMULAS_NN_H
 
@@ -81,6 +85,38 @@
                                                      "%grad2 : Tensor",                                        \
           "  %gs : Tensor[] = prim::ListConstruct(%grad1, %grad2)\n" FBX_GFN_SEQ_CALL_("3", "%hx", bsz, bf),   \
           rets)
+/* Upsampling: the op's backward with the input's sizes. .vec rows take
+ * (input, output_size?, [align_corners,] scale_factors?), the others (self,
+ * output_size, [align_corners,] one scale per dim); `al` is
+ * ", %align_corners" for the linear and cubic modes, empty for nearest;
+ * `nones` the None gradients of the arguments after the tensor. */
+#define FBX_GFN_UPS_VEC_(op, al_param, al, nones)                                                            \
+  FBX_GF_("%input : Tensor, %output_size : int[]?" al_param ", %scale_factors : float[]?, %result : Tensor, " \
+          "%grad : Tensor",                                                                                 \
+          "  %s : int[] = aten::size(%input)\n"                                                             \
+          "  %g : Tensor = aten::" op "_backward(%grad, %output_size, %s" al ", %scale_factors)\n",           \
+          "%g" nones)
+#define FBX_GFN_UPS_(op, al_param, al, scales_param, scales, nones)                                         \
+  FBX_GF_("%self : Tensor, %output_size : int[]" al_param scales_param ", %result : Tensor, %grad : Tensor", \
+          "  %s : int[] = aten::size(%self)\n"                                                              \
+          "  %g : Tensor = aten::" op "_backward(%grad, %output_size, %s" al scales ")\n",                    \
+          "%g" nones)
+#define FBX_GFN_AL_P_ ", %align_corners : bool"
+#define FBX_GFN_AL_ ", %align_corners"
+#define FBX_GFN_S1_P_ ", %scales : float?"
+#define FBX_GFN_S1_ ", %scales"
+#define FBX_GFN_S2_P_ ", %scales_h : float?, %scales_w : float?"
+#define FBX_GFN_S2_ ", %scales_h, %scales_w"
+#define FBX_GFN_S3_P_ ", %scales_d : float?, %scales_h : float?, %scales_w : float?"
+#define FBX_GFN_S3_ ", %scales_d, %scales_h, %scales_w"
+#define FBX_GFN_N2_ ", %none, %none"
+#define FBX_GFN_N3_ ", %none, %none, %none"
+#define FBX_GFN_N4_ ", %none, %none, %none, %none"
+#define FBX_GFN_N5_ ", %none, %none, %none, %none, %none"
+/* pixel_shuffle and pixel_unshuffle: each one's gradient is the other. */
+#define FBX_GFN_SHUFFLE_(arg, inverse)                                                                       \
+  FBX_GF_("%self : Tensor, %" arg " : int, %result : Tensor, %grad : Tensor",                               \
+          "  %g : Tensor = aten::" inverse "(%grad, %" arg ")\n", "%g, %none")
 
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
 #define FBX_GRAD_FORMULAS_NN(G)                                                                               \
@@ -219,6 +255,42 @@
   G(rnn_relu_data, FBX_GFN_SEQ1_PK_("1"))                                                                     \
   G(gru_data, FBX_GFN_SEQ1_PK_("2"))                                                                          \
   G(lstm_data, FBX_GFN_LSTM_(FBX_GFN_SEQ_PK_, "", "%batch_sizes", "%false",                                   \
-                             "%g_input, %none, %g_hl, %g_params, %none, %none, %none, %none, %none"))
+                             "%g_input, %none, %g_hl, %g_params, %none, %none, %none, %none, %none")) \
+  G(adaptive_max_pool2d,                                                                                      \
+    FBX_GF_("%self : Tensor, %output_size : int[], %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "   \
+            "%grad1 : Tensor",                                                                                \
+            "  %g : Tensor = aten::adaptive_max_pool2d_backward(%grad0, %self, %result1)\n", "%g, %none"))    \
+  /* PyTorch's composite: the 2-D op on [.., C, 1, L] */                                                      \
+  G(adaptive_max_pool1d,                                                                                      \
+    FBX_GF_("%self : Tensor, %output_size : int[], %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "   \
+            "%grad1 : Tensor",                                                                                \
+            "  %m2 : int = prim::Constant[value=-2]()\n"                                                      \
+            "  %g2 : Tensor = aten::unsqueeze(%grad0, %m2)\n"                                                 \
+            "  %x2 : Tensor = aten::unsqueeze(%self, %m2)\n"                                                  \
+            "  %i2 : Tensor = aten::unsqueeze(%result1, %m2)\n"                                               \
+            "  %gx : Tensor = aten::adaptive_max_pool2d_backward(%g2, %x2, %i2)\n"                            \
+            "  %g : Tensor = aten::squeeze(%gx, %m2)\n",                                                      \
+            "%g, %none"))                                                                                     \
+  G(pixel_shuffle, FBX_GFN_SHUFFLE_("upscale_factor", "pixel_unshuffle"))                                     \
+  G(pixel_unshuffle, FBX_GFN_SHUFFLE_("downscale_factor", "pixel_shuffle"))                                   \
+  G(upsample_nearest1d_vec, FBX_GFN_UPS_VEC_("upsample_nearest1d", "", "", FBX_GFN_N2_))                      \
+  G(upsample_nearest2d_vec, FBX_GFN_UPS_VEC_("upsample_nearest2d", "", "", FBX_GFN_N2_))                      \
+  G(upsample_nearest3d_vec, FBX_GFN_UPS_VEC_("upsample_nearest3d", "", "", FBX_GFN_N2_))                      \
+  G(upsample_linear1d_vec, FBX_GFN_UPS_VEC_("upsample_linear1d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_N3_))     \
+  G(upsample_bilinear2d_vec, FBX_GFN_UPS_VEC_("upsample_bilinear2d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_N3_)) \
+  G(upsample_trilinear3d_vec,                                                                                 \
+    FBX_GFN_UPS_VEC_("upsample_trilinear3d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_N3_))                        \
+  G(upsample_bicubic2d_vec, FBX_GFN_UPS_VEC_("upsample_bicubic2d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_N3_))   \
+  G(upsample_nearest1d, FBX_GFN_UPS_("upsample_nearest1d", "", "", FBX_GFN_S1_P_, FBX_GFN_S1_, FBX_GFN_N2_))   \
+  G(upsample_nearest2d, FBX_GFN_UPS_("upsample_nearest2d", "", "", FBX_GFN_S2_P_, FBX_GFN_S2_, FBX_GFN_N3_))   \
+  G(upsample_nearest3d, FBX_GFN_UPS_("upsample_nearest3d", "", "", FBX_GFN_S3_P_, FBX_GFN_S3_, FBX_GFN_N4_))   \
+  G(upsample_linear1d,                                                                                        \
+    FBX_GFN_UPS_("upsample_linear1d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_S1_P_, FBX_GFN_S1_, FBX_GFN_N3_))    \
+  G(upsample_bilinear2d,                                                                                      \
+    FBX_GFN_UPS_("upsample_bilinear2d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_S2_P_, FBX_GFN_S2_, FBX_GFN_N4_))  \
+  G(upsample_trilinear3d,                                                                                     \
+    FBX_GFN_UPS_("upsample_trilinear3d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_S3_P_, FBX_GFN_S3_, FBX_GFN_N5_)) \
+  G(upsample_bicubic2d,                                                                                       \
+    FBX_GFN_UPS_("upsample_bicubic2d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_S2_P_, FBX_GFN_S2_, FBX_GFN_N4_))
 
 #endif

@@ -20,30 +20,6 @@
 #include "ops/kutil.h"
 #include "ops/reduce.h"
 
-static fbx_status *load_all(double **out, fbx_tensor *t) {
-  fbx_tensor *c = NULL;
-  *out = fbx_malloc(sizeof(double) * (size_t)(t->numel ? t->numel : 1));
-  if (!*out) return fbx_status_nomem();
-  fbx_status *st = fbx_tensor_contiguous(&c, t);
-  if (!st)
-    for (int64_t i = 0; i < t->numel; i += FBX_RED_CHUNK)
-      fbx_red_load_f64(*out + i, c->data, c->dtype, i, t->numel - i < FBX_RED_CHUNK ? t->numel - i : FBX_RED_CHUNK);
-  fbx_tensor_release(c);
-  if (st) {
-    fbx_free(*out);
-    *out = NULL;
-  }
-  return st;
-}
-
-static fbx_status *store_all(fbx_tensor **out, fbx_dtype dt, int ndim, const int64_t *sizes, const double *v) {
-  FBX_TRY(fbx_tensor_empty(out, dt, ndim, sizes));
-  int64_t n = (*out)->numel;
-  for (int64_t i = 0; i < n; i += FBX_RED_CHUNK)
-    fbx_red_store_f64((*out)->data, dt, i, v + i, n - i < FBX_RED_CHUNK ? n - i : FBX_RED_CHUNK);
-  return NULL;
-}
-
 /* An optional per-channel parameter (Tensor? of n elements, floating):
  * its values, or NULL for None. */
 static fbx_status *param(const fbx_kctx *ctx, const fbx_ivalue *v, const char *what, int64_t n, double **out) {
@@ -54,7 +30,7 @@ static fbx_status *param(const fbx_kctx *ctx, const fbx_ivalue *v, const char *w
     return fbx_kernel_error(ctx, "%s must have %lld elements, got %lld", what, (long long)n, (long long)v->u.t->numel);
   if (!fbx_dtype_is_floating(v->u.t->dtype))
     return fbx_kernel_error(ctx, "%s must be floating point, got %s", what, fbx_dtype_name(v->u.t->dtype));
-  return load_all(out, v->u.t);
+  return fbx_red_load_all_f64(out, v->u.t);
 }
 
 static fbx_status *norm_input(const fbx_kctx *ctx, fbx_tensor *x) {
@@ -187,8 +163,8 @@ static fbx_status *bn_backward(const fbx_kctx *ctx, const bn_call *c, fbx_ivalue
     if (!st) st = param(ctx, c->mean, c->saved ? "save_mean" : "running_mean", n, &pm);
     if (!st) st = param(ctx, c->var_or_invstd, c->saved ? "save_invstd" : "running_var", n, &pv);
   }
-  if (!st) st = load_all(&gv, g);
-  if (!st) st = load_all(&xv, x);
+  if (!st) st = fbx_red_load_all_f64(&gv, g);
+  if (!st) st = fbx_red_load_all_f64(&xv, x);
   if (!st) {
     mean = fbx_malloc(sizeof(double) * (size_t)(b.C ? b.C : 1));
     invstd = fbx_malloc(sizeof(double) * (size_t)(b.C ? b.C : 1));
@@ -220,10 +196,10 @@ static fbx_status *bn_backward(const fbx_kctx *ctx, const bn_call *c, fbx_ivalue
   b.g = gv, b.x = xv, b.w = w, b.mean = mean, b.invstd = invstd, b.gi = gi, b.gw = gw, b.gb = gb;
   bn_bwd_run(&b);
   fbx_dtype pdt = c->weight->kind == FBX_IV_TENSOR ? c->weight->u.t->dtype : x->dtype;
-  if (c->want[0] && (st = store_all(&t0, x->dtype, x->ndim, x->sizes, gi))) goto done;
+  if (c->want[0] && (st = fbx_red_store_all_f64(&t0, x->dtype, x->ndim, x->sizes, gi))) goto done;
   bool wgrad = c->want[1] && !(c->none_without_weight && !w);
-  if (wgrad && (st = store_all(&t1, pdt, 1, &C, gw))) goto done;
-  if (c->want[2] && (st = store_all(&t2, pdt, 1, &C, gb))) goto done;
+  if (wgrad && (st = fbx_red_store_all_f64(&t1, pdt, 1, &C, gw))) goto done;
+  if (c->want[2] && (st = fbx_red_store_all_f64(&t2, pdt, 1, &C, gb))) goto done;
   outs[0] = t0 ? fbx_iv_tensor(t0) : fbx_iv_none();
   outs[1] = t1 ? fbx_iv_tensor(t1) : fbx_iv_none();
   outs[2] = t2 ? fbx_iv_tensor(t2) : fbx_iv_none();
@@ -311,11 +287,11 @@ fbx_status *fbx_k_fbx_dropout_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
   }
   if (!fbx_tensor_same_shape(g, r)) return fbx_kernel_error(ctx, "grad and result differ in shape");
   double *gv = NULL, *rv = NULL, scale = p < 1 ? 1 / (1 - p) : 0;
-  fbx_status *st = load_all(&gv, g);
-  if (!st) st = load_all(&rv, r);
+  fbx_status *st = fbx_red_load_all_f64(&gv, g);
+  if (!st) st = fbx_red_load_all_f64(&rv, r);
   if (!st) {
     for (int64_t i = 0; i < g->numel; i++) gv[i] = rv[i] != 0 ? gv[i] * scale : 0;
-    st = store_all(&y, g->dtype, g->ndim, g->sizes, gv);
+    st = fbx_red_store_all_f64(&y, g->dtype, g->ndim, g->sizes, gv);
   }
   if (!st) fbx_set_out_tensor(outs, 0, y);
   fbx_free(gv);
@@ -344,11 +320,11 @@ fbx_status *fbx_k_native_dropout_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_i
   if (!fbx_dtype_is_floating(g->dtype))
     return fbx_kernel_error(ctx, "expected a floating point grad_output, got %s", fbx_dtype_name(g->dtype));
   double *gv = NULL, *mv = NULL;
-  fbx_status *st = load_all(&gv, g);
-  if (!st) st = load_all(&mv, m);
+  fbx_status *st = fbx_red_load_all_f64(&gv, g);
+  if (!st) st = fbx_red_load_all_f64(&mv, m);
   if (!st) {
     for (int64_t i = 0; i < g->numel; i++) gv[i] = gv[i] * mv[i] * scale;
-    st = store_all(&y, g->dtype, g->ndim, g->sizes, gv);
+    st = fbx_red_store_all_f64(&y, g->dtype, g->ndim, g->sizes, gv);
   }
   if (!st) fbx_set_out_tensor(outs, 0, y);
   fbx_free(gv);

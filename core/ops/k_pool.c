@@ -1,6 +1,7 @@
 /* Pooling kernels (rows in ops/list_nn.h): max_pool2d,
- * max_pool2d_with_indices, avg_pool2d and their backward ops, and
- * _adaptive_avg_pool2d_backward.
+ * max_pool2d_with_indices, avg_pool2d and their backward ops,
+ * _adaptive_avg_pool2d_backward, adaptive_max_pool2d (and 1d) and
+ * adaptive_max_pool2d_backward.
  *
  * The input, [C, H, W] or [N, C, H, W], is seen as P = N * C planes of
  * H x W: float32, float64 or bfloat16, and for avg_pool2d integers too
@@ -14,6 +15,8 @@
  *   max          window rows oh * s - p + i * d inside [0, H); the first
  *                largest value wins, a NaN always wins (the last NaN);
  *                index ih * W + iw; an empty window gives -inf at its start;
+ *   adaptive     rows [floor(oh * H / Ho), ceil((oh + 1) * H / Ho)), the
+ *                same for columns; max's rules (adaptive_max_pool2d);
  *   avg          window [oh * s - p, min(.. + k, H + p)) sized before clipping
  *                to [0, H) (count_include_pad), or after (otherwise), or
  *                divisor_override; an empty clipped window gives 0.
@@ -31,36 +34,10 @@
 typedef struct pool_geom {
   int64_t P, H, W, Ho, Wo, kH, kW, sH, sW, pH, pW, dH, dW;
   bool ceil;
+  bool adaptive; /* adaptive_max_pool2d: windows [floor(o * in / out), ceil((o + 1) * in / out)) */
   int ndim; /* 3 or 4 */
   int64_t N, C;
 } pool_geom;
-
-/* A tensor's elements, row-major, as doubles (fbx_malloc'd; n >= 1 slots). */
-static fbx_status *load_f64(double **out, fbx_tensor *t) {
-  fbx_tensor *c = NULL;
-  *out = NULL;
-  double *p = fbx_malloc(sizeof(double) * (size_t)(t->numel ? t->numel : 1));
-  if (!p) return fbx_status_nomem();
-  fbx_status *st = fbx_tensor_contiguous(&c, t);
-  if (st) {
-    fbx_free(p);
-    return st;
-  }
-  for (int64_t i = 0; i < t->numel; i += FBX_RED_CHUNK)
-    fbx_red_load_f64(p + i, c->data, c->dtype, i, t->numel - i < FBX_RED_CHUNK ? t->numel - i : FBX_RED_CHUNK);
-  fbx_tensor_release(c);
-  *out = p;
-  return NULL;
-}
-
-/* A new tensor of dtype dt and the given sizes holding v. */
-static fbx_status *store_f64(fbx_tensor **out, fbx_dtype dt, int ndim, const int64_t *sizes, const double *v) {
-  FBX_TRY(fbx_tensor_empty(out, dt, ndim, sizes));
-  int64_t n = (*out)->numel;
-  for (int64_t i = 0; i < n; i += FBX_RED_CHUNK)
-    fbx_red_store_f64((*out)->data, dt, i, v + i, n - i < FBX_RED_CHUNK ? n - i : FBX_RED_CHUNK);
-  return NULL;
-}
 
 /* An int[2] argument (one int is used for both); an empty list gives
  * `def` (stride: the kernel size). */
@@ -134,6 +111,7 @@ static fbx_status *pool_geometry(const fbx_kctx *ctx, const fbx_tensor *x, const
   g->H = x->sizes[r - 2], g->W = x->sizes[r - 1];
   g->kH = k[0], g->kW = k[1], g->sH = s[0], g->sW = s[1], g->pH = p[0], g->pW = p[1], g->dH = d[0], g->dW = d[1];
   g->ceil = ceil;
+  g->adaptive = false;
   g->Ho = out_size(g->H, k[0], p[0], s[0], d[0], ceil);
   g->Wo = out_size(g->W, k[1], p[1], s[1], d[1], ceil);
   if (g->Ho < 1 || g->Wo < 1)
@@ -156,6 +134,12 @@ static fbx_status *bool_arg(const fbx_kctx *ctx, const fbx_ivalue *v, const char
   return NULL;
 }
 
+/* PyTorch's adaptive window: [floor(i * in / out), ceil((i + 1) * in / out)). */
+static void adaptive_range(int64_t i, int64_t in, int64_t out, int64_t *a, int64_t *b) {
+  *a = (i * in) / out;
+  *b = ((i + 1) * in + out - 1) / out;
+}
+
 /* ---- max ---------------------------------------------------------------------------------- */
 
 typedef struct max_job {
@@ -174,12 +158,18 @@ static void max_body(void *jv, int64_t begin, int64_t end) {
     int64_t *ix = j->idx + pl * g->Ho * g->Wo;
     for (int64_t oh = 0; oh < g->Ho; oh++)
       for (int64_t ow = 0; ow < g->Wo; ow++) {
-        int64_t h0 = oh * g->sH - g->pH, w0 = ow * g->sW - g->pW;
-        int64_t h1 = h0 + (g->kH - 1) * g->dH + 1, w1 = w0 + (g->kW - 1) * g->dW + 1;
-        if (h1 > g->H) h1 = g->H;
-        if (w1 > g->W) w1 = g->W;
-        while (h0 < 0) h0 += g->dH;
-        while (w0 < 0) w0 += g->dW;
+        int64_t h0, h1, w0, w1;
+        if (g->adaptive) {
+          adaptive_range(oh, g->H, g->Ho, &h0, &h1);
+          adaptive_range(ow, g->W, g->Wo, &w0, &w1);
+        } else {
+          h0 = oh * g->sH - g->pH, w0 = ow * g->sW - g->pW;
+          h1 = h0 + (g->kH - 1) * g->dH + 1, w1 = w0 + (g->kW - 1) * g->dW + 1;
+          if (h1 > g->H) h1 = g->H;
+          if (w1 > g->W) w1 = g->W;
+          while (h0 < 0) h0 += g->dH;
+          while (w0 < 0) w0 += g->dW;
+        }
         int64_t best = h0 * g->W + w0;
         double m = -INFINITY;
         for (int64_t ih = h0; ih < h1; ih += g->dH)
@@ -193,28 +183,23 @@ static void max_body(void *jv, int64_t begin, int64_t end) {
   }
 }
 
-/* max_pool2d / max_pool2d_with_indices(self, kernel_size, stride, padding,
- * dilation, ceil_mode): values in self's dtype, indices int64. */
-fbx_status *fbx_k_max_pool2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor *x, *y = NULL, *ix = NULL;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
-  bool ceil = false;
-  FBX_TRY(bool_arg(ctx, &args[5], "ceil_mode", &ceil));
-  pool_geom g;
-  FBX_TRY(pool_geometry(ctx, x, args, 1, 4, ceil, &g));
+/* The max windows of geometry g over x: values in x's dtype into outs[0],
+ * int64 indices into outs[1] when want_idx. */
+static fbx_status *max_run(fbx_tensor *x, const pool_geom *g, bool want_idx, fbx_ivalue *outs) {
+  fbx_tensor *y = NULL, *ix = NULL;
   int64_t sizes[4];
-  out_sizes(&g, x, sizes);
-  int64_t nout = g.P * g.Ho * g.Wo;
+  out_sizes(g, x, sizes);
+  int64_t nout = g->P * g->Ho * g->Wo;
   double *xv = NULL, *yv = fbx_malloc(sizeof(double) * (size_t)(nout ? nout : 1));
   fbx_status *st = yv ? NULL : fbx_status_nomem();
   if (!st) st = fbx_tensor_empty(&ix, FBX_DTYPE_INT64, x->ndim, sizes);
-  if (!st) st = load_f64(&xv, x);
+  if (!st) st = fbx_red_load_all_f64(&xv, x);
   if (st) goto done;
-  max_job j = {&g, xv, yv, ix->data};
-  fbx_parallel_for(g.P, 1, max_body, &j);
-  if ((st = store_f64(&y, x->dtype, x->ndim, sizes, yv))) goto done;
+  max_job j = {g, xv, yv, ix->data};
+  fbx_parallel_for(g->P, 1, max_body, &j);
+  if ((st = fbx_red_store_all_f64(&y, x->dtype, x->ndim, sizes, yv))) goto done;
   fbx_set_out_tensor(outs, 0, y);
-  if (ctx->op->schema.nrets == 2) fbx_set_out_tensor(outs, 1, ix);
+  if (want_idx) fbx_set_out_tensor(outs, 1, ix);
   else fbx_tensor_release(ix);
   y = ix = NULL;
 done:
@@ -222,6 +207,18 @@ done:
   fbx_free(xv);
   fbx_free(yv);
   return st;
+}
+
+/* max_pool2d / max_pool2d_with_indices(self, kernel_size, stride, padding,
+ * dilation, ceil_mode): values in self's dtype, indices int64. */
+fbx_status *fbx_k_max_pool2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  bool ceil = false;
+  FBX_TRY(bool_arg(ctx, &args[5], "ceil_mode", &ceil));
+  pool_geom g;
+  FBX_TRY(pool_geometry(ctx, x, args, 1, 4, ceil, &g));
+  return max_run(x, &g, ctx->op->schema.nrets == 2, outs);
 }
 
 /* The backward ops' common start: grad_output (args[0]) must have the
@@ -243,7 +240,7 @@ static fbx_status *bwd_start(const fbx_kctx *ctx, const fbx_ivalue *args, const 
   }
   *gi = fbx_calloc((size_t)(x->numel ? x->numel : 1), sizeof(double));
   if (!*gi) return fbx_status_nomem();
-  fbx_status *st = load_f64(go, gt);
+  fbx_status *st = fbx_red_load_all_f64(go, gt);
   if (st) {
     fbx_free(*gi);
     *gi = NULL;
@@ -274,12 +271,6 @@ static void avg_window(const pool_geom *g, int64_t oh, int64_t ow, bool count_pa
   if (b1 > g->W) b1 = g->W;
   *h0 = a0, *h1 = a1, *w0 = b0, *w1 = b1;
   *div = divisor ? (double)divisor : count_pad ? (double)pool : (double)((a1 - a0) * (b1 - b0));
-}
-
-/* PyTorch's adaptive window: [floor(i * in / out), ceil((i + 1) * in / out)). */
-static void adaptive_range(int64_t i, int64_t in, int64_t out, int64_t *a, int64_t *b) {
-  *a = (i * in) / out;
-  *b = ((i + 1) * in + out - 1) / out;
 }
 
 static void scatter_body(void *jv, int64_t begin, int64_t end) {
@@ -332,7 +323,7 @@ fbx_status *fbx_k_max_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
   if (st) goto done;
   scatter_job j = {.g = &g, .go = go, .idx = ic->data, .gi = gi, .mode = 0};
   fbx_parallel_for(g.P, 1, scatter_body, &j);
-  if (!(st = store_f64(&y, x->dtype, x->ndim, x->sizes, gi))) fbx_set_out_tensor(outs, 0, y);
+  if (!(st = fbx_red_store_all_f64(&y, x->dtype, x->ndim, x->sizes, gi))) fbx_set_out_tensor(outs, 0, y);
 done:
   fbx_tensor_release(ic);
   fbx_free(go);
@@ -399,11 +390,11 @@ fbx_status *fbx_k_avg_pool2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   out_sizes(&g, x, sizes);
   int64_t nout = g.P * g.Ho * g.Wo;
   double *xv = NULL, *yv = fbx_malloc(sizeof(double) * (size_t)(nout ? nout : 1));
-  fbx_status *st = yv ? load_f64(&xv, x) : fbx_status_nomem();
+  fbx_status *st = yv ? fbx_red_load_all_f64(&xv, x) : fbx_status_nomem();
   if (!st) {
     avg_job j = {&g, xv, yv, count_pad, divisor, !fbx_dtype_is_floating(x->dtype)};
     fbx_parallel_for(g.P, 1, avg_body, &j);
-    if (!(st = store_f64(&y, x->dtype, x->ndim, sizes, yv))) fbx_set_out_tensor(outs, 0, y);
+    if (!(st = fbx_red_store_all_f64(&y, x->dtype, x->ndim, sizes, yv))) fbx_set_out_tensor(outs, 0, y);
   }
   fbx_free(xv);
   fbx_free(yv);
@@ -424,7 +415,7 @@ fbx_status *fbx_k_avg_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
   FBX_TRY(bwd_start(ctx, args, &g, x, &go, &gi));
   scatter_job j = {.g = &g, .go = go, .gi = gi, .mode = 1, .count_pad = count_pad, .divisor = divisor};
   fbx_parallel_for(g.P, 1, scatter_body, &j);
-  fbx_status *st = store_f64(&y, x->dtype, x->ndim, x->sizes, gi);
+  fbx_status *st = fbx_red_store_all_f64(&y, x->dtype, x->ndim, x->sizes, gi);
   if (!st) fbx_set_out_tensor(outs, 0, y);
   fbx_free(go);
   fbx_free(gi);
@@ -451,11 +442,11 @@ fbx_status *fbx_k_adaptive_avg_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, 
   if (g.Ho <= 0 || g.Wo <= 0)
     return fbx_kernel_error(ctx, "grad_output has an empty spatial dim");
   double *go = NULL, *gi = fbx_calloc((size_t)(x->numel ? x->numel : 1), sizeof(double));
-  fbx_status *st = gi ? load_f64(&go, gt) : fbx_status_nomem();
+  fbx_status *st = gi ? fbx_red_load_all_f64(&go, gt) : fbx_status_nomem();
   if (!st) {
     scatter_job j = {.g = &g, .go = go, .gi = gi, .mode = 2};
     fbx_parallel_for(g.P, 1, scatter_body, &j);
-    if (!(st = store_f64(&y, x->dtype, x->ndim, x->sizes, gi))) fbx_set_out_tensor(outs, 0, y);
+    if (!(st = fbx_red_store_all_f64(&y, x->dtype, x->ndim, x->sizes, gi))) fbx_set_out_tensor(outs, 0, y);
   }
   fbx_free(go);
   fbx_free(gi);
@@ -490,6 +481,15 @@ static fbx_status *unsq(const fbx_kctx *ctx, fbx_tensor *x, fbx_tensor **out) {
   sz[r - 1] = 1, sd[r - 1] = x->sizes[r - 1] * (x->strides[r - 1] ? x->strides[r - 1] : 1);
   sz[r] = x->sizes[r - 1], sd[r] = x->strides[r - 1];
   return fbx_tensor_view(out, x, r + 1, sz, sd, x->offset);
+}
+
+/* A view of t without its dim d (of size 1), retained into *out. */
+static fbx_status *squeeze_view(fbx_tensor *t, int d, fbx_tensor **out) {
+  int64_t sz[FBX_MAX_DIMS], sd[FBX_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < t->ndim; i++)
+    if (i != d) sz[n] = t->sizes[i], sd[n++] = t->strides[i];
+  return fbx_tensor_view(out, t, n, sz, sd, t->offset);
 }
 
 /* max_pool1d, avg_pool1d and their fusebox backward ops. */
@@ -544,16 +544,118 @@ fbx_status *fbx_k_pool1d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   }
   if (st) goto done;
   /* drop the size-1 height again */
-  fbx_tensor *y = o[0].u.t;
-  int r = y->ndim;
-  int64_t sz[3], sd[3];
-  for (int i = 0; i < r - 2; i++) sz[i] = y->sizes[i], sd[i] = y->strides[i];
-  sz[r - 2] = y->sizes[r - 1], sd[r - 2] = y->strides[r - 1];
-  if (!(st = fbx_tensor_view(&res, y, r - 1, sz, sd, y->offset))) fbx_set_out_tensor(outs, 0, res);
+  if (!(st = squeeze_view(o[0].u.t, o[0].u.t->ndim - 2, &res))) fbx_set_out_tensor(outs, 0, res);
 done:
   fbx_iv_release(&o[0]);
   for (int i = 0; i < 4; i++) fbx_iv_release(&lists[i]);
   fbx_tensor_release(xu);
   fbx_tensor_release(gu);
+  return st;
+}
+
+/* ---- adaptive max pooling ------------------------------------------------------------------------- */
+
+/* x has lo or lo + 1 dims, none empty but the first (PyTorch checks them so:
+ * a 3-D input of adaptive_max_pool2d may have no channels). */
+static fbx_status *adaptive_dims(const fbx_kctx *ctx, const fbx_tensor *x, const char *what, int lo) {
+  if (x->ndim != lo && x->ndim != lo + 1)
+    return fbx_kernel_error(ctx, "%s(): Expected %dD or %dD tensor, but got %dD", what, lo, lo + 1, x->ndim);
+  for (int i = 1; i < x->ndim; i++)
+    if (x->sizes[i] == 0)
+      return fbx_kernel_error(ctx, "%s(): Expected input to have non-zero size for non-batch dimensions, "
+                                   "but dimension %d is empty", what, i);
+  return NULL;
+}
+
+/* The geometry of adaptive_max_pool2d over x [C, H, W] or [N, C, H, W]
+ * with output_size os; `what` names the op in messages, as PyTorch's. */
+static fbx_status *adaptive_max_geometry(const fbx_kctx *ctx, const fbx_tensor *x, const int64_t *os, const char *what,
+                                         pool_geom *g) {
+  FBX_TRY(adaptive_dims(ctx, x, what, 3));
+  if (x->dtype == FBX_DTYPE_FLOAT16 || !fbx_dtype_is_floating(x->dtype))
+    return fbx_kernel_error(ctx, "not implemented for %s input", fbx_dtype_name(x->dtype));
+  if (os[0] < 0 || os[1] < 0)
+    return fbx_kernel_error(ctx, "output_size must be non-negative, got [%lld, %lld]", (long long)os[0],
+                            (long long)os[1]);
+  int r = x->ndim;
+  *g = (pool_geom){.ndim = r, .N = r == 4 ? x->sizes[0] : 1, .C = x->sizes[r - 3], .H = x->sizes[r - 2],
+                   .W = x->sizes[r - 1], .Ho = os[0], .Wo = os[1], .dH = 1, .dW = 1, .adaptive = true};
+  g->P = g->N * g->C;
+  return NULL;
+}
+
+/* adaptive_max_pool2d(self, output_size [oh, ow]) -> (values, indices) and
+ * adaptive_max_pool1d(self [N,] C, L, output_size [ol]), which is the 2-D
+ * op on [.., C, 1, L] with output_size [1, ol], its outputs squeezed again
+ * (PyTorch's composite). Indices are flat positions h * W + w per plane. */
+fbx_status *fbx_k_adaptive_max_pool2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  bool one_d = !strcmp(fbx_sym_unqual(ctx->op->schema.name), "adaptive_max_pool1d");
+  const char *what = one_d ? "adaptive_max_pool1d" : "adaptive_max_pool2d";
+  fbx_tensor *x, *xu = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int64_t v[FBX_MAX_DIMS], os[2];
+  fbx_status *st = NULL;
+  int n = fbx_arg_int_list(ctx->op, 1, &args[1], v, FBX_MAX_DIMS, &st);
+  if (st) return st;
+  if (n != (one_d ? 1 : 2))
+    return fbx_kernel_error(ctx, "%s(): argument 'output_size' should contain %s, got %d", what,
+                            one_d ? "one int" : "two ints", n);
+  if (one_d) {
+    FBX_TRY(adaptive_dims(ctx, x, what, 2));
+    os[0] = 1, os[1] = v[0];
+    FBX_TRY(unsq(ctx, x, &xu));
+  } else {
+    os[0] = v[0], os[1] = v[1];
+    xu = fbx_tensor_retain(x);
+  }
+  pool_geom g;
+  fbx_ivalue o[2] = {fbx_iv_none(), fbx_iv_none()};
+  fbx_tensor *a = NULL, *b = NULL;
+  if ((st = adaptive_max_geometry(ctx, xu, os, what, &g)) || (st = max_run(xu, &g, true, o))) goto done;
+  if (!one_d) {
+    outs[0] = o[0], outs[1] = o[1];
+    o[0] = o[1] = fbx_iv_none();
+  } else if (!(st = squeeze_view(o[0].u.t, xu->ndim - 2, &a)) && !(st = squeeze_view(o[1].u.t, xu->ndim - 2, &b))) {
+    fbx_set_out_tensor(outs, 0, a);
+    fbx_set_out_tensor(outs, 1, b);
+    a = b = NULL;
+  }
+done:
+  fbx_tensor_release(a);
+  fbx_tensor_release(b);
+  fbx_iv_release(&o[0]);
+  fbx_iv_release(&o[1]);
+  fbx_tensor_release(xu);
+  return st;
+}
+
+/* adaptive_max_pool2d_backward(grad_output, self, indices): each output
+ * cell's gradient added at its index in self's plane. */
+fbx_status *fbx_k_adaptive_max_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *gt, *x, *it, *ic = NULL, *y = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &gt));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &it));
+  if (gt->ndim != x->ndim)
+    return fbx_kernel_error(ctx, "grad_output has %d dims, self %d", gt->ndim, x->ndim);
+  if (gt->dtype != x->dtype)
+    return fbx_kernel_error(ctx, "expected dtype %s for grad_output, got %s", fbx_dtype_name(x->dtype),
+                            fbx_dtype_name(gt->dtype));
+  int64_t os[2] = {gt->ndim >= 2 ? gt->sizes[gt->ndim - 2] : 0, gt->ndim >= 2 ? gt->sizes[gt->ndim - 1] : 0};
+  pool_geom g;
+  FBX_TRY(adaptive_max_geometry(ctx, x, os, "adaptive_max_pool2d_backward", &g));
+  if (it->dtype != FBX_DTYPE_INT64 || !fbx_tensor_same_shape(it, gt))
+    return fbx_kernel_error(ctx, "indices must be int64 with grad_output's shape");
+  double *go, *gi;
+  FBX_TRY(bwd_start(ctx, args, &g, x, &go, &gi));
+  fbx_status *st = fbx_tensor_contiguous(&ic, it);
+  if (!st) {
+    scatter_job j = {.g = &g, .go = go, .idx = ic->data, .gi = gi, .mode = 0};
+    fbx_parallel_for(g.P, 1, scatter_body, &j);
+    if (!(st = fbx_red_store_all_f64(&y, x->dtype, x->ndim, x->sizes, gi))) fbx_set_out_tensor(outs, 0, y);
+  }
+  fbx_tensor_release(ic);
+  fbx_free(go);
+  fbx_free(gi);
   return st;
 }

@@ -180,6 +180,30 @@ void fbx_red_store_i64(void *base, fbx_dtype dt, int64_t idx, const int64_t *src
   }
 }
 
+fbx_status *fbx_red_load_all_f64(double **out, fbx_tensor *t) {
+  fbx_tensor *c = NULL;
+  *out = fbx_malloc(sizeof(double) * (size_t)(t->numel ? t->numel : 1));
+  if (!*out) return fbx_status_nomem();
+  fbx_status *st = fbx_tensor_contiguous(&c, t);
+  if (!st)
+    for (int64_t i = 0; i < t->numel; i += FBX_RED_CHUNK)
+      fbx_red_load_f64(*out + i, c->data, c->dtype, i, t->numel - i < FBX_RED_CHUNK ? t->numel - i : FBX_RED_CHUNK);
+  fbx_tensor_release(c);
+  if (st) {
+    fbx_free(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+fbx_status *fbx_red_store_all_f64(fbx_tensor **out, fbx_dtype dt, int ndim, const int64_t *sizes, const double *v) {
+  FBX_TRY(fbx_tensor_empty(out, dt, ndim, sizes));
+  int64_t n = (*out)->numel;
+  for (int64_t i = 0; i < n; i += FBX_RED_CHUNK)
+    fbx_red_store_f64((*out)->data, dt, i, v + i, n - i < FBX_RED_CHUNK ? n - i : FBX_RED_CHUNK);
+  return NULL;
+}
+
 fbx_status *fbx_red_plan_make(const fbx_kctx *ctx, fbx_red_plan *p, fbx_tensor *t, const bool *mask,
                               bool keepdim, fbx_dtype cast_to, int64_t min_b) {
   memset(p, 0, sizeof *p);

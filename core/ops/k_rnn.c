@@ -45,30 +45,6 @@ static fbx_status *check_state(const fbx_kctx *ctx, const fbx_tensor *x, const f
   return NULL;
 }
 
-static fbx_status *load_rows(double **out, fbx_tensor *t) {
-  fbx_tensor *c = NULL;
-  *out = fbx_malloc(sizeof(double) * (size_t)(t->numel ? t->numel : 1));
-  if (!*out) return fbx_status_nomem();
-  fbx_status *st = fbx_tensor_contiguous(&c, t);
-  if (!st)
-    for (int64_t i = 0; i < t->numel; i += FBX_RED_CHUNK)
-      fbx_red_load_f64(*out + i, c->data, c->dtype, i, t->numel - i < FBX_RED_CHUNK ? t->numel - i : FBX_RED_CHUNK);
-  fbx_tensor_release(c);
-  if (st) {
-    fbx_free(*out);
-    *out = NULL;
-  }
-  return st;
-}
-
-static fbx_status *store_rows(fbx_tensor **out, fbx_dtype dt, int64_t B, int64_t H, const double *v) {
-  int64_t sizes[2] = {B, H};
-  FBX_TRY(fbx_tensor_empty(out, dt, 2, sizes));
-  for (int64_t i = 0; i < B * H; i += FBX_RED_CHUNK)
-    fbx_red_store_f64((*out)->data, dt, i, v + i, B * H - i < FBX_RED_CHUNK ? B * H - i : FBX_RED_CHUNK);
-  return NULL;
-}
-
 fbx_status *fbx_k_rnn_cell(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   const char *name = fbx_sym_unqual(ctx->op->schema.name);
   int kind = !strcmp(name, "gru_cell")        ? CELL_GRU
@@ -107,10 +83,10 @@ fbx_status *fbx_k_rnn_cell(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   double *gi = NULL, *gh = NULL, *hv = NULL, *cv = NULL, *o0 = NULL, *o1 = NULL;
   fbx_status *st = lin(ctx, x, wih, &args[4], &ti);
   if (!st) st = lin(ctx, h, whh, &args[5], &th);
-  if (!st) st = load_rows(&gi, ti);
-  if (!st) st = load_rows(&gh, th);
-  if (!st) st = load_rows(&hv, h);
-  if (!st && c) st = load_rows(&cv, c);
+  if (!st) st = fbx_red_load_all_f64(&gi, ti);
+  if (!st) st = fbx_red_load_all_f64(&gh, th);
+  if (!st) st = fbx_red_load_all_f64(&hv, h);
+  if (!st && c) st = fbx_red_load_all_f64(&cv, c);
   if (!st) {
     size_t n = (size_t)(B * H > 0 ? B * H : 1);
     o0 = fbx_malloc(sizeof(double) * n);
@@ -145,8 +121,9 @@ fbx_status *fbx_k_rnn_cell(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
       }
     }
   }
-  if ((st = store_rows(&y0, x->dtype, B, H, o0))) goto done;
-  if (kind == CELL_LSTM && (st = store_rows(&y1, x->dtype, B, H, o1))) goto done;
+  int64_t bh[2] = {B, H};
+  if ((st = fbx_red_store_all_f64(&y0, x->dtype, 2, bh, o0))) goto done;
+  if (kind == CELL_LSTM && (st = fbx_red_store_all_f64(&y1, x->dtype, 2, bh, o1))) goto done;
   fbx_set_out_tensor(outs, 0, y0);
   if (kind == CELL_LSTM) fbx_set_out_tensor(outs, 1, y1);
   y0 = y1 = NULL;

@@ -17,6 +17,29 @@
  * kernel_size, stride, padding, ceil_mode, count_include_pad), the 2-D
  * backward ops the same way (max recomputes its indices).
  *
+ * Adaptive max pooling (k_pool.c): adaptive_max_pool2d(self, output_size)
+ * -> (values, indices) over [C, H, W] or [N, C, H, W], the max pool's
+ * rules over PyTorch's adaptive windows [floor(o * in / out), ceil((o + 1)
+ * * in / out)); adaptive_max_pool1d on [C, L] or [N, C, L] is the 2-D op on
+ * [.., C, 1, L] (PyTorch's composite, indices w); their gradient
+ * adaptive_max_pool2d_backward(grad_output, self, indices) adds each
+ * output's gradient at its index (1-D: through unsqueeze and squeeze, as
+ * PyTorch differentiates the composite). float32, float64, bfloat16.
+ *
+ * Upsampling (k_upsample.c, one kernel for every row): upsample_nearest1d,
+ * _nearest2d, _nearest3d, _linear1d, _bilinear2d, _trilinear3d,
+ * _bicubic2d and their _backward ops, each in the .vec overload (sizes or
+ * scale factors, exactly one; what a scripted F.interpolate and
+ * nn.Upsample call) and the plain one (sizes and a scale per dim); the
+ * input is [N, C, *spatial] with exactly 1, 2 or 3 spatial dims. PyTorch
+ * 1.13's CPU index arithmetic (k_upsample.c has the rules): float32,
+ * float64, bfloat16 and float16 (computed in float32; PyTorch's CPU has no
+ * float16 upsampling), nearest also uint8. Each gradient is the op's
+ * _backward with the input's sizes.
+ * pixel_shuffle(self, upscale_factor) and pixel_unshuffle(self,
+ * downscale_factor) (k_upsample.c): [*, C r^2, H, W] <-> [*, C, H r, W r],
+ * any dtype; each one's gradient is the other.
+ *
  * Recurrent cells (k_rnn.c): rnn_tanh_cell, rnn_relu_cell, gru_cell,
  * lstm_cell on [B, I] inputs and [B, H] states: the two products through
  * linear's kernel (BLAS), the gate arithmetic in double per element.
@@ -82,6 +105,8 @@
 #define FBX_OPS_LIST_NN_H
 
 #define FBX_NN_CMP_ FBX_OPCAT_COMPOSITE
+/* An upsample row: every one runs fbx_k_upsample, which reads the mode from the name. */
+#define FBX_NN_UPS_(X, id, schema) X(id, schema, FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_upsample)
 
 #define FBX_OPS_NN(X)                                                                                              \
   /* ---- pooling (k_pool.c) --------------------------------------------------------------------- */            \
@@ -123,6 +148,100 @@
     "fusebox::avg_pool1d_backward(Tensor grad, Tensor self, int[1] kernel_size, int[1] stride, int[1] padding, "  \
     "bool ceil_mode, bool count_include_pad) -> Tensor",                                                          \
     FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pool1d)                                                      \
+  /* ---- adaptive max pooling (k_pool.c) -------------------------------------------------------- */           \
+  X(adaptive_max_pool2d, "aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",          \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_adaptive_max_pool2d)                                      \
+  X(adaptive_max_pool1d, "aten::adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)",          \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_adaptive_max_pool2d)                                      \
+  X(adaptive_max_pool2d_backward,                                                                                 \
+    "aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor", FBX_NN_CMP_,   \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_max_pool2d_backward)                                            \
+  /* ---- upsampling and pixel shuffle (k_upsample.c) ---------------------------------------------- */           \
+  FBX_NN_UPS_(X, upsample_nearest1d_vec,                                                                          \
+              "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor") \
+  FBX_NN_UPS_(X, upsample_nearest1d,                                                                              \
+              "aten::upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor")        \
+  FBX_NN_UPS_(X, upsample_nearest2d_vec,                                                                          \
+              "aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor") \
+  FBX_NN_UPS_(X, upsample_nearest2d,                                                                              \
+              "aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, "                \
+              "float? scales_w=None) -> Tensor")                                                                  \
+  FBX_NN_UPS_(X, upsample_nearest3d_vec,                                                                          \
+              "aten::upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor") \
+  FBX_NN_UPS_(X, upsample_nearest3d,                                                                              \
+              "aten::upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, "                \
+              "float? scales_h=None, float? scales_w=None) -> Tensor")                                            \
+  FBX_NN_UPS_(X, upsample_linear1d_vec,                                                                           \
+              "aten::upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "              \
+              "float[]? scale_factors) -> Tensor")                                                                \
+  FBX_NN_UPS_(X, upsample_linear1d,                                                                               \
+              "aten::upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, "                   \
+              "float? scales=None) -> Tensor")                                                                    \
+  FBX_NN_UPS_(X, upsample_bilinear2d_vec,                                                                         \
+              "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "            \
+              "float[]? scale_factors) -> Tensor")                                                                \
+  FBX_NN_UPS_(X, upsample_bilinear2d,                                                                             \
+              "aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, "                 \
+              "float? scales_h=None, float? scales_w=None) -> Tensor")                                            \
+  FBX_NN_UPS_(X, upsample_trilinear3d_vec,                                                                        \
+              "aten::upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "           \
+              "float[]? scale_factors) -> Tensor")                                                                \
+  FBX_NN_UPS_(X, upsample_trilinear3d,                                                                            \
+              "aten::upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, "                \
+              "float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor")                      \
+  FBX_NN_UPS_(X, upsample_bicubic2d_vec,                                                                          \
+              "aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "             \
+              "float[]? scale_factors) -> Tensor")                                                                \
+  FBX_NN_UPS_(X, upsample_bicubic2d,                                                                              \
+              "aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, "                  \
+              "float? scales_h=None, float? scales_w=None) -> Tensor")                                            \
+  FBX_NN_UPS_(X, upsample_nearest1d_backward_vec,                                                                 \
+              "aten::upsample_nearest1d_backward.vec(Tensor grad_output, SymInt[]? output_size, "                  \
+              "SymInt[] input_size, float[]? scale_factors) -> Tensor")                                           \
+  FBX_NN_UPS_(X, upsample_nearest1d_backward,                                                                     \
+              "aten::upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, " \
+              "float? scales=None) -> Tensor")                                                                    \
+  FBX_NN_UPS_(X, upsample_nearest2d_backward_vec,                                                                 \
+              "aten::upsample_nearest2d_backward.vec(Tensor grad_output, SymInt[]? output_size, "                  \
+              "SymInt[] input_size, float[]? scale_factors) -> Tensor")                                           \
+  FBX_NN_UPS_(X, upsample_nearest2d_backward,                                                                     \
+              "aten::upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, " \
+              "float? scales_h=None, float? scales_w=None) -> Tensor")                                            \
+  FBX_NN_UPS_(X, upsample_nearest3d_backward_vec,                                                                 \
+              "aten::upsample_nearest3d_backward.vec(Tensor grad_output, SymInt[]? output_size, "                  \
+              "SymInt[] input_size, float[]? scale_factors) -> Tensor")                                           \
+  FBX_NN_UPS_(X, upsample_nearest3d_backward,                                                                     \
+              "aten::upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, " \
+              "float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor")                      \
+  FBX_NN_UPS_(X, upsample_linear1d_backward_vec,                                                                  \
+              "aten::upsample_linear1d_backward.vec(Tensor grad_output, SymInt[]? output_size, "                   \
+              "SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor")                       \
+  FBX_NN_UPS_(X, upsample_linear1d_backward,                                                                      \
+              "aten::upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, "  \
+              "bool align_corners, float? scales=None) -> Tensor")                                                \
+  FBX_NN_UPS_(X, upsample_bilinear2d_backward_vec,                                                                \
+              "aten::upsample_bilinear2d_backward.vec(Tensor grad_output, SymInt[]? output_size, "                 \
+              "SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor")                       \
+  FBX_NN_UPS_(X, upsample_bilinear2d_backward,                                                                    \
+              "aten::upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, " \
+              "bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor")                        \
+  FBX_NN_UPS_(X, upsample_trilinear3d_backward_vec,                                                               \
+              "aten::upsample_trilinear3d_backward.vec(Tensor grad_output, SymInt[]? output_size, "                \
+              "SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor")                       \
+  FBX_NN_UPS_(X, upsample_trilinear3d_backward,                                                                   \
+              "aten::upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, "                    \
+              "SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, "             \
+              "float? scales_w=None) -> Tensor")                                                                  \
+  FBX_NN_UPS_(X, upsample_bicubic2d_backward_vec,                                                                 \
+              "aten::upsample_bicubic2d_backward.vec(Tensor grad_output, SymInt[]? output_size, "                  \
+              "SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor")                       \
+  FBX_NN_UPS_(X, upsample_bicubic2d_backward,                                                                     \
+              "aten::upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, " \
+              "bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor")                        \
+  X(pixel_shuffle, "aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", FBX_OPCAT_SHAPE, FBX_DT_SAME, \
+    FBX_SH_CUSTOM, 0, fbx_k_pixel_shuffle)                                                                        \
+  X(pixel_unshuffle, "aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", FBX_OPCAT_SHAPE,        \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pixel_shuffle)                                                           \
   /* ---- recurrent cells (k_rnn.c) -------------------------------------------------------------- */            \
   X(rnn_tanh_cell,                                                                                                \
     "aten::rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "                  \

@@ -42,6 +42,11 @@ void fbx_red_load_f64(double *dst, const void *base, fbx_dtype dt, int64_t idx, 
 void fbx_red_load_i64(int64_t *dst, const void *base, fbx_dtype dt, int64_t idx, int64_t n);
 void fbx_red_store_f64(void *base, fbx_dtype dt, int64_t idx, const double *src, int64_t n);
 void fbx_red_store_i64(void *base, fbx_dtype dt, int64_t idx, const int64_t *src, int64_t n);
+/* Whole tensors: *out = t's elements, row-major, as doubles (any layout;
+ * fbx_malloc'd, at least one slot; NULL on error), and a new contiguous
+ * tensor of dtype dt and the given sizes holding v. */
+fbx_status *fbx_red_load_all_f64(double **out, fbx_tensor *t);
+fbx_status *fbx_red_store_all_f64(fbx_tensor **out, fbx_dtype dt, int ndim, const int64_t *sizes, const double *v);
 
 typedef struct fbx_red_plan {
   fbx_tensor *x; /* contiguous [A, R, B] (own reference) */

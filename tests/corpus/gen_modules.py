@@ -421,6 +421,126 @@ class MhaMasked(nn.Module):
         return out, w
 
 
+class FpnTopDown(nn.Module):
+    """An FPN top-down step: the coarser map upsampled by F.interpolate(scale_factor=2, nearest), added to a
+    1x1 lateral convolution of the finer map, then a 3x3 smoothing convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.lateral = nn.Conv2d(3, 4, 1)
+        self.smooth = nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, top, lat):
+        up = F.interpolate(top, scale_factor=2.0, mode="nearest")
+        return self.smooth(up + self.lateral(lat))
+
+
+class UNetUp(nn.Module):
+    """A UNet decoder step: nn.Upsample(scale_factor=2, bilinear, align_corners=True), concatenated with the
+    skip connection, 3x3 convolution and ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)
+        self.conv = nn.Conv2d(6, 3, 3, padding=1)
+
+    def forward(self, x, skip):
+        return F.relu(self.conv(torch.cat([self.up(x), skip], 1)))
+
+
+class ResizeHead(nn.Module):
+    """A segmentation head's resizes: F.interpolate to a size, bilinear with align_corners False and True,
+    bicubic by a scale factor, and nn.Upsample(scale_factor=2) (nearest)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 2, 1)
+        self.up = nn.Upsample(scale_factor=2)
+
+    def forward(self, x):
+        y = self.conv(x)
+        a = F.interpolate(y, size=[7, 9], mode="bilinear", align_corners=False)
+        b = F.interpolate(y, size=[7, 9], mode="bilinear", align_corners=True)
+        c = F.interpolate(y, scale_factor=1.5, mode="bicubic", align_corners=False)
+        return a + b, c, self.up(y)
+
+
+class Upsample3d(nn.Module):
+    """Volumetric decoder resizes: nn.Upsample(scale_factor=(1, 2, 2), trilinear) and F.interpolate nearest
+    to a size, on [N, C, D, H, W]."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Upsample(scale_factor=(1.0, 2.0, 2.0), mode="trilinear", align_corners=False)
+
+    def forward(self, x):
+        return self.up(torch.tanh(x)), F.interpolate(x, size=[3, 4, 5], mode="nearest")
+
+
+class SuperResHead(nn.Module):
+    """An ESPCN-style super-resolution head: PixelUnshuffle(2) into convolutions, then a convolution to
+    C * r^2 channels and PixelShuffle(2) back to full resolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.unshuffle = nn.PixelUnshuffle(2)
+        self.conv1 = nn.Conv2d(4, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 12, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(2)
+
+    def forward(self, x):
+        return self.shuffle(self.conv2(torch.tanh(self.conv1(self.unshuffle(x)))))
+
+
+class SppHead(nn.Module):
+    """Spatial pyramid pooling: AdaptiveMaxPool2d to 1x1, 2x2 and 3x3 (over a 5x5 map the 3x3 windows
+    overlap), flattened, concatenated, Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.p1 = nn.AdaptiveMaxPool2d(1)
+        self.p2 = nn.AdaptiveMaxPool2d(2)
+        self.p3 = nn.AdaptiveMaxPool2d((3, 3))
+        self.fc = nn.Linear(4 * (1 + 4 + 9), 5)
+
+    def forward(self, x):
+        y = F.relu(self.conv(x))
+        z = torch.cat([torch.flatten(self.p1(y), 1), torch.flatten(self.p2(y), 1), torch.flatten(self.p3(y), 1)], 1)
+        return self.fc(z)
+
+
+class SeMaxGate(nn.Module):
+    """Squeeze-and-excitation with a max squeeze: AdaptiveMaxPool2d(1), two 1x1 convolutions, a sigmoid
+    gate that scales the input's channels."""
+
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.AdaptiveMaxPool2d(1)
+        self.fc1 = nn.Conv2d(6, 3, 1)
+        self.fc2 = nn.Conv2d(3, 6, 1)
+
+    def forward(self, x):
+        return x * torch.sigmoid(self.fc2(F.relu(self.fc1(self.pool(x)))))
+
+
+class SeqMaxPool(nn.Module):
+    """A 1-D head: Conv1d, nn.AdaptiveMaxPool1d(3), Linear over the pooled features; and the pooling's
+    indices through F.adaptive_max_pool1d(return_indices=True) (the module with return_indices=True does
+    not script: its forward is annotated to return a Tensor)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 4, 3, padding=1)
+        self.pool = nn.AdaptiveMaxPool1d(3)
+        self.fc = nn.Linear(12, 2)
+
+    def forward(self, x):
+        y = self.conv(x)
+        _, idx = F.adaptive_max_pool1d(y, 3, return_indices=True)
+        return self.fc(torch.flatten(self.pool(y), 1)), idx
+
+
 # ---------------------------------------------------------------------------
 # The cases
 # ---------------------------------------------------------------------------
@@ -528,6 +648,23 @@ def module_specs():
     add("conv3d_net", Conv3dNet, lambda r: [uniform(r, 2, 2, 3, 4, 4)], tol="1e-4 1e-5")
     add("prelu_net", PreluNet, lambda r: [uniform(r, 2, 3, 5, 5)], tol="1e-4 1e-5",
         notes="nn.PReLU(4) per channel after a Conv2d, nn.PReLU() (one weight) in the MLP.")
+    add("fpn_top_down", FpnTopDown, lambda r: [uniform(r, 2, 4, 3, 4), uniform(r, 2, 3, 6, 8)], tol="1e-4 1e-5",
+        notes="F.interpolate(scale_factor=2.0, mode='nearest') in an FPN top-down step.")
+    add("unet_up", UNetUp, lambda r: [uniform(r, 2, 3, 3, 4), uniform(r, 2, 3, 6, 8)], tol="1e-4 1e-5",
+        notes="nn.Upsample(scale_factor=2, mode='bilinear', align_corners=True) in a UNet decoder step.")
+    add("resize_head", ResizeHead, lambda r: [uniform(r, 2, 3, 4, 5)], tol="1e-4 1e-5",
+        notes="F.interpolate to size=[7, 9] (bilinear, align_corners False and True), bicubic by 1.5, "
+              "nn.Upsample(scale_factor=2) nearest.")
+    add("upsample_3d", Upsample3d, lambda r: [uniform(r, 1, 2, 2, 3, 3)],
+        notes="nn.Upsample(scale_factor=(1, 2, 2), mode='trilinear') and F.interpolate(size=[3, 4, 5]) nearest.")
+    add("super_res_head", SuperResHead, lambda r: [uniform(r, 2, 1, 6, 8)], tol="1e-4 1e-5",
+        notes="nn.PixelUnshuffle(2), convolutions, nn.PixelShuffle(2).")
+    add("spp_head", SppHead, lambda r: [uniform(r, 2, 3, 5, 5)], tol="1e-4 1e-5",
+        notes="nn.AdaptiveMaxPool2d to 1, 2 and (3, 3) (the 3x3 windows overlap on a 5x5 map).")
+    add("se_max_gate", SeMaxGate, lambda r: [uniform(r, 2, 6, 4, 5)], tol="1e-4 1e-5",
+        notes="squeeze-and-excitation with nn.AdaptiveMaxPool2d(1) as the squeeze.")
+    add("seq_max_pool", SeqMaxPool, lambda r: [uniform(r, 2, 3, 8)], tol="1e-4 1e-5",
+        notes="nn.AdaptiveMaxPool1d(3); F.adaptive_max_pool1d's indices are the second output.")
     return S
 
 

@@ -37,6 +37,7 @@
 #define C_F "  %f : bool = prim::Constant[value=0]()\n"
 #define C_I(name, v) "  %" name " : int = prim::Constant[value=" #v "]()\n"
 #define RET "  return (%r)\n"
+#define UPS_F(name, v) "  %" name " : float = prim::Constant[value=" v "]()\n"
 
 static const gc_case cases[] = {
     /* ---- reductions ---- */
@@ -401,6 +402,63 @@ static const gc_case cases[] = {
     {.name = "cross_entropy_loss sum, 1-D", .graph = G2(C_NONE C_I("k", 2) C_I("ii", -100) "  %ls : float = prim::Constant[value=0.]()\n"
                  "  %r : Tensor = aten::cross_entropy_loss(%x, %y, %none, %k, %ii, %ls)\n" RET),
      .inputs = {"5", "-:0:4:i64"}},
+    /* ---- upsampling (every mode, .vec and plain overloads), pixel shuffle, adaptive max pooling ---- */
+    {.name = "upsample_nearest2d.vec scale_factors [1.7, 2.0]",
+     .graph = G1(C_NONE UPS_F("a", "1.7") UPS_F("b", "2.") "  %s : float[] = prim::ListConstruct(%a, %b)\n"
+                 "  %r : Tensor = aten::upsample_nearest2d(%x, %none, %s)\n" RET),
+     .inputs = {"1x2x3x4"}},
+    {.name = "upsample_nearest1d size [7]",
+     .graph = G1(C_NONE C_I("o", 7) "  %l : int[] = prim::ListConstruct(%o)\n"
+                 "  %r : Tensor = aten::upsample_nearest1d(%x, %l, %none)\n" RET),
+     .inputs = {"2x2x3"}},
+    {.name = "upsample_nearest3d.vec size [3, 4, 5]",
+     .graph = G1(C_NONE C_I("a", 3) C_I("b", 4) C_I("c", 5) "  %l : int[] = prim::ListConstruct(%a, %b, %c)\n"
+                 "  %r : Tensor = aten::upsample_nearest3d(%x, %l, %none)\n" RET),
+     .inputs = {"1x1x2x3x2"}},
+    {.name = "upsample_linear1d.vec align_corners, size [7]",
+     .graph = G1(C_NONE C_T C_I("o", 7) "  %l : int[] = prim::ListConstruct(%o)\n"
+                 "  %r : Tensor = aten::upsample_linear1d(%x, %l, %t, %none)\n" RET),
+     .inputs = {"2x2x4"}},
+    {.name = "upsample_bilinear2d.vec scale_factors [1.5, 2.5]",
+     .graph = G1(C_NONE C_F UPS_F("a", "1.5") UPS_F("b", "2.5") "  %s : float[] = prim::ListConstruct(%a, %b)\n"
+                 "  %r : Tensor = aten::upsample_bilinear2d(%x, %none, %f, %s)\n" RET),
+     .inputs = {"1x2x3x4"}},
+    {.name = "upsample_bilinear2d align_corners, size [5, 3] (fewer columns)",
+     .graph = G1(C_NONE C_T C_I("a", 5) C_I("b", 3) "  %l : int[] = prim::ListConstruct(%a, %b)\n"
+                 "  %r : Tensor = aten::upsample_bilinear2d(%x, %l, %t, %none, %none)\n" RET),
+     .inputs = {"2x1x3x5"}},
+    {.name = "upsample_trilinear3d.vec scale_factors [2, 1.5, 1]",
+     .graph = G1(C_NONE C_F UPS_F("a", "2.") UPS_F("b", "1.5") UPS_F("c", "1.")
+                 "  %s : float[] = prim::ListConstruct(%a, %b, %c)\n"
+                 "  %r : Tensor = aten::upsample_trilinear3d(%x, %none, %f, %s)\n" RET),
+     .inputs = {"1x1x2x3x2"}},
+    {.name = "upsample_bicubic2d.vec size [6, 7]",
+     .graph = G1(C_NONE C_F C_I("a", 6) C_I("b", 7) "  %l : int[] = prim::ListConstruct(%a, %b)\n"
+                 "  %r : Tensor = aten::upsample_bicubic2d(%x, %l, %f, %none)\n" RET),
+     .inputs = {"1x2x3x4"}},
+    {.name = "upsample_bicubic2d align_corners, size [5, 5], scales_h 2.0",
+     .graph = G1(C_NONE C_T C_I("a", 5) C_I("b", 5) UPS_F("sh", "2.") "  %l : int[] = prim::ListConstruct(%a, %b)\n"
+                 "  %r : Tensor = aten::upsample_bicubic2d(%x, %l, %t, %sh, %none)\n" RET),
+     .inputs = {"1x1x4x3"}},
+    {.name = "pixel_shuffle 2",
+     .graph = G1(C_I("k", 2) "  %r : Tensor = aten::pixel_shuffle(%x, %k)\n" RET), .inputs = {"2x8x2x3"}},
+    {.name = "pixel_unshuffle 2",
+     .graph = G1(C_I("k", 2) "  %r : Tensor = aten::pixel_unshuffle(%x, %k)\n" RET), .inputs = {"1x2x4x6"}},
+    {.name = "adaptive_max_pool2d [3, 2]",
+     .graph = G1(C_I("a", 3) C_I("b", 2) "  %l : int[] = prim::ListConstruct(%a, %b)\n"
+                 "  %r : Tensor, %i : Tensor = aten::adaptive_max_pool2d(%x, %l)\n"
+                 "  return (%r, %i)\n"),
+     .inputs = {"2x3x5x7"}},
+    {.name = "adaptive_max_pool2d [4, 5] of a 3-D input (windows overlap)",
+     .graph = G1(C_I("a", 4) C_I("b", 5) "  %l : int[] = prim::ListConstruct(%a, %b)\n"
+                 "  %r : Tensor, %i : Tensor = aten::adaptive_max_pool2d(%x, %l)\n"
+                 "  return (%r, %i)\n"),
+     .inputs = {"2x3x3"}},
+    {.name = "adaptive_max_pool1d [3]",
+     .graph = G1(C_I("a", 3) "  %l : int[] = prim::ListConstruct(%a)\n"
+                 "  %r : Tensor, %i : Tensor = aten::adaptive_max_pool1d(%x, %l)\n"
+                 "  return (%r, %i)\n"),
+     .inputs = {"2x3x8"}},
 };
 
 START_TEST(test_formula) {

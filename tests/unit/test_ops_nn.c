@@ -1,6 +1,6 @@
-/* The nn ops of ops/list_nn.h (pooling, recurrent cells, instance_norm,
- * native_batch_norm_backward, dropout's backward) and their gradients,
- * against PyTorch 1.13.
+/* The nn ops of ops/list_nn.h (pooling, adaptive max pooling, upsampling,
+ * pixel shuffle, recurrent cells, instance_norm, native_batch_norm_backward,
+ * dropout's backward) and their gradients, against PyTorch 1.13.
  *
  * tests/data/nn/cases/NAME/ is written by tests/data/nn/gen_nn_cases.py
  * (functions in nn_fns.py) in the conformance corpus's case format
@@ -37,6 +37,7 @@
 #include "exec/executor.h"
 #include "ir/text.h"
 #include "ops/optable.h"
+#include "tensor/half.h"
 #include "testutil.h"
 
 #define PREFIX "../../data/nn/cases/"
@@ -53,6 +54,18 @@ static const char *const CASES[] = {
     "prelu_channels", "prelu_single", "prelu_1d", "prelu_2d", "conv_transpose2d_dcgan", "conv_transpose2d_dilated",
     "conv_transpose1d_groups", "conv_transpose3d", "conv_transpose2d_unbatched", "conv3d", "convolution_transposed",
     "convolution_conv", "underscore_convolution",
+    /* upsampling: F.interpolate's scripted graphs (.vec overloads) and the plain overloads */
+    "interp_nearest_scale", "interp_nearest_frac", "interp_nearest_size", "interp_nearest_recompute",
+    "interp_nearest_1d", "interp_nearest_3d", "interp_nearest_same_size", "interp_linear_1d", "interp_linear_1d_align",
+    "interp_bilinear_scale", "interp_bilinear_size_align", "interp_bilinear_down", "interp_bilinear_noncontig",
+    "interp_trilinear", "interp_trilinear_align", "interp_bicubic_scale", "interp_bicubic_size_align",
+    "interp_bicubic_down", "interp_bilinear_bf16", "interp_nearest_bf16", "interp_bicubic_bf16",
+    "upsample_nearest2d_scales", "upsample_bilinear2d_scales", "upsample_linear1d_plain", "upsample_trilinear3d_plain",
+    "upsample_bicubic2d_plain", "upsample_nearest1d_plain", "upsample_nearest3d_plain", "upsample_nearest_uint8",
+    "upsample_nearest2d_backward_vec", "upsample_bilinear2d_backward_plain", "upsample_bicubic2d_backward_vec",
+    /* pixel shuffle, adaptive max pooling */
+    "pixel_shuffle", "pixel_unshuffle", "pixel_shuffle_roundtrip", "pixel_shuffle_int", "adaptive_max_pool2d",
+    "adaptive_max_pool2d_grad", "adaptive_max_pool2d_up", "adaptive_max_pool1d", "adaptive_max_pool2d_backward",
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
@@ -182,11 +195,12 @@ static fbx_ivalue T5(fbx_dtype dt, int nd, int64_t a, int64_t b, int64_t c, int6
 /* T(dtype, ndim, sizes...): up to 5 sizes, the unused ones 0 */
 #define T(...) T_(__VA_ARGS__, 0, 0)
 
-static fbx_ivalue L(int n, int64_t a, int64_t b, int64_t c) {
-  int64_t v[3] = {a, b, c};
+
+/* A list of the first n of v, ints or floats. */
+static fbx_ivalue list_of(int n, const double *v, bool ints) {
   fbx_ivalue l;
   ck_assert(!fbx_iv_list_new(&l, n));
-  for (int i = 0; i < n; i++) ck_assert(!fbx_iv_list_push(&l, fbx_iv_int(v[i])));
+  for (int i = 0; i < n; i++) ck_assert(!fbx_iv_list_push(&l, ints ? fbx_iv_int((int64_t)v[i]) : fbx_iv_float(v[i])));
   return l;
 }
 
@@ -221,6 +235,11 @@ static fbx_ivalue S(int n, int64_t a, int64_t b, int64_t c) {
   for (int i = 0; i < n; i++) ck_assert(!fbx_iv_list_push(&l, T(FBX_DTYPE_FLOAT32, 3, a, b, c, 0)));
   return l;
 }
+static fbx_ivalue L(int n, int64_t a, int64_t b, int64_t c) { return list_of(n, (double[]){a, b, c}, true); }
+static fbx_ivalue L5(int n, int64_t a, int64_t b, int64_t c, int64_t d, int64_t e) {
+  return list_of(n, (double[]){a, b, c, d, e}, true);
+}
+static fbx_ivalue FL(int n, double a, double b, double c) { return list_of(n, (double[]){a, b, c}, false); }
 
 typedef struct kcall {
   const char *what;
@@ -387,6 +406,61 @@ START_TEST(kernels_under_allocation_failures) {
       {"gru weight_ih of another input size", FBX_OP_gru_input,
        {T(F32, 3, 3, 2, 5, 0), T(F32, 3, 1, 2, 3, 0), P(3, 4, 3, 1, 1, true, 0), B_(true), I_(1), F_(0.0),
         B_(false), B_(false), B_(false)}, "weight_ih of layer 0 must be a 2-D [9, 5]"},
+      {"upsample_nearest2d.vec", FBX_OP_upsample_nearest2d_vec, {T(F32, 4, 2, 3, 4, 5), NONE_, FL(2, 1.7, 2.0, 0)},
+       NULL},
+      {"upsample_nearest2d.vec of uint8", FBX_OP_upsample_nearest2d_vec,
+       {T(FBX_DTYPE_UINT8, 4, 1, 2, 3, 3), L(2, 5, 4, 0), NONE_}, NULL},
+      {"upsample_bilinear2d.vec", FBX_OP_upsample_bilinear2d_vec, {T(F32, 4, 2, 3, 4, 5), L(2, 7, 9, 0), B_(true),
+       NONE_}, NULL},
+      {"upsample_bicubic2d", FBX_OP_upsample_bicubic2d, {T(F32, 4, 1, 2, 4, 5), L(2, 8, 7, 0), B_(false), F_(2.0),
+       NONE_}, NULL},
+      {"upsample_linear1d", FBX_OP_upsample_linear1d, {T(F32, 3, 2, 3, 5, 0), L(1, 9, 0, 0), B_(false), NONE_}, NULL},
+      {"upsample_nearest3d", FBX_OP_upsample_nearest3d, {T5(F32, 5, 1, 2, 2, 3, 3), L(3, 3, 4, 5), NONE_, F_(1.5),
+       NONE_}, NULL},
+      {"upsample_trilinear3d_backward.vec", FBX_OP_upsample_trilinear3d_backward_vec,
+       {T5(F32, 5, 1, 2, 4, 6, 3), NONE_, L5(5, 1, 2, 2, 3, 3), B_(false), FL(3, 2.0, 2.0, 1.0)}, NULL},
+      {"upsample_nearest1d_backward", FBX_OP_upsample_nearest1d_backward,
+       {T(F32, 3, 2, 3, 7, 0), L(1, 7, 0, 0), L(3, 2, 3, 4), NONE_}, NULL},
+      {"upsample_bicubic2d_backward", FBX_OP_upsample_bicubic2d_backward,
+       {T(F32, 4, 1, 2, 6, 5), L(2, 6, 5, 0), L5(4, 1, 2, 3, 4, 0), B_(true), NONE_, NONE_}, NULL},
+      {"pixel_shuffle", FBX_OP_pixel_shuffle, {T(F32, 4, 2, 8, 3, 2), I_(2)}, NULL},
+      {"pixel_unshuffle", FBX_OP_pixel_unshuffle, {T(F32, 3, 2, 6, 4, 0), I_(2)}, NULL},
+      {"adaptive_max_pool2d", FBX_OP_adaptive_max_pool2d, {T(F32, 4, 2, 3, 7, 5), L(2, 3, 2, 0)}, NULL},
+      {"adaptive_max_pool1d", FBX_OP_adaptive_max_pool1d, {T(F32, 3, 2, 3, 8, 0), L(1, 3, 0, 0)}, NULL},
+      {"adaptive_max_pool2d_backward", FBX_OP_adaptive_max_pool2d_backward,
+       {T(F32, 3, 2, 2, 2, 0), T(F32, 3, 2, 5, 4, 0), T(FBX_DTYPE_INT64, 3, 2, 2, 2, 0)}, NULL},
+      /* bad input: an error naming the problem, no crash */
+      {"upsample_bilinear2d of a 3-D input", FBX_OP_upsample_bilinear2d_vec,
+       {T(F32, 3, 2, 4, 5, 0), L(2, 7, 9, 0), B_(false), NONE_}, "input_size equals to 4"},
+      {"both output_size and scale_factors", FBX_OP_upsample_nearest2d_vec,
+       {T(F32, 4, 1, 2, 4, 5), L(2, 7, 9, 0), FL(2, 2.0, 2.0, 0)}, "exactly one of output_size and scale_factors"},
+      {"neither output_size nor scale_factors", FBX_OP_upsample_nearest2d_vec,
+       {T(F32, 4, 1, 2, 4, 5), NONE_, NONE_}, "exactly one of output_size and scale_factors"},
+      {"scale_factors of the wrong length", FBX_OP_upsample_nearest2d_vec,
+       {T(F32, 4, 1, 2, 4, 5), NONE_, FL(3, 2.0, 2.0, 2.0)}, "3 values for 2 spatial dims"},
+      {"an output size of 0", FBX_OP_upsample_bilinear2d,
+       {T(F32, 4, 1, 2, 4, 5), L(2, 0, 3, 0), B_(false), NONE_, NONE_}, "should be greater than 0"},
+      {"a scale that gives 0 rows", FBX_OP_upsample_nearest2d_vec,
+       {T(F32, 4, 1, 2, 4, 5), NONE_, FL(2, 0.2, 1.0, 0)}, "should be greater than 0"},
+      {"bilinear of int64", FBX_OP_upsample_bilinear2d_vec,
+       {T(FBX_DTYPE_INT64, 4, 1, 2, 4, 5), L(2, 7, 9, 0), B_(false), NONE_}, "not implemented"},
+      {"upsample backward with a wrong grad_output", FBX_OP_upsample_nearest1d_backward,
+       {T(F32, 3, 2, 3, 6, 0), L(1, 7, 0, 0), L(3, 2, 3, 4), NONE_}, "grad_output has shape [2, 3, 6], expected [2, 3, 7]"},
+      {"upsample backward with a short input_size", FBX_OP_upsample_nearest1d_backward_vec,
+       {T(F32, 3, 2, 3, 7, 0), L(1, 7, 0, 0), L(2, 2, 3, 0), NONE_}, "input_size equals to 3"},
+      {"pixel_shuffle channels", FBX_OP_pixel_shuffle, {T(F32, 3, 6, 2, 2, 0), I_(2)}, "divisible by the square"},
+      {"pixel_shuffle of a 2-D input", FBX_OP_pixel_shuffle, {T(F32, 2, 4, 4, 0, 0), I_(2)}, "at least 3 dimensions"},
+      {"pixel_shuffle factor 0", FBX_OP_pixel_shuffle, {T(F32, 3, 4, 2, 2, 0), I_(0)}, "positive upscale_factor"},
+      {"pixel_unshuffle height", FBX_OP_pixel_unshuffle, {T(F32, 3, 1, 5, 4, 0), I_(2)}, "height to be divisible"},
+      {"adaptive_max_pool2d of a 2-D input", FBX_OP_adaptive_max_pool2d, {T(F32, 2, 4, 4, 0, 0), L(2, 2, 2, 0)},
+       "Expected 3D or 4D"},
+      {"adaptive_max_pool2d of float16", FBX_OP_adaptive_max_pool2d,
+       {T(FBX_DTYPE_FLOAT16, 3, 1, 4, 4, 0), L(2, 2, 2, 0)}, "not implemented"},
+      {"adaptive_max_pool2d of an empty plane", FBX_OP_adaptive_max_pool2d, {T(F32, 4, 1, 2, 0, 4), L(2, 2, 2, 0)},
+       "non-zero size for non-batch dimensions"},
+      {"adaptive_max_pool1d with two sizes", FBX_OP_adaptive_max_pool1d, {T(F32, 3, 1, 2, 6, 0), L(2, 2, 2, 0)},
+       "should contain one int"},
+
       {"pool of a 2-D input", FBX_OP_max_pool2d,
        {T(F32, 2, 4, 4, 0, 0), L(1, 2, 0, 0), L(0, 0, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), B_(false)}, "3D or 4D"},
       {"pad over half the kernel", FBX_OP_avg_pool2d,
@@ -566,6 +640,45 @@ START_TEST(rnn_seq_backward_float64) {
 }
 END_TEST
 
+/* float16 upsampling (PyTorch 1.13's CPU refuses it; fusebox computes it in
+ * float32, as PyTorch's CUDA kernels do): each result is the float32
+ * kernel's on the same values, rounded to float16. */
+START_TEST(upsample_float16_is_float32_rounded) {
+  ck_assert(!fbx_op_table_init());
+  kcall calls[] = {
+      {"nearest", FBX_OP_upsample_nearest2d_vec, {T(FBX_DTYPE_FLOAT16, 4, 2, 3, 4, 5), NONE_, FL(2, 1.7, 2.3, 0)}, NULL},
+      {"bilinear", FBX_OP_upsample_bilinear2d_vec,
+       {T(FBX_DTYPE_FLOAT16, 4, 2, 3, 4, 5), NONE_, B_(false), FL(2, 1.5, 2.5, 0)}, NULL},
+      {"bicubic", FBX_OP_upsample_bicubic2d, {T(FBX_DTYPE_FLOAT16, 4, 1, 2, 4, 5), L(2, 7, 6, 0), B_(true), NONE_,
+       NONE_}, NULL},
+      {"bicubic backward", FBX_OP_upsample_bicubic2d_backward_vec,
+       {T(FBX_DTYPE_FLOAT16, 4, 1, 2, 8, 10), NONE_, L5(4, 1, 2, 4, 5, 0), B_(false), FL(2, 2.0, 2.0, 0)}, NULL},
+  };
+  for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+    kcall *k = &calls[c];
+    fbx_ivalue o16[FBX_SCHEMA_MAX_RETS], o32[FBX_SCHEMA_MAX_RETS];
+    fbx_status *st = call(k, o16);
+    ck_assert_msg(!st, "%s: %s", k->what, fbx_status_message(st));
+    fbx_tensor *x16 = k->args[0].u.t, *x32 = NULL;
+    ck_assert(!fbx_tensor_clone_as(&x32, x16, FBX_DTYPE_FLOAT32));
+    k->args[0] = fbx_iv_tensor(x32);
+    st = call(k, o32);
+    ck_assert_msg(!st, "%s: %s", k->what, fbx_status_message(st));
+    fbx_tensor *a = o16[0].u.t, *b = o32[0].u.t;
+    ck_assert(a->dtype == FBX_DTYPE_FLOAT16 && fbx_tensor_same_shape(a, b));
+    for (int64_t i = 0; i < a->numel; i++) {
+      float want = fbx_half_to_float(fbx_float_to_half((float)fbx_tensor_get_f64(b, i)));
+      ck_assert_msg(fbx_tensor_get_f64(a, i) == (double)want, "%s: element %lld is %g, want %g", k->what, (long long)i,
+                    fbx_tensor_get_f64(a, i), (double)want);
+    }
+    fbx_iv_release(&o16[0]);
+    fbx_iv_release(&o32[0]);
+    fbx_tensor_release(x16);
+    release_args(k);
+  }
+}
+END_TEST
+
 START_TEST(cases_listed) {
   /* every generated case is run here */
   char **names;
@@ -599,6 +712,7 @@ int main(void) {
   tcase_add_test(tc, cases_listed);
   tcase_add_test(tc, kernels_under_allocation_failures);
   tcase_add_test(tc, rnn_seq_backward_float64);
+  tcase_add_test(tc, upsample_float16_is_float32_rounded);
   tcase_add_test(tc, interpreter_matches_pytorch);
   tcase_add_test(tc, legacy_fuser);
   tcase_add_test(tc, tensorexpr_fuser);

@@ -173,3 +173,158 @@ def convolution_conv(x, w):
 
 def underscore_convolution(x, w, b):
     return torch._convolution(x, w, b, [2], [1], [1], True, [1], 2, False, False, True, True)
+# ---- upsampling, pixel shuffle, adaptive max pooling ---------------------------------------------------
+
+def interp_nearest_scale(x):
+    return F.interpolate(x, scale_factor=2.0, mode="nearest")
+
+
+def interp_nearest_frac(x):
+    return F.interpolate(x, scale_factor=[1.7, 2.3], mode="nearest")
+
+
+def interp_nearest_size(x):
+    return F.interpolate(x, size=[7, 5], mode="nearest")
+
+
+def interp_nearest_recompute(x):
+    return F.interpolate(x, scale_factor=1.7, mode="nearest", recompute_scale_factor=True)
+
+
+def interp_nearest_1d(x):
+    return F.interpolate(x, scale_factor=2.5, mode="nearest")
+
+
+def interp_nearest_3d(x):
+    return F.interpolate(x, size=[3, 5, 4], mode="nearest")
+
+
+def interp_nearest_same_size(x):
+    # scale 1.1 on a width of 5 keeps the size: the forward reads floor(o / 1.1), PyTorch's backward copies
+    return F.interpolate(x, scale_factor=1.1, mode="nearest")
+
+
+def interp_linear_1d(x):
+    return F.interpolate(x, scale_factor=2.5, mode="linear", align_corners=False)
+
+
+def interp_linear_1d_align(x):
+    return F.interpolate(x, size=9, mode="linear", align_corners=True)
+
+
+def interp_bilinear_scale(x):
+    return F.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=False)
+
+
+def interp_bilinear_size_align(x):
+    return F.interpolate(x, size=[7, 9], mode="bilinear", align_corners=True)
+
+
+def interp_bilinear_down(x):
+    return F.interpolate(x, size=[3, 2], mode="bilinear", align_corners=False)
+
+
+def interp_trilinear(x):
+    return F.interpolate(x, scale_factor=[2.0, 1.5, 1.0], mode="trilinear", align_corners=False)
+
+
+def interp_trilinear_align(x):
+    return F.interpolate(x, size=[3, 4, 5], mode="trilinear", align_corners=True)
+
+
+def interp_bicubic_scale(x):
+    return F.interpolate(x, scale_factor=2.0, mode="bicubic", align_corners=False)
+
+
+def interp_bicubic_size_align(x):
+    return F.interpolate(x, size=[6, 9], mode="bicubic", align_corners=True)
+
+
+def interp_bicubic_down(x):
+    return F.interpolate(x, size=[3, 2], mode="bicubic", align_corners=False)
+
+
+def interp_bilinear_bf16(x):
+    return F.interpolate(x.to(torch.bfloat16), scale_factor=1.5, mode="bilinear", align_corners=False).float()
+
+
+def interp_nearest_bf16(x):
+    return F.interpolate(x.to(torch.bfloat16), scale_factor=[1.7, 2.3], mode="nearest").float()
+
+
+def interp_bicubic_bf16(x):
+    return F.interpolate(x.to(torch.bfloat16), size=[5, 7], mode="bicubic", align_corners=True).float()
+
+
+def upsample_nearest2d_scales(x):
+    # the plain overload: an output size with scales of its own (used for the indices)
+    return torch._C._nn.upsample_nearest2d(x, [5, 7], 1.3, None)
+
+
+def upsample_bilinear2d_scales(x):
+    return torch._C._nn.upsample_bilinear2d(x, [5, 7], False, 1.3, 2.0)
+
+
+def upsample_linear1d_plain(x):
+    return torch._C._nn.upsample_linear1d(x, [7], True, None)
+
+
+def upsample_trilinear3d_plain(x):
+    return torch._C._nn.upsample_trilinear3d(x, [3, 3, 5], False, None, 1.5, None)
+
+
+def upsample_bicubic2d_plain(x):
+    return torch._C._nn.upsample_bicubic2d(x, [7, 4], False, 2.0, None)
+
+
+def upsample_nearest1d_plain(x):
+    return torch._C._nn.upsample_nearest1d(x, [8], 2.5)
+
+
+def upsample_nearest3d_plain(x):
+    return torch._C._nn.upsample_nearest3d(x, [4, 4, 6], None, 2.0, 2.0)
+
+
+def upsample_nearest_uint8(x):
+    return F.interpolate(x, scale_factor=[1.5, 2.0], mode="nearest")
+
+
+def upsample_nearest2d_backward_vec(g):
+    return torch.ops.aten.upsample_nearest2d_backward(g, None, [2, 3, 4, 3], [1.7, 2.5])
+
+
+def upsample_bilinear2d_backward_plain(g):
+    return torch.ops.aten.upsample_bilinear2d_backward(g, [7, 5], [2, 2, 4, 3], True, None, None)
+
+
+def upsample_bicubic2d_backward_vec(g):
+    return torch.ops.aten.upsample_bicubic2d_backward(g, None, [1, 2, 3, 4], False, [2.0, 1.5])
+
+
+def pixel_shuffle(x):
+    return F.pixel_shuffle(x, 2)
+
+
+def pixel_unshuffle(x):
+    return F.pixel_unshuffle(x * 2.0, 3)
+
+
+def pixel_shuffle_roundtrip(x):
+    return F.pixel_unshuffle(F.pixel_shuffle(x, 3), 3) - x, F.pixel_shuffle(x, 3)
+
+
+def adaptive_max_pool2d(x):
+    return F.adaptive_max_pool2d(x, [3, 2], return_indices=True)
+
+
+def adaptive_max_pool2d_up(x):
+    return F.adaptive_max_pool2d(x, [5, 4])
+
+
+def adaptive_max_pool1d(x):
+    return F.adaptive_max_pool1d(x, 3, return_indices=True)
+
+
+def adaptive_max_pool2d_backward(g, x):
+    y, i = torch.ops.aten.adaptive_max_pool2d(x, [2, 2])
+    return torch.ops.aten.adaptive_max_pool2d_backward(g, x, i)
