@@ -176,6 +176,27 @@ fbx_status *fbx_k__pad_packed_sequence(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
   return st;
 }
 
+/* The backward ops' result: a new tensor of sizes sz (zeros when
+ * `zero`), src's rows moved into it (to_packed: from padded src into
+ * packed rows; else packed src into the padded result); frees bs. */
+static fbx_status *rows_result(fbx_status *st, fbx_tensor *src, int nd, const int64_t *sz, bool zero, int64_t *bs,
+                               int64_t steps, int64_t B, int64_t F, bool bf, bool to_packed, fbx_ivalue *outs) {
+  fbx_tensor *sc = NULL, *o = NULL;
+  if (!st) st = fbx_tensor_contiguous(&sc, src);
+  if (!st) st = zero ? fbx_tensor_zeros(&o, src->dtype, nd, sz) : fbx_tensor_empty(&o, src->dtype, nd, sz);
+  if (!st) {
+    size_t es = fbx_dtype_size(src->dtype);
+    if (to_packed) move_rows(sc->data, o->data, bs, steps, B, F, es, bf, true);
+    else move_rows(o->data, sc->data, bs, steps, B, F, es, bf, false);
+    fbx_set_out_tensor(outs, 0, o);
+    o = NULL;
+  }
+  fbx_tensor_release(o);
+  fbx_tensor_release(sc);
+  fbx_free(bs);
+  return st;
+}
+
 /* aten::_pack_padded_sequence_backward(grad, input_size, batch_sizes, batch_first) */
 fbx_status *fbx_k__pack_padded_sequence_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *g, *b;
@@ -193,18 +214,7 @@ fbx_status *fbx_k__pack_padded_sequence_backward(fbx_kctx *ctx, fbx_ivalue *args
   fbx_status *st = NULL;
   if (nd < 2 || steps > T || bs[0] > B || g->ndim != nd - 1 || g->sizes[0] != N || feature_size(g, 1) != F)
     st = fbx_kernel_error(ctx, "_pack_padded_sequence_backward: the gradient, input_size and batch_sizes disagree");
-  fbx_tensor *gc = NULL, *o = NULL;
-  if (!st) st = fbx_tensor_contiguous(&gc, g);
-  if (!st) st = fbx_tensor_zeros(&o, g->dtype, nd, sz);
-  if (!st) {
-    move_rows(o->data, gc->data, bs, steps, B, F, fbx_dtype_size(g->dtype), bf, false);
-    fbx_set_out_tensor(outs, 0, o);
-    o = NULL;
-  }
-  fbx_tensor_release(o);
-  fbx_tensor_release(gc);
-  fbx_free(bs);
-  return st;
+  return rows_result(st, g, nd, sz, true, bs, steps, B, F, bf, false, outs);
 }
 
 /* fusebox::pad_packed_backward(grad, batch_sizes, batch_first) */
@@ -222,16 +232,6 @@ fbx_status *fbx_k_fbx_pad_packed_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_i
   int64_t sz[FBX_MAX_DIMS];
   sz[0] = N;
   for (int i = 2; i < g->ndim; i++) sz[i - 1] = g->sizes[i];
-  fbx_tensor *gc = NULL, *o = NULL;
-  if (!st) st = fbx_tensor_contiguous(&gc, g);
-  if (!st) st = fbx_tensor_empty(&o, g->dtype, g->ndim - 1, sz);
-  if (!st) {
-    move_rows(gc->data, o->data, bs, steps, B, feature_size(g, 2), fbx_dtype_size(g->dtype), bf, true);
-    fbx_set_out_tensor(outs, 0, o);
-    o = NULL;
-  }
-  fbx_tensor_release(o);
-  fbx_tensor_release(gc);
-  fbx_free(bs);
-  return st;
+  return rows_result(st, g, g->ndim >= 2 ? g->ndim - 1 : 1, sz, false, bs, steps, B, feature_size(g, 2), bf, true,
+                     outs);
 }
