@@ -426,6 +426,10 @@ def main():
     case("bitwise_left_shift_Scalar", "bitwise_left_shift.Tensor_Scalar", [i(2, 3, lo=-8, hi=8), 3])
     case("bitwise_right_shift_Tensor", "bitwise_right_shift.Tensor", [i(2, 3, lo=-64, hi=64), i(2, 3, hi=7)])
     case("bitwise_right_shift_Scalar", "bitwise_right_shift.Tensor_Scalar", [i(2, 3, lo=-64, hi=64).to(torch.int32), 2])
+    # scatter_ in place (pad_packed_sequence's invert_permutation writes an arange this way); after the
+    # cases above so that they keep their values
+    case("scatter__src", "scatter_.src", [f(3, 5), 1, torch.tensor([[0, 4], [1, 1], [3, 2]]), f(3, 2)])
+    case("scatter__value_int", "scatter_.value", [i(2, 3), 0, torch.tensor([[1, 0, 1]]), 9])
 
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "cases.txt"), "w", encoding="utf-8", newline="\n") as fh:
