@@ -8,7 +8,7 @@
  *
  * Many of these are compositions of other rows (as in ATen, whose CPU
  * versions are compositions too): they run those rows' kernels through
- * run_row(), so dtype promotion, broadcasting and NaN rules stay the ones
+ * ops/kcompose.h, so dtype promotion, broadcasting and NaN rules stay the ones
  * the other rows define. (cumprod shares cumsum's scan in k_reduce.c.) */
 #include <inttypes.h>
 #include <math.h>
@@ -18,59 +18,8 @@
 
 #include "base/alloc.h"
 #include "base/parallel.h"
-#include "ops/kutil.h"
+#include "ops/kcompose.h"
 #include "ops/promote.h"
-
-/* ---- running other rows --------------------------------------------------------------------- */
-
-/* Run row `id` on positional args (trailing defaults may be missing); outs
- * get its results (new references). */
-static fbx_status *run_row(const fbx_kctx *ctx, fbx_op_id id, const fbx_ivalue *args, int n, fbx_ivalue *outs) {
-  const fbx_op *op = fbx_op_get(id);
-  if (!op) return fbx_status_nomem();
-  fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS];
-  FBX_TRY(fbx_op_normalize_args(op, args, n, norm));
-  for (int i = 0; i < op->schema.nrets; i++) outs[i] = fbx_iv_none();
-  fbx_kctx sub = {.op = op, .node = ctx->node, .rng_state = ctx->rng_state, .nargs = op->schema.nargs};
-  return op->kernel(&sub, norm, outs);
-}
-
-/* A row with one tensor result into *out. */
-static fbx_status *row_t(const fbx_kctx *ctx, fbx_tensor **out, fbx_op_id id, const fbx_ivalue *args, int n) {
-  fbx_ivalue r[FBX_SCHEMA_MAX_RETS];
-  *out = NULL;
-  FBX_TRY(run_row(ctx, id, args, n, r));
-  if (r[0].kind != FBX_IV_TENSOR) {
-    fbx_iv_release(&r[0]);
-    return fbx_kernel_error(ctx, "internal: %s returned no tensor", fbx_op_get(id)->id_name);
-  }
-  *out = r[0].u.t;
-  return NULL;
-}
-
-#define NARGS_(...) ((int)(sizeof((fbx_ivalue[]){__VA_ARGS__}) / sizeof(fbx_ivalue)))
-/* ROW(&out, id, args...): out = row FBX_OP_id(args...) */
-#define ROW(out, id, ...) row_t(ctx, out, FBX_OP_##id, (fbx_ivalue[]){__VA_ARGS__}, NARGS_(__VA_ARGS__))
-#define TV(t) fbx_iv_tensor(t) /* borrowed: never released through the ivalue */
-#define IV(i) fbx_iv_int(i)
-#define FV(f) fbx_iv_float(f)
-#define BV(b) fbx_iv_bool(b)
-#define NV fbx_iv_none()
-
-static void release_all(fbx_tensor **ts, int n) {
-  for (int i = 0; i < n; i++) fbx_tensor_release(ts[i]);
-}
-
-/* Set outs[0] to *out, or release it on error. (Takes a pointer: *out is
- * read after st, which may be the call that fills it, was evaluated.) */
-static fbx_status *finish(fbx_status *st, fbx_ivalue *outs, fbx_tensor **out) {
-  if (st) {
-    fbx_tensor_release(*out);
-    return st;
-  }
-  fbx_set_out_tensor(outs, 0, *out);
-  return NULL;
-}
 
 /* ---- repeat / repeat_interleave ---------------------------------------------------------------- */
 
@@ -970,15 +919,6 @@ fbx_status *fbx_k_act_extra(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
 
 /* ---- losses ---------------------------------------------------------------------------------- */
 
-static fbx_status *reduce_loss(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor *l, int64_t reduction) {
-  switch (reduction) {
-    case 0: *out = fbx_tensor_retain(l); return NULL;
-    case 1: return ROW(out, mean, TV(l), NV);
-    case 2: return ROW(out, sum, TV(l), NV);
-    default: return fbx_kernel_error(ctx, "%" PRId64 " is not a valid value for reduction", reduction);
-  }
-}
-
 /* mse_loss, l1_loss, smooth_l1_loss(beta), huber_loss(delta) on (self - target). */
 fbx_status *fbx_k_loss(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *x, *y, *t[6] = {NULL}, *l = NULL, *out = NULL;
@@ -1024,7 +964,7 @@ fbx_status *fbx_k_loss(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
       }
     }
   }
-  if (!st) st = reduce_loss(ctx, &out, l, red);
+  if (!st) st = fbx_loss_reduce(ctx, &out, l, red);
   release_all(t, 6);
   fbx_tensor_release(l);
   return finish(st, outs, &out);
@@ -1102,7 +1042,7 @@ fbx_status *fbx_k_bce(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
       t[11] = NULL;
     }
   }
-  if (!st) st = reduce_loss(ctx, &out, l, red);
+  if (!st) st = fbx_loss_reduce(ctx, &out, l, red);
   release_all(t, 12);
   fbx_tensor_release(l);
   return finish(st, outs, &out);
@@ -1234,7 +1174,7 @@ fbx_status *fbx_k_cross_entropy(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *out
           if (!st) st = ROW(&out, div_Scalar, TV(tot), FV(n));
           fbx_tensor_release(tot);
         } else if (!st) {
-          st = reduce_loss(ctx, &out, ns, red);
+          st = fbx_loss_reduce(ctx, &out, ns, red);
         }
         fbx_tensor_release(s);
         fbx_tensor_release(ns);
