@@ -1,8 +1,9 @@
 /* Kernels for the non-indexing rows of ops/list_extra.h: data movement
- * (repeat, repeat_interleave, flip, roll, tril/triu, padding,
+ * (repeat, tile, repeat_interleave, flip, roll, tril/triu, padding,
  * broadcast_tensors), sorting (sort, argsort, topk), norms, small linear
  * algebra (dot, mv, outer, baddbmm, einsum, cdist), composites (glu,
- * cosine_similarity, log_sigmoid, selu, celu, sgn), losses, and the
+ * cosine_similarity, log_sigmoid, selu, celu, sgn, hardshrink, softshrink),
+ * losses (the distance and ranking ones in k_loss.c), and the
  * in-place variants. (group_norm's kernel is batch_norm's neighbour in
  * k_norm.c.)
  *
@@ -56,6 +57,25 @@ fbx_status *fbx_k_repeat(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     FBX_TRY(fbx_size_mul(ctx, r[i], s, &fs[i], "repeat"));
   }
   return finish(copy_view_as(&out, x, 2 * n, vs, vst, n, fs), outs, &out);
+}
+
+/* aten::tile(Tensor self, int[] dims) -> Tensor: repeat, with dims padded
+ * by leading 1s up to self's rank. */
+fbx_status *fbx_k_tile(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *out = NULL;
+  int64_t r[FBX_MAX_DIMS];
+  fbx_status *st = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int n = fbx_arg_int_list(ctx->op, 1, &args[1], r, FBX_MAX_DIMS, &st);
+  if (n < 0) return st;
+  int pad = x->ndim > n ? x->ndim - n : 0;
+  memmove(r + pad, r, sizeof(int64_t) * (size_t)n);
+  for (int i = 0; i < pad; i++) r[i] = 1;
+  fbx_ivalue reps;
+  FBX_TRY(fbx_int_list_iv(&reps, n + pad, r));
+  st = ROW(&out, repeat, TV(x), reps);
+  fbx_iv_release(&reps);
+  return finish(st, outs, &out);
 }
 
 /* aten::repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None)
@@ -914,6 +934,37 @@ fbx_status *fbx_k_act_extra(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     default: st = ROW(&out, sign, TV(x)); break;
   }
   release_all(t, 4);
+  return finish(st, outs, &out);
+}
+
+/* aten::hardshrink(self, lambd=0.5): self where |self| > lambd (NaN kept), else 0;
+ * aten::softshrink(self, lambd=0.5): self - clamp(self, -lambd, lambd), which
+ * is self -+ lambd outside [-lambd, lambd] and 0 inside, with 0 for NaN (ATen's
+ * comparisons send NaN to its zero branch). Floating inputs but float16 (not
+ * in PyTorch 1.13's CPU kernels). */
+fbx_status *fbx_k_shrink(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *t[3] = {NULL}, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  bool hard = ctx->op->id == FBX_OP_hardshrink;
+  if (!fbx_dtype_is_floating(x->dtype) || x->dtype == FBX_DTYPE_FLOAT16)
+    return fbx_kernel_error(ctx, "\"%s_cpu\" not implemented for '%s'", hard ? "hardshrink" : "softshrink",
+                            fbx_dtype_torch_name(x->dtype));
+  if (!fbx_iv_is_scalar(&args[1])) return fbx_kernel_error(ctx, "lambd must be a number");
+  double l = fbx_iv_to_double(&args[1]);
+  fbx_status *st;
+  if (hard) {
+    st = ROW(&t[0], abs, TV(x));
+    if (!st) st = ROW(&t[1], le_Scalar, TV(t[0]), args[1]);
+    if (!st) st = ROW(&out, masked_fill_Scalar, TV(x), TV(t[1]), IV(0));
+  } else if (!(l >= 0)) {
+    st = fbx_kernel_error(ctx, "lambda must be greater or equal to 0, but found to be %g.", l);
+  } else {
+    st = ROW(&t[0], clamp, TV(x), FV(-l), args[1]);
+    if (!st) st = ROW(&t[1], sub_Tensor, TV(x), TV(t[0]));
+    if (!st) st = ROW(&t[2], isnan, TV(x));
+    if (!st) st = ROW(&out, masked_fill_Scalar, TV(t[1]), TV(t[2]), IV(0));
+  }
+  release_all(t, 3);
   return finish(st, outs, &out);
 }
 
