@@ -536,3 +536,259 @@ fbx_status *fbx_k_multilabel_margin_loss_backward(fbx_kctx *ctx, fbx_ivalue *arg
   margin_in_release(&m);
   return finish(st, outs, &out);
 }
+
+/* ---- ctc_loss -------------------------------------------------------------------------------- */
+
+/* The inputs of a CTC loss: log_probs [T, N, C] as float64 (an unbatched
+ * [T, C] is N = 1), the targets as int64 (padded [N, S] or concatenated),
+ * where sample b's targets start, and the lengths. */
+typedef struct ctc_in {
+  fbx_tensor *lp, *tg; /* float64 [T, N, C], int64 contiguous */
+  int64_t T, N, C, maxL;
+  int64_t *il, *tl, *toff; /* [N] each, one allocation */
+} ctc_in;
+
+static void ctc_in_release(ctc_in *c) {
+  fbx_tensor_release(c->lp);
+  fbx_tensor_release(c->tg);
+  fbx_free(c->il);
+}
+
+/* input_lengths / target_lengths: an int[] or an integral tensor, N entries. */
+static fbx_status *ctc_lengths(const fbx_kctx *ctx, const fbx_ivalue *v, int argi, int64_t N, int64_t *out,
+                               const char *what) {
+  if (v->kind == FBX_IV_TENSOR) {
+    fbx_tensor *t = v->u.t, *c = NULL;
+    if (!fbx_dtype_is_integral(t->dtype)) return fbx_kernel_error(ctx, "%s must be integral", what);
+    if (t->numel != N) return fbx_kernel_error(ctx, "%s must be of size batch_size", what);
+    FBX_TRY(fbx_tensor_clone_as(&c, t, FBX_DTYPE_INT64));
+    memcpy(out, c->data, sizeof(int64_t) * (size_t)N);
+    fbx_tensor_release(c);
+    return NULL;
+  }
+  fbx_status *st = NULL;
+  int64_t *tmp = fbx_malloc(sizeof(int64_t) * (size_t)(N + 1));
+  if (!tmp) return fbx_status_nomem();
+  int n = fbx_arg_int_list(ctx->op, argi, v, tmp, (int)(N + 1), &st);
+  if (n >= 0 && n != N) st = fbx_kernel_error(ctx, "%s must be of size batch_size", what);
+  if (n == N) memcpy(out, tmp, sizeof(int64_t) * (size_t)N);
+  fbx_free(tmp);
+  return st;
+}
+
+static fbx_status *ctc_in_make(const fbx_kctx *ctx, ctc_in *c, fbx_tensor *lp, fbx_tensor *tg, const fbx_ivalue *il,
+                               const fbx_ivalue *tl, int argi, int64_t blank, const char *kname) {
+  memset(c, 0, sizeof *c);
+  if (lp->dtype != FBX_DTYPE_FLOAT32 && lp->dtype != FBX_DTYPE_FLOAT64)
+    return fbx_kernel_error(ctx, "\"%s\" not implemented for '%s'", kname, fbx_dtype_torch_name(lp->dtype));
+  if (lp->ndim != 2 && lp->ndim != 3) return fbx_kernel_error(ctx, "log_probs must be 2-D or 3-D, got %d dims", lp->ndim);
+  c->T = lp->sizes[0], c->N = lp->ndim == 3 ? lp->sizes[1] : 1, c->C = lp->sizes[lp->ndim - 1];
+  if (blank < 0 || blank >= c->C) return fbx_kernel_error(ctx, "blank must be in label range");
+  if (!(c->il = fbx_malloc(sizeof(int64_t) * (size_t)(3 * c->N + 1)))) return fbx_status_nomem();
+  c->tl = c->il + c->N, c->toff = c->tl + c->N;
+  fbx_status *st = ctc_lengths(ctx, il, argi, c->N, c->il, "input_lengths");
+  if (!st) st = ctc_lengths(ctx, tl, argi + 1, c->N, c->tl, "target_lengths");
+  int64_t total = 0;
+  for (int64_t b = 0; !st && b < c->N; b++) {
+    if (c->il[b] < 0 || c->il[b] > c->T)
+      st = fbx_kernel_error(ctx, "Expected input_lengths to have value at most %" PRId64 ", but got value %" PRId64, c->T,
+                            c->il[b]);
+    else if (c->tl[b] < 0) st = fbx_kernel_error(ctx, "target_lengths must be non-negative");
+    else if (c->tl[b] > c->maxL) c->maxL = c->tl[b];
+    if (!st) c->toff[b] = tg->ndim == 1 ? total : b * (tg->ndim == 2 ? tg->sizes[1] : 0);
+    total += st ? 0 : c->tl[b];
+  }
+  if (!st && tg->ndim == 1 && tg->sizes[0] != total)
+    st = fbx_kernel_error(ctx, "Expected tensor to have size %" PRId64 " at dimension 0, but got size %" PRId64
+                               " for argument #2 'targets'", total, tg->sizes[0]);
+  if (!st && tg->ndim == 2 && (tg->sizes[0] != c->N || tg->sizes[1] < c->maxL))
+    st = fbx_kernel_error(ctx, "Expected targets of size [%" PRId64 ", at least %" PRId64 "], got [%" PRId64 ", %" PRId64 "]",
+                          c->N, c->maxL, tg->sizes[0], tg->sizes[1]);
+  if (!st && tg->ndim != 1 && tg->ndim != 2) st = fbx_kernel_error(ctx, "targets must be 1-D or 2-D");
+  if (!st) st = fbx_tensor_clone_as(&c->lp, lp, FBX_DTYPE_FLOAT64);
+  if (!st) st = fbx_tensor_clone_as(&c->tg, tg, FBX_DTYPE_INT64);
+  for (int64_t b = 0; !st && b < c->N; b++)
+    for (int64_t k = 0; k < c->tl[b]; k++) {
+      int64_t v = ((const int64_t *)c->tg->data)[c->toff[b] + k];
+      if (v < 0 || v >= c->C) {
+        st = fbx_kernel_error(ctx, "target %" PRId64 " is out of the label range [0, %" PRId64 ")", v, c->C);
+        break;
+      }
+    }
+  if (st) ctc_in_release(c);
+  return st;
+}
+
+/* l'(s): the extended target of sample b, blanks around and between the labels. */
+static inline int64_t ctc_label(const ctc_in *c, int64_t b, int64_t s, int64_t blank) {
+  return s % 2 == 0 ? blank : ((const int64_t *)c->tg->data)[c->toff[b] + s / 2];
+}
+
+/* log(exp(a) + exp(b) + exp(d)) as ATen takes it (max 0 where all are -inf). */
+static inline double ctc_lse3(double a, double b, double d) {
+  double m = a > b ? a : b;
+  m = d > m ? d : m;
+  if (m == -INFINITY) m = 0;
+  return log(exp(a - m) + exp(b - m) + exp(d - m)) + m;
+}
+
+/* The forward variables log_alpha [N, T, 2 maxL + 1] (-inf where no path
+ * reaches) and the negative log likelihoods nll [N], in double: Graves et
+ * al.'s recursion in log space, in ATen's order of operations. */
+static void ctc_alpha(const ctc_in *c, int64_t blank, double *la, double *nll) {
+  const double *lp = c->lp->data;
+  int64_t S = 2 * c->maxL + 1;
+  for (int64_t i = 0; i < c->N * c->T * S; i++) la[i] = -INFINITY;
+  for (int64_t b = 0; b < c->N; b++) {
+    int64_t T = c->il[b], L = c->tl[b];
+    double *a = la + b * c->T * S;
+#define LP(t, k) lp[((t) * c->N + b) * c->C + (k)]
+    if (T == 0) {
+      nll[b] = L == 0 ? 0 : INFINITY;
+      continue;
+    }
+    a[0] = LP(0, blank);
+    if (L > 0) a[1] = LP(0, ctc_label(c, b, 1, blank));
+    for (int64_t t = 1; t < T; t++)
+      for (int64_t s = 0; s < 2 * L + 1; s++) {
+        int64_t k = ctc_label(c, b, s, blank);
+        double a1 = a[(t - 1) * S + s], a2 = s > 0 ? a[(t - 1) * S + s - 1] : -INFINITY;
+        double a3 = s > 1 && ctc_label(c, b, s - 2, blank) != k ? a[(t - 1) * S + s - 2] : -INFINITY;
+        a[t * S + s] = ctc_lse3(a1, a2, a3) + LP(t, k);
+      }
+    if (L == 0) {
+      nll[b] = -a[(T - 1) * S];
+    } else {
+      double l1 = a[(T - 1) * S + 2 * L], l2 = a[(T - 1) * S + 2 * L - 1], m = l1 > l2 ? l1 : l2;
+      if (m == -INFINITY) m = 0;
+      nll[b] = -(log(exp(l1 - m) + exp(l2 - m)) + m);
+    }
+#undef LP
+  }
+}
+
+/* aten::_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False)
+ *   -> (neg_log_likelihood [N], log_alpha [N, T, 2 max(target_lengths) + 1]), int[] or Tensor lengths
+ * aten::ctc_loss.IntList / .Tensor(..., blank=0, reduction=1, zero_infinity=False):
+ *   the negative log likelihoods (0 for an infinite one under zero_infinity);
+ *   reduction mean: each over its target length (at least 1), then the mean;
+ *   an unbatched [T, C] input with reduction none gives a 0-d loss. */
+fbx_status *fbx_k_ctc_loss(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *lp, *tg, *nt = NULL, *at = NULL, *out = NULL, *alpha = NULL;
+  ctc_in c;
+  bool internal = ctx->op->schema.nrets == 2;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &lp));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &tg));
+  int64_t blank = fbx_iv_to_int(&args[4]);
+  FBX_TRY(ctc_in_make(ctx, &c, lp, tg, &args[2], &args[3], 2, blank, "ctc_loss_cpu"));
+  int64_t asz[3] = {c.N, c.T, 2 * c.maxL + 1};
+  fbx_status *st = fbx_tensor_empty(&at, FBX_DTYPE_FLOAT64, 3, asz);
+  if (!st) st = fbx_tensor_empty(&nt, FBX_DTYPE_FLOAT64, 1, &c.N);
+  if (!st) ctc_alpha(&c, blank, at->data, nt->data);
+  if (!st && internal) {
+    st = fbx_tensor_clone_as(&out, nt, lp->dtype);
+    if (!st) st = fbx_tensor_clone_as(&alpha, at, lp->dtype);
+  } else if (!st) {
+    double *v = nt->data;
+    int64_t red = fbx_iv_to_int(&args[5]);
+    bool zinf = fbx_iv_to_int(&args[6]) != 0;
+    for (int64_t b = 0; b < c.N; b++) {
+      if (zinf && v[b] == INFINITY) v[b] = 0;
+      if (red == 1) v[b] /= (double)(c.tl[b] > 1 ? c.tl[b] : 1);
+    }
+    fbx_tensor *l = nt;
+    if (!st && red == 0 && lp->ndim == 2) st = fbx_tensor_view(&l, nt, 0, NULL, NULL, nt->offset);
+    else fbx_tensor_retain(l);
+    if (!st) {
+      fbx_tensor *r = NULL;
+      st = fbx_loss_reduce(ctx, &r, l, red);
+      if (!st) st = fbx_tensor_clone_as(&out, r, lp->dtype);
+      fbx_tensor_release(r);
+      fbx_tensor_release(l);
+    }
+  }
+  fbx_tensor_release(at);
+  fbx_tensor_release(nt);
+  ctc_in_release(&c);
+  if (st) {
+    fbx_tensor_release(out);
+    fbx_tensor_release(alpha);
+    return st;
+  }
+  fbx_set_out_tensor(outs, 0, out);
+  if (internal) fbx_set_out_tensor(outs, 1, alpha);
+  return NULL;
+}
+
+/* aten::_ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths,
+ *   neg_log_likelihood, log_alpha, blank, zero_infinity=False) -> [T, N, C] (log_probs' shape):
+ * the backward variables beta, then for each sample exp(lp) - exp(log(sum of
+ * alpha beta over the positions labelled k) + nll - lp), times grad[b];
+ * 0 past the input length, and for an infinite nll under zero_infinity. */
+fbx_status *fbx_k_ctc_loss_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *grad, *lp, *tg, *nllt, *lat, *gc = NULL, *nc = NULL, *ac = NULL, *res = NULL, *out = NULL;
+  double *lb = NULL;
+  ctc_in c;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &lp));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &tg));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 5, &nllt));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 6, &lat));
+  int64_t blank = fbx_iv_to_int(&args[7]);
+  bool zinf = fbx_iv_to_int(&args[8]) != 0;
+  FBX_TRY(ctc_in_make(ctx, &c, lp, tg, &args[3], &args[4], 3, blank, "ctc_loss_backward_cpu"));
+  int64_t S = 2 * c.maxL + 1;
+  fbx_status *st = NULL;
+  if (grad->numel != c.N || nllt->numel != c.N || lat->numel != c.N * c.T * S)
+    st = fbx_kernel_error(ctx, "grad and neg_log_likelihood need %" PRId64 " entries, log_alpha [%" PRId64 ", %" PRId64
+                               ", %" PRId64 "]", c.N, c.N, c.T, S);
+  if (!st) st = fbx_tensor_clone_as(&gc, grad, FBX_DTYPE_FLOAT64);
+  if (!st) st = fbx_tensor_clone_as(&nc, nllt, FBX_DTYPE_FLOAT64);
+  if (!st) st = fbx_tensor_clone_as(&ac, lat, FBX_DTYPE_FLOAT64);
+  if (!st) st = fbx_tensor_zeros(&res, FBX_DTYPE_FLOAT64, lp->ndim, lp->sizes);
+  if (!st && !(lb = fbx_malloc(sizeof(double) * (size_t)(c.T > 0 ? c.T * S : 1)))) st = fbx_status_nomem();
+  for (int64_t b = 0; !st && b < c.N; b++) {
+    const double *lpv = c.lp->data, *a = (const double *)ac->data + b * c.T * S;
+    double *r = res->data, nll = ((const double *)nc->data)[b], gr = ((const double *)gc->data)[b];
+    int64_t T = c.il[b], L = c.tl[b];
+    if (zinf && nll == INFINITY) continue;
+#define LP(t, k) lpv[((t) * c.N + b) * c.C + (k)]
+#define G(t, k) r[((t) * c.N + b) * c.C + (k)]
+    for (int64_t t = 0; t < T; t++)
+      for (int64_t k = 0; k < c.C; k++) G(t, k) = -INFINITY; /* log of an empty sum */
+    for (int64_t i = 0; i < c.T * S; i++) lb[i] = -INFINITY;
+    if (T > 0) {
+      lb[(T - 1) * S + 2 * L] = LP(T - 1, blank);
+      G(T - 1, blank) = a[(T - 1) * S + 2 * L] + lb[(T - 1) * S + 2 * L];
+      if (L > 0) {
+        int64_t k = ctc_label(&c, b, 2 * L - 1, blank);
+        lb[(T - 1) * S + 2 * L - 1] = LP(T - 1, k);
+        G(T - 1, k) = a[(T - 1) * S + 2 * L - 1] + lb[(T - 1) * S + 2 * L - 1];
+      }
+    }
+    for (int64_t t = T - 2; t >= 0; t--)
+      for (int64_t s = 2 * L; s >= 0; s--) {
+        int64_t k = ctc_label(&c, b, s, blank);
+        double b1 = lb[(t + 1) * S + s], b2 = s < 2 * L ? lb[(t + 1) * S + s + 1] : -INFINITY;
+        double b3 = s < 2 * L - 1 && ctc_label(&c, b, s + 2, blank) != k ? lb[(t + 1) * S + s + 2] : -INFINITY;
+        lb[t * S + s] = ctc_lse3(b1, b2, b3) + LP(t, k);
+        double ab = a[t * S + s] + lb[t * S + s], *g = &G(t, k);
+        if (*g == -INFINITY) {
+          *g = ab;
+        } else {
+          double m = *g > ab ? *g : ab;
+          *g = log(exp(*g - m) + exp(ab - m)) + m;
+        }
+      }
+    for (int64_t t = 0; t < T; t++)
+      for (int64_t k = 0; k < c.C; k++) G(t, k) = (exp(LP(t, k)) - exp(G(t, k) + nll - LP(t, k))) * gr;
+#undef LP
+#undef G
+  }
+  if (!st) st = fbx_tensor_clone_as(&out, res, lp->dtype);
+  fbx_free(lb);
+  fbx_tensor *tmp[] = {gc, nc, ac, res};
+  release_all(tmp, 4);
+  ctc_in_release(&c);
+  return finish(st, outs, &out);
+}

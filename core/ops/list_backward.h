@@ -1,7 +1,7 @@
 /* Op table rows for PyTorch's *_backward ops that gradient formulas of
  * shape, indexing and reduction ops use. Kernels in k_backward.c (the
  * embedding_bag ones next to the forward in k_index.c; norm_backward and
- * the margin losses' in k_loss.c).
+ * the margin and CTC losses' in k_loss.c).
  * (See ops/optable.h for the columns.)
  *
  * The aten:: rows are PyTorch 1.13's native ops with their exact schemas
@@ -94,6 +94,16 @@
     "aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, "          \
     "Tensor is_target) -> Tensor",                                                                                   \
     FBX_OPCAT_COMPOSITE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_multilabel_margin_loss_backward)                       \
+  X(_ctc_loss_backward,                                                                                              \
+    "aten::_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, "                  \
+    "int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) "       \
+    "-> Tensor",                                                                                                     \
+    FBX_OPCAT_COMPOSITE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss_backward)                                     \
+  X(_ctc_loss_backward_Tensor,                                                                                       \
+    "aten::_ctc_loss_backward.Tensor(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, "          \
+    "Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) "      \
+    "-> Tensor",                                                                                                     \
+    FBX_OPCAT_COMPOSITE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss_backward)                                     \
   X(fbx_matmul_backward,                                                                                             \
     "fusebox::matmul_backward(Tensor grad, Tensor self, Tensor other) -> (Tensor grad_self, Tensor grad_other)",     \
     FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_matmul_backward)                                      \

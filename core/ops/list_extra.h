@@ -19,7 +19,7 @@
  * group_norm (k_norm.c), composites built from other rows (glu,
  * cosine_similarity, log_sigmoid, selu, celu, sgn, hardshrink, softshrink),
  * losses (reduction: 0 none, 1 mean, 2 sum; kl_div, pairwise_distance and
- * the distance, ranking and margin losses in k_loss.c), and in-place
+ * the distance, ranking, margin and CTC losses in k_loss.c), and in-place
  * variants (add_, mul_, clamp_, ...: computed out of place by the row they
  * mirror, then copied into self, whose dtype and shape they keep, as
  * PyTorch requires).
@@ -227,6 +227,22 @@
     "aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, "        \
     "Tensor is_target)",                                                                                         \
     FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_multilabel_margin_loss)                                    \
+  X(ctc_loss_IntList,                                                                                            \
+    "aten::ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, "       \
+    "int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor",                                         \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss)                                                  \
+  X(ctc_loss_Tensor,                                                                                             \
+    "aten::ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "      \
+    "int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor",                                         \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss)                                                  \
+  X(_ctc_loss,                                                                                                   \
+    "aten::_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, " \
+    "bool zero_infinity=False) -> (Tensor, Tensor)",                                                             \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss)                                                  \
+  X(_ctc_loss_Tensor,                                                                                            \
+    "aten::_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "     \
+    "int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)",                                                \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss)                                                  \
   /* ---- ATen's internal and legacy overloads (k_compat.c) ------------------------------------- */     \
   X(_softmax, "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME,    \
     FBX_SH_SAME, 0, fbx_k__softmax)                                                                              \

@@ -41,6 +41,68 @@
 #define RET4 "  return (%r, %r1, %r2, %r3)\n"
 #define V_(...) (const double[]){__VA_ARGS__}
 
+/* CTC's gradient against PyTorch's (golden mode; printed by /usr/bin/python3 with
+ * torch.manual_seed(3), lp = randn(...).log_softmax(-1).round(decimals=4), float64,
+ * torch.ops.aten.ctc_loss(lp, ...).backward()): PyTorch's formula, exp(lp) - ..., is the
+ * gradient of the log-probabilities only through log_softmax (whose backward cancels the
+ * exp(lp) term), so finite differences of the loss alone do not check it. */
+static const double ctc_v1[] = {-1.7247, -1.3602, -0.8378, -2.021, -3.2126, -2.3744, -0.9727, -0.7162, -1.8257,
+                                  -2.7829, -0.3874, -2.3207, -1.4668, -0.8684, -2.1398, -1.4609, -1.91, -0.3854,
+                                  -3.6729, -1.9217, -2.812, -1.7497, -1.2976, -0.7075, -1.7943, -0.5085, -1.8422,
+                                  -2.605, -1.0508, -1.6042, -2.085, -1.124, -0.75, -1.561, -2.8688, -1.3435,
+                                  -2.2379, -2.0909, -0.3587, -2.6425};
+static const double ctc_e1[] = {-0.06142612779306439, -0.0798648817974211, 0.10816533302166355,
+                                  0.03313071898016761, 0.008979297249039403, 0.02326757866253674,
+                                  0.09451522360386265, -0.12676498332294273, -0.054184554629590966,
+                                  -0.06328186592020192, 0.09291222065044273, 0.02455120454146249,
+                                  -0.17809651468173698, 0.10490560206763425, 0.029419594085909318,
+                                  0.04376896001286037, -0.05010758534807004, 0.03515685760811313,
+                                  -0.02163387421422507, 0.03658948550544829, -0.012293542600430862,
+                                  0.04345652086352244, 0.06829666371428708, -0.09946657030926943,
+                                  -0.04131617295621952, 0.1101489196656836, -0.08730544866544401,
+                                  0.018475784299388988, -0.02800148514015169, 0.05026258271399096,
+                                  0.031076780041444846, -0.05333971659280966, -0.06543308173507817,
+                                  0.05248151004064641, -0.05228352854684209, 0.06523270266888638, 0.0, 0.0, 0.0,
+                                  0.0};
+static const double ctc_v2[] = {-1.9765, -2.458, -1.0193, -0.8795, -1.2578, -1.4727, -1.4637, -1.3663, -0.7004,
+                                  -2.3709, -1.549, -1.6205, -2.1855, -0.8298, -1.6253, -1.3681, -2.0866, -0.3245,
+                                  -4.0757, -1.9948, -0.8821, -0.9755, -2.2081, -2.3106, -3.3522, -0.1619, -4.0654,
+                                  -2.3294, -1.8537, -1.2963, -1.2162, -1.2966, -1.4302, -2.7876, -1.2076, -0.9157,
+                                  -2.6165, -1.3316, -2.5716, -0.5336, -4.4199, -1.5964, -0.9198, -0.95, -0.7033,
+                                  -1.0905, -2.0502, -3.2115, -3.1041, -0.7429, -1.073, -1.9846, -0.8512, -2.033,
+                                  -0.9865, -2.6694, -0.8856, -1.0602, -1.7665, -2.6564, -1.4271, -1.3304, -1.2528,
+                                  -1.5611, -0.6737, -1.3853, -3.4942, -1.5627, -1.8173, -1.1947, -1.4192, -1.2281};
+static const double ctc_e2[] = {-0.47282424122460737, 0.08560599185312803, 0.36084744499757737,
+                                  0.02636792252157938, 0.2842787523044823, 0.22930552370135152,
+                                  -0.48473377261080164, -0.028838742364920955, 0.4963867093914209,
+                                  -0.2969482408281818, 0.21246032795994024, -0.4118553532317839,
+                                  -0.30336064276802766, 0.14492830801797274, 0.19685261056177214,
+                                  -0.038419429775104486, 0.12410838780180158, 0.722888707649867,
+                                  -0.13232451080389018, -0.7146543052891561, 0.32913738736402487,
+                                  -0.40138327625450776, 0.10990927788282716, -0.03763581238630424,
+                                  -0.05819107650937822, 0.1065645728946849, 0.017156125450749304,
+                                  -0.06548584805401621, 0.1566564637604752, 0.27354202845125036,
+                                  -0.2208192265380855, -0.20936661948836272, -0.10203009550268208,
+                                  -0.07500044993790222, 0.29891381239614284, -0.1219032248949225,
+                                  0.05176822880211697, -0.398265216726644, 0.076413186464504, 0.27009934461708834,
+                                  0.012035435768125411, 0.20262465532023405, -0.09491781779137926,
+                                  -0.11974240589047636, -0.34264277258942133, 0.21786779280321655,
+                                  0.12870915918161313, -0.003931195779204359, 0.03923147170107555,
+                                  -0.26296352181316723, 0.3419810338623976, -0.11823520425599007,
+                                  0.42690234164608065, 0.13094210500432593, -0.5151185928016994,
+                                  -0.0427081300804691, -0.46597509597567754, 0.3188051679705846,
+                                  0.17093019879409185, -0.023776437697662786, 0.24000392538573598,
+                                  -0.1774163098607211, 0.28570370548029306, -0.34830714998045, 0.0, 0.0, 0.0, 0.0,
+                                  -0.1860613349418986, 0.3027947789914377, 0.24190746547966988,
+                                  -0.3586263919800986};
+static const double ctc_v3[] = {-2.1155, -1.2575, -1.6684, -0.9001, -1.9185, -0.4202, -2.0807, -2.6393, -2.7794,
+                                  -1.2069, -1.6407, -0.8098};
+static const double ctc_e3[] = {0.12057298798503004, 0.28436404872399684, -0.8114514979714249, 0.4065290048074056,
+                                  -0.853172962411124, 0.6569154235911542, 0.12484279165080478, 0.07141123993266678,
+                                  0.06207574165094978, 0.29912312531579505, -0.8061556962246889,
+                                  0.44494704673394025};
+static const double ctc_zero[12];
+
 static const gc_case cases[] = {
     /* ---- reductions ---- */
     {.name = "sum", .graph = G1(C_NONE "  %r : Tensor = aten::sum(%x, %none)\n" RET), .inputs = {"3x4"}},
@@ -498,6 +560,41 @@ static const gc_case cases[] = {
     {.name = "multilabel_margin_loss_forward none",
      .graph = G2(C_I("k", 0) "  %r : Tensor, %i : Tensor = aten::multilabel_margin_loss_forward(%x, %y, %k)\n  return (%r, %i)\n"),
      .inputs = {"3x4", "3x4:-1:3:i64"}, .seed = 6},
+    /* ---- CTC (golden: see ctc_v1 above) ---- */
+    {.name = "ctc_loss.IntList mean, targets [[1, 2], [3, 3]]",
+     .graph = G1(C_I("two", 2) C_I("one", 1) C_I("three", 3) C_I("five", 5) C_I("four", 4) C_I("z0", 0) C_NONE C_F
+                 "  %t0 : int[] = prim::ListConstruct(%one, %two)\n  %t1 : int[] = prim::ListConstruct(%three, %three)\n"
+                 "  %tl : int[][] = prim::ListConstruct(%t0, %t1)\n"
+                 "  %tg : Tensor = aten::tensor(%tl, %none, %none, %f)\n"
+                 "  %il : int[] = prim::ListConstruct(%five, %four)\n  %ll : int[] = prim::ListConstruct(%two, %two)\n"
+                 "  %r : Tensor = aten::ctc_loss(%x, %tg, %il, %ll, %z0, %one, %f)\n" RET),
+     .inputs = {"5x2x4"}, .values = {ctc_v1}, .expect = {ctc_e1}},
+    {.name = "ctc_loss.Tensor sum, blank 3, concatenated targets [0, 1, 2, 2, 1, 0]",
+     .graph = G1(C_I("z0", 0) C_I("one", 1) C_I("two", 2) C_I("three", 3) C_I("five", 5) C_I("six", 6) C_NONE C_F
+                 "  %tgl : int[] = prim::ListConstruct(%z0, %one, %two, %two, %one, %z0)\n"
+                 "  %tg : Tensor = aten::tensor(%tgl, %none, %none, %f)\n"
+                 "  %ill : int[] = prim::ListConstruct(%six, %five, %six)\n"
+                 "  %il : Tensor = aten::tensor(%ill, %none, %none, %f)\n"
+                 "  %tll : int[] = prim::ListConstruct(%two, %two, %two)\n"
+                 "  %tl : Tensor = aten::tensor(%tll, %none, %none, %f)\n"
+                 "  %r : Tensor = aten::ctc_loss(%x, %tg, %il, %tl, %three, %two, %f)\n" RET),
+     .inputs = {"6x3x4"}, .values = {ctc_v2}, .expect = {ctc_e2}},
+    {.name = "ctc_loss.Tensor none, unbatched, targets [2, 2], zero_infinity",
+     .graph = G1(C_I("z0", 0) C_I("two", 2) C_I("three", 3) C_NONE C_T C_F
+                 "  %tgl : int[] = prim::ListConstruct(%two, %two)\n"
+                 "  %tg : Tensor = aten::tensor(%tgl, %none, %none, %f)\n"
+                 "  %il : Tensor = aten::tensor(%three, %none, %none, %f)\n"
+                 "  %tl : Tensor = aten::tensor(%two, %none, %none, %f)\n"
+                 "  %r : Tensor = aten::ctc_loss(%x, %tg, %il, %tl, %z0, %z0, %t)\n" RET),
+     .inputs = {"3x4"}, .values = {ctc_v3}, .expect = {ctc_e3}},
+    {.name = "ctc_loss.Tensor none, unbatched, infinite loss zeroed",
+     .graph = G1(C_I("z0", 0) C_I("one", 1) C_I("two", 2) C_NONE C_T C_F
+                 "  %tgl : int[] = prim::ListConstruct(%one, %two)\n"
+                 "  %tg : Tensor = aten::tensor(%tgl, %none, %none, %f)\n"
+                 "  %il : Tensor = aten::tensor(%one, %none, %none, %f)\n"
+                 "  %tl : Tensor = aten::tensor(%two, %none, %none, %f)\n"
+                 "  %r : Tensor = aten::ctc_loss(%x, %tg, %il, %tl, %z0, %z0, %t)\n" RET),
+     .inputs = {"3x4"}, .values = {ctc_v3}, .expect = {ctc_zero}},
     /* ---- kinks, ties and special values: PyTorch 1.13's gradients for an output gradient of ones,
      * from /usr/bin/python3 (torch.ops.aten.<op>(x, ...).backward(ones), x float64) ---- */
     {.name = "hardshrink at +-lambd, NaN, -inf",
