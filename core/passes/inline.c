@@ -99,6 +99,8 @@ static const functional table[] = {
     /* multi_margin_loss(input, target, p, margin, weight, size_average, reduce, reduction) */
     {"multi_margin_loss", 8, "aten::multi_margin_loss", -1, {5, 6, -1}, 6, {P(0), P(1), P(2), P(3), P(4), RED(7)}},
     {"multilabel_margin_loss", 5, "aten::multilabel_margin_loss", -1, {2, 3, -1}, 3, {P(0), P(1), RED(4)}},
+    /* ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity) */
+    {"ctc_loss", 7, "aten::ctc_loss", -1, {-1}, 7, {P(0), P(1), P(2), P(3), P(4), RED(5), P(6)}},
     /* unfold(input, kernel_size, dilation, padding, stride), fold(input, output_size, kernel_size, ...):
      * int[2] arguments take one int as _pair does */
     {"unfold", 5, "aten::im2col", -1, {-1}, 5, {P(0), P(1), P(2), P(3), P(4)}},

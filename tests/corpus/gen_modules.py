@@ -456,6 +456,19 @@ class CumulativeScan(nn.Module):
         return mx - mn + torch.logcumsumexp(h, dim=1), imx
 
 
+class CtcHead(nn.Module):
+    """A speech-style head: per-frame linear scores, log_softmax over the
+    labels, nn.CTCLoss (mean over target lengths, zero_infinity)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(5, 4)
+        self.ctc = nn.CTCLoss(blank=0, zero_infinity=True)
+
+    def forward(self, x, targets, input_lengths, target_lengths):
+        return self.ctc(F.log_softmax(self.proj(x), dim=-1), targets, input_lengths, target_lengths)
+
+
 def module_specs():
     """(name, constructor, input builder(r) -> list, train mode, notes)."""
     S = []
@@ -539,6 +552,11 @@ def module_specs():
         notes="the targets are a graph input that requires grad in PyTorch: soft_margin_loss gets them as int64 "
               "(PyTorch has no gradient for its target); MultiMarginLoss has a class weight (a buffer).")
     add("cumulative_scan", CumulativeScan, lambda r: [uniform(r, 2, 5, 4)])
+    add("ctc_head", CtcHead,
+        lambda r: [uniform(r, 7, 3, 5, lo=-2, hi=2), np.array([[1, 2, 2], [3, 1, 0], [2, 3, 1]], np.int64),
+                   np.array([7, 6, 2], np.int64), np.array([3, 2, 3], np.int64)],
+        notes="(T, N, C) = (7, 3, 4); the third sample cannot fit its 3 labels in 2 frames: an infinite loss "
+              "that zero_infinity turns to 0 (and its gradient with it).")
     return S
 
 
