@@ -65,6 +65,73 @@
         "  %gi : Tensor = aten::scatter_add(%z, %dim, %result1, %grad0)\n"                                     \
         "  return (%gi, %none)\n")
 
+/* _ctc_loss and ctc_loss, for int[] and Tensor lengths (lt): the first through                                   \
+ * _ctc_loss_backward; the second recomputes _ctc_loss on [T, N, C] (an unbatched                                 \
+ * input gets N = 1), turns its output gradient into one per sample (mean: over                                   \
+ * N and each target length, at least 1; sum: expanded; none: as is) and                                          \
+ * squeezes N again for an unbatched input. to_t makes %tlt, the target                                           \
+ * lengths as a tensor of dtype %dt. */                                                                           \
+#define FBX_GFX_CTC_INTERNAL_(G, id, lt)                                                                          \
+  G(id,                                                                                                           \
+    "graph(%log_probs : Tensor, %targets : Tensor, %input_lengths : " lt ", %target_lengths : " lt ", "           \
+    "%blank : int, %zero_infinity : bool, %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "                \
+    "%grad1 : Tensor):\n"                                                                                         \
+    "  %none : NoneType = prim::Constant()\n"                                                                     \
+    "  %gi : Tensor = aten::_ctc_loss_backward(%grad0, %log_probs, %targets, %input_lengths, "                    \
+    "%target_lengths, %result0, %result1, %blank, %zero_infinity)\n"                                              \
+    "  return (%gi, %none, %none, %none, %none, %none)\n")
+#define FBX_GFX_CTC_(G, id, lt, to_t)                                                                             \
+  G(id,                                                                                                           \
+    "graph(%log_probs : Tensor, %targets : Tensor, %input_lengths : " lt ", %target_lengths : " lt ", "           \
+    "%blank : int, %reduction : int, %zero_infinity : bool, %result : Tensor, %grad : Tensor):\n"                 \
+    "  %none : NoneType = prim::Constant()\n"                                                                     \
+    "  %one : int = prim::Constant[value=1]()\n"                                                                  \
+    "  %two : int = prim::Constant[value=2]()\n"                                                                  \
+    "  %m1 : int = prim::Constant[value=-1]()\n"                                                                  \
+    "  %f : bool = prim::Constant[value=0]()\n"                                                                   \
+    "  %nd : int = aten::dim(%log_probs)\n"                                                                       \
+    "  %unb : bool = aten::eq(%nd, %two)\n"                                                                       \
+    "  %lp : Tensor = prim::If(%unb)\n"                                                                           \
+    "    block0():\n"                                                                                             \
+    "      %u : Tensor = aten::unsqueeze(%log_probs, %one)\n"                                                     \
+    "      -> (%u)\n"                                                                                             \
+    "    block1():\n"                                                                                             \
+    "      -> (%log_probs)\n"                                                                                     \
+    "  %nll : Tensor, %alpha : Tensor = aten::_ctc_loss(%lp, %targets, %input_lengths, "                          \
+    "%target_lengths, %blank, %zero_infinity)\n"                                                                  \
+    "  %n : int = aten::size(%lp, %one)\n"                                                                        \
+    "  %mean : bool = aten::eq(%reduction, %one)\n"                                                               \
+    "  %gb : Tensor = prim::If(%mean)\n"                                                                          \
+    "    block0():\n"                                                                                             \
+    "      %dt : int = prim::dtype(%nll)\n"                                                                       \
+    to_t                                                                                                          \
+    "      %tc : Tensor = aten::clamp_min(%tlt, %one)\n"                                                          \
+    "      %q : Tensor = aten::div(%grad, %tc)\n"                                                                 \
+    "      %gm : Tensor = aten::div(%q, %n)\n"                                                                    \
+    "      -> (%gm)\n"                                                                                            \
+    "    block1():\n"                                                                                             \
+    "      %sum : bool = aten::eq(%reduction, %two)\n"                                                            \
+    "      %gs : Tensor = prim::If(%sum)\n"                                                                       \
+    "        block0():\n"                                                                                         \
+    "          %ge : Tensor = aten::expand_as(%grad, %nll)\n"                                                     \
+    "          -> (%ge)\n"                                                                                        \
+    "        block1():\n"                                                                                         \
+    "          %fl : int[] = prim::ListConstruct(%m1)\n"                                                          \
+    "          %gr : Tensor = aten::reshape(%grad, %fl)\n"                                                        \
+    "          -> (%gr)\n"                                                                                        \
+    "      -> (%gs)\n"                                                                                            \
+    "  %g3 : Tensor = aten::_ctc_loss_backward(%gb, %lp, %targets, %input_lengths, %target_lengths, "             \
+    "%nll, %alpha, %blank, %zero_infinity)\n"                                                                     \
+    "  %gi : Tensor = prim::If(%unb)\n"                                                                           \
+    "    block0():\n"                                                                                             \
+    "      %sq : Tensor = aten::squeeze(%g3, %one)\n"                                                             \
+    "      -> (%sq)\n"                                                                                            \
+    "    block1():\n"                                                                                             \
+    "      -> (%g3)\n"                                                                                            \
+    "  return (%gi, %none, %none, %none, %none, %none, %none)\n")
+#define FBX_GFX_CTC_LIST_ "      %tlt : Tensor = aten::tensor(%target_lengths, %dt, %none, %f)\n"
+#define FBX_GFX_CTC_TENSOR_ "      %tlt : Tensor = aten::to(%target_lengths, %dt, %f, %f, %none)\n"
+
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
 #define FBX_GRAD_FORMULAS_EXTRA(G)                                                                              \
   FBX_GFX_LIKE_(G, zeros_like)                                                                                     \
@@ -607,117 +674,9 @@
     "  %none : NoneType = prim::Constant()\n"                                                                     \
     "  %gi : Tensor = aten::multilabel_margin_loss_backward(%grad0, %self, %target, %reduction, %result1)\n"      \
     "  return (%gi, %none, %none)\n")                                                                             \
-  G(_ctc_loss,                                                                                                    \
-    "graph(%log_probs : Tensor, %targets : Tensor, %input_lengths : int[], %target_lengths : int[], "             \
-    "%blank : int, %zero_infinity : bool, %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "                \
-    "%grad1 : Tensor):\n"                                                                                         \
-    "  %none : NoneType = prim::Constant()\n"                                                                     \
-    "  %gi : Tensor = aten::_ctc_loss_backward(%grad0, %log_probs, %targets, %input_lengths, "                    \
-    "%target_lengths, %result0, %result1, %blank, %zero_infinity)\n"                                              \
-    "  return (%gi, %none, %none, %none, %none, %none)\n")                                                        \
-  G(_ctc_loss_Tensor,                                                                                             \
-    "graph(%log_probs : Tensor, %targets : Tensor, %input_lengths : Tensor, %target_lengths : Tensor, "           \
-    "%blank : int, %zero_infinity : bool, %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "                \
-    "%grad1 : Tensor):\n"                                                                                         \
-    "  %none : NoneType = prim::Constant()\n"                                                                     \
-    "  %gi : Tensor = aten::_ctc_loss_backward(%grad0, %log_probs, %targets, %input_lengths, "                    \
-    "%target_lengths, %result0, %result1, %blank, %zero_infinity)\n"                                              \
-    "  return (%gi, %none, %none, %none, %none, %none)\n")                                                        \
-  G(ctc_loss_IntList,                                                                                             \
-    "graph(%log_probs : Tensor, %targets : Tensor, %input_lengths : int[], %target_lengths : int[], "             \
-    "%blank : int, %reduction : int, %zero_infinity : bool, %result : Tensor, %grad : Tensor):\n"                 \
-    "  %none : NoneType = prim::Constant()\n"                                                                     \
-    "  %one : int = prim::Constant[value=1]()\n"                                                                  \
-    "  %two : int = prim::Constant[value=2]()\n"                                                                  \
-    "  %m1 : int = prim::Constant[value=-1]()\n"                                                                  \
-    "  %f : bool = prim::Constant[value=0]()\n"                                                                   \
-    "  %nd : int = aten::dim(%log_probs)\n"                                                                       \
-    "  %unb : bool = aten::eq(%nd, %two)\n"                                                                       \
-    "  %lp : Tensor = prim::If(%unb)\n"                                                                           \
-    "    block0():\n"                                                                                             \
-    "      %u : Tensor = aten::unsqueeze(%log_probs, %one)\n"                                                     \
-    "      -> (%u)\n"                                                                                             \
-    "    block1():\n"                                                                                             \
-    "      -> (%log_probs)\n"                                                                                     \
-    "  %nll : Tensor, %alpha : Tensor = aten::_ctc_loss(%lp, %targets, %input_lengths, "                          \
-    "%target_lengths, %blank, %zero_infinity)\n"                                                                  \
-    "  %n : int = aten::size(%lp, %one)\n"                                                                        \
-    "  %mean : bool = aten::eq(%reduction, %one)\n"                                                               \
-    "  %gb : Tensor = prim::If(%mean)\n"                                                                          \
-    "    block0():\n"                                                                                             \
-    "      %dt : int = prim::dtype(%nll)\n"                                                                       \
-    "      %tlt : Tensor = aten::tensor(%target_lengths, %dt, %none, %f)\n"                                       \
-    "      %tc : Tensor = aten::clamp_min(%tlt, %one)\n"                                                          \
-    "      %q : Tensor = aten::div(%grad, %tc)\n"                                                                 \
-    "      %gm : Tensor = aten::div(%q, %n)\n"                                                                    \
-    "      -> (%gm)\n"                                                                                            \
-    "    block1():\n"                                                                                             \
-    "      %sum : bool = aten::eq(%reduction, %two)\n"                                                            \
-    "      %gs : Tensor = prim::If(%sum)\n"                                                                       \
-    "        block0():\n"                                                                                         \
-    "          %ge : Tensor = aten::expand_as(%grad, %nll)\n"                                                     \
-    "          -> (%ge)\n"                                                                                        \
-    "        block1():\n"                                                                                         \
-    "          %fl : int[] = prim::ListConstruct(%m1)\n"                                                          \
-    "          %gr : Tensor = aten::reshape(%grad, %fl)\n"                                                        \
-    "          -> (%gr)\n"                                                                                        \
-    "      -> (%gs)\n"                                                                                            \
-    "  %g3 : Tensor = aten::_ctc_loss_backward(%gb, %lp, %targets, %input_lengths, %target_lengths, "             \
-    "%nll, %alpha, %blank, %zero_infinity)\n"                                                                     \
-    "  %gi : Tensor = prim::If(%unb)\n"                                                                           \
-    "    block0():\n"                                                                                             \
-    "      %sq : Tensor = aten::squeeze(%g3, %one)\n"                                                             \
-    "      -> (%sq)\n"                                                                                            \
-    "    block1():\n"                                                                                             \
-    "      -> (%g3)\n"                                                                                            \
-    "  return (%gi, %none, %none, %none, %none, %none, %none)\n")                                                 \
-  G(ctc_loss_Tensor,                                                                                              \
-    "graph(%log_probs : Tensor, %targets : Tensor, %input_lengths : Tensor, %target_lengths : Tensor, "           \
-    "%blank : int, %reduction : int, %zero_infinity : bool, %result : Tensor, %grad : Tensor):\n"                 \
-    "  %none : NoneType = prim::Constant()\n"                                                                     \
-    "  %one : int = prim::Constant[value=1]()\n"                                                                  \
-    "  %two : int = prim::Constant[value=2]()\n"                                                                  \
-    "  %m1 : int = prim::Constant[value=-1]()\n"                                                                  \
-    "  %f : bool = prim::Constant[value=0]()\n"                                                                   \
-    "  %nd : int = aten::dim(%log_probs)\n"                                                                       \
-    "  %unb : bool = aten::eq(%nd, %two)\n"                                                                       \
-    "  %lp : Tensor = prim::If(%unb)\n"                                                                           \
-    "    block0():\n"                                                                                             \
-    "      %u : Tensor = aten::unsqueeze(%log_probs, %one)\n"                                                     \
-    "      -> (%u)\n"                                                                                             \
-    "    block1():\n"                                                                                             \
-    "      -> (%log_probs)\n"                                                                                     \
-    "  %nll : Tensor, %alpha : Tensor = aten::_ctc_loss(%lp, %targets, %input_lengths, "                          \
-    "%target_lengths, %blank, %zero_infinity)\n"                                                                  \
-    "  %n : int = aten::size(%lp, %one)\n"                                                                        \
-    "  %mean : bool = aten::eq(%reduction, %one)\n"                                                               \
-    "  %gb : Tensor = prim::If(%mean)\n"                                                                          \
-    "    block0():\n"                                                                                             \
-    "      %dt : int = prim::dtype(%nll)\n"                                                                       \
-    "      %tlt : Tensor = aten::to(%target_lengths, %dt, %f, %f, %none)\n"                                       \
-    "      %tc : Tensor = aten::clamp_min(%tlt, %one)\n"                                                          \
-    "      %q : Tensor = aten::div(%grad, %tc)\n"                                                                 \
-    "      %gm : Tensor = aten::div(%q, %n)\n"                                                                    \
-    "      -> (%gm)\n"                                                                                            \
-    "    block1():\n"                                                                                             \
-    "      %sum : bool = aten::eq(%reduction, %two)\n"                                                            \
-    "      %gs : Tensor = prim::If(%sum)\n"                                                                       \
-    "        block0():\n"                                                                                         \
-    "          %ge : Tensor = aten::expand_as(%grad, %nll)\n"                                                     \
-    "          -> (%ge)\n"                                                                                        \
-    "        block1():\n"                                                                                         \
-    "          %fl : int[] = prim::ListConstruct(%m1)\n"                                                          \
-    "          %gr : Tensor = aten::reshape(%grad, %fl)\n"                                                        \
-    "          -> (%gr)\n"                                                                                        \
-    "      -> (%gs)\n"                                                                                            \
-    "  %g3 : Tensor = aten::_ctc_loss_backward(%gb, %lp, %targets, %input_lengths, %target_lengths, "             \
-    "%nll, %alpha, %blank, %zero_infinity)\n"                                                                     \
-    "  %gi : Tensor = prim::If(%unb)\n"                                                                           \
-    "    block0():\n"                                                                                             \
-    "      %sq : Tensor = aten::squeeze(%g3, %one)\n"                                                             \
-    "      -> (%sq)\n"                                                                                            \
-    "    block1():\n"                                                                                             \
-    "      -> (%g3)\n"                                                                                            \
-    "  return (%gi, %none, %none, %none, %none, %none, %none)\n")
+  FBX_GFX_CTC_INTERNAL_(G, _ctc_loss, "int[]")                                                                    \
+  FBX_GFX_CTC_INTERNAL_(G, _ctc_loss_Tensor, "Tensor")                                                            \
+  FBX_GFX_CTC_(G, ctc_loss_IntList, "int[]", FBX_GFX_CTC_LIST_)                                                   \
+  FBX_GFX_CTC_(G, ctc_loss_Tensor, "Tensor", FBX_GFX_CTC_TENSOR_)
 
 #endif

@@ -488,13 +488,7 @@ fbx_status *fbx_k_multilabel_margin_loss(fbx_kctx *ctx, fbx_ivalue *args, fbx_iv
   fbx_free(per);
   fbx_tensor_release(is);
   margin_in_release(&m);
-  if (st) {
-    fbx_tensor_release(out);
-    return st;
-  }
-  fbx_set_out_tensor(outs, 0, out);
-  if (iso) fbx_set_out_tensor(outs, 1, iso);
-  return NULL;
+  return finish2(st, outs, &out, &iso);
 }
 
 /* aten::multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target) */
@@ -710,14 +704,7 @@ fbx_status *fbx_k_ctc_loss(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor_release(at);
   fbx_tensor_release(nt);
   ctc_in_release(&c);
-  if (st) {
-    fbx_tensor_release(out);
-    fbx_tensor_release(alpha);
-    return st;
-  }
-  fbx_set_out_tensor(outs, 0, out);
-  if (internal) fbx_set_out_tensor(outs, 1, alpha);
-  return NULL;
+  return finish2(st, outs, &out, &alpha);
 }
 
 /* aten::_ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths,

@@ -46,4 +46,16 @@ static inline fbx_status *finish(fbx_status *st, fbx_ivalue *outs, fbx_tensor **
   return NULL;
 }
 
+/* finish() for a row with two results; b may be NULL (a one-result overload). */
+static inline fbx_status *finish2(fbx_status *st, fbx_ivalue *outs, fbx_tensor **a, fbx_tensor **b) {
+  if (st) {
+    fbx_tensor_release(*a);
+    fbx_tensor_release(*b);
+    return st;
+  }
+  fbx_set_out_tensor(outs, 0, *a);
+  if (*b) fbx_set_out_tensor(outs, 1, *b);
+  return NULL;
+}
+
 #endif
