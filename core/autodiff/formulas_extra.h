@@ -611,7 +611,8 @@
     "  %z2 : int[] = aten::size(%input2)\n"                                                                       \
     "  %g_input2 : Tensor = aten::sum_to_size(%gf2, %z2)\n"                                                       \
     "  return (%g_input1, %g_input2, %none, %none, %none)\n")                                                     \
-  /* Stirling's term (full) adds log(target) + 1 / (2 target) to the target's gradient where target > 1 */        \
+  /* Stirling's term (full) adds log(target) + 1 / (2 target) to the target's gradient where                      \
+   * target > 1 (the gradient is masked, not the derivative: a target of 0 gets NaN, as in PyTorch) */            \
   G(poisson_nll_loss,                                                                                             \
     "graph(%input : Tensor, %target : Tensor, %log_input : bool, %full : bool, %eps : float, "                    \
     "%reduction : int, %result : Tensor, %grad : Tensor):\n"                                                      \
@@ -647,8 +648,8 @@
     "      %hi : Tensor = aten::mul(%it, %h)\n"                                                                   \
     "      %sd : Tensor = aten::add(%lt, %hi, %one)\n"                                                            \
     "      %le : Tensor = aten::le(%target, %one)\n"                                                              \
-    "      %sm : Tensor = aten::masked_fill(%sd, %le, %zero)\n"                                                   \
-    "      %sg : Tensor = aten::mul(%sm, %g)\n"                                                                   \
+    "      %gm : Tensor = aten::masked_fill(%g, %le, %zero)\n"                                                    \
+    "      %sg : Tensor = aten::mul(%sd, %gm)\n"                                                                   \
     "      %gtf : Tensor = aten::add(%gt0, %sg, %one)\n"                                                          \
     "      -> (%gtf)\n"                                                                                           \
     "    block1():\n"                                                                                             \

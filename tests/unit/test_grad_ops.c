@@ -613,6 +613,11 @@ static const gc_case cases[] = {
     {.name = "kl_div at target 0 and NaN", .graph = G2(C_F C_I("k", 0) "  %r : Tensor = aten::kl_div(%x, %y, %k, %f)\n" RET),
      .inputs = {"3", "3"}, .values = {V_(0.5, -1, 0.25), V_(0, 0.5, NAN)},
      .expect = {V_(-0.0, -0.5, NAN), V_(NAN, 1.3068528194400546, NAN)}},
+    {.name = "poisson_nll_loss full at targets 0, 3, 0.5",
+     .graph = G2(C_T C_I("k", 2) "  %e : float = prim::Constant[value=1e-08]()\n"
+                 "  %r : Tensor = aten::poisson_nll_loss(%x, %y, %t, %t, %e, %k)\n" RET),
+     .inputs = {"3", "3"}, .values = {V_(0.5, 1, 0.25), V_(0, 3, 0.5)},
+     .expect = {V_(1.6487212707001282, -0.2817181715409549, 0.7840254166877414), V_(NAN, 0.2652789553347765, -0.25)}},
     {.name = "margin_ranking_loss at the hinge",
      .graph = G3(C_I("k", 0) "  %m : float = prim::Constant[value=0.]()\n"
                  "  %r : Tensor = aten::margin_ranking_loss(%x, %y, %z, %m, %k)\n" RET),
