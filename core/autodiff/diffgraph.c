@@ -828,6 +828,10 @@ static fbx_status *group_block_nodes(sweep *s, blockgroups *bg) {
     lists[r][size[r]++] = bg->nodes[i];
     count_op[r] += bg->kind[i] == CAND_OP;
   }
+  /* Which groups to keep, all decided before any is materialized: a
+   * group's outputs are new values, which the requires-grad marks (taken
+   * before the sweep) do not know, so a single node measured after its
+   * producers' group was made would see inputs that need no gradient. */
   for (int r = 0; r < bg->n && !st; r++) {
     if (!lists[r]) continue;
     qsort(lists[r], (size_t)size[r], sizeof(fbx_node *), cmp_node_order);
@@ -836,10 +840,11 @@ static fbx_status *group_block_nodes(sweep *s, blockgroups *bg) {
        * backward is a graph of its own that a fuser can fuse. */
       int bops = 0;
       if (count_op[r] == 1) st = solo_backward_ops(s, lists[r], size[r], &bops);
-      if (st || bops < FBX_AUTODIFF_SOLO_BACKWARD_OPS) continue;
+      if (!st && bops < FBX_AUTODIFF_SOLO_BACKWARD_OPS) size[r] = 0;
     }
-    st = materialize(s, bg->b, lists[r], size[r]);
   }
+  for (int r = 0; r < bg->n && !st; r++)
+    if (lists[r] && size[r]) st = materialize(s, bg->b, lists[r], size[r]);
 out:
   if (lists)
     for (int r = 0; r < bg->n; r++) fbx_free(lists[r]);

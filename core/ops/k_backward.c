@@ -548,7 +548,8 @@ fbx_status *fbx_k_fbx_pad_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *
   return finish_mapped(ctx, grad, n, sizes, &m, gsz, outs);
 }
 
-/* fusebox::repeat_backward(Tensor grad, int[] sizes, int[] repeats) -> Tensor */
+/* fusebox::repeat_backward(Tensor grad, int[] sizes, int[] repeats) -> Tensor
+ * (repeats shorter than sizes get leading 1s: tile's rule) */
 fbx_status *fbx_k_fbx_repeat_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *grad;
   int64_t sizes[FBX_MAX_DIMS], reps[FBX_MAX_DIMS], gsz[FBX_MAX_DIMS];
@@ -556,6 +557,11 @@ fbx_status *fbx_k_fbx_repeat_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
   FBX_TRY(int_list(ctx, args, 1, sizes, &n));
   FBX_TRY(int_list(ctx, args, 2, reps, &nr));
+  if (nr < n) {
+    memmove(reps + (n - nr), reps, sizeof(int64_t) * (size_t)nr);
+    for (int i = 0; i < n - nr; i++) reps[i] = 1;
+    nr = n;
+  }
   int lead = nr - n;
   if (lead < 0 || grad->ndim != nr)
     return fbx_kernel_error(ctx, "repeats of %d entries do not fit an input of %d dims and a gradient of %d", nr, n, grad->ndim);

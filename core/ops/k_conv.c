@@ -1,7 +1,9 @@
 /* Convolution kernels (ops/list_linalg.h): conv1d, conv2d, conv3d, the
  * transposed convolutions conv_transpose1d/2d/3d, aten::convolution and
  * aten::_convolution (either kind, by the weight's rank), and their
- * gradients fusebox::conv_backward / fusebox::convolution_backward.
+ * gradients fusebox::conv_backward / fusebox::convolution_backward; and
+ * im2col, col2im (F.unfold, F.fold: rows of ops/list_extra.h), which are
+ * the convolution's 2-D patch loops on their own.
  *
  * All run as one convolution over (D, H, W) (conv2d: depth 1, conv1d:
  * depth and height 1; the missing dims have kernel 1, stride 1, padding
@@ -1007,3 +1009,136 @@ CONV_KERNEL_(fbx_k_conv3d, 3, false)
 CONV_KERNEL_(fbx_k_conv_transpose1d, 1, true)
 CONV_KERNEL_(fbx_k_conv_transpose2d, 2, true)
 CONV_KERNEL_(fbx_k_conv_transpose3d, 3, true)
+
+/* ---- im2col / col2im (F.unfold / F.fold), rows of list_extra.h ------------------------------- */
+
+/* kernel_size, dilation, padding, stride at args[first ..] into g (checks as PyTorch's). */
+static fbx_status *fold_params(fbx_kctx *ctx, fbx_ivalue *args, int first, conv_geom *g) {
+  int64_t k[2], d[2], p[2], s[2];
+  FBX_TRY(int_params(ctx, first, &args[first], 2, k, 1, "kernel size"));
+  FBX_TRY(int_params(ctx, first + 1, &args[first + 1], 2, d, 1, "dilation"));
+  FBX_TRY(int_params(ctx, first + 2, &args[first + 2], 2, p, 0, "padding"));
+  FBX_TRY(int_params(ctx, first + 3, &args[first + 3], 2, s, 1, "stride"));
+  g->kH = k[0], g->kW = k[1], g->dH = d[0], g->dW = d[1], g->pH = p[0], g->pW = p[1], g->sH = s[0], g->sW = s[1];
+  g->kD = 1, g->dD = 1, g->pD = 0, g->sD = 1, g->D = 1, g->Do = 1; /* the 2-D loops of a 3-D geometry */
+  g->G = 1;
+  return NULL;
+}
+
+/* The number of sliding blocks along one dim (at least one, as PyTorch requires). */
+static int64_t fold_blocks(int64_t n, int64_t k, int64_t d, int64_t p, int64_t s) {
+  int64_t span = n + 2 * p - d * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+/* x contiguous in the working dtype (float32 for float16/bfloat16). */
+static fbx_status *fold_input(fbx_kctx *ctx, fbx_tensor *x, const char *name, fbx_tensor **xc, bool *f64) {
+  if (!fbx_dtype_is_floating(x->dtype))
+    return fbx_kernel_error(ctx, "\"%s_out_cpu\" not implemented for '%s'", name, fbx_dtype_torch_name(x->dtype));
+  *f64 = x->dtype == FBX_DTYPE_FLOAT64;
+  fbx_dtype work = *f64 ? FBX_DTYPE_FLOAT64 : FBX_DTYPE_FLOAT32;
+  return work == x->dtype ? fbx_tensor_contiguous(xc, x) : fbx_tensor_clone_as(xc, x, work);
+}
+
+/* The working result r (float32/float64) as the output in x's dtype. */
+static fbx_status *fold_finish(fbx_tensor *r, fbx_dtype dt, fbx_ivalue *outs) {
+  fbx_tensor *out = NULL;
+  if (r->dtype != dt) {
+    fbx_status *st = fbx_tensor_clone_as(&out, r, dt);
+    fbx_tensor_release(r);
+    if (st) return st;
+  } else {
+    out = r;
+  }
+  fbx_set_out_tensor(outs, 0, out);
+  return NULL;
+}
+
+/* aten::im2col(self, kernel_size, dilation, padding, stride): [N, C, H, W]
+ * (or [C, H, W]) -> [N, C * kH * kW, L] (or [C * kH * kW, L]), row
+ * (c, ki, kj) holding the input under tap (ki, kj) of channel c at each of
+ * the L = Ho * Wo block positions, zeros in the padding. */
+fbx_status *fbx_k_im2col(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *xc = NULL, *y = NULL;
+  conv_geom g;
+  bool f64;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  FBX_TRY(fold_params(ctx, args, 1, &g));
+  if (x->ndim != 3 && x->ndim != 4)
+    return fbx_kernel_error(ctx, "Expected 3D or 4D (batch mode) tensor for input, but got %d dims", x->ndim);
+  bool batched = x->ndim == 4;
+  g.N = batched ? x->sizes[0] : 1, g.C = x->sizes[x->ndim - 3];
+  g.H = x->sizes[x->ndim - 2], g.W = x->sizes[x->ndim - 1];
+  if (g.C == 0 || g.H == 0 || g.W == 0)
+    return fbx_kernel_error(ctx, "Expected non-zero channel and spatial dims for input (only the batch may be 0)");
+  g.Ho = fold_blocks(g.H, g.kH, g.dH, g.pH, g.sH), g.Wo = fold_blocks(g.W, g.kW, g.dW, g.pW, g.sW);
+  if (g.Ho < 1 || g.Wo < 1)
+    return fbx_kernel_error(ctx, "Given input with spatial size (%" PRId64 ", %" PRId64 "), kernel_size=(%" PRId64
+                                 ", %" PRId64 "), dilation=(%" PRId64 ", %" PRId64 "), padding=(%" PRId64 ", %" PRId64
+                                 "), calculated shape of the array of sliding blocks as (%" PRId64 ", %" PRId64
+                                 "), but its components must be at least one.",
+                            g.H, g.W, g.kH, g.kW, g.dH, g.dW, g.pH, g.pW, g.Ho, g.Wo);
+  int64_t rows, L;
+  FBX_TRY(fbx_size_mul(ctx, g.C, g.kH * g.kW, &rows, "im2col"));
+  FBX_TRY(fbx_size_mul(ctx, g.Ho, g.Wo, &L, "im2col"));
+  FBX_TRY(fold_input(ctx, x, "im2col", &xc, &f64));
+  int64_t osz[3] = {g.N, rows, L};
+  fbx_status *st = fbx_tensor_empty(&y, xc->dtype, batched ? 3 : 2, batched ? osz : osz + 1);
+  if (!st) {
+    size_t es = fbx_dtype_size(xc->dtype);
+    for (int64_t n = 0; n < g.N; n++) {
+      col_job j = {.g = &g, .x = (const char *)xc->data + (size_t)(n * g.C * g.H * g.W) * es,
+                   .cols = (char *)y->data + (size_t)(n * rows * L) * es, .f64 = f64};
+      fbx_parallel_for(rows, L >= 4096 ? 1 : 4096 / L + 1, im2col_body, &j);
+    }
+  }
+  fbx_tensor_release(xc);
+  if (st) return st;
+  return fold_finish(y, x->dtype, outs);
+}
+
+/* aten::col2im(self, output_size, kernel_size, dilation, padding, stride):
+ * the adjoint of im2col, [N, C * kH * kW, L] (or 2-D) -> [N, C, H, W] (or
+ * [C, H, W]) with (H, W) = output_size, each column entry added into the
+ * position it was read from. */
+fbx_status *fbx_k_col2im(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *xc = NULL, *y = NULL;
+  conv_geom g;
+  bool f64;
+  int64_t os[2];
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  FBX_TRY(int_params(ctx, 1, &args[1], 2, os, 1, "output size"));
+  FBX_TRY(fold_params(ctx, args, 2, &g));
+  if (x->ndim != 2 && x->ndim != 3)
+    return fbx_kernel_error(ctx, "Expected 2D or 3D (batch mode) tensor for input, but got %d dims", x->ndim);
+  bool batched = x->ndim == 3;
+  int64_t rows = x->sizes[x->ndim - 2], L = x->sizes[x->ndim - 1], taps = g.kH * g.kW;
+  if (rows == 0 || L == 0) return fbx_kernel_error(ctx, "Expected non-zero dims for input (only the batch may be 0)");
+  if (rows % taps)
+    return fbx_kernel_error(ctx, "Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+                                 "but got input.size(1)=%" PRId64 " and kernel_size=(%" PRId64 ", %" PRId64 ").",
+                            rows, g.kH, g.kW);
+  g.N = batched ? x->sizes[0] : 1, g.C = rows / taps, g.H = os[0], g.W = os[1];
+  g.Ho = fold_blocks(g.H, g.kH, g.dH, g.pH, g.sH), g.Wo = fold_blocks(g.W, g.kW, g.dW, g.pW, g.sW);
+  if (g.Ho < 1 || g.Wo < 1 || g.Ho * g.Wo != L)
+    return fbx_kernel_error(ctx, "Given output_size=(%" PRId64 ", %" PRId64 "), kernel_size=(%" PRId64 ", %" PRId64
+                                 "), dilation=(%" PRId64 ", %" PRId64 "), padding=(%" PRId64 ", %" PRId64
+                                 "), stride=(%" PRId64 ", %" PRId64 "), expected size of input's dimension 2 to match "
+                                 "the calculated number of sliding blocks %" PRId64 " * %" PRId64 " = %" PRId64
+                                 ", but got input.size(2)=%" PRId64 ".",
+                            g.H, g.W, g.kH, g.kW, g.dH, g.dW, g.pH, g.pW, g.sH, g.sW, g.Ho, g.Wo, g.Ho * g.Wo, L);
+  FBX_TRY(fold_input(ctx, x, "col2im", &xc, &f64));
+  int64_t osz[4] = {g.N, g.C, g.H, g.W};
+  fbx_status *st = fbx_tensor_zeros(&y, xc->dtype, batched ? 4 : 3, batched ? osz : osz + 1);
+  if (!st) {
+    size_t es = fbx_dtype_size(xc->dtype);
+    for (int64_t n = 0; n < g.N; n++) {
+      col2im_job j = {.g = &g, .x_out = (char *)y->data + (size_t)(n * g.C * g.H * g.W) * es,
+                      .cols = (const char *)xc->data + (size_t)(n * rows * L) * es, .f64 = f64};
+      fbx_parallel_for(g.C, 1, col2im_body, &j);
+    }
+  }
+  fbx_tensor_release(xc);
+  if (st) return st;
+  return fold_finish(y, x->dtype, outs);
+}

@@ -1,6 +1,7 @@
 /* Kernels for the indexing rows of ops/list_extra.h: gather, scatter,
  * scatter_add, index (advanced indexing), index_put(_), masked_select,
- * embedding, one_hot.
+ * embedding, one_hot, embedding_bag (and its two backward rows of
+ * ops/list_backward.h).
  *
  * Data is moved by element size (1, 2, 4 or 8 bytes), never through a
  * per-element dtype switch; index tensors are first turned into contiguous
@@ -12,6 +13,7 @@
 #include "base/alloc.h"
 #include "base/parallel.h"
 #include "ops/kutil.h"
+#include "ops/reduce.h"
 #include "tensor/half.h"
 
 /* Copy one element of es bytes. The switch is on a loop-invariant value:
@@ -630,6 +632,356 @@ fbx_status *fbx_k_one_hot(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     fbx_tensor_release(out);
     return st;
   }
+  fbx_set_out_tensor(outs, 0, out);
+  return NULL;
+}
+
+/* ---- embedding_bag ------------------------------------------------------------------------- */
+
+/* What embedding_bag's forward and backward share: contiguous int64 copies
+ * of indices and offsets, and the bag of every index (-1: after the last
+ * bag, which include_last_offset leaves out). */
+typedef struct bags {
+  fbx_tensor *idx, *off;
+  int64_t nidx, noff, nbags;
+  int64_t *bag_of; /* [nidx] */
+} bags;
+
+static void bags_release(bags *b) {
+  fbx_tensor_release(b->idx);
+  fbx_tensor_release(b->off);
+  fbx_free(b->bag_of);
+}
+
+/* Bag b holds indices [offsets[b], offsets[b + 1]) (the last one up to the
+ * end of indices); nbags of them. */
+static fbx_status *bags_make(const fbx_kctx *ctx, bags *b, fbx_tensor *indices, fbx_tensor *offsets, int64_t nbags,
+                             int64_t nweights) {
+  memset(b, 0, sizeof *b);
+  fbx_tensor *ts[2] = {indices, offsets};
+  for (int k = 0; k < 2; k++) {
+    if (ts[k]->dtype != FBX_DTYPE_INT64 && ts[k]->dtype != FBX_DTYPE_INT32)
+      return fbx_kernel_error(ctx, "Expected tensor for argument #%d '%s' to have one of the following scalar types: "
+                                   "Long, Int; but got %s instead",
+                              k + 2, k ? "offsets" : "indices", fbx_dtype_name(ts[k]->dtype));
+    if (ts[k]->ndim != 1)
+      return fbx_kernel_error(ctx, "%s has to be a 1D Tensor, got %d dims", k ? "offsets" : "input", ts[k]->ndim);
+  }
+  b->nidx = indices->sizes[0], b->noff = offsets->sizes[0], b->nbags = nbags;
+  fbx_status *st = fbx_tensor_clone_as(&b->idx, indices, FBX_DTYPE_INT64);
+  if (!st) st = fbx_tensor_clone_as(&b->off, offsets, FBX_DTYPE_INT64);
+  if (!st && !(b->bag_of = fbx_malloc(sizeof(int64_t) * (size_t)(b->nidx ? b->nidx : 1)))) st = fbx_status_nomem();
+  if (st) {
+    bags_release(b);
+    return st;
+  }
+  const int64_t *iv = b->idx->data, *ov = b->off->data;
+  if (b->noff > 0 && ov[0] != 0)
+    st = fbx_kernel_error(ctx, "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                               "position 0. However, got %" PRId64,
+                          ov[0]);
+  if (!st && b->noff > 0 && ov[b->noff - 1] > b->nidx)
+    st = fbx_kernel_error(ctx, "offsets[-1] can not be greater than input's length %" PRId64
+                               " but got offsets[-1] of %" PRId64,
+                          b->nidx, ov[b->noff - 1]);
+  for (int64_t k = 1; k < b->noff && !st; k++)
+    if (ov[k] < ov[k - 1])
+      st = fbx_kernel_error(ctx, "offsets must be non-decreasing, but offsets[%" PRId64 "] < offsets[%" PRId64 "]", k,
+                            k - 1);
+  for (int64_t i = 0; i < b->nidx && !st; i++)
+    if (iv[i] < 0 || iv[i] >= nweights)
+      st = fbx_kernel_error(ctx, "index %" PRId64 " is out of range for a weight of %" PRId64 " rows", iv[i], nweights);
+  if (st) {
+    bags_release(b);
+    return st;
+  }
+  for (int64_t i = 0; i < b->nidx; i++) b->bag_of[i] = -1;
+  for (int64_t k = 0; k < nbags; k++) {
+    int64_t end = k + 1 < b->noff ? ov[k + 1] : b->nidx;
+    for (int64_t i = ov[k]; i < end; i++) b->bag_of[i] = k;
+  }
+  return NULL;
+}
+
+/* The bag's range of indices. */
+static inline void bag_range(const bags *b, int64_t k, int64_t *lo, int64_t *hi) {
+  const int64_t *ov = b->off->data;
+  *lo = ov[k], *hi = k + 1 < b->noff ? ov[k + 1] : b->nidx;
+}
+
+typedef struct ebag_job {
+  const bags *b;
+  const void *w; /* [V, D] contiguous */
+  fbx_dtype wdt;
+  const double *psw; /* [nidx] or NULL */
+  int64_t D, pad, mode;
+  double *acc;     /* [nbags, D] */
+  int64_t *maxi;   /* [nbags, D] (max) */
+  int64_t *count;  /* [nbags]: indices that are not padding */
+} ebag_job;
+
+static void ebag_body(void *p, int64_t begin, int64_t end) {
+  const ebag_job *j = p;
+  const int64_t *iv = j->b->idx->data;
+  double row[FBX_RED_CHUNK];
+  for (int64_t k = begin; k < end; k++) {
+    int64_t lo, hi, n = 0;
+    double *a = j->acc + k * j->D;
+    int64_t *mi = j->maxi ? j->maxi + k * j->D : NULL;
+    bag_range(j->b, k, &lo, &hi);
+    for (int64_t i = lo; i < hi; i++) {
+      if (iv[i] == j->pad) continue;
+      n++;
+      for (int64_t c = 0; c < j->D; c += FBX_RED_CHUNK) {
+        int64_t m = j->D - c < FBX_RED_CHUNK ? j->D - c : FBX_RED_CHUNK;
+        fbx_red_load_f64(row, j->w, j->wdt, iv[i] * j->D + c, m);
+        if (j->mode == 2) { /* the first row, then strictly greater values (a NaN later never wins) */
+          for (int64_t q = 0; q < m; q++)
+            if (n == 1 || row[q] > a[c + q]) a[c + q] = row[q], mi[c + q] = iv[i];
+        } else if (j->psw) {
+          for (int64_t q = 0; q < m; q++) a[c + q] += row[q] * j->psw[i];
+        } else {
+          for (int64_t q = 0; q < m; q++) a[c + q] += row[q];
+        }
+      }
+    }
+    if (j->mode == 1 && n > 0)
+      for (int64_t q = 0; q < j->D; q++) a[q] /= (double)n;
+    j->count[k] = n;
+  }
+}
+
+/* padding_idx of embedding_bag.padding_idx (None: -1, no padding; a
+ * negative one counts from the end), checked against V rows. */
+static fbx_status *bag_padding_idx(const fbx_kctx *ctx, const fbx_ivalue *arg, int64_t V, int64_t *out) {
+  *out = -1;
+  if (arg->kind == FBX_IV_NONE) return NULL;
+  int64_t p = fbx_iv_to_int(arg);
+  if (p < -V || p >= V)
+    return fbx_kernel_error(ctx, "padding_idx must be within the number of embeddings, -%" PRId64 " through %" PRId64
+                                 ", but got %" PRId64,
+                            V, V - 1, p);
+  *out = p < 0 ? p + V : p;
+  return NULL;
+}
+
+/* aten::embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode,
+ * sparse, per_sample_weights?, include_last_offset[, padding_idx?]) ->
+ * (output, offset2bag, bag_size, max_indices), the four tensors PyTorch
+ * 1.13's CPU kernel returns for a weight that does not require grad:
+ *   output [bags, D]: mode 0 sum (times per_sample_weights), 1 mean, 2 max
+ *     (the first row, then strictly greater values; per column), over the
+ *     bag's indices that are not padding_idx; 0 for an empty bag;
+ *   offset2bag [indices]: the bag of each index, or empty where ATen skips
+ *     it (mode sum, float32/float16 weight with unit column stride, no
+ *     padding_idx, per_sample_weights None or unit stride);
+ *   bag_size: mean/max: [bags] counts of non-padding indices; sum: zeros
+ *     [offsets];
+ *   max_indices: max: [bags, D] the rows chosen (0 for an empty bag); mean:
+ *     bag_size again; sum: zeros [offsets].
+ * Integer outputs are int32 when indices and offsets both are, else int64.
+ * Bags: [offsets[b], offsets[b + 1]), the last to the end of indices, or
+ * with include_last_offset the last offset closes the last bag. */
+fbx_status *fbx_k_embedding_bag(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *w, *indices, *offsets, *wc = NULL, *pc = NULL, *acc = NULL, *maxi = NULL, *cnt = NULL;
+  fbx_tensor *o[4] = {NULL};
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &w));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &indices));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &offsets));
+  int64_t mode = fbx_iv_to_int(&args[4]);
+  bool ilo = fbx_iv_to_int(&args[7]) != 0;
+  const fbx_ivalue *psw = &args[6];
+  if (w->ndim != 2) return fbx_kernel_error(ctx, "weight has to be a 2D Tensor, but got a %dD one", w->ndim);
+  if (w->dtype != FBX_DTYPE_FLOAT32 && w->dtype != FBX_DTYPE_FLOAT64 && w->dtype != FBX_DTYPE_FLOAT16)
+    return fbx_kernel_error(ctx, "Expected tensor for argument #1 'weight' to have one of the following scalar types: "
+                                 "Half, Float, Double; but got %s instead",
+                            fbx_dtype_name(w->dtype));
+  if (mode < 0 || mode > 2) return fbx_kernel_error(ctx, "unknown mode %" PRId64 " (0 sum, 1 mean, 2 max)", mode);
+  if (psw->kind == FBX_IV_TENSOR) {
+    if (mode != 0) return fbx_kernel_error(ctx, "embedding_bag: per_sample_weights only supported with mode='sum'");
+    if (psw->u.t->dtype != w->dtype)
+      return fbx_kernel_error(ctx, "Expected per_sample_weights of weight's dtype %s, got %s", fbx_dtype_name(w->dtype),
+                              fbx_dtype_name(psw->u.t->dtype));
+    if (psw->u.t->numel != indices->numel)
+      return fbx_kernel_error(ctx, "Expected per_sample_weights.numel() == indices.numel() (%" PRId64 " vs %" PRId64
+                                   ")",
+                              psw->u.t->numel, indices->numel);
+  }
+  int64_t V = w->sizes[0], D = w->sizes[1], pad = -1;
+  if (ctx->op->id == FBX_OP_embedding_bag_padding_idx) FBX_TRY(bag_padding_idx(ctx, &args[8], V, &pad));
+  int64_t noff = offsets->ndim == 1 ? offsets->sizes[0] : 0;
+  if (ilo && noff < 1) return fbx_kernel_error(ctx, "include_last_offset: offsets must have at least one entry");
+  int64_t nb = noff - (ilo ? 1 : 0);
+  bags b;
+  FBX_TRY(bags_make(ctx, &b, indices, offsets, nb, V));
+  bool i32 = indices->dtype == FBX_DTYPE_INT32 && offsets->dtype == FBX_DTYPE_INT32;
+  fbx_dtype ldt = i32 ? FBX_DTYPE_INT32 : FBX_DTYPE_INT64;
+  int64_t osz[2] = {nb, D};
+  fbx_status *st = fbx_tensor_contiguous(&wc, w);
+  if (!st && psw->kind == FBX_IV_TENSOR) st = fbx_tensor_clone_as(&pc, psw->u.t, FBX_DTYPE_FLOAT64);
+  if (!st) st = fbx_tensor_zeros(&acc, FBX_DTYPE_FLOAT64, 2, osz);
+  if (!st) st = fbx_tensor_zeros(&maxi, FBX_DTYPE_INT64, 2, osz);
+  if (!st) st = fbx_tensor_zeros(&cnt, FBX_DTYPE_INT64, 1, &nb);
+  if (!st && nb > 0) {
+    ebag_job j = {.b = &b, .w = wc->data, .wdt = wc->dtype, .psw = pc ? pc->data : NULL, .D = D, .pad = pad,
+                  .mode = mode, .acc = acc->data, .maxi = mode == 2 ? maxi->data : NULL, .count = cnt->data};
+    int64_t per = (b.nidx / nb + 1) * (D ? D : 1);
+    fbx_parallel_for(nb, per >= 16384 ? 1 : 16384 / per + 1, ebag_body, &j);
+  }
+  if (!st) st = fbx_tensor_clone_as(&o[0], acc, w->dtype);
+  if (!st) {
+    const fbx_tensor *psrc = psw->kind == FBX_IV_TENSOR ? psw->u.t : NULL;
+    bool fast_sum = mode == 0 && w->dtype != FBX_DTYPE_FLOAT64 && w->strides[1] == 1 && pad < 0 &&
+                    (!psrc || psrc->strides[0] == 1);
+    int64_t n2 = fast_sum ? 0 : b.nidx;
+    st = fbx_tensor_empty(&o[1], ldt, 1, &n2);
+    for (int64_t i = 0; !st && i < n2; i++) fbx_tensor_set_i64(o[1], i, b.bag_of[i]);
+  }
+  if (!st && mode == 0) {
+    st = fbx_tensor_zeros(&o[2], ldt, 1, &noff);
+    if (!st) st = fbx_tensor_zeros(&o[3], ldt, 1, &noff);
+  } else if (!st) {
+    st = fbx_tensor_clone_as(&o[2], cnt, ldt);
+    if (!st) st = fbx_tensor_clone_as(&o[3], mode == 2 ? maxi : cnt, ldt);
+  }
+  bags_release(&b);
+  fbx_tensor *tmp[] = {wc, pc, acc, maxi, cnt};
+  for (int k = 0; k < 5; k++) fbx_tensor_release(tmp[k]);
+  if (st) {
+    for (int k = 0; k < 4; k++) fbx_tensor_release(o[k]);
+    return st;
+  }
+  for (int k = 0; k < 4; k++) fbx_set_out_tensor(outs, k, o[k]);
+  return NULL;
+}
+
+/* scale_grad_by_freq's divisor of each index value, as PyTorch 1.13's CPU
+ * kernel takes it: the k-th distinct value (ascending) is divided by the
+ * count of the value at position k of the sorted indices (ATen indexes the
+ * counts with the group number where it means the group's value). That is
+ * the value's own count while no smaller value repeats; a model that relies
+ * on it gets the numbers PyTorch gave it. */
+static fbx_status *bag_freq_divisors(const bags *b, int64_t V, int64_t **out) {
+  const int64_t *iv = b->idx->data;
+  int64_t *cnt = fbx_calloc((size_t)(V ? V : 1), sizeof *cnt), *div = fbx_calloc((size_t)(V ? V : 1), sizeof *div);
+  int64_t *sorted = fbx_malloc(sizeof *sorted * (size_t)(b->nidx ? b->nidx : 1));
+  if (!cnt || !sorted || !div) {
+    fbx_free(cnt), fbx_free(sorted), fbx_free(div);
+    return fbx_status_nomem();
+  }
+  for (int64_t i = 0; i < b->nidx; i++) cnt[iv[i]]++;
+  int64_t pos = 0, group = 0;
+  for (int64_t v = 0; v < V; v++)
+    for (int64_t k = 0; k < cnt[v]; k++) sorted[pos++] = v;
+  for (int64_t v = 0; v < V; v++)
+    if (cnt[v]) div[v] = cnt[sorted[group++]];
+  fbx_free(cnt);
+  fbx_free(sorted);
+  *out = div;
+  return NULL;
+}
+
+/* aten::_embedding_bag_backward(grad, indices, offsets, offset2bag,
+ *   bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse,
+ *   per_sample_weights?, padding_idx=-1) -> the weight's gradient [num_weights, D]:
+ *   sum/mean: each non-padding index's row gets its bag's gradient (times its
+ *   per-sample weight; mean: over bag_size; scale_grad_by_freq: over the
+ *   divisor of bag_freq_divisors); max: each column's chosen row of a non-empty
+ *   bag gets that gradient entry. The bags are taken from offsets (offset2bag
+ *   may be empty, as embedding_bag returns it); grad's rows say how many.
+ *   sparse gradients are returned dense.
+ * aten::_embedding_bag_per_sample_weights_backward(grad, weight, indices,
+ *   offsets, offset2bag, mode, padding_idx=-1) -> [indices]: the dot product
+ *   of each index's bag gradient with its weight row (0 for padding). */
+fbx_status *fbx_k_embedding_bag_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  bool psw_grad = ctx->op->id == FBX_OP__embedding_bag_per_sample_weights_backward;
+  fbx_tensor *grad, *indices, *offsets, *weight = NULL, *gc = NULL, *wc = NULL, *aux = NULL, *res = NULL, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &grad));
+  if (psw_grad) FBX_TRY(fbx_arg_tensor(ctx, args, 1, &weight));
+  FBX_TRY(fbx_arg_tensor(ctx, args, psw_grad ? 2 : 1, &indices));
+  FBX_TRY(fbx_arg_tensor(ctx, args, psw_grad ? 3 : 2, &offsets));
+  int64_t mode = fbx_iv_to_int(&args[psw_grad ? 5 : 8]), pad = fbx_iv_to_int(&args[psw_grad ? 6 : 11]);
+  int64_t V = psw_grad ? weight->sizes[0] : fbx_iv_to_int(&args[6]);
+  if (grad->ndim != 2) return fbx_kernel_error(ctx, "grad must be 2-D, got %d dims", grad->ndim);
+  if (psw_grad && mode != 0)
+    return fbx_kernel_error(ctx, "embedding_bag_backward: per_sample_weights only supported for mode='sum'");
+  if (psw_grad && (weight->ndim != 2 || weight->sizes[1] != grad->sizes[1]))
+    return fbx_kernel_error(ctx, "weight must be 2-D with grad's row length");
+  if (mode < 0 || mode > 2) return fbx_kernel_error(ctx, "unknown mode %" PRId64, mode);
+  if (V < 0) return fbx_kernel_error(ctx, "num_weights must be non-negative");
+  int64_t nb = grad->sizes[0], D = grad->sizes[1];
+  bags b;
+  FBX_TRY(bags_make(ctx, &b, indices, offsets, nb < offsets->sizes[0] ? nb : offsets->sizes[0], V));
+  fbx_status *st = fbx_tensor_clone_as(&gc, grad, FBX_DTYPE_FLOAT64);
+  const double *g = gc ? gc->data : NULL;
+  const int64_t *iv = b.idx->data;
+  if (!st && psw_grad) {
+    st = fbx_tensor_clone_as(&wc, weight, FBX_DTYPE_FLOAT64);
+    if (!st) st = fbx_tensor_zeros(&res, FBX_DTYPE_FLOAT64, 1, &b.nidx);
+    for (int64_t i = 0; !st && i < b.nidx; i++) {
+      int64_t k = b.bag_of[i];
+      if (k < 0 || iv[i] == pad) continue;
+      double dot = 0;
+      for (int64_t q = 0; q < D; q++) dot += g[k * D + q] * ((const double *)wc->data)[iv[i] * D + q];
+      ((double *)res->data)[i] = dot;
+    }
+  } else if (!st) {
+    int64_t ws[2] = {V, D};
+    st = fbx_tensor_zeros(&res, FBX_DTYPE_FLOAT64, 2, ws);
+    double *r = res ? res->data : NULL;
+    if (!st && mode == 2) {
+      /* maximum_indices [bags, D] and bag_size [bags] */
+      fbx_tensor *bs = NULL;
+      fbx_tensor *mt = args[5].kind == FBX_IV_TENSOR ? args[5].u.t : NULL;
+      fbx_tensor *bt = args[4].kind == FBX_IV_TENSOR ? args[4].u.t : NULL;
+      if (!mt || !bt || mt->numel != nb * D || bt->numel < nb)
+        st = fbx_kernel_error(ctx, "mode max needs maximum_indices [%" PRId64 ", %" PRId64 "] and bag_size [%" PRId64
+                                   "]", nb, D, nb);
+      if (!st) st = fbx_tensor_clone_as(&aux, mt, FBX_DTYPE_INT64);
+      if (!st) st = fbx_tensor_clone_as(&bs, bt, FBX_DTYPE_INT64);
+      for (int64_t k = 0; !st && k < nb; k++) {
+        if (((const int64_t *)bs->data)[k] <= 0) continue;
+        for (int64_t q = 0; q < D; q++) {
+          int64_t row = ((const int64_t *)aux->data)[k * D + q];
+          if (row < 0 || row >= V) {
+            st = fbx_kernel_error(ctx, "maximum_indices entry %" PRId64 " out of range", row);
+            break;
+          }
+          r[row * D + q] += g[k * D + q];
+        }
+      }
+      fbx_tensor_release(bs);
+    } else if (!st) {
+      const fbx_ivalue *psw = &args[10];
+      fbx_tensor *pc = NULL;
+      int64_t *freq = NULL;
+      if (psw->kind == FBX_IV_TENSOR) {
+        if (psw->u.t->numel != b.nidx) st = fbx_kernel_error(ctx, "per_sample_weights must have one entry per index");
+        if (!st) st = fbx_tensor_clone_as(&pc, psw->u.t, FBX_DTYPE_FLOAT64);
+      }
+      if (!st && mode == 1) {
+        fbx_tensor *bt = args[4].kind == FBX_IV_TENSOR ? args[4].u.t : NULL;
+        if (!bt || bt->numel < nb) st = fbx_kernel_error(ctx, "mode mean needs bag_size [%" PRId64 "]", nb);
+        if (!st) st = fbx_tensor_clone_as(&aux, bt, FBX_DTYPE_INT64);
+      }
+      if (!st && fbx_iv_to_int(&args[7])) st = bag_freq_divisors(&b, V, &freq);
+      for (int64_t i = 0; !st && i < b.nidx; i++) {
+        int64_t k = b.bag_of[i];
+        if (k < 0 || iv[i] == pad) continue;
+        double s = pc ? ((const double *)pc->data)[i] : 1;
+        if (freq) s /= (double)freq[iv[i]];
+        if (aux) s /= (double)((const int64_t *)aux->data)[k];
+        for (int64_t q = 0; q < D; q++) r[iv[i] * D + q] += g[k * D + q] * s;
+      }
+      fbx_tensor_release(pc);
+      fbx_free(freq);
+    }
+  }
+  if (!st) st = fbx_tensor_clone_as(&out, res, grad->dtype);
+  bags_release(&b);
+  fbx_tensor *tmp[] = {gc, wc, aux, res};
+  for (int k = 0; k < 4; k++) fbx_tensor_release(tmp[k]);
+  if (st) return st;
   fbx_set_out_tensor(outs, 0, out);
   return NULL;
 }

@@ -1,14 +1,15 @@
 /* Kernels for the non-indexing rows of ops/list_extra.h: data movement
- * (repeat, repeat_interleave, flip, roll, tril/triu, padding,
+ * (repeat, tile, repeat_interleave, flip, roll, tril/triu, padding,
  * broadcast_tensors), sorting (sort, argsort, topk), norms, small linear
  * algebra (dot, mv, outer, baddbmm, einsum, cdist), composites (glu,
- * cosine_similarity, log_sigmoid, selu, celu, sgn), losses, and the
+ * cosine_similarity, log_sigmoid, selu, celu, sgn, hardshrink, softshrink),
+ * losses (the distance and ranking ones in k_loss.c), and the
  * in-place variants. (group_norm's kernel is batch_norm's neighbour in
  * k_norm.c.)
  *
  * Many of these are compositions of other rows (as in ATen, whose CPU
  * versions are compositions too): they run those rows' kernels through
- * run_row(), so dtype promotion, broadcasting and NaN rules stay the ones
+ * ops/kcompose.h, so dtype promotion, broadcasting and NaN rules stay the ones
  * the other rows define. (cumprod shares cumsum's scan in k_reduce.c.) */
 #include <inttypes.h>
 #include <math.h>
@@ -18,59 +19,8 @@
 
 #include "base/alloc.h"
 #include "base/parallel.h"
-#include "ops/kutil.h"
+#include "ops/kcompose.h"
 #include "ops/promote.h"
-
-/* ---- running other rows --------------------------------------------------------------------- */
-
-/* Run row `id` on positional args (trailing defaults may be missing); outs
- * get its results (new references). */
-static fbx_status *run_row(const fbx_kctx *ctx, fbx_op_id id, const fbx_ivalue *args, int n, fbx_ivalue *outs) {
-  const fbx_op *op = fbx_op_get(id);
-  if (!op) return fbx_status_nomem();
-  fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS];
-  FBX_TRY(fbx_op_normalize_args(op, args, n, norm));
-  for (int i = 0; i < op->schema.nrets; i++) outs[i] = fbx_iv_none();
-  fbx_kctx sub = {.op = op, .node = ctx->node, .rng_state = ctx->rng_state, .nargs = op->schema.nargs};
-  return op->kernel(&sub, norm, outs);
-}
-
-/* A row with one tensor result into *out. */
-static fbx_status *row_t(const fbx_kctx *ctx, fbx_tensor **out, fbx_op_id id, const fbx_ivalue *args, int n) {
-  fbx_ivalue r[FBX_SCHEMA_MAX_RETS];
-  *out = NULL;
-  FBX_TRY(run_row(ctx, id, args, n, r));
-  if (r[0].kind != FBX_IV_TENSOR) {
-    fbx_iv_release(&r[0]);
-    return fbx_kernel_error(ctx, "internal: %s returned no tensor", fbx_op_get(id)->id_name);
-  }
-  *out = r[0].u.t;
-  return NULL;
-}
-
-#define NARGS_(...) ((int)(sizeof((fbx_ivalue[]){__VA_ARGS__}) / sizeof(fbx_ivalue)))
-/* ROW(&out, id, args...): out = row FBX_OP_id(args...) */
-#define ROW(out, id, ...) row_t(ctx, out, FBX_OP_##id, (fbx_ivalue[]){__VA_ARGS__}, NARGS_(__VA_ARGS__))
-#define TV(t) fbx_iv_tensor(t) /* borrowed: never released through the ivalue */
-#define IV(i) fbx_iv_int(i)
-#define FV(f) fbx_iv_float(f)
-#define BV(b) fbx_iv_bool(b)
-#define NV fbx_iv_none()
-
-static void release_all(fbx_tensor **ts, int n) {
-  for (int i = 0; i < n; i++) fbx_tensor_release(ts[i]);
-}
-
-/* Set outs[0] to *out, or release it on error. (Takes a pointer: *out is
- * read after st, which may be the call that fills it, was evaluated.) */
-static fbx_status *finish(fbx_status *st, fbx_ivalue *outs, fbx_tensor **out) {
-  if (st) {
-    fbx_tensor_release(*out);
-    return st;
-  }
-  fbx_set_out_tensor(outs, 0, *out);
-  return NULL;
-}
 
 /* ---- repeat / repeat_interleave ---------------------------------------------------------------- */
 
@@ -107,6 +57,25 @@ fbx_status *fbx_k_repeat(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     FBX_TRY(fbx_size_mul(ctx, r[i], s, &fs[i], "repeat"));
   }
   return finish(copy_view_as(&out, x, 2 * n, vs, vst, n, fs), outs, &out);
+}
+
+/* aten::tile(Tensor self, int[] dims) -> Tensor: repeat, with dims padded
+ * by leading 1s up to self's rank. */
+fbx_status *fbx_k_tile(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *out = NULL;
+  int64_t r[FBX_MAX_DIMS];
+  fbx_status *st = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int n = fbx_arg_int_list(ctx->op, 1, &args[1], r, FBX_MAX_DIMS, &st);
+  if (n < 0) return st;
+  int pad = x->ndim > n ? x->ndim - n : 0;
+  memmove(r + pad, r, sizeof(int64_t) * (size_t)n);
+  for (int i = 0; i < pad; i++) r[i] = 1;
+  fbx_ivalue reps;
+  FBX_TRY(fbx_int_list_iv(&reps, n + pad, r));
+  st = ROW(&out, repeat, TV(x), reps);
+  fbx_iv_release(&reps);
+  return finish(st, outs, &out);
 }
 
 /* aten::repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None)
@@ -968,16 +937,38 @@ fbx_status *fbx_k_act_extra(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   return finish(st, outs, &out);
 }
 
-/* ---- losses ---------------------------------------------------------------------------------- */
-
-static fbx_status *reduce_loss(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor *l, int64_t reduction) {
-  switch (reduction) {
-    case 0: *out = fbx_tensor_retain(l); return NULL;
-    case 1: return ROW(out, mean, TV(l), NV);
-    case 2: return ROW(out, sum, TV(l), NV);
-    default: return fbx_kernel_error(ctx, "%" PRId64 " is not a valid value for reduction", reduction);
+/* aten::hardshrink(self, lambd=0.5): self where |self| > lambd (NaN kept), else 0;
+ * aten::softshrink(self, lambd=0.5): self - clamp(self, -lambd, lambd), which
+ * is self -+ lambd outside [-lambd, lambd] and 0 inside, with 0 for NaN (ATen's
+ * comparisons send NaN to its zero branch). Floating inputs but float16 (not
+ * in PyTorch 1.13's CPU kernels). */
+fbx_status *fbx_k_shrink(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *t[3] = {NULL}, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  bool hard = ctx->op->id == FBX_OP_hardshrink;
+  if (!fbx_dtype_is_floating(x->dtype) || x->dtype == FBX_DTYPE_FLOAT16)
+    return fbx_kernel_error(ctx, "\"%s_cpu\" not implemented for '%s'", hard ? "hardshrink" : "softshrink",
+                            fbx_dtype_torch_name(x->dtype));
+  if (!fbx_iv_is_scalar(&args[1])) return fbx_kernel_error(ctx, "lambd must be a number");
+  double l = fbx_iv_to_double(&args[1]);
+  fbx_status *st;
+  if (hard) {
+    st = ROW(&t[0], abs, TV(x));
+    if (!st) st = ROW(&t[1], le_Scalar, TV(t[0]), args[1]);
+    if (!st) st = ROW(&out, masked_fill_Scalar, TV(x), TV(t[1]), IV(0));
+  } else if (!(l >= 0)) {
+    st = fbx_kernel_error(ctx, "lambda must be greater or equal to 0, but found to be %g.", l);
+  } else {
+    st = ROW(&t[0], clamp, TV(x), FV(-l), args[1]);
+    if (!st) st = ROW(&t[1], sub_Tensor, TV(x), TV(t[0]));
+    if (!st) st = ROW(&t[2], isnan, TV(x));
+    if (!st) st = ROW(&out, masked_fill_Scalar, TV(t[1]), TV(t[2]), IV(0));
   }
+  release_all(t, 3);
+  return finish(st, outs, &out);
 }
+
+/* ---- losses ---------------------------------------------------------------------------------- */
 
 /* mse_loss, l1_loss, smooth_l1_loss(beta), huber_loss(delta) on (self - target). */
 fbx_status *fbx_k_loss(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
@@ -1024,7 +1015,7 @@ fbx_status *fbx_k_loss(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
       }
     }
   }
-  if (!st) st = reduce_loss(ctx, &out, l, red);
+  if (!st) st = fbx_loss_reduce(ctx, &out, l, red);
   release_all(t, 6);
   fbx_tensor_release(l);
   return finish(st, outs, &out);
@@ -1102,7 +1093,7 @@ fbx_status *fbx_k_bce(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
       t[11] = NULL;
     }
   }
-  if (!st) st = reduce_loss(ctx, &out, l, red);
+  if (!st) st = fbx_loss_reduce(ctx, &out, l, red);
   release_all(t, 12);
   fbx_tensor_release(l);
   return finish(st, outs, &out);
@@ -1234,7 +1225,7 @@ fbx_status *fbx_k_cross_entropy(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *out
           if (!st) st = ROW(&out, div_Scalar, TV(tot), FV(n));
           fbx_tensor_release(tot);
         } else if (!st) {
-          st = reduce_loss(ctx, &out, ns, red);
+          st = fbx_loss_reduce(ctx, &out, ns, red);
         }
         fbx_tensor_release(s);
         fbx_tensor_release(ns);

@@ -1,6 +1,6 @@
 /* Reduction kernels (ops/list_reduce.h): sum mean prod amax amin max min
- * argmax argmin var std logsumexp all any cumsum (and cumprod,
- * a row of list_extra.h).
+ * argmax argmin var std logsumexp all any cumsum (and the other scans,
+ * rows of list_extra.h: cumprod, cummax, cummin, logcumsumexp).
  *
  * Every reduction is planned onto a contiguous [A, R, B] block (reduce.h)
  * and run by one driver with per-op fold functions that see chunks of up to
@@ -1090,95 +1090,148 @@ fbx_status *fbx_k_all_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { r
 fbx_status *fbx_k_any(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return allany(ctx, args, outs, false, false); }
 fbx_status *fbx_k_any_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return allany(ctx, args, outs, false, true); }
 
-/* ---- cumsum / cumprod -------------------------------------------------------------------- */
+/* ---- scans: cumsum, cumprod, cummax, cummin, logcumsumexp ---------------------------------------- */
+
+typedef enum scan_op { SCAN_SUM, SCAN_PROD, SCAN_MAX, SCAN_MIN, SCAN_LSE } scan_op;
 
 typedef struct scan_job {
   const void *x;
   fbx_dtype dt;
   void *y;
   fbx_dtype ydt;
+  int64_t *idx; /* cummax/cummin: the index along the dim of each value kept */
   int64_t A, R, B;
   bool ints;
-  bool prod; /* cumprod: running product (start 1), else running sum (start 0) */
+  scan_op op;
 } scan_job;
+
+/* v rounded to dtype dt (logcumsumexp's running value is held in the
+ * output's dtype between steps, as in ATen). */
+static inline double round_to(fbx_dtype dt, double v) {
+  switch (dt) {
+    case FBX_DTYPE_FLOAT32: return (float)v;
+    case FBX_DTYPE_FLOAT16: return fbx_half_to_float(fbx_float_to_half((float)v));
+    case FBX_DTYPE_BFLOAT16: return fbx_bf16_to_float(fbx_float_to_bf16((float)v));
+    default: return v;
+  }
+}
+
+/* log(exp(x) + exp(acc)) as ATen's logcumsumexp step: NaN propagates, and
+ * two equal infinities give x (-inf + -inf stays -inf without a NaN). */
+static inline double log_add_exp(double x, double acc) {
+  double lo = isnan(acc) ? acc : (acc < x ? acc : x), hi = isnan(acc) ? acc : (x < acc ? acc : x);
+  if (lo != hi || isfinite(lo)) return log1p(exp(lo - hi)) + hi;
+  return x;
+}
+
+/* One step of a floating scan: v at position r folds into *acc (and *at). */
+static inline void scan_step_f(const scan_job *j, double v, int64_t r, double *acc, int64_t *at) {
+  switch (j->op) {
+    case SCAN_SUM: *acc += v; break;
+    case SCAN_PROD: *acc *= v; break;
+    case SCAN_MAX: /* a NaN stays once seen; later NaNs move the index, ties take the later one */
+      if (r == 0 || isnan(v) || (!isnan(*acc) && v >= *acc)) *acc = v, *at = r;
+      break;
+    case SCAN_MIN:
+      if (r == 0 || isnan(v) || (!isnan(*acc) && v <= *acc)) *acc = v, *at = r;
+      break;
+    case SCAN_LSE: *acc = round_to(j->ydt, log_add_exp(v, *acc)); break;
+  }
+}
+
+static inline void scan_step_i(const scan_job *j, int64_t v, int64_t r, int64_t *acc, int64_t *at) {
+  switch (j->op) {
+    case SCAN_SUM: *acc = (int64_t)((uint64_t)*acc + (uint64_t)v); break;
+    case SCAN_PROD: *acc = (int64_t)((uint64_t)*acc * (uint64_t)v); break;
+    case SCAN_MAX:
+      if (r == 0 || v >= *acc) *acc = v, *at = r;
+      break;
+    case SCAN_MIN:
+      if (r == 0 || v <= *acc) *acc = v, *at = r;
+      break;
+    case SCAN_LSE: break; /* floating only */
+  }
+}
 
 static void scan_body(void *c, int64_t begin, int64_t end) {
   const scan_job *j = c;
   int64_t ntiles = (j->B + CH - 1) / CH;
   rbuf b;
   double af[CH];
-  int64_t ai[CH];
-  double f0 = j->prod ? 1 : 0;
-  int64_t i0 = j->prod ? 1 : 0;
+  int64_t ai[CH], at[CH];
+  double f0 = j->op == SCAN_PROD ? 1 : j->op == SCAN_LSE ? -INFINITY : 0;
+  int64_t i0 = j->op == SCAN_PROD ? 1 : 0;
   for (int64_t t = begin; t < end; t++) {
     int64_t a = t / ntiles, b0 = (t % ntiles) * CH, n = min64(CH, j->B - b0);
     if (j->B == 1) {
       /* one row: scan it in chunks */
       double sf = f0;
-      uint64_t si = (uint64_t)i0;
+      int64_t si = i0, sat = 0;
       for (int64_t r = 0; r < j->R; r += CH) {
         int64_t m = min64(CH, j->R - r), base = a * j->R + r;
         if (j->ints) {
           fbx_red_load_i64(b.i, j->x, j->dt, base, m);
-          if (j->prod)
-            for (int64_t k = 0; k < m; k++) b.i[k] = (int64_t)(si *= (uint64_t)b.i[k]);
+          if (j->op == SCAN_SUM)
+            for (int64_t k = 0; k < m; k++) b.i[k] = si = (int64_t)((uint64_t)si + (uint64_t)b.i[k]);
           else
-            for (int64_t k = 0; k < m; k++) b.i[k] = (int64_t)(si += (uint64_t)b.i[k]);
+            for (int64_t k = 0; k < m; k++) {
+              scan_step_i(j, b.i[k], r + k, &si, &sat);
+              b.i[k] = si;
+              if (j->idx) j->idx[base + k] = sat;
+            }
           fbx_red_store_i64(j->y, j->ydt, base, b.i, m);
         } else {
           fbx_red_load_f64(b.f, j->x, j->dt, base, m);
-          if (j->prod)
-            for (int64_t k = 0; k < m; k++) b.f[k] = sf *= b.f[k];
-          else
+          if (j->op == SCAN_SUM)
             for (int64_t k = 0; k < m; k++) b.f[k] = sf += b.f[k];
+          else
+            for (int64_t k = 0; k < m; k++) {
+              scan_step_f(j, b.f[k], r + k, &sf, &sat);
+              b.f[k] = sf;
+              if (j->idx) j->idx[base + k] = sat;
+            }
           fbx_red_store_f64(j->y, j->ydt, base, b.f, m);
         }
       }
       continue;
     }
-    for (int64_t k = 0; k < n; k++) af[k] = f0, ai[k] = i0;
+    for (int64_t k = 0; k < n; k++) af[k] = f0, ai[k] = i0, at[k] = 0;
     for (int64_t r = 0; r < j->R; r++) {
       int64_t base = (a * j->R + r) * j->B + b0;
       if (j->ints) {
         fbx_red_load_i64(b.i, j->x, j->dt, base, n);
-        if (j->prod)
-          for (int64_t k = 0; k < n; k++) b.i[k] = ai[k] = (int64_t)((uint64_t)ai[k] * (uint64_t)b.i[k]);
-        else
+        if (j->op == SCAN_SUM)
           for (int64_t k = 0; k < n; k++) b.i[k] = ai[k] = (int64_t)((uint64_t)ai[k] + (uint64_t)b.i[k]);
+        else
+          for (int64_t k = 0; k < n; k++) {
+            scan_step_i(j, b.i[k], r, &ai[k], &at[k]);
+            b.i[k] = ai[k];
+          }
         fbx_red_store_i64(j->y, j->ydt, base, b.i, n);
       } else {
         fbx_red_load_f64(b.f, j->x, j->dt, base, n);
-        if (j->prod)
-          for (int64_t k = 0; k < n; k++) b.f[k] = af[k] *= b.f[k];
-        else
+        if (j->op == SCAN_SUM)
           for (int64_t k = 0; k < n; k++) b.f[k] = af[k] += b.f[k];
+        else
+          for (int64_t k = 0; k < n; k++) {
+            scan_step_f(j, b.f[k], r, &af[k], &at[k]);
+            b.f[k] = af[k];
+          }
         fbx_red_store_f64(j->y, j->ydt, base, b.f, n);
       }
+      if (j->idx) memcpy(j->idx + base, at, sizeof(int64_t) * (size_t)n);
     }
   }
 }
 
-/* cumsum/cumprod(self, dim, *, dtype=None): integral/bool inputs give int64;
- * float accumulates in double (PyTorch's CPU accumulate type for float). */
-static fbx_status *scan(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool prod) {
-  fbx_tensor *x, *c = NULL, *y = NULL;
-  int64_t d;
-  fbx_dtype dt = FBX_DTYPE_UNDEFINED;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
-  if (args[1].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "dim must be an int");
-  FBX_TRY(fbx_red_wrap_dim(ctx, &d, args[1].u.i, x));
-  FBX_TRY(fbx_red_dtype_arg(ctx, &args[2], &dt));
-  fbx_dtype work = dt != FBX_DTYPE_UNDEFINED ? dt : x->dtype;
-  fbx_dtype out = dt != FBX_DTYPE_UNDEFINED ? dt : is_intlike(x->dtype) ? FBX_DTYPE_INT64 : x->dtype;
+/* Run scan `op` of x along dim d into y (x's sizes, dtype ydt), in dtype
+ * `work`; idx (cummax/cummin) receives the positions. */
+static fbx_status *run_scan(fbx_tensor *x, int64_t d, fbx_dtype work, scan_op op, fbx_tensor *y, fbx_tensor *idx) {
+  fbx_tensor *c = NULL;
   if (work != x->dtype) FBX_TRY(fbx_tensor_clone_as(&c, x, work));
   else FBX_TRY(fbx_tensor_contiguous(&c, x));
-  fbx_status *st = fbx_tensor_empty(&y, out, x->ndim, x->sizes);
-  if (st) {
-    fbx_tensor_release(c);
-    return st;
-  }
-  scan_job j = {.x = c->data, .dt = c->dtype, .y = y->data, .ydt = out, .A = 1, .R = 1, .B = 1,
-                .ints = is_intlike(work), .prod = prod};
+  scan_job j = {.x = c->data, .dt = c->dtype, .y = y->data, .ydt = y->dtype, .idx = idx ? idx->data : NULL,
+                .A = 1, .R = 1, .B = 1, .ints = is_intlike(work), .op = op};
   for (int i = 0; i < x->ndim; i++) {
     if (i < d) j.A *= x->sizes[i];
     else if (i == d) j.R = x->sizes[i];
@@ -1190,6 +1243,27 @@ static fbx_status *scan(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool 
     fbx_parallel_for(j.A * ntiles, per >= 32768 ? 1 : 32768 / per + 1, scan_body, &j);
   }
   fbx_tensor_release(c);
+  return NULL;
+}
+
+/* cumsum/cumprod(self, dim, *, dtype=None): integral/bool inputs give int64;
+ * float accumulates in double (PyTorch's CPU accumulate type for float). */
+static fbx_status *scan(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, bool prod) {
+  fbx_tensor *x, *y = NULL;
+  int64_t d;
+  fbx_dtype dt = FBX_DTYPE_UNDEFINED;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  if (args[1].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "dim must be an int");
+  FBX_TRY(fbx_red_wrap_dim(ctx, &d, args[1].u.i, x));
+  FBX_TRY(fbx_red_dtype_arg(ctx, &args[2], &dt));
+  fbx_dtype work = dt != FBX_DTYPE_UNDEFINED ? dt : x->dtype;
+  fbx_dtype out = dt != FBX_DTYPE_UNDEFINED ? dt : is_intlike(x->dtype) ? FBX_DTYPE_INT64 : x->dtype;
+  FBX_TRY(fbx_tensor_empty(&y, out, x->ndim, x->sizes));
+  fbx_status *st = run_scan(x, d, work, prod ? SCAN_PROD : SCAN_SUM, y, NULL);
+  if (st) {
+    fbx_tensor_release(y);
+    return st;
+  }
   fbx_set_out_tensor(outs, 0, y);
   return NULL;
 }
@@ -1198,3 +1272,51 @@ fbx_status *fbx_k_cumsum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { re
 
 /* aten::cumprod: a row of list_extra.h, sharing cumsum's scan. */
 fbx_status *fbx_k_cumprod(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) { return scan(ctx, args, outs, true); }
+
+/* aten::cummax / cummin(Tensor self, int dim) -> (values, indices), rows of
+ * list_extra.h: values in self's dtype (every dtype but float16, as in
+ * PyTorch 1.13's CPU kernel), int64 indices. A NaN,
+ * once seen, is kept (and each later NaN takes its index); ties take the
+ * later index: ATen's rule. */
+fbx_status *fbx_k_cummaxmin(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *v = NULL, *ix = NULL;
+  int64_t d;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  if (args[1].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "dim must be an int");
+  FBX_TRY(fbx_red_wrap_dim(ctx, &d, args[1].u.i, x));
+  bool max = ctx->op->id == FBX_OP_cummax;
+  if (x->dtype == FBX_DTYPE_FLOAT16)
+    return fbx_kernel_error(ctx, "\"%s_cpu\" not implemented for 'Half'", max ? "cummax" : "cummin");
+  fbx_status *st = fbx_tensor_empty(&v, x->dtype, x->ndim, x->sizes);
+  if (!st) st = fbx_tensor_empty(&ix, FBX_DTYPE_INT64, x->ndim, x->sizes);
+  if (!st) st = run_scan(x, d, x->dtype, max ? SCAN_MAX : SCAN_MIN, v, ix);
+  if (st) {
+    fbx_tensor_release(v);
+    fbx_tensor_release(ix);
+    return st;
+  }
+  fbx_set_out_tensor(outs, 0, v);
+  fbx_set_out_tensor(outs, 1, ix);
+  return NULL;
+}
+
+/* aten::logcumsumexp(Tensor self, int dim) -> Tensor, a row of list_extra.h:
+ * floating inputs but float16, each step log(exp(x) + exp(running)) computed in
+ * double and rounded to self's dtype. */
+fbx_status *fbx_k_logcumsumexp(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *y = NULL;
+  int64_t d;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  if (args[1].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "dim must be an int");
+  FBX_TRY(fbx_red_wrap_dim(ctx, &d, args[1].u.i, x));
+  if (!fbx_dtype_is_floating(x->dtype) || x->dtype == FBX_DTYPE_FLOAT16)
+    return fbx_kernel_error(ctx, "\"logcumsumexp_out_cpu\" not implemented for '%s'", fbx_dtype_torch_name(x->dtype));
+  FBX_TRY(fbx_tensor_empty(&y, x->dtype, x->ndim, x->sizes));
+  fbx_status *st = run_scan(x, d, x->dtype, SCAN_LSE, y, NULL);
+  if (st) {
+    fbx_tensor_release(y);
+    return st;
+  }
+  fbx_set_out_tensor(outs, 0, y);
+  return NULL;
+}

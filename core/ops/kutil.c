@@ -1,6 +1,9 @@
 #include "ops/kutil.h"
 
+#include <inttypes.h>
 #include <string.h>
+
+#include "ops/kcompose.h"
 
 fbx_status *fbx_wrap_dim(const fbx_kctx *ctx, int64_t *out, int64_t dim, int ndim) {
   int64_t n = ndim > 0 ? ndim : 1;
@@ -106,4 +109,37 @@ fbx_status *fbx_int_list_iv(fbx_ivalue *out, int n, const int64_t *v) {
     }
   }
   return NULL;
+}
+
+/* ---- composites (kcompose.h) ------------------------------------------------------------------ */
+
+fbx_status *fbx_row_run(const fbx_kctx *ctx, fbx_op_id id, const fbx_ivalue *args, int n, fbx_ivalue *outs) {
+  const fbx_op *op = fbx_op_get(id);
+  if (!op) return fbx_status_nomem();
+  fbx_ivalue norm[FBX_SCHEMA_MAX_ARGS];
+  FBX_TRY(fbx_op_normalize_args(op, args, n, norm));
+  for (int i = 0; i < op->schema.nrets; i++) outs[i] = fbx_iv_none();
+  fbx_kctx sub = {.op = op, .node = ctx->node, .rng_state = ctx->rng_state, .nargs = op->schema.nargs};
+  return op->kernel(&sub, norm, outs);
+}
+
+fbx_status *fbx_row_tensor(const fbx_kctx *ctx, fbx_tensor **out, fbx_op_id id, const fbx_ivalue *args, int n) {
+  fbx_ivalue r[FBX_SCHEMA_MAX_RETS];
+  *out = NULL;
+  FBX_TRY(fbx_row_run(ctx, id, args, n, r));
+  if (r[0].kind != FBX_IV_TENSOR) {
+    fbx_iv_release(&r[0]);
+    return fbx_kernel_error(ctx, "internal: %s returned no tensor", fbx_op_get(id)->id_name);
+  }
+  *out = r[0].u.t;
+  return NULL;
+}
+
+fbx_status *fbx_loss_reduce(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor *l, int64_t reduction) {
+  switch (reduction) {
+    case 0: *out = fbx_tensor_retain(l); return NULL;
+    case 1: return ROW(out, mean, TV(l), NV);
+    case 2: return ROW(out, sum, TV(l), NV);
+    default: return fbx_kernel_error(ctx, "%" PRId64 " is not a valid value for reduction", reduction);
+  }
 }

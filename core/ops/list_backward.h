@@ -1,5 +1,7 @@
 /* Op table rows for PyTorch's *_backward ops that gradient formulas of
- * shape, indexing and reduction ops use. Kernels in k_backward.c.
+ * shape, indexing and reduction ops use. Kernels in k_backward.c (the
+ * embedding_bag ones next to the forward in k_index.c; norm_backward and
+ * the margin and CTC losses' in k_loss.c).
  * (See ops/optable.h for the columns.)
  *
  * The aten:: rows are PyTorch 1.13's native ops with their exact schemas
@@ -22,8 +24,16 @@
  *   repeat_interleave_backward(grad, sizes, repeats, dim)
  *       the gradient of an op whose output elements each read one input
  *       element, summed back into an input of `sizes` (all pad modes,
- *       negative constant pads included). Run-time argument values are
+ *       negative constant pads included; repeats shorter than sizes get
+ *       leading 1s, as tile pads them). Run-time argument values are
  *       fine: nothing needs constants.
+ *   fusebox::norm_backward(grad, self, result, p, dim, keepdim)
+ *       the gradient of result = the p-norm of self over `dim` (None = every
+ *       dim), with p known at run time only: PyTorch's norm_backward (p 0:
+ *       zeros; 1: sign; 2: self * grad / result; inf: split among the
+ *       entries whose |self| is the maximum; else sign(self) |self|^(p-1)
+ *       grad / result^(p-1)), 0 where result is 0. pairwise_distance's and
+ *       triplet_margin_loss's formulas use it (their p is a run-time float).
  *   fusebox::permute_backward(grad, dims)
  *       grad permuted by the inverse of `dims` (a view), dims known at run
  *       time only.
@@ -56,6 +66,15 @@
     "aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, int padding_idx, "        \
     "bool scale_grad_by_freq) -> Tensor",                                                                            \
     FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_embedding_dense_backward)                                   \
+  X(_embedding_bag_backward,                                                                                         \
+    "aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, " \
+    "Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, bool sparse, "                      \
+    "Tensor? per_sample_weights, int padding_idx=-1) -> Tensor",                                                     \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_embedding_bag_backward)                                    \
+  X(_embedding_bag_per_sample_weights_backward,                                                                      \
+    "aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, "  \
+    "Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor",                                                    \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_embedding_bag_backward)                                    \
   X(value_selecting_reduction_backward,                                                                              \
     "aten::value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes, bool keepdim) "     \
     "-> Tensor",                                                                                                     \
@@ -64,6 +83,27 @@
     FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_ALIAS, fbx_k_fbx_sum_backward)  \
   X(fbx_cumprod_backward, "fusebox::cumprod_backward(Tensor grad, Tensor self, int dim) -> Tensor", FBX_OPCAT_SHAPE, \
     FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_cumprod_backward)                                                       \
+  X(fbx_norm_backward,                                                                                               \
+    "fusebox::norm_backward(Tensor grad, Tensor self, Tensor result, float p, int[]? dim, bool keepdim) -> Tensor",  \
+    FBX_OPCAT_COMPOSITE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_norm_backward)                                     \
+  X(multi_margin_loss_backward,                                                                                      \
+    "aten::multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, "     \
+    "Tensor? weight=None, int reduction=1) -> Tensor",                                                               \
+    FBX_OPCAT_COMPOSITE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_multi_margin_loss_backward)                            \
+  X(multilabel_margin_loss_backward,                                                                                 \
+    "aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, "          \
+    "Tensor is_target) -> Tensor",                                                                                   \
+    FBX_OPCAT_COMPOSITE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_multilabel_margin_loss_backward)                       \
+  X(_ctc_loss_backward,                                                                                              \
+    "aten::_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, "                  \
+    "int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) "       \
+    "-> Tensor",                                                                                                     \
+    FBX_OPCAT_COMPOSITE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss_backward)                                     \
+  X(_ctc_loss_backward_Tensor,                                                                                       \
+    "aten::_ctc_loss_backward.Tensor(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, "          \
+    "Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) "      \
+    "-> Tensor",                                                                                                     \
+    FBX_OPCAT_COMPOSITE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss_backward)                                     \
   X(fbx_matmul_backward,                                                                                             \
     "fusebox::matmul_backward(Tensor grad, Tensor self, Tensor other) -> (Tensor grad_self, Tensor grad_other)",     \
     FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_matmul_backward)                                      \

@@ -3,21 +3,26 @@
  *
  * Indexing (k_index.c): gather, scatter, scatter_add, index (advanced
  * indexing x[idx], x[mask], x[:, idx] with Tensor?[] indices), index_put and
- * index_put_, masked_select, embedding, one_hot. Index tensors are int64
- * (embedding also takes int32; index/index_put take bool/uint8 masks);
- * negative indices wrap for index and index_put only; out-of-range indices
- * are errors.
+ * index_put_, masked_select, embedding, one_hot, embedding_bag (both
+ * overloads; the four outputs PyTorch 1.13's CPU kernel returns, see the
+ * kernel). Index tensors are int64 (embedding and embedding_bag also take
+ * int32; index/index_put take bool/uint8 masks); negative indices wrap for
+ * index and index_put only; out-of-range indices are errors.
  *
- * Misc (k_misc.c): data movement (repeat, repeat_interleave, flip, roll,
- * tril/triu, constant_pad_nd/pad, broadcast_tensors), sorting (topk, sort,
- * argsort: stable, NaN sorts as the largest value, as in PyTorch), norms
- * (norm, frobenius_norm, linalg_vector_norm), cumprod, small linear algebra
- * (dot, mv, outer, baddbmm, einsum, cdist), group_norm (k_norm.c),
- * composites built from other rows (glu, cosine_similarity, log_sigmoid,
- * selu, celu, sgn), losses
- * (reduction: 0 none, 1 mean, 2 sum), and in-place variants (add_, mul_,
- * clamp_, ...: computed out of place by the row they mirror, then copied into
- * self, whose dtype and shape they keep, as PyTorch requires).
+ * Misc (k_misc.c): data movement (repeat, tile, repeat_interleave, flip,
+ * roll, tril/triu, constant_pad_nd/pad, broadcast_tensors; im2col and col2im,
+ * F.unfold and F.fold, in k_conv.c), sorting (topk, sort, argsort: stable,
+ * NaN sorts as the largest value, as in PyTorch), norms (norm,
+ * frobenius_norm, linalg_vector_norm), scans (cumprod, cummax, cummin,
+ * logcumsumexp: cumsum's scan in k_reduce.c; a NaN stays in cummax/cummin
+ * once seen), small linear algebra (dot, mv, outer, baddbmm, einsum, cdist),
+ * group_norm (k_norm.c), composites built from other rows (glu,
+ * cosine_similarity, log_sigmoid, selu, celu, sgn, hardshrink, softshrink),
+ * losses (reduction: 0 none, 1 mean, 2 sum; kl_div, pairwise_distance and
+ * the distance, ranking, margin and CTC losses in k_loss.c), and in-place
+ * variants (add_, mul_, clamp_, ...: computed out of place by the row they
+ * mirror, then copied into self, whose dtype and shape they keep, as
+ * PyTorch requires).
  *
  * ATen's internal and legacy overloads (k_compat.c): _softmax, _log_softmax,
  * _unsafe_view, _to_copy, the _cast_* family, native_layer_norm (with mean and
@@ -60,9 +65,20 @@
     FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_embedding)                                                  \
   X(one_hot, "aten::one_hot(Tensor self, int num_classes=-1) -> Tensor", FBX_EX_IDX_, FBX_DT_LONG, FBX_SH_CUSTOM, \
     0, fbx_k_one_hot)                                                                                             \
+  X(embedding_bag,                                                                                               \
+    "aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "         \
+    "int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> "        \
+    "(Tensor, Tensor, Tensor, Tensor)",                                                                          \
+    FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_embedding_bag)                                           \
+  X(embedding_bag_padding_idx,                                                                                   \
+    "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, "   \
+    "int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> "         \
+    "(Tensor, Tensor, Tensor, Tensor)",                                                                          \
+    FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_embedding_bag)                                           \
   /* ---- data movement (k_misc.c) ------------------------------------------------------------- */           \
   X(repeat, "aten::repeat(Tensor self, SymInt[] repeats) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, \
     fbx_k_repeat)                                                                                                 \
+  X(tile, "aten::tile(Tensor self, int[] dims) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_tile) \
   X(repeat_interleave_self_int,                                                                                   \
     "aten::repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor", \
     FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_repeat_interleave)                                         \
@@ -81,6 +97,12 @@
     FBX_SH_CUSTOM, FBX_OPF_ALIAS | FBX_OPF_MUTABLE_OUT, fbx_k_broadcast_tensors)                                 \
   X(infer_size, "aten::_infer_size(int[] a, int[] b) -> int[]", FBX_OPCAT_SCALAR, FBX_DT_NONE, FBX_SH_NONE,      \
     FBX_OPF_MUTABLE_OUT, fbx_k_infer_size)                                                                        \
+  X(im2col, "aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", \
+    FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_im2col)                                                    \
+  X(col2im,                                                                                                      \
+    "aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "     \
+    "int[2] stride) -> Tensor",                                                                                  \
+    FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_col2im)                                                    \
   /* ---- sorting -------------------------------------------------------------------------------- */          \
   X(topk, "aten::topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", \
     FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_sort)                                                     \
@@ -104,6 +126,12 @@
     FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_norm)                                                     \
   X(cumprod, "aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", FBX_OPCAT_REDUCTION,    \
     FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_cumprod)                                                                 \
+  X(cummax, "aten::cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", FBX_OPCAT_REDUCTION,        \
+    FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_cummaxmin)                                                              \
+  X(cummin, "aten::cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", FBX_OPCAT_REDUCTION,        \
+    FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_cummaxmin)                                                              \
+  X(logcumsumexp, "aten::logcumsumexp(Tensor self, int dim) -> Tensor", FBX_OPCAT_REDUCTION, FBX_DT_SAME,        \
+    FBX_SH_SAME, 0, fbx_k_logcumsumexp)                                                                          \
   /* ---- small linear algebra ------------------------------------------------------------------ */          \
   X(dot, "aten::dot(Tensor self, Tensor tensor) -> Tensor", FBX_EX_LIN_, FBX_DT_SAME, FBX_SH_CUSTOM, 0,          \
     fbx_k_dot)                                                                                                    \
@@ -131,6 +159,10 @@
   X(celu, "aten::celu(Tensor self, Scalar alpha=1.) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0,        \
     fbx_k_act_extra)                                                                                              \
   X(sgn, "aten::sgn(Tensor self) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_act_extra)          \
+  X(hardshrink, "aten::hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, \
+    0, fbx_k_shrink)                                                                                             \
+  X(softshrink, "aten::softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, \
+    0, fbx_k_shrink)                                                                                             \
   /* ---- losses (reduction: 0 none, 1 mean, 2 sum) --------------------------------------------- */           \
   X(mse_loss, "aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", FBX_EX_CMP_,              \
     FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_loss)                                                                 \
@@ -157,6 +189,60 @@
     "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "                \
     "int ignore_index=-100, float label_smoothing=0.) -> Tensor",                                                 \
     FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_cross_entropy)                                              \
+  /* ---- distances, ranking and embedding losses (k_loss.c) --------------------------------- */                \
+  X(kl_div, "aten::kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor",     \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_kl_div)                                                 \
+  X(pairwise_distance,                                                                                           \
+    "aten::pairwise_distance(Tensor x1, Tensor x2, float p=2., float eps=9.9999999999999995e-07, "               \
+    "bool keepdim=False) -> Tensor",                                                                             \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_pairwise_distance)                                      \
+  X(triplet_margin_loss,                                                                                         \
+    "aten::triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1., float p=2., "   \
+    "float eps=9.9999999999999995e-07, bool swap=False, int reduction=1) -> Tensor",                             \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_triplet_margin_loss)                                    \
+  X(margin_ranking_loss,                                                                                         \
+    "aten::margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=1) "  \
+    "-> Tensor",                                                                                                 \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_margin_loss)                                            \
+  X(soft_margin_loss, "aten::soft_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",           \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_margin_loss)                                            \
+  X(hinge_embedding_loss,                                                                                        \
+    "aten::hinge_embedding_loss(Tensor self, Tensor target, float margin=1., int reduction=1) -> Tensor",        \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_margin_loss)                                            \
+  X(cosine_embedding_loss,                                                                                       \
+    "aten::cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=1) " \
+    "-> Tensor",                                                                                                 \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_cosine_embedding_loss)                                  \
+  X(poisson_nll_loss,                                                                                            \
+    "aten::poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) "  \
+    "-> Tensor",                                                                                                 \
+    FBX_EX_CMP_, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_poisson_nll_loss)                                       \
+  X(multi_margin_loss,                                                                                           \
+    "aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, "     \
+    "int reduction=1) -> Tensor",                                                                                \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_multi_margin_loss)                                         \
+  X(multilabel_margin_loss, "aten::multilabel_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_multilabel_margin_loss)                                    \
+  X(multilabel_margin_loss_forward,                                                                              \
+    "aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, "        \
+    "Tensor is_target)",                                                                                         \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_multilabel_margin_loss)                                    \
+  X(ctc_loss_IntList,                                                                                            \
+    "aten::ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, "       \
+    "int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor",                                         \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss)                                                  \
+  X(ctc_loss_Tensor,                                                                                             \
+    "aten::ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "      \
+    "int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor",                                         \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss)                                                  \
+  X(_ctc_loss,                                                                                                   \
+    "aten::_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, " \
+    "bool zero_infinity=False) -> (Tensor, Tensor)",                                                             \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss)                                                  \
+  X(_ctc_loss_Tensor,                                                                                            \
+    "aten::_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "     \
+    "int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)",                                                \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss)                                                  \
   /* ---- ATen's internal and legacy overloads (k_compat.c) ------------------------------------- */     \
   X(_softmax, "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME,    \
     FBX_SH_SAME, 0, fbx_k__softmax)                                                                              \

@@ -86,6 +86,25 @@ static const functional table[] = {
     {"nll_loss", 7, "aten::nll_loss", -1, {3, 5, -1}, 5, {P(0), P(1), P(2), RED(6), P(4)}},
     /* cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing) */
     {"cross_entropy", 8, "aten::cross_entropy_loss", -1, {3, 5, -1}, 6, {P(0), P(1), P(2), RED(6), P(4), P(7)}},
+    /* triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, size_average, reduce, reduction) */
+    {"triplet_margin_loss", 10, "aten::triplet_margin_loss", -1, {7, 8, -1}, 8,
+     {P(0), P(1), P(2), P(3), P(4), P(5), P(6), RED(9)}},
+    /* hinge_embedding_loss(input, target, margin, size_average, reduce, reduction) */
+    {"hinge_embedding_loss", 6, "aten::hinge_embedding_loss", -1, {3, 4, -1}, 4, {P(0), P(1), P(2), RED(5)}},
+    {"soft_margin_loss", 5, "aten::soft_margin_loss", -1, {2, 3, -1}, 3, {P(0), P(1), RED(4)}},
+    /* cosine_embedding_loss(input1, input2, target, margin, size_average, reduce, reduction) */
+    {"cosine_embedding_loss", 7, "aten::cosine_embedding_loss", -1, {4, 5, -1}, 5, {P(0), P(1), P(2), P(3), RED(6)}},
+    /* poisson_nll_loss(input, target, log_input, full, size_average, eps, reduce, reduction) */
+    {"poisson_nll_loss", 8, "aten::poisson_nll_loss", -1, {4, 6, -1}, 6, {P(0), P(1), P(2), P(3), P(5), RED(7)}},
+    /* multi_margin_loss(input, target, p, margin, weight, size_average, reduce, reduction) */
+    {"multi_margin_loss", 8, "aten::multi_margin_loss", -1, {5, 6, -1}, 6, {P(0), P(1), P(2), P(3), P(4), RED(7)}},
+    {"multilabel_margin_loss", 5, "aten::multilabel_margin_loss", -1, {2, 3, -1}, 3, {P(0), P(1), RED(4)}},
+    /* ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity) */
+    {"ctc_loss", 7, "aten::ctc_loss", -1, {-1}, 7, {P(0), P(1), P(2), P(3), P(4), RED(5), P(6)}},
+    /* unfold(input, kernel_size, dilation, padding, stride), fold(input, output_size, kernel_size, ...):
+     * int[2] arguments take one int as _pair does */
+    {"unfold", 5, "aten::im2col", -1, {-1}, 5, {P(0), P(1), P(2), P(3), P(4)}},
+    {"fold", 6, "aten::col2im", -1, {-1}, 6, {P(0), P(1), P(2), P(3), P(4), P(5)}},
 };
 
 /* ---- constants -------------------------------------------------------------------- */

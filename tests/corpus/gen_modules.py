@@ -545,6 +545,155 @@ class SeqMaxPool(nn.Module):
 # The cases
 # ---------------------------------------------------------------------------
 
+class MetricHead(nn.Module):
+    """A metric-learning head: one embedding for anchor, positive and negative,
+    scored by nn.TripletMarginLoss, nn.CosineEmbeddingLoss and nn.PairwiseDistance."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(6, 5)
+        self.triplet = nn.TripletMarginLoss(margin=0.5)
+        self.triplet_swap = nn.TripletMarginLoss(margin=1.0, p=1.0, swap=True, reduction="sum")
+        self.cosine = nn.CosineEmbeddingLoss(margin=-0.2)
+        self.dist = nn.PairwiseDistance(p=3.0, keepdim=True)
+
+    def forward(self, a, p, n, y):
+        ea, ep, en = self.embed(a), self.embed(p), self.embed(n)
+        return (self.triplet(ea, ep, en), self.triplet_swap(ea, ep, en), self.cosine(ea, en, y),
+                self.dist(ea, ep))
+
+
+class Distillation(nn.Module):
+    """Knowledge distillation: nn.KLDivLoss(batchmean) between the student's and
+    the teacher's temperature-softened distributions (both learned here), plus
+    nn.KLDivLoss(log_target=True) the other way round."""
+
+    def __init__(self):
+        super().__init__()
+        self.student = nn.Linear(6, 4)
+        self.teacher = nn.Linear(6, 4)
+        self.kl = nn.KLDivLoss(reduction="batchmean")
+        self.kl_log = nn.KLDivLoss(reduction="sum", log_target=True)
+
+    def forward(self, x):
+        t = 2.0
+        s = F.log_softmax(self.student(x) / t, dim=-1)
+        q = F.softmax(self.teacher(x) / t, dim=-1)
+        lq = F.log_softmax(self.teacher(x) / t, dim=-1)
+        return self.kl(s, q) * (t * t) + 0.5 * self.kl_log(lq, s)
+
+
+class BagClassifier(nn.Module):
+    """A bag-of-words text classifier: nn.EmbeddingBag (mean) on flat token ids
+    with offsets, then a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(20, 6, mode="mean")
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, text, offsets):
+        return self.fc(self.bag(text, offsets))
+
+
+class BagMaxPadded(nn.Module):
+    """nn.EmbeddingBag modes max (padding_idx, fixed-length 2-D input) and sum with
+    per-sample weights and include_last_offset."""
+
+    def __init__(self):
+        super().__init__()
+        self.bag_max = nn.EmbeddingBag(12, 4, mode="max", padding_idx=0)
+        self.bag_sum = nn.EmbeddingBag(12, 4, mode="sum", include_last_offset=True)
+
+    def forward(self, seqs, ids, offsets, weights):
+        return self.bag_max(seqs) + self.bag_sum(ids, offsets, per_sample_weights=weights)
+
+
+class PatchEmbed(nn.Module):
+    """ViT-style patch embedding with nn.Unfold (2x2 patches of a 3x6x6 image, a
+    linear projection per patch) and nn.Fold back to an image."""
+
+    def __init__(self):
+        super().__init__()
+        self.unfold = nn.Unfold(kernel_size=2, stride=2)
+        self.proj = nn.Linear(12, 8)
+        self.back = nn.Linear(8, 12)
+        self.fold = nn.Fold(output_size=(6, 6), kernel_size=2, stride=2)
+        self.overlap = nn.Unfold(kernel_size=3, dilation=1, padding=1, stride=1)
+
+    def forward(self, x):
+        p = self.unfold(x).transpose(1, 2)  # [N, patches, C * 2 * 2]
+        tok = F.gelu(self.proj(p))
+        img = self.fold(self.back(tok).transpose(1, 2))
+        return tok, img + self.overlap(x).sum(dim=1).view(-1, 1, 6, 6)
+
+
+class ShrinkMlp(nn.Module):
+    """nn.Hardshrink, nn.Softshrink and nn.Tanhshrink between linear layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(6, 8)
+        self.hard = nn.Hardshrink(0.3)
+        self.l2 = nn.Linear(8, 8)
+        self.soft = nn.Softshrink(0.2)
+        self.l3 = nn.Linear(8, 4)
+        self.tanh = nn.Tanhshrink()
+
+    def forward(self, x):
+        return self.tanh(self.l3(self.soft(self.l2(self.hard(self.l1(x))))))
+
+
+class RankingLosses(nn.Module):
+    """nn.MarginRankingLoss, nn.HingeEmbeddingLoss, nn.SoftMarginLoss,
+    nn.PoissonNLLLoss, nn.MultiMarginLoss and nn.MultiLabelMarginLoss on linear
+    scores."""
+
+    def __init__(self):
+        super().__init__()
+        self.score = nn.Linear(5, 3)
+        self.rank = nn.MarginRankingLoss(margin=0.1)
+        self.hinge = nn.HingeEmbeddingLoss(margin=0.5)
+        self.soft = nn.SoftMarginLoss()
+        self.poisson = nn.PoissonNLLLoss(log_input=False, full=True)
+        self.multi = nn.MultiMarginLoss(p=2, margin=0.7, weight=torch.tensor([1.0, 2.0, 0.5]))
+        self.multilabel = nn.MultiLabelMarginLoss()
+
+    def forward(self, x, y, labels):
+        s = self.score(x)
+        a, b = s[:, 0], s[:, 1]
+        return (self.rank(a, b, y), self.hinge(a, y), self.soft(b, y.long()),
+                self.poisson(F.softplus(a), (y + 2.0) * 1.5), self.multi(s, labels[:, 0]),
+                self.multilabel(s, labels))
+
+
+class CumulativeScan(nn.Module):
+    """torch.cummax, torch.cummin and torch.logcumsumexp along the sequence."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.proj(x)
+        mx, imx = torch.cummax(h, dim=1)
+        mn, _ = torch.cummin(h, dim=1)
+        return mx - mn + torch.logcumsumexp(h, dim=1), imx
+
+
+class CtcHead(nn.Module):
+    """A speech-style head: per-frame linear scores, log_softmax over the
+    labels, nn.CTCLoss (mean over target lengths, zero_infinity)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(5, 4)
+        self.ctc = nn.CTCLoss(blank=0, zero_infinity=True)
+
+    def forward(self, x, targets, input_lengths, target_lengths):
+        return self.ctc(F.log_softmax(self.proj(x), dim=-1), targets, input_lengths, target_lengths)
+
+
 def module_specs():
     """(name, constructor, input builder(r) -> list, train mode, notes)."""
     S = []
@@ -665,6 +814,32 @@ def module_specs():
         notes="squeeze-and-excitation with nn.AdaptiveMaxPool2d(1) as the squeeze.")
     add("seq_max_pool", SeqMaxPool, lambda r: [uniform(r, 2, 3, 8)], tol="1e-4 1e-5",
         notes="nn.AdaptiveMaxPool1d(3); F.adaptive_max_pool1d's indices are the second output.")
+    add("metric_learning_head", MetricHead,
+        lambda r: [uniform(r, 4, 6), uniform(r, 4, 6), uniform(r, 4, 6), np.array([1.0, -1.0, -1.0, 1.0], np.float32)],
+        notes="outputs: triplet loss (mean), triplet loss (swap, p=1, sum), cosine embedding loss, pairwise "
+              "distance (p=3, keepdim).")
+    add("distillation_kl", Distillation, lambda r: [uniform(r, 5, 6, lo=-2, hi=2)])
+    add("embedding_bag_classifier", BagClassifier,
+        lambda r: [r.randint(0, 20, (11,)).astype(np.int64), np.array([0, 4, 4, 9], np.int64)],
+        notes="four bags of token ids, one of them empty (its mean is 0).")
+    add("embedding_bag_max_sum", BagMaxPadded,
+        lambda r: [r.randint(0, 12, (3, 4)).astype(np.int64), r.randint(0, 12, (7,)).astype(np.int64),
+                   np.array([0, 2, 5, 7], np.int64), uniform(r, 7)],
+        notes="mode max with padding_idx 0 on a [3, 4] batch (offsets None); mode sum with per-sample weights "
+              "and include_last_offset.")
+    add("patch_embed_fold", PatchEmbed, lambda r: [uniform(r, 2, 3, 6, 6)])
+    add("shrink_mlp", ShrinkMlp, lambda r: [uniform(r, 5, 6, lo=-2, hi=2)])
+    add("ranking_losses", RankingLosses,
+        lambda r: [uniform(r, 6, 5), np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0], np.float32),
+                   np.array([[2, 0, -1], [1, -1, 0], [0, 1, 2], [2, -1, -1], [1, 2, -1], [0, -1, 1]], np.int64)],
+        notes="the targets are a graph input that requires grad in PyTorch: soft_margin_loss gets them as int64 "
+              "(PyTorch has no gradient for its target); MultiMarginLoss has a class weight (a buffer).")
+    add("cumulative_scan", CumulativeScan, lambda r: [uniform(r, 2, 5, 4)])
+    add("ctc_head", CtcHead,
+        lambda r: [uniform(r, 7, 3, 5, lo=-2, hi=2), np.array([[1, 2, 2], [3, 1, 0], [2, 3, 1]], np.int64),
+                   np.array([7, 6, 2], np.int64), np.array([3, 2, 3], np.int64)],
+        notes="(T, N, C) = (7, 3, 4); the third sample cannot fit its 3 labels in 2 frames: an infinite loss "
+              "that zero_infinity turns to 0 (and its gradient with it).")
     return S
 
 

@@ -112,6 +112,28 @@ static const char *const G_MORE =
     "  %e : Tensor = prim::CallFunction(%emb, %idx, %wt, %none, %none, %two, %f, %f)\n"
     "  return (%l, %r, %e)\n";
 
+/* triplet_margin_loss, unfold and fold as PyTorch prints their calls (defaults filled in) */
+static const char *const G_LOSS_FOLD =
+    "graph(%a.1 : Tensor, %img.1 : Tensor):\n"
+    "  %tml : Function = prim::Constant[name=\"triplet_margin_loss\"]()\n"
+    "  %unf : Function = prim::Constant[name=\"unfold\"]()\n"
+    "  %fld : Function = prim::Constant[name=\"fold\"]()\n"
+    "  %none : NoneType = prim::Constant()\n"
+    "  %mean : str = prim::Constant[value=\"mean\"]()\n"
+    "  %m : float = prim::Constant[value=1.]()\n"
+    "  %p : float = prim::Constant[value=2.]()\n"
+    "  %eps : float = prim::Constant[value=9.9999999999999995e-07]()\n"
+    "  %f : bool = prim::Constant[value=0]()\n"
+    "  %zero : int = prim::Constant[value=0]()\n"
+    "  %one : int = prim::Constant[value=1]()\n"
+    "  %two : int = prim::Constant[value=2]()\n"
+    "  %four : int = prim::Constant[value=4]()\n"
+    "  %os : int[] = prim::ListConstruct(%four, %four)\n"
+    "  %l : Tensor = prim::CallFunction(%tml, %a.1, %a.1, %a.1, %m, %p, %eps, %f, %none, %none, %mean)\n"
+    "  %u : Tensor = prim::CallFunction(%unf, %img.1, %two, %one, %zero, %two)\n"
+    "  %y : Tensor = prim::CallFunction(%fld, %u, %os, %two, %one, %zero, %two)\n"
+    "  return (%l, %y)\n";
+
 static void write_f32(const char *name, int rank, const int64_t *sizes, const float *v) {
   fbx_tensor *t = NULL;
   ck_assert(!fbx_tensor_zeros(&t, FBX_DTYPE_FLOAT32, rank, sizes));
@@ -128,6 +150,7 @@ static void setup(void) {
   write_text("rtinplace.ir", G_RUNTIME_INPLACE);
   write_text("unknown.ir", G_UNKNOWN);
   write_text("more.ir", G_MORE);
+  write_text("lossfold.ir", G_LOSS_FOLD);
   /* torch.manual_seed(0); x = torch.randn(3, 4); w = torch.randn(4); b = torch.randn(4) */
   const float x[12] = {1.5409961f,   -0.2934289f,  -2.1787894f,  0.56843126f, -1.0845224f,  -1.3985955f,
                        0.40334684f,  0.83802634f, -0.71925759f, -0.40334353f, -0.59663534f, 0.18203649f};
@@ -219,6 +242,30 @@ START_TEST(more_functions) {
 }
 END_TEST
 
+/* fold(unfold(img)) with 2x2 blocks at stride 2 is img; the triplet loss of
+ * equal anchor, positive and negative is the margin. */
+START_TEST(loss_and_fold_functions) {
+  char *out = NULL;
+  ck_assert_int_eq(cli("print lossfold.ir --passes default", &out), 0);
+  ck_assert_msg(strstr(out, "aten::triplet_margin_loss(") && strstr(out, "aten::im2col(") && strstr(out, "aten::col2im(") &&
+                    !strstr(out, "prim::CallFunction"),
+                "%s", out);
+  free(out);
+  float img[16];
+  for (int i = 0; i < 16; i++) img[i] = (float)i * 0.25f - 1.5f;
+  write_f32("img.npy", 4, (int64_t[]){1, 1, 4, 4}, img);
+  int rc = cli("run lossfold.ir --input x.npy --input img.npy --out lf", &out);
+  ck_assert_msg(rc == 0, "%s", out);
+  free(out);
+  fbx_tensor *l = read_npy("lf/out0.npy"), *y = read_npy("lf/out1.npy");
+  ck_assert_int_eq(l->numel, 1);
+  ck_assert(((float *)l->data)[0] == 1.0f);
+  ck_assert_int_eq(y->numel, 16);
+  for (int i = 0; i < 16; i++) ck_assert(((float *)y->data)[i] == img[i]);
+  fbx_tensor_release(l), fbx_tensor_release(y);
+}
+END_TEST
+
 START_TEST(calls_that_stay_calls) {
   char *out = NULL;
   ck_assert_int_eq(cli("run rtinplace.ir --input x.npy --input true", &out), 1);
@@ -246,6 +293,7 @@ int main(void) {
   tcase_add_test(tc, calls_become_ops);
   tcase_add_test(tc, same_values_as_by_hand_and_pytorch);
   tcase_add_test(tc, more_functions);
+  tcase_add_test(tc, loss_and_fold_functions);
   tcase_add_test(tc, calls_that_stay_calls);
   suite_add_tcase(s, tc);
   SRunner *r = srunner_create(s);
