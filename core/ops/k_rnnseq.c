@@ -10,11 +10,13 @@
  * the previous layer's output, I_l = D * H). Outputs: the last layer's
  * hidden states [T, B, D * H] (both directions side by side), the final
  * states [L * D, B, H] (and the cell states for lstm). Each step is the
- * cell of k_rnn.c: gi = x w_ihᵀ + b_ih for all steps at once (one GEMM),
- * gh = h w_hhᵀ + b_hh per step (a GEMM), then the gate arithmetic in double
- * per element, stored in the working dtype (float64 for float64 inputs,
- * else float32: float16 and bfloat16 are converted and the results rounded
- * back). The reverse direction walks the steps from T - 1 down.
+ * cell of k_rnn.c: gi = x w_ihᵀ + b_ih (+ b_hh, but for gru's n gate) for
+ * all steps at once (one GEMM), gh = h w_hhᵀ per step (a GEMM), then the
+ * gate arithmetic: float32 in vmath.h's vectorized float math (as
+ * PyTorch's float32 cells compute in float), float64 in double; float16 and
+ * bfloat16 are converted to float32 and the results rounded back. The
+ * reverse direction walks the steps from T - 1 down. The backward's gate
+ * derivatives are computed in double per element in either dtype.
  *
  * The backward op recomputes the forward, keeping every layer's output and
  * each step's gate activations, and runs back through time: per step the
