@@ -75,18 +75,18 @@ fbx_status *fbx_k__pack_padded_sequence(fbx_kctx *ctx, fbx_ivalue *args, fbx_iva
   if (x->ndim < 2) return fbx_kernel_error(ctx, "pack_padded_sequence: input must have at least 2 dimensions");
   int64_t T = x->sizes[bf ? 1 : 0], B = x->sizes[bf ? 0 : 1];
   if (len->ndim != 1 || len->sizes[0] != B || len->dtype != FBX_DTYPE_INT64)
-    return fbx_kernel_error(ctx, "Expected `len(lengths)` to be equal to batch_size, but got %lld (batch_size=%lld)",
-                            (long long)(len->ndim == 1 ? len->sizes[0] : -1), (long long)B);
+    return fbx_kernel_error(ctx, "lengths must be an int64 vector of one length per sequence (%lld), got %d-D %s",
+                            (long long)B, len->ndim, fbx_dtype_name(len->dtype));
   int64_t prev = 0, N = 0;
   for (int64_t b = 0; b < B; b++) {
     int64_t v = (int64_t)fbx_tensor_get_f64(len, b);
     if (v <= 0)
-      return fbx_kernel_error(ctx, "Length of all samples has to be greater than 0, but found an element in "
-                                   "'lengths' that is <= 0");
+      return fbx_kernel_error(ctx, "every length must be greater than 0, but lengths[%lld] = %lld", (long long)b,
+                              (long long)v);
     if (b && v > prev)
-      return fbx_kernel_error(ctx, "`lengths` array must be sorted in decreasing order when `enforce_sorted` is "
-                                   "True. You can pass `enforce_sorted=False` to pack_padded_sequence and/or "
-                                   "pack_sequence to sidestep this requirement if you do not need ONNX exportability.");
+      return fbx_kernel_error(ctx, "lengths must be sorted in decreasing order when enforce_sorted is True "
+                                   "(lengths[%lld] = %lld follows %lld); pack_padded_sequence with "
+                                   "enforce_sorted=False sorts them", (long long)b, (long long)v, (long long)prev);
     if (v > T)
       return fbx_kernel_error(ctx, "Expected lengths to be at most the sequence length %lld, got %lld", (long long)T,
                               (long long)v);
@@ -151,8 +151,7 @@ fbx_status *fbx_k__pad_packed_sequence(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
     st = fbx_kernel_error(ctx, "batch_sizes sum to %lld but the packed data has %lld rows", (long long)N,
                           (long long)d->sizes[0]);
   else if (total > 0 && total < steps)
-    st = fbx_kernel_error(ctx, "Expected total_length to be at least the length of the longest sequence in input, "
-                               "but got total_length=%lld and max sequence length being %lld",
+    st = fbx_kernel_error(ctx, "total_length %lld is shorter than the longest sequence (%lld steps)",
                           (long long)total, (long long)steps);
   int64_t T = total > steps ? total : steps, B = bs[0];
   fbx_tensor *dc = NULL, *p = NULL, *lens = NULL;
