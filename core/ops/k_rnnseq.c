@@ -520,20 +520,22 @@ fbx_status *fbx_k_rnn_seq(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
 /* The gradient of output k as a working-dtype time-major contiguous
  * tensor, or NULL for None (a zero gradient); A < 0: the rows [B, C] of a
  * packed sequence. */
-static fbx_status *grad_in(fbx_kctx *ctx, const seq *s, const fbx_ivalue *g, bool swap01, int64_t A, int64_t B,
-                           int64_t C, fbx_tensor **out) {
+static fbx_status *grad_in(fbx_kctx *ctx, const seq *s, const fbx_ivalue *g, const char *what, bool swap01,
+                           int64_t A, int64_t B, int64_t C, fbx_tensor **out) {
   *out = NULL;
   if (g->kind == FBX_IV_NONE) return NULL;
   if (g->kind != FBX_IV_TENSOR) return fbx_kernel_error(ctx, "rnn_seq_backward: gradients must be tensors");
   fbx_tensor *t = g->u.t, *v = NULL;
   if (A < 0) { /* a packed sequence's rows: [B, C] as it is */
     if (t->ndim != 2 || t->sizes[0] != B || t->sizes[1] != C)
-      return fbx_kernel_error(ctx, "rnn_seq_backward: a gradient has the wrong shape");
+      return fbx_kernel_error(ctx, "rnn_seq_backward: the gradient of %s is not [%lld, %lld]", what, (long long)B,
+                              (long long)C);
     return fbx_tensor_clone_as(out, t, s->wd);
   }
   int64_t want[3] = {swap01 ? B : A, swap01 ? A : B, C};
   if (t->ndim != 3 || t->sizes[0] != want[0] || t->sizes[1] != want[1] || t->sizes[2] != want[2])
-    return fbx_kernel_error(ctx, "rnn_seq_backward: a gradient has the wrong shape");
+    return fbx_kernel_error(ctx, "rnn_seq_backward: the gradient of %s is not [%lld, %lld, %lld]", what,
+                            (long long)want[0], (long long)want[1], (long long)want[2]);
   int64_t sz[3] = {A, B, C}, sd[3] = {t->strides[swap01 ? 1 : 0], t->strides[swap01 ? 0 : 1], t->strides[2]};
   FBX_TRY(fbx_tensor_view(&v, t, 3, sz, sd, t->offset));
   fbx_status *stt = fbx_tensor_clone_as(out, v, s->wd);
@@ -548,6 +550,7 @@ static fbx_status *grad_in(fbx_kctx *ctx, const seq *s, const fbx_ivalue *g, boo
  * states' gradients in; rows that do not take part in a step keep theirs. */
 typedef struct {
   void *dGx, *dGh, *dh, *dc, *hd, *Hp;
+  double *bsum; /* [2][G * H]: the biases' gradients while they are summed */
 } bwd_bufs;
 
 static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y, void *const *acts, const void *dY,
@@ -619,12 +622,13 @@ static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y,
   const int64_t NR = s->N;
   gemm(s, true, false, GH, In, NR, u->dGx, GH, xin, In, 0, gw[0], In);
   gemm(s, true, false, GH, H, NR, dGh, GH, u->Hp, H, 0, gw[1], H);
-  if (gw[2])
-    for (int64_t j = 0; j < GH; j++) {
-      double a = 0, c = 0;
-      for (int64_t r = 0; r < NR; r++) a += ld(f, u->dGx, r * GH + j), c += ld(f, dGh, r * GH + j);
-      st(f, gw[2], j, a), st(f, gw[3], j, c);
-    }
+  if (gw[2]) { /* column sums in double, walking the rows in memory order */
+    double *a = u->bsum, *c = u->bsum + GH;
+    memset(u->bsum, 0, sizeof(double) * (size_t)(2 * GH));
+    for (int64_t r = 0; r < NR; r++)
+      for (int64_t j = 0; j < GH; j++) a[j] += ld(f, u->dGx, r * GH + j), c[j] += ld(f, dGh, r * GH + j);
+    for (int64_t j = 0; j < GH; j++) st(f, gw[2], j, a[j]), st(f, gw[3], j, c[j]);
+  }
   gemm(s, false, false, NR, In, GH, u->dGx, GH, w[0]->data, In, 1.0, dX, In);
 }
 
@@ -663,9 +667,9 @@ fbx_status *fbx_k_fbx_rnn_seq_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
   bwd_bufs u = {0};
   fbx_ivalue lh = fbx_iv_none(), lp = fbx_iv_none();
   fbx_status *stt = Y && acts && gw && hn && gh0 && (!cn || (cn && gc0)) ? NULL : fbx_status_nomem();
-  if (!stt) stt = grad_in(ctx, &s, &args[0], s.batch_first, packed ? -1 : T, packed ? s.N : B, DH, &gY);
-  if (!stt) stt = grad_in(ctx, &s, fbx_iv_list_at(gs, 0), false, LD, B, H, &ghn);
-  if (!stt && nst == 2) stt = grad_in(ctx, &s, fbx_iv_list_at(gs, 1), false, LD, B, H, &gcn);
+  if (!stt) stt = grad_in(ctx, &s, &args[0], "the output", s.batch_first, packed ? -1 : T, packed ? s.N : B, DH, &gY);
+  if (!stt) stt = grad_in(ctx, &s, fbx_iv_list_at(gs, 0), "h_n", false, LD, B, H, &ghn);
+  if (!stt && nst == 2) stt = grad_in(ctx, &s, fbx_iv_list_at(gs, 1), "c_n", false, LD, B, H, &gcn);
   for (int64_t l = 0; !stt && l < L; l++)
     if (!(Y[l] = wbuf(&s, s.N * DH))) stt = fbx_status_nomem();
   for (int64_t q = 0; !stt && q < LD; q++)
@@ -678,9 +682,9 @@ fbx_status *fbx_k_fbx_rnn_seq_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
   if (!stt) {
     int64_t maxIn = s.I > DH ? s.I : DH;
     u.dGx = wbuf(&s, s.N * GH), u.dGh = wbuf(&s, s.N * GH), u.dh = wbuf(&s, B * H), u.dc = wbuf(&s, B * H);
-    u.hd = wbuf(&s, B * H), u.Hp = wbuf(&s, s.N * H);
+    u.hd = wbuf(&s, B * H), u.Hp = wbuf(&s, s.N * H), u.bsum = fbx_malloc(sizeof(double) * (size_t)(2 * GH + 1));
     dA = wbuf(&s, s.N * maxIn), dB = wbuf(&s, s.N * maxIn);
-    if (!u.dGx || !u.dGh || !u.dh || !u.dc || !u.hd || !u.Hp || !dA || !dB) stt = fbx_status_nomem();
+    if (!u.dGx || !u.dGh || !u.dh || !u.dc || !u.hd || !u.Hp || !u.bsum || !dA || !dB) stt = fbx_status_nomem();
   }
   if (!stt) stt = seq_forward(&s, Y, acts, hn, cn);
   if (stt) goto done;
@@ -762,6 +766,7 @@ done:
   fbx_free(u.dc);
   fbx_free(u.hd);
   fbx_free(u.Hp);
+  fbx_free(u.bsum);
   seq_free(&s);
   return stt;
 }
