@@ -162,7 +162,7 @@ void nvf_plan_free(nvf_plan *pl) {
 void nvf_params_print(const nvf_params *p, fbxk_buf *b) {
   if (p->kind == NVF_SCHED_POINTWISE) {
     fbxk_printf(b, "pointwise(numel=%lld, vec=%d, %s, block=%d, groups=%lld)", (long long)p->numel, p->vec,
-                p->pw_chunk ? "flat index, a chunk per work-item" : p->dense ? "flat index" : p->pw_row ? "a row per work-item" : "indexed per axis", p->block,
+                p->pw_chunk ? "flat index, a chunk per work-item" : p->vload ? "flat index, 16-byte accesses" : p->dense ? "flat index" : p->pw_row ? "a row per work-item" : "indexed per axis", p->block,
                 (long long)p->groups);
     return;
   }
@@ -170,8 +170,10 @@ void nvf_params_print(const nvf_params *p, fbxk_buf *b) {
               p->inner ? "inner" : p->cpu_row ? "row per work-item" : "outer", p->rmask, (long long)p->rows, (long long)p->row_len, p->block, (long long)p->groups, p->nphases);
   if (p->lanes > 1) fbxk_printf(b, ", lanes=%d", p->lanes);
   if (p->vrow > 1) fbxk_printf(b, ", vector=%d", p->vrow);
+  if (p->regs) fbxk_printf(b, ", %d per thread unrolled", p->regs);
   if (p->kind == NVF_SCHED_PERSISTENT)
-    fbxk_printf(b, ", %s=%lld B", p->cpu_row ? "private" : "local", (long long)p->local_bytes);
+    fbxk_printf(b, ", %s=%lld B%s", p->cpu_row ? "private" : p->regs ? "registers" : "local", (long long)p->local_bytes,
+                p->regs ? " per row" : "");
   if (p->out_rows) fbxk_printf(b, ", kept in output rows=%d", p->out_rows);
   fbxk_puts(b, ")");
 }

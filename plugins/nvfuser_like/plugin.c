@@ -14,12 +14,14 @@
  * FUSEBOX_NVF_TARGET = opencl | cuda: the device API; default cuda when a
  *   CUDA device opens, else opencl. `fusebox plugins` says which and why
  *   not CUDA.
- * FUSEBOX_NVF_DISABLE = comma list of vectorize, persistent (or all): the
- *   pointwise scheduler's 4 elements per thread; keeping rows in local
- *   memory (the reduction scheduler then recomputes them).
- * FUSEBOX_NVF_NVRTC_CHECK = a file: every fusion is also printed as CUDA C
- *   and compiled with NVRTC (host->nvrtc_compile), one line per kernel
- *   appended ("ok <kernel>" or "fail <kernel>: <log>"), whatever the target.
+ * FUSEBOX_NVF_DISABLE = comma list of vectorize, persistent, rows, vload (or
+ *   all): the pointwise scheduler's 4 elements per thread; keeping rows in
+ *   local memory (the reduction scheduler then recomputes them); a CPU
+ *   device's row per work-item; CUDA's 16-byte pointwise accesses.
+ * FUSEBOX_NVF_NVRTC_CHECK = a file: every fusion is also scheduled as for a
+ *   GPU, printed as CUDA C and compiled with NVRTC (host->nvrtc_compile), one
+ *   line per kernel appended ("ok <kernel>" or "fail <kernel>: <log>"),
+ *   whatever the target.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +36,7 @@ static nvf_rt *rt;
 static nvf_target target;
 static char rt_why[512];
 static char description[900];
-static int disable_vec, disable_persist, disable_rows;
+static int disable_vec, disable_persist, disable_rows, disable_vload;
 static const char *nvrtc_check;
 
 typedef struct seg_launch {
@@ -86,8 +88,12 @@ static void drop_status(fbxp_status *s) {
 
 static void nvrtc_check_segment(nvf_plan *pl, int s) {
   nvf_kernel_ir saved = pl->seg[s].k;
+  nvf_params saved_p = pl->seg[s].p;
+  int cpu_rows = pl->cpu_rows;
   memset(&pl->seg[s].k, 0, sizeof pl->seg[s].k);
+  pl->cpu_rows = 0; /* scheduled as for a GPU: the kernel the CUDA target would compile */
   fbxp_status *st = nvf_schedule_segment(pl, s, FBXK_CUDA);
+  pl->cpu_rows = cpu_rows;
   char *src = st ? NULL : nvf_print(&pl->seg[s].k);
   char *ptx = NULL, *log = NULL;
   fbxp_status *cs = src ? nvf_host->nvrtc_compile(src, pl->seg[s].k.name, NULL, &ptx, &log) : st;
@@ -104,6 +110,7 @@ static void nvrtc_check_segment(nvf_plan *pl, int s) {
   fbxk_free(src);
   nvf_kir_free(&pl->seg[s].k);
   pl->seg[s].k = saved;
+  pl->seg[s].p = saved_p;
 }
 
 static fbxp_status *nvf_compile(void *state, const fbxp_graph *g, const fbxp_arg_spec *in, int32_t nin,
@@ -133,6 +140,7 @@ static fbxp_status *nvf_compile(void *state, const fbxp_graph *g, const fbxp_arg
   if (!st) st = nvf_segment_fusion(&pl, f);
   pl.persist_limit = 32 * 1024;
   pl.disable_vec = disable_vec;
+  pl.disable_vload = disable_vload;
   pl.disable_persist = disable_persist;
   pl.cpu_rows = nvf_rt_cpu_device(rt) && !disable_rows;
   if (!st) {
@@ -416,7 +424,7 @@ static void warn_env(const char *var, const char *value, const char *why) {
 
 static void read_disable(void) {
   const char *e = getenv("FUSEBOX_NVF_DISABLE");
-  disable_vec = disable_persist = disable_rows = 0;
+  disable_vec = disable_persist = disable_rows = disable_vload = 0;
   if (!e || !*e) return;
   char word[32];
   for (const char *p = e; *p;) {
@@ -427,8 +435,10 @@ static void read_disable(void) {
       if (!strcmp(word, "vectorize")) disable_vec = 1;
       else if (!strcmp(word, "persistent")) disable_persist = 1;
       else if (!strcmp(word, "rows")) disable_rows = 1;
-      else if (!strcmp(word, "all")) disable_vec = disable_persist = disable_rows = 1;
-      else warn_env("FUSEBOX_NVF_DISABLE", e, "names an unknown switch (vectorize, persistent, rows, all); ignored");
+      else if (!strcmp(word, "vload")) disable_vload = 1;
+      else if (!strcmp(word, "all")) disable_vec = disable_persist = disable_rows = disable_vload = 1;
+      else
+        warn_env("FUSEBOX_NVF_DISABLE", e, "names an unknown switch (vectorize, persistent, rows, vload, all); ignored");
     }
     p += n;
     if (*p == ',') p++;

@@ -5,6 +5,37 @@
 
 #include "nvf.h"
 
+/* CUDA, a block of whole warps: each warp combines its 32 values with
+ * shuffles (5 steps, no shared memory), lane 0 of each writes its warp's
+ * result to r[warp], and after one barrier every thread combines the n / 32
+ * warp results in warp order (the same value in every thread, without a
+ * broadcast); a second barrier before r is written again. Two barriers
+ * where the tree takes log2(n) + 2. */
+static void print_warp_reduce(fbxk_printer *p, const nvf_knode *n) {
+  char x[64];
+  fbxk_buf b = {0};
+  /* every lane shuffles (into a temporary: the combination may be a select) */
+  nvf_print_combine(&b, (nvf_red)n->red, n->dtype, p->dialect, n->a, "sh");
+  char *comb = fbxk_take(&b);
+  fbxk_p_line(p, "for (int o = 16; o > 0; o >>= 1) {");
+  p->indent++;
+  fbxk_p_line(p, "const %s sh = __shfl_xor_sync(0xffffffffu, %s, o);", fbxk_compute_type(n->dtype, p->dialect), n->a);
+  fbxk_p_line(p, "%s = %s;", n->a, comb ? comb : "0");
+  p->indent--;
+  fbxk_p_line(p, "}");
+  fbxk_free(comb);
+  fbxk_p_line(p, "if ((%s & 31) == 0) %s[%s >> 5] = %s;", n->c, n->b, n->c, n->a);
+  fbxk_p_barrier(p);
+  fbxk_p_line(p, "%s = %s[0];", n->a, n->b);
+  snprintf(x, sizeof x, "%s[w]", n->b);
+  b = (fbxk_buf){0};
+  nvf_print_combine(&b, (nvf_red)n->red, n->dtype, p->dialect, n->a, x);
+  comb = fbxk_take(&b);
+  fbxk_p_line(p, "for (int w = 1; w < %lld; w++) %s = %s;", (long long)n->n / 32, n->a, comb ? comb : "0");
+  fbxk_free(comb);
+  fbxk_p_barrier(p); /* the array is reused by the next reduction of the same expression only */
+}
+
 static void print_block(fbxk_printer *p, const nvf_knode *n) {
   for (; n; n = n->next) {
     switch (n->kind) {
@@ -28,6 +59,10 @@ static void print_block(fbxk_printer *p, const nvf_knode *n) {
         fbxk_p_line(p, "%s %s[%lld];", fbxk_compute_type(n->dtype, p->dialect), n->a, (long long)n->n);
         break;
       case NVF_K_BLOCK_REDUCE: {
+        if (p->dialect == FBXK_CUDA && n->n >= 64 && n->n % 32 == 0) {
+          print_warp_reduce(p, n);
+          break;
+        }
         /* a tree over local memory: n->n (a power of two) partial results */
         fbxk_p_line(p, "%s[%s] = %s;", n->b, n->c, n->a);
         fbxk_p_barrier(p);

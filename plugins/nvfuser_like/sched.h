@@ -42,6 +42,7 @@ typedef struct nvf_params {
   int dense; /* every tensor indexed by the flat index */
   int64_t pw_chunk; /* > 0: a CPU device, dense: a work-item loops over this many flat elements */
   int64_t pw_row; /* > 0: a CPU device, not dense: a work-item loops over the innermost axis (this long) */
+  int vload; /* CUDA, dense float32, vec 4: a thread's 4 consecutive elements in one 16-byte load or store */
   /* reduction / persistent */
   unsigned rmask; /* reduced axes */
   int inner;
@@ -51,6 +52,8 @@ typedef struct nvf_params {
   int lanes;    /* cpu_row: the row loop in steps of `lanes` independent accumulators */
   int vrow;     /* cpu_row, OpenCL: the row's values as vectors of vrow lanes (0: scalars) */
   int64_t local_bytes; /* persistent: bytes of rows kept in local memory (cpu_row: private arrays) */
+  int regs; /* inner, CUDA: a thread's share of the row is `regs` elements (j = tid + k * block, k < regs),
+               in an unrolled loop; kept rows are registers (p<t>[k]), not shared memory */
   int out_rows; /* persistent, cpu_row: kept rows held in an output's row instead (c->row_home) */
   /* launch */
   int block;
@@ -61,6 +64,7 @@ typedef struct nvf_params {
 #define NVF_LANES 8
 #define NVF_VROW 16 /* a CPU row's vector width: two AVX2 registers of float32, two exp chains interleaved */
 #define NVF_CPU_PRIVATE (128 * 1024) /* bytes of private rows a CPU work-group keeps at most */
+#define NVF_CUDA_ROW_REGS 16 /* an inner row on CUDA: at most this many elements per thread for the unrolled form */
 #define NVF_PW_CHUNK 1024 /* flat elements per work-item of a dense pointwise kernel on a CPU device */
 
 typedef struct nvf_segment {
@@ -78,7 +82,7 @@ typedef struct nvf_plan {
   int *seg_of_expr; /* f->nexpr */
   int *materialize; /* per TV: 1 when a kernel writes it to device memory (outputs, crossing values) */
   int persist_limit; /* bytes of local memory a persistent kernel may keep */
-  int disable_vec, disable_persist;
+  int disable_vec, disable_persist, disable_vload;
   int cpu_rows; /* a CPU device: a reduction row per work-item, no barriers */
 } nvf_plan;
 

@@ -42,11 +42,16 @@ void nvf_sched_reduction_params(nvf_lctx *c) {
   p->cpu_row = max_kept < min_red && c->pl->cpu_rows;
   p->inner = max_kept < min_red && !p->cpu_row;
   p->lanes = p->cpu_row && p->row_len % NVF_LANES == 0 && p->row_len >= 2 * NVF_LANES ? NVF_LANES : 1;
+  p->regs = 0;
   if (p->inner) {
     int b = 1;
     while (b < p->row_len && b < 256) b *= 2;
     p->block = b;
     p->groups = p->rows;
+    /* CUDA: a thread's elements of the row in an unrolled loop of a known
+     * count: its loads all in flight at once, and a kept row in registers */
+    int64_t per = (p->row_len + b - 1) / b;
+    if (c->k->dialect == FBXK_CUDA && per <= NVF_CUDA_ROW_REGS) p->regs = (int)per;
   } else {
     p->block = 64;
     p->groups = (p->rows + p->block - 1) / p->block;
@@ -154,7 +159,7 @@ static void persist_store(nvf_lctx *c, int t) {
     return;
   }
   if (!nvf_is_vec(c, t)) {
-    nvf_kir_stmt(c->k, "p%d[j] = %s;", t, v);
+    nvf_kir_stmt(c->k, "p%d[%s] = %s;", t, c->row_index, v);
     return;
   }
   char ptr[32];
@@ -268,8 +273,8 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
   for (int t = 0; t < f->ntv; t++)
     if (c->persist[t] && c->row_home[t] < 0) {
       snprintf(buf, sizeof buf, "p%d", t);
-      nvf_knode *n = nvf_kir_add(k, p->cpu_row ? NVF_K_PRIVATE : NVF_K_LOCAL, buf, NULL, NULL, NULL);
-      if (n) n->dtype = f->tv[t].dtype, n->n = p->row_len;
+      nvf_knode *n = nvf_kir_add(k, p->cpu_row || p->regs ? NVF_K_PRIVATE : NVF_K_LOCAL, buf, NULL, NULL, NULL);
+      if (n) n->dtype = f->tv[t].dtype, n->n = p->regs ? p->regs : p->row_len;
     }
   if (p->inner)
     for (int i = 0; i < sg->nexprs; i++) {
@@ -288,7 +293,7 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
     nvf_kir_add(k, NVF_K_IF, buf, NULL, NULL, NULL);
   }
   nvf_emit_axes(c, all & ~c->rmask, "row");
-  c->row_index = "j";
+  c->row_index = p->regs ? "k" : "j";
   c->phase = 0;
   store_uniform(c, 0, p->inner);
   char nl[16];
@@ -323,6 +328,16 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
       nvf_kir_add(k, NVF_K_FOR, "j0", "0", len, nl);
       nvf_kir_add(k, NVF_K_FOR, "l", "0", nl, "1");
       nvf_kir_stmt(k, "const long j = j0 + l;");
+    } else if (p->regs) {
+      char nk[16];
+      snprintf(nk, sizeof nk, "%d", p->regs);
+      nvf_kir_stmt(k, "#pragma unroll");
+      nvf_kir_add(k, NVF_K_FOR, "k", "0", nk, "1");
+      nvf_kir_stmt(k, "const int64_t j = tid + k * %d;", p->block);
+      if (p->row_len % p->block) {
+        snprintf(buf, sizeof buf, "j < %lld", (long long)p->row_len);
+        nvf_kir_add(k, NVF_K_IF, buf, NULL, NULL, NULL);
+      }
     } else {
       nvf_kir_add(k, NVF_K_FOR, "j", p->inner ? "tid" : "0", len, p->inner ? blk : "1");
     }
@@ -370,6 +385,7 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
         if (c->persist[t] && !nvf_in_seg(c, t)) persist_store(c, t);
     nvf_kir_close(k);
     if (lanes && !p->vrow) nvf_kir_close(k);
+    if (p->regs && p->row_len % p->block) nvf_kir_close(k);
     nvf_scope_exit(c);
     c->scope = 1;
     c->vw = 0;

@@ -48,6 +48,9 @@ typedef struct built {
   char *src[NVF_MAX_SEGS];
 } built;
 
+/* set: the next build as under FUSEBOX_NVF_DISABLE=vload */
+static int build_novload;
+
 /* cpu: the plan a CPU device gets (a row per work-item); novec: FUSEBOX_NVF_DISABLE=vectorize */
 static void build_for(built *b, const char *ir, const fbxp_arg_spec *specs, int n, fbxk_dialect d, int cpu, int novec) {
   nvf_host = fbx_host_api_table();
@@ -63,6 +66,7 @@ static void build_for(built *b, const char *ir, const fbxp_arg_spec *specs, int 
   b->pl.persist_limit = 32 * 1024;
   b->pl.cpu_rows = cpu;
   b->pl.disable_vec = novec;
+  b->pl.disable_vload = build_novload;
   for (int s = 0; s < b->pl.nsegs; s++) {
     ck_assert_ptr_null(nvf_schedule_segment(&b->pl, s, d));
     b->src[s] = nvf_print(&b->pl.seg[s].k);
@@ -90,6 +94,24 @@ static void opencl_builds(const built *b) {
     ck_assert_msg(!st, "segment %d does not build: %s\n%s\n%s", s, nvf_host->status_message(st), log ? log : "", b->src[s]);
     nvf_host->free(log);
     release_program(prog);
+  }
+}
+
+/* every segment's CUDA C compiles with NVRTC (nothing checked without libnvrtc) */
+static void nvrtc_builds(const built *b) {
+  for (int s = 0; s < b->pl.nsegs; s++) {
+    char *ptx = NULL, *log = NULL;
+    fbxp_status *st = nvf_host->nvrtc_compile(b->src[s], b->pl.seg[s].k.name, NULL, &ptx, &log);
+    if (st && nvf_host->status_code(st) == FBXP_ERR_UNSUPPORTED) {
+      printf("nvrtc_builds: %s; not checked\n", nvf_host->status_message(st));
+      nvf_host->status_free(st);
+      return;
+    }
+    ck_assert_msg(!st, "segment %d does not compile with NVRTC: %s\n%s\n%s", s, st ? nvf_host->status_message(st) : "",
+                  log ? log : "", b->src[s]);
+    ck_assert_ptr_nonnull(strstr(ptx, b->pl.seg[s].k.name));
+    nvf_host->free(ptx);
+    nvf_host->free(log);
   }
 }
 
@@ -141,6 +163,36 @@ START_TEST(softmax_persistent) {
   fbxk_free(txt);
   opencl_builds(&b);
   unbuild(&b);
+  /* CUDA: a thread's share of the row (100 / 128: 1, predicated) in an
+   * unrolled loop, the kept rows in registers, warp-shuffle block reductions */
+  build(&b, softmax_ir, &s, 1, FBXK_CUDA);
+  p = &b.pl.seg[0].p;
+  ck_assert_int_eq(p->kind, NVF_SCHED_PERSISTENT);
+  ck_assert_int_eq(p->regs, 1);
+  const char *src = strstr(b.src[0], "__global__");
+  ck_assert_ptr_nonnull(src);
+  ck_assert_ptr_nonnull(strstr(src, "if (j < 100)"));
+  ck_assert_int_eq(count(src, "T0["), 1);
+  ck_assert_ptr_null(strstr(src, "__shared__ float p")); /* no kept row in shared memory */
+  ck_assert_int_eq(count(src, "__shfl_xor_sync"), 2); /* max, sum */
+  nvrtc_builds(&b);
+  unbuild(&b);
+  /* [8, 1024]: 4 per thread, exact (no predicate); [8, 8192]: 32 per
+   * thread, past NVF_CUDA_ROW_REGS: the strided loop over a shared-memory row */
+  s = f32(2, (int64_t[]){8, 1024});
+  build(&b, softmax_ir, &s, 1, FBXK_CUDA);
+  ck_assert_int_eq(b.pl.seg[0].p.regs, 4);
+  src = strstr(b.src[0], "__global__");
+  ck_assert_ptr_nonnull(strstr(src, "float p0[4];"));
+  ck_assert_ptr_null(strstr(src, "if (j <"));
+  nvrtc_builds(&b);
+  unbuild(&b);
+  s = f32(2, (int64_t[]){8, 8192});
+  build(&b, softmax_ir, &s, 1, FBXK_CUDA);
+  ck_assert_int_eq(b.pl.seg[0].p.regs, 0);
+  ck_assert_ptr_nonnull(strstr(b.src[0], "for (int64_t j = tid; j < 8192; j += 256)"));
+  nvrtc_builds(&b);
+  unbuild(&b);
 }
 END_TEST
 
@@ -161,6 +213,13 @@ START_TEST(layer_norm_persistent) {
   ck_assert_int_eq(b.pl.seg[0].p.nphases, 3); /* mean; variance; the affine epilogue */
   ck_assert_int_eq(b.f->naxes, 2);
   opencl_builds(&b);
+  unbuild(&b);
+  /* CUDA, a row of 64: one warp-shuffle reduction per statistic in a block of 64 */
+  build(&b, layer_norm_ir, s, 3, FBXK_CUDA);
+  ck_assert_int_eq(b.pl.seg[0].p.block, 64);
+  ck_assert_int_eq(b.pl.seg[0].p.regs, 1);
+  ck_assert_int_ge(count(b.src[0], "__shfl_xor_sync"), 2);
+  nvrtc_builds(&b);
   unbuild(&b);
 }
 END_TEST
@@ -220,9 +279,45 @@ START_TEST(pointwise_vec_and_broadcast) {
   ck_assert_ptr_null(strstr(strstr(src, "a1[u] = T1[lin];"), "T0[")); /* no load after the loads */
   opencl_builds(&b);
   unbuild(&b);
+  /* CUDA, all float32: each tensor moves in one 16-byte access per thread
+   * (4 consecutive elements), computed one by one from registers */
   build(&b, pw_ir, s, 2, FBXK_CUDA);
-  ck_assert_ptr_nonnull(strstr(b.src[0], "a0[u] = T0[lin];"));
+  ck_assert(b.pl.seg[0].p.vload);
+  src = b.src[0];
+  ck_assert_ptr_nonnull(strstr(src, "const float4 w0 = *(const float4 *)(T0 + base);"));
+  ck_assert_ptr_nonnull(strstr(src, "const float4 w1 = *(const float4 *)(T1 + base);"));
+  ck_assert_ptr_nonnull(strstr(src, "*(float4 *)(T4 + base) = make_float4(o4[0], o4[1], o4[2], o4[3]);"));
+  ck_assert_int_eq(count(src, "T0"), 2); /* the parameter and its one load */
+  ck_assert_int_eq(count(src, "T4"), 2);
+  ck_assert_ptr_null(strstr(src, "T4[")); /* no element store */
+  nvrtc_builds(&b);
   unbuild(&b);
+  /* FUSEBOX_NVF_DISABLE=vload: the 4 loads strided by the block, as on OpenCL */
+  build_novload = 1;
+  build(&b, pw_ir, s, 2, FBXK_CUDA);
+  build_novload = 0;
+  ck_assert(!b.pl.seg[0].p.vload);
+  ck_assert_ptr_nonnull(strstr(b.src[0], "a0[u] = T0[lin];"));
+  ck_assert_ptr_null(strstr(b.src[0], "(const float4 *)"));
+  nvrtc_builds(&b);
+  unbuild(&b);
+  /* float64 tensors: no 16-byte form (4 doubles are 32 bytes) */
+  fbxp_arg_spec d[2] = {s[0], s[1]};
+  d[0].dtype = d[1].dtype = FBXK_F64;
+  build(&b, pw_ir, d, 2, FBXK_CUDA);
+  ck_assert_int_eq(b.pl.seg[0].p.vec, 4);
+  ck_assert(!b.pl.seg[0].p.vload);
+  ck_assert_ptr_null(strstr(b.src[0], "(const float4 *)"));
+  nvrtc_builds(&b);
+  unbuild(&b);
+  /* the count not a multiple of 4: one element per thread */
+  s[0] = s[1] = f32(2, (int64_t[]){3, 7});
+  build(&b, pw_ir, s, 2, FBXK_CUDA);
+  ck_assert_int_eq(b.pl.seg[0].p.vec, 1);
+  ck_assert(!b.pl.seg[0].p.vload);
+  nvrtc_builds(&b);
+  unbuild(&b);
+  s[0] = s[1] = f32(2, (int64_t[]){4, 8});
   /* y broadcast along rows: indexed per axis, one element per thread */
   s[1] = f32(1, (int64_t[]){8});
   s[0] = f32(2, (int64_t[]){3, 8});
