@@ -2,7 +2,7 @@
 
     python3 bench/gpu_peer.py [LOG2N]
 
-Times, on n = 2^LOG2N float32 elements (default 24, nvf_gpu.sh's size) and
+Times, on n = 2^LOG2N float32 elements (default 26, nvf_gpu.sh's size) and
 with CUDA events (median of 20 timed calls after 3 untimed ones):
 
   copy           y.copy_(x): the copy bandwidth at this size (8n bytes)
@@ -11,6 +11,9 @@ with CUDA events (median of 20 timed calls after 3 untimed ones):
                  (one kernel per op)
   gelu compiled  the same written-out GELU under torch.compile (Inductor's
                  one Triton kernel); skipped with a note when it fails
+  softmax        torch.softmax over the last dim of x viewed as [n / 1024, 1024]
+  layer_norm     F.layer_norm over the last dim of the same view, with a weight
+                 and a bias (their 8 KiB not counted)
 
 GB/s counts each input read once and each output written once (8n bytes for
 the GELU rows), the fraction is of the copy row's GB/s in this run. Exits 0
@@ -20,7 +23,7 @@ import sys
 
 
 def main():
-    log2n = int(sys.argv[1]) if len(sys.argv) > 1 else 24
+    log2n = int(sys.argv[1]) if len(sys.argv) > 1 else 26
     try:
         import torch
         import torch.nn.functional as F
@@ -57,6 +60,11 @@ def main():
     rows = [("copy", lambda: y.copy_(x)),
             ("gelu eager", lambda: F.gelu(x, approximate="tanh")),
             ("gelu graph", lambda: gelu_graph(x))]
+    x2 = x.view(n // 1024, 1024)
+    w = torch.randn(1024, device=dev, generator=g)
+    bias = torch.randn(1024, device=dev, generator=g)
+    rows.append(("softmax", lambda: torch.softmax(x2, -1)))
+    rows.append(("layer_norm", lambda: F.layer_norm(x2, (1024,), w, bias, 1e-5)))
     try:
         compiled = torch.compile(gelu_graph)
         compiled(x)
