@@ -14,6 +14,15 @@
   "%stride, %padding, %dilation, %groups)\n"                                                                   \
   "  return (%gi, %gw, %gb, %none, %none, %none, %none)\n"
 
+/* conv1d/2d/3d.padding: padding is "valid" or "same" */
+#define FBX_GFL_CONVP_                                                                                         \
+  "graph(%input : Tensor, %weight : Tensor, %bias : Tensor?, %stride : int[], %padding : str, "                \
+  "%dilation : int[], %groups : int, %result : Tensor, %grad : Tensor):\n"                                     \
+  "  %none : NoneType = prim::Constant()\n"                                                                    \
+  "  %gi : Tensor, %gw : Tensor, %gb : Tensor = fusebox::conv_padding_backward(%grad, %input, %weight, "       \
+  "%bias, %stride, %padding, %dilation, %groups)\n"                                                            \
+  "  return (%gi, %gw, %gb, %none, %none, %none, %none)\n"
+
 /* conv_transpose1d/2d/3d (arguments: ..., stride, padding, output_padding, groups, dilation) */
 #define FBX_GFL_CONVT_                                                                                         \
   "graph(%input : Tensor, %weight : Tensor, %bias : Tensor?, %stride : int[], %padding : int[], "              \
@@ -56,6 +65,9 @@
   G(conv2d, FBX_GFL_CONV_)                                                                                     \
   G(conv1d, FBX_GFL_CONV_)                                                                                     \
   G(conv3d, FBX_GFL_CONV_)                                                                                     \
+  G(conv1d_padding, FBX_GFL_CONVP_)                                                                            \
+  G(conv2d_padding, FBX_GFL_CONVP_)                                                                            \
+  G(conv3d_padding, FBX_GFL_CONVP_)                                                                            \
   G(conv_transpose1d, FBX_GFL_CONVT_)                                                                          \
   G(conv_transpose2d_input, FBX_GFL_CONVT_)                                                                    \
   G(conv_transpose3d_input, FBX_GFL_CONVT_)                                                                    \

@@ -895,6 +895,100 @@ static fbx_status *conv_named(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs,
   return conv_run(ctx, t[0], t[1], t[2], nsp, &cp, transposed, outs);
 }
 
+/* conv{1,2,3}d.padding(input, weight, bias=None, stride=1, str padding="valid", dilation=1, groups=1):
+ * "valid" is no padding; "same" (stride 1 only) pads each spatial dim by
+ * dilation * (k - 1) in all, half of it (rounded down) before the input
+ * and the rest after, as PyTorch does. An odd total is uneven: the input
+ * then gets one extra zero at the end of that dim (a padded copy, *extra
+ * per dim, 0 when even) and the convolution the even padding. */
+static fbx_status *padding_mode(const fbx_kctx *ctx, const fbx_ivalue *args, int nsp, conv_params *cp,
+                                const fbx_tensor *w, int64_t extra[3]) {
+  if (args[4].kind != FBX_IV_STR) return fbx_kernel_error(ctx, "padding must be a string or a list of ints");
+  const char *mode = fbx_iv_str_data(&args[4]);
+  fbx_ivalue zero = fbx_iv_int(0);
+  FBX_TRY(int_params(ctx, 3, &args[3], nsp, cp->s, 1, "stride"));
+  FBX_TRY(int_params(ctx, 4, &zero, nsp, cp->p, 0, "padding"));
+  FBX_TRY(int_params(ctx, 5, &args[5], nsp, cp->d, 1, "dilation"));
+  memset(cp->op, 0, sizeof cp->op);
+  if (args[6].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "groups must be an int");
+  cp->groups = args[6].u.i;
+  if (cp->groups < 1)
+    return fbx_kernel_error(ctx, "non-positive groups is not supported (got %" PRId64 ")", cp->groups);
+  memset(extra, 0, 3 * sizeof *extra);
+  if (!strcmp(mode, "valid")) return NULL;
+  if (strcmp(mode, "same"))
+    return fbx_kernel_error(ctx, "invalid padding string '%s' (expected 'same' or 'valid')", mode);
+  for (int i = 0; i < nsp; i++)
+    if (cp->s[i] != 1) return fbx_kernel_error(ctx, "padding='same' is not supported for strided convolutions");
+  if (w->ndim != nsp + 2) return fbx_kernel_error(ctx, "expected a %dD weight, got %dD", nsp + 2, w->ndim);
+  for (int i = 0; i < nsp; i++) {
+    int64_t k = w->sizes[2 + i], total;
+    if (k < 1 || __builtin_mul_overflow(cp->d[i], k - 1, &total))
+      return fbx_kernel_error(ctx, "padding='same': kernel size %" PRId64 " with dilation %" PRId64 " out of range",
+                              k, cp->d[i]);
+    cp->p[i] = total / 2;
+    extra[i] = total % 2;
+  }
+  return NULL;
+}
+
+/* y = x with its last nsp dims grown by extra[i] zeros at their end
+ * (grow), or x's leading part of y's sizes (crop: the inverse); x and y
+ * contiguous, one dtype. */
+static void copy_rows_padded(const fbx_tensor *x, fbx_tensor *y, bool grow) {
+  const fbx_tensor *big = grow ? y : x, *small = grow ? x : y;
+  int r = small->ndim;
+  size_t es = fbx_dtype_size(x->dtype), row = (size_t)small->sizes[r - 1] * es;
+  int64_t rows = 1;
+  for (int i = 0; i < r - 1; i++) rows *= small->sizes[i];
+  const char *src = x->data;
+  char *dst = y->data;
+  for (int64_t q = 0; q < rows; q++) {
+    /* q's offset in the big tensor: its multi-index over small's leading dims */
+    int64_t rem = q, off = 0, mul = big->sizes[r - 1];
+    for (int i = r - 2; i >= 0; i--) {
+      off += (rem % small->sizes[i]) * mul;
+      rem /= small->sizes[i];
+      mul *= big->sizes[i];
+    }
+    if (grow) memcpy(dst + (size_t)off * es, src + (size_t)q * row, row);
+    else memcpy(dst + (size_t)q * row, src + (size_t)off * es, row);
+  }
+}
+
+/* x with extra[i] zeros after each of its last nsp dims (a new reference) */
+static fbx_status *pad_end(fbx_tensor **out, fbx_tensor *x, int nsp, const int64_t extra[3]) {
+  fbx_tensor *xc = NULL;
+  int64_t sizes[FBX_MAX_DIMS];
+  for (int i = 0; i < x->ndim; i++) sizes[i] = x->sizes[i];
+  for (int i = 0; i < nsp; i++) sizes[x->ndim - nsp + i] += extra[i];
+  fbx_status *st = fbx_contiguous_as(&xc, x, x->dtype);
+  if (!st) st = fbx_tensor_zeros(out, x->dtype, x->ndim, sizes);
+  if (!st && xc->numel > 0) copy_rows_padded(xc, *out, true);
+  fbx_tensor_release(xc);
+  return st;
+}
+
+static bool any_extra(const int64_t extra[3]) { return extra[0] || extra[1] || extra[2]; }
+
+static fbx_status *conv_named_padding(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs, int nsp) {
+  fbx_tensor *t[3], *xp = NULL;
+  conv_params cp;
+  int64_t extra[3];
+  FBX_TRY(conv_tensors(ctx, args, 3, t));
+  FBX_TRY(padding_mode(ctx, args, nsp, &cp, t[1], extra));
+  if (any_extra(extra)) {
+    bool batched = t[0]->ndim == nsp + 2;
+    if (!batched && t[0]->ndim != nsp + 1)
+      return fbx_kernel_error(ctx, "expected a %dD (unbatched) or %dD (batched) input, got %dD", nsp + 1, nsp + 2,
+                              t[0]->ndim);
+    FBX_TRY(pad_end(&xp, t[0], nsp, extra));
+  }
+  fbx_status *st = conv_run(ctx, xp ? xp : t[0], t[1], t[2], nsp, &cp, false, outs);
+  fbx_tensor_release(xp);
+  return st;
+}
+
 /* aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups) and
  * aten::_convolution (the same, then benchmark, deterministic, cudnn_enabled, allow_tf32: ignored). */
 fbx_status *fbx_k_convolution(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
@@ -986,6 +1080,41 @@ fbx_status *fbx_k_fbx_conv_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue 
   return backward_common(ctx, args, outs, -1, -1, 7);
 }
 
+/* fusebox::conv_padding_backward(grad, input, weight, bias?, stride, str
+ * padding, dilation, groups) -> (grad_input, grad_weight, grad_bias): the
+ * gradients of conv{1,2,3}d.padding: those of the convolution of the
+ * (padded, for an uneven "same") input, grad_input cropped back to the
+ * input's sizes. */
+fbx_status *fbx_k_fbx_conv_padding_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t[4], *xp = NULL; /* grad, input, weight, bias */
+  conv_params cp;
+  int64_t extra[3];
+  FBX_TRY(conv_tensors(ctx, args, 4, t));
+  int nsp = t[2]->ndim - 2;
+  if (nsp < 1 || nsp > 3) return fbx_kernel_error(ctx, "expected a 3D, 4D or 5D weight, got %dD", t[2]->ndim);
+  FBX_TRY(padding_mode(ctx, args + 1, nsp, &cp, t[2], extra));
+  if (any_extra(extra)) {
+    if (t[1]->ndim != nsp + 2 && t[1]->ndim != nsp + 1)
+      return fbx_kernel_error(ctx, "expected a %dD (unbatched) or %dD (batched) input, got %dD", nsp + 1, nsp + 2,
+                              t[1]->ndim);
+    FBX_TRY(pad_end(&xp, t[1], nsp, extra));
+  }
+  fbx_status *st = conv_backward_run(ctx, t[0], xp ? xp : t[1], t[2], t[3], nsp, &cp, false, outs);
+  if (!st && xp) { /* grad_input of the padded input, cropped */
+    fbx_tensor *gp = outs[0].u.t, *gi = NULL;
+    st = fbx_tensor_empty(&gi, gp->dtype, t[1]->ndim, t[1]->sizes);
+    if (!st) {
+      if (gi->numel > 0) copy_rows_padded(gp, gi, false);
+      fbx_iv_release(&outs[0]);
+      outs[0] = fbx_iv_tensor(gi);
+    } else {
+      for (int k = 0; k < 3; k++) fbx_iv_release(&outs[k]);
+    }
+  }
+  fbx_tensor_release(xp);
+  return st;
+}
+
 /* fusebox::convolution_backward(grad, input, weight, bias?, stride,
  * padding, dilation, transposed, output_padding, groups) -> (grad_input,
  * grad_weight, grad_bias): aten::convolution's gradients, either kind, and
@@ -1006,6 +1135,15 @@ fbx_status *fbx_k_fbx_convolution_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_
 CONV_KERNEL_(fbx_k_conv1d, 1, false)
 CONV_KERNEL_(fbx_k_conv2d, 2, false)
 CONV_KERNEL_(fbx_k_conv3d, 3, false)
+fbx_status *fbx_k_conv1d_padding(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return conv_named_padding(ctx, args, outs, 1);
+}
+fbx_status *fbx_k_conv2d_padding(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return conv_named_padding(ctx, args, outs, 2);
+}
+fbx_status *fbx_k_conv3d_padding(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return conv_named_padding(ctx, args, outs, 3);
+}
 CONV_KERNEL_(fbx_k_conv_transpose1d, 1, true)
 CONV_KERNEL_(fbx_k_conv_transpose2d, 2, true)
 CONV_KERNEL_(fbx_k_conv_transpose3d, 3, true)

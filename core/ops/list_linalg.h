@@ -20,8 +20,12 @@
  * and fusebox::convolution_backward (either kind; the formulas of the
  * transposed ops, convolution and _convolution call it), each returning
  * (grad_input, grad_weight, grad_bias), grad_bias None when bias is None.
- * PyTorch's conv*d.padding overloads (padding="same"/"valid") are not
- * rows. */
+ * conv1d/2d/3d.padding (what nn.ConvNd(padding="same"/"valid") scripts
+ * to): "valid" is padding 0; "same" needs stride 1 and pads each dim by
+ * dilation (k - 1) in all, half (rounded down) before and the rest after
+ * (an odd total: the input copied with one more zero at the end of that
+ * dim, as PyTorch does); their gradient fusebox::conv_padding_backward
+ * crops grad_input back to the input. */
 #ifndef FBX_OPS_LIST_LINALG_H
 #define FBX_OPS_LIST_LINALG_H
 
@@ -48,6 +52,18 @@
     "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, " \
     "int[3] dilation=1, int groups=1) -> Tensor",                                                  \
     FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv3d)                                 \
+  X(conv2d_padding,                                                                                \
+    "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "       \
+    "str padding=\"valid\", int[2] dilation=1, int groups=1) -> Tensor",                            \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv2d_padding)                         \
+  X(conv1d_padding,                                                                                \
+    "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, "       \
+    "str padding=\"valid\", int[1] dilation=1, int groups=1) -> Tensor",                            \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv1d_padding)                         \
+  X(conv3d_padding,                                                                                \
+    "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "       \
+    "str padding=\"valid\", int[3] dilation=1, int groups=1) -> Tensor",                            \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv3d_padding)                         \
   X(conv_transpose1d,                                                                              \
     "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "    \
     "int[1] padding=[0], int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor",  \
@@ -74,6 +90,11 @@
     "int[] padding, int[] dilation, int groups) -> (Tensor grad_input, Tensor grad_weight, "        \
     "Tensor grad_bias)",                                                                           \
     FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_conv_backward)                    \
+  X(fbx_conv_padding_backward,                                                                     \
+    "fusebox::conv_padding_backward(Tensor grad, Tensor input, Tensor weight, Tensor? bias, "       \
+    "int[] stride, str padding, int[] dilation, int groups) -> (Tensor grad_input, "               \
+    "Tensor grad_weight, Tensor grad_bias)",                                                       \
+    FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_conv_padding_backward)            \
   X(fbx_convolution_backward,                                                                      \
     "fusebox::convolution_backward(Tensor grad, Tensor input, Tensor weight, Tensor? bias, "        \
     "int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, "          \

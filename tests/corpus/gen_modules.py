@@ -694,6 +694,22 @@ class CtcHead(nn.Module):
         return self.ctc(F.log_softmax(self.proj(x), dim=-1), targets, input_lengths, target_lengths)
 
 
+class ConvSame(nn.Module):
+    """Convolutions with string padding: 'same' with even and odd kernels (uneven totals pad one more zero at
+    the end), dilation and groups, in 1-D, 2-D and 3-D, and 'valid'."""
+
+    def __init__(self):
+        super().__init__()
+        self.c2 = nn.Conv2d(3, 4, (4, 3), padding="same")
+        self.c2v = nn.Conv2d(4, 4, 3, padding="valid")
+        self.c1 = nn.Conv1d(3, 4, 4, padding="same", dilation=2, groups=1)
+        self.c1g = nn.Conv1d(4, 4, 2, padding="same", groups=2, bias=False)
+        self.c3 = nn.Conv3d(2, 3, (2, 3, 4), padding="same", dilation=(1, 2, 1))
+
+    def forward(self, x, y, z):
+        return self.c2v(torch.relu(self.c2(x))), self.c1g(self.c1(y)), self.c3(z)
+
+
 def module_specs():
     """(name, constructor, input builder(r) -> list, train mode, notes)."""
     S = []
@@ -840,6 +856,10 @@ def module_specs():
                    np.array([7, 6, 2], np.int64), np.array([3, 2, 3], np.int64)],
         notes="(T, N, C) = (7, 3, 4); the third sample cannot fit its 3 labels in 2 frames: an infinite loss "
               "that zero_infinity turns to 0 (and its gradient with it).")
+    add("conv_same_padding", ConvSame,
+        lambda r: [uniform(r, 2, 3, 7, 6), uniform(r, 2, 3, 9), uniform(r, 1, 2, 4, 5, 6)],
+        notes="aten::conv1d/2d/3d.padding: padding='same' (kernel 4: 3 zeros, 1 before and 2 after; dilation 2 "
+              "with kernel 4: 6, even) and 'valid'.")
     return S
 
 

@@ -263,6 +263,12 @@ static void release_args(kcall *k) {
   for (int i = 0; i < FBX_SCHEMA_MAX_ARGS; i++) fbx_iv_release(&k->args[i]);
 }
 
+static fbx_ivalue STR(const char *s) {
+  fbx_ivalue v;
+  ck_assert(!fbx_iv_str_new(&v, s, strlen(s)));
+  return v;
+}
+
 #define F32 FBX_DTYPE_FLOAT32
 #define NONE_ fbx_iv_none()
 #define B_(v) fbx_iv_bool(v)
@@ -500,6 +506,21 @@ START_TEST(kernels_under_allocation_failures) {
       {"conv_transpose2d: output_padding", FBX_OP_conv_transpose2d_input,
        {T(F32, 4, 1, 4, 3, 3), T(F32, 4, 4, 2, 3, 3), NONE_, L(1, 1, 0, 0), L(1, 0, 0, 0), L(1, 1, 0, 0), I_(1),
         L(1, 1, 0, 0)}, "smaller than either stride or dilation"},
+      {"conv2d.padding 'same', uneven", FBX_OP_conv2d_padding,
+       {T(F32, 4, 1, 2, 5, 4), T(F32, 4, 3, 2, 4, 2), T(F32, 1, 3, 0, 0, 0), L(1, 1, 0, 0), STR("same"),
+        L(1, 1, 0, 0), I_(1)}, NULL},
+      {"conv_padding_backward, uneven", FBX_OP_fbx_conv_padding_backward,
+       {T(F32, 4, 1, 3, 5, 4), T(F32, 4, 1, 2, 5, 4), T(F32, 4, 3, 2, 4, 2), T(F32, 1, 3, 0, 0, 0), L(1, 1, 0, 0),
+        STR("same"), L(1, 1, 0, 0), I_(1)}, NULL},
+      {"conv1d.padding: an unknown string", FBX_OP_conv1d_padding,
+       {T(F32, 3, 1, 2, 5, 0), T(F32, 3, 3, 2, 3, 0), NONE_, L(1, 1, 0, 0), STR("full"), L(1, 1, 0, 0), I_(1)},
+       "invalid padding string 'full'"},
+      {"conv2d.padding 'same' with a stride", FBX_OP_conv2d_padding,
+       {T(F32, 4, 1, 2, 5, 4), T(F32, 4, 3, 2, 3, 3), NONE_, L(1, 2, 0, 0), STR("same"), L(1, 1, 0, 0), I_(1)},
+       "not supported for strided convolutions"},
+      {"conv_padding_backward: grad shape", FBX_OP_fbx_conv_padding_backward,
+       {T(F32, 4, 1, 3, 4, 4), T(F32, 4, 1, 2, 5, 4), T(F32, 4, 3, 2, 4, 2), NONE_, L(1, 1, 0, 0), STR("same"),
+        L(1, 1, 0, 0), I_(1)}, "does not match the convolution's output"},
       {"convolution_backward: grad shape", FBX_OP_fbx_convolution_backward,
        {T(F32, 4, 1, 2, 6, 7), T(F32, 4, 1, 4, 3, 3), T(F32, 4, 4, 1, 3, 3), NONE_, L(1, 2, 0, 0),
         L(1, 0, 0, 0), L(1, 1, 0, 0), B_(true), L(1, 0, 0, 0), I_(2)}, "does not match the convolution's output"},

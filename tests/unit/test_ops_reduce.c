@@ -104,6 +104,7 @@ static fbx_ivalue parse_arg(const char *tok) {
     case 'f': return fbx_iv_float(strtod(tok + 2, NULL));
     case 'b': return fbx_iv_bool(tok[2] == '1');
     case 'N': return v;
+    case 's': OK(fbx_iv_str_new(&v, tok + 2, strlen(tok + 2))); return v;
     case 'L': {
       OK(fbx_iv_list_new(&v, 4));
       for (const char *p = tok + 2; *p;) {
