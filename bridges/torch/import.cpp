@@ -10,6 +10,8 @@
 // and weights as inputs let one imported graph run any set of weights. A
 // constant list of tensors (nn.LSTM's flat weights) becomes one input per
 // element, named after the parameter it is, and a prim::ListConstruct.
+// `with torch.no_grad():` blocks become aten::detach of what leaves them
+// (lower_no_grad).
 //
 // `fusebox import` runs this program; it is a separate executable so that the
 // C command never links libtorch. Exit status: 0 done, 1 the model could not
@@ -112,6 +114,66 @@ void collect_constants(torch::jit::Block *b, std::vector<torch::jit::Node *> &ou
   }
 }
 
+// `with torch.no_grad():` blocks. TorchScript makes them a no_grad object
+// (prim::CreateObject, its __init__'s prim::SetAttr) and prim::Enter /
+// prim::Exit around the block's nodes; fusebox's IR has no objects. Each
+// Tensor the block computes and code after it uses is passed through
+// aten::detach right after the block (no gradient flows into it, as under
+// no_grad), and the object and its Enter/Exit go. Values the block only uses
+// inside itself need nothing: a gradient reaches them only through what
+// leaves the block. Tensor lists or tuples leaving the block are an error
+// (their elements would keep their gradients); other context managers are
+// left alone (fusebox then names the node it cannot run).
+bool is_no_grad(const torch::jit::Value *v) {
+  auto ct = v->type()->cast<c10::ClassType>();
+  return ct && ct->name() && ct->name()->qualifiedName() == "__torch__.torch.autograd.grad_mode.no_grad";
+}
+
+void lower_no_grad(torch::jit::Block *b, const std::string &where) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    torch::jit::Node *n = *it;
+    ++it;
+    for (torch::jit::Block *sb : n->blocks()) lower_no_grad(sb, where);
+    if (n->kind() != c10::prim::Enter || !is_no_grad(n->input())) continue;
+    torch::jit::Value *ctx = n->input();
+    torch::jit::Node *exit = nullptr;
+    for (torch::jit::Node *m = n->next(); m != b->return_node(); m = m->next())
+      if (m->kind() == c10::prim::Exit && m->input() == ctx) {
+        exit = m;
+        break;
+      }
+    if (!exit) throw ImportError{where + ": a torch.no_grad() block without its prim::Exit"};
+    for (torch::jit::Node *r = n->next(); r != exit; r = r->next())
+      for (torch::jit::Value *o : r->outputs()) {
+        bool used_after = false;
+        for (const torch::jit::Use &u : o->uses()) used_after |= u.user->isAfter(exit);
+        if (!used_after) continue;
+        if (!o->type()->isSubtypeOf(*c10::TensorType::get()))
+          throw ImportError{where + ": %" + o->debugName() + " (" + o->type()->repr_str() +
+                            ") leaves a torch.no_grad() block; only Tensors can"};
+        torch::jit::Node *d = b->owningGraph()->create(c10::aten::detach, {o});
+        d->output()->setType(o->type());
+        d->insertAfter(exit);
+        o->replaceAllUsesAfterNodeWith(d, d->output());
+      }
+    if (it != b->nodes().end() && *it == exit) ++it;
+    if (exit->output()->hasUses() || n->output()->hasUses())
+      throw ImportError{where + ": the value of a torch.no_grad() block's prim::Enter or prim::Exit is used"};
+    exit->destroy();
+    n->destroy();
+    // the object: its prim::SetAttr (__init__'s `prev`), then itself
+    while (ctx->hasUses()) {
+      torch::jit::Node *u = ctx->uses()[0].user;
+      if (u->kind() != c10::prim::SetAttr)
+        throw ImportError{where + ": a torch.no_grad() object used by " + std::string(u->kind().toQualString())};
+      if (it != b->nodes().end() && *it == u) ++it;
+      u->destroy();
+    }
+    if (it != b->nodes().end() && *it == ctx->node()) ++it;
+    ctx->node()->destroy();
+  }
+}
+
 // mkdir -p
 void make_dir(const std::string &d) {
   for (size_t i = 1; i <= d.size(); i++) {
@@ -150,6 +212,8 @@ int import_model(const std::string &model, const std::string &outdir, const std:
                       "); modules with interface calls or mutated attributes cannot be imported"};
   }
   g->eraseInput(0);
+  lower_no_grad(g->block(), where);
+  torch::jit::EliminateDeadCode(g);
   std::vector<std::string> user_inputs;
   for (torch::jit::Value *v : g->inputs()) {
     if (!v->type()->isSubtypeOf(*c10::TensorType::get()))

@@ -12,7 +12,7 @@ freezing (x.1), as `fusebox import` writes it. meta.txt lists them:
     tol 1e-4 1e-5         rtol atol for the outputs (gradients: 10x)
 
 Run with Debian's python3-torch (1.13, the libtorch-dev version):
-    /usr/bin/python3 tests/torch/gen_models.py
+    /usr/bin/python3 tests/torch/gen_models.py [NAME...]   (NAME...: only those cases)
 Deterministic (seeded); the files are a few KB each."""
 import math
 import os
@@ -188,6 +188,23 @@ class Conv3dPReLU(nn.Module):
         return self.up(h.flatten(2))
 
 
+class NoGradScale(nn.Module):
+    """`with torch.no_grad():` in forward (a scale that gets no gradient) and nn.GaussianNLLLoss, which clamps
+    its variance under torch.no_grad()."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 4)
+        self.nll = nn.GaussianNLLLoss()
+
+    def forward(self, x, t):
+        h = self.lin(x)
+        with torch.no_grad():
+            scale = h.abs().mean(dim=1, keepdim=True) + 1.0
+        var = torch.sigmoid(h) + 0.1
+        return self.nll(h / scale, t, var), scale
+
+
 def randn(*s):
     return torch.randn(*s)
 
@@ -212,6 +229,7 @@ CASES = [
     ("conv3d_prelu", Conv3dPReLU, lambda: [randn(2, 2, 3, 2, 3)], True, (1e-4, 1e-5)),
     # traced: the convolutions are aten::_convolution
     ("deconv_traced", Deconv, lambda: [randn(2, 4, 3, 3)], True, (1e-4, 1e-5), "trace"),
+    ("no_grad_scale", NoGradScale, lambda: [randn(3, 6), randn(3, 4)], True, (1e-4, 1e-5)),
 ]
 
 
@@ -222,11 +240,20 @@ def flatten(v):
 
 
 def main():
+    """Every case, OUT rebuilt; or the cases named on the command line alone (their directories rebuilt)."""
+    only = sys.argv[1:]
+    unknown = [n for n in only if n not in [c[0] for c in CASES]]
+    if unknown:
+        sys.exit("gen_models.py: no case named %s" % ", ".join(unknown))
     torch.manual_seed(0)
-    if os.path.isdir(OUT):
+    if not only and os.path.isdir(OUT):
         shutil.rmtree(OUT)
-    os.makedirs(OUT)
+    os.makedirs(OUT, exist_ok=True)
     for name, cls, make_inputs, diff, tol, *how in CASES:
+        if only and name not in only:
+            continue
+        if os.path.isdir(os.path.join(OUT, name)):
+            shutil.rmtree(os.path.join(OUT, name))
         torch.manual_seed(len(name))
         mod = cls()
         # Non-trivial running statistics for the norms in eval mode.
@@ -248,7 +275,7 @@ def main():
             inputs = [t.clone().requires_grad_(t.is_floating_point()) for t in inputs]
         outs = flatten(scripted(*inputs))
         if diff:
-            fl = [o for o in outs if o.is_floating_point()]
+            fl = [o for o in outs if o.is_floating_point() and o.requires_grad]  # (a no_grad output: none)
             gs = torch.autograd.grad(fl, [t for t in inputs if t.requires_grad], [torch.ones_like(o) for o in fl])
             it = iter(gs)
             grads = [(n, next(it)) for n, t in zip(names, inputs) if t.requires_grad]
