@@ -65,6 +65,13 @@
   G(conv2d, FBX_GFL_CONV_)                                                                                     \
   G(conv1d, FBX_GFL_CONV_)                                                                                     \
   G(conv3d, FBX_GFL_CONV_)                                                                                     \
+  G(sdpa,                                                                                                       \
+    "graph(%query : Tensor, %key : Tensor, %value : Tensor, %attn_mask : Tensor?, %dropout_p : float, "         \
+    "%is_causal : bool, %scale : float?, %enable_gqa : bool, %result : Tensor, %grad : Tensor):\n"              \
+    "  %none : NoneType = prim::Constant()\n"                                                                  \
+    "  %gq : Tensor, %gk : Tensor, %gv : Tensor = fusebox::sdpa_backward(%grad, %query, %key, %value, "         \
+    "%attn_mask, %dropout_p, %is_causal, %scale, %enable_gqa)\n"                                               \
+    "  return (%gq, %gk, %gv, %none, %none, %none, %none, %none)\n")                                           \
   G(conv1d_padding, FBX_GFL_CONVP_)                                                                            \
   G(conv2d_padding, FBX_GFL_CONVP_)                                                                            \
   G(conv3d_padding, FBX_GFL_CONVP_)                                                                            \

@@ -25,7 +25,11 @@
  * dilation (k - 1) in all, half (rounded down) before and the rest after
  * (an odd total: the input copied with one more zero at the end of that
  * dim, as PyTorch does); their gradient fusebox::conv_padding_backward
- * crops grad_input back to the input. */
+ * crops grad_input back to the input.
+ * scaled_dot_product_attention (PyTorch 2.x; k_attn.c): softmax(q kᵀ scale
+ * + mask) v over the last two dims, batch dims broadcast as matmul's; its
+ * gradient fusebox::sdpa_backward (query, key and value; none for a float
+ * attn_mask). */
 #ifndef FBX_OPS_LIST_LINALG_H
 #define FBX_OPS_LIST_LINALG_H
 
@@ -64,6 +68,16 @@
     "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "       \
     "str padding=\"valid\", int[3] dilation=1, int groups=1) -> Tensor",                            \
     FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_conv3d_padding)                         \
+  X(sdpa,                                                                                          \
+    "aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "                  \
+    "Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, "     \
+    "bool enable_gqa=False) -> Tensor",                                                            \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_sdpa)                                   \
+  X(fbx_sdpa_backward,                                                                             \
+    "fusebox::sdpa_backward(Tensor grad, Tensor query, Tensor key, Tensor value, Tensor? attn_mask, " \
+    "float dropout_p, bool is_causal, float? scale, bool enable_gqa) -> (Tensor grad_query, "      \
+    "Tensor grad_key, Tensor grad_value)",                                                         \
+    FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_sdpa_backward)                    \
   X(conv_transpose1d,                                                                              \
     "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "    \
     "int[1] padding=[0], int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor",  \

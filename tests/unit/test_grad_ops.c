@@ -195,6 +195,22 @@ static const gc_case cases[] = {
      .inputs = {"3x2", "2x3x4", "2x4x2"}},
     {.name = "linear", .graph = G3("  %r : Tensor = aten::linear(%x, %y, %z)\n" RET), .inputs = {"2x3x4", "5x4", "5"}},
     {.name = "linear no bias", .graph = G2(C_NONE "  %r : Tensor = aten::linear(%x, %y, %none)\n" RET), .inputs = {"4", "5x4"}},
+    /* scaled_dot_product_attention: fusebox::sdpa_backward */
+    {.name = "scaled_dot_product_attention causal, scale",
+     .graph = G3(C_NONE C_T C_F "  %p : float = prim::Constant[value=0.]()\n"
+                 "  %sc : float = prim::Constant[value=0.7]()\n"
+                 "  %r : Tensor = aten::scaled_dot_product_attention(%x, %y, %z, %none, %p, %t, %sc, %f)\n" RET),
+     .inputs = {"2x3x4", "2x5x4", "2x5x3"}},
+    {.name = "scaled_dot_product_attention gqa",
+     .graph = G3(C_NONE C_T C_F "  %p : float = prim::Constant[value=0.]()\n"
+                 "  %r : Tensor = aten::scaled_dot_product_attention(%x, %y, %z, %none, %p, %f, %none, %t)\n" RET),
+     .inputs = {"1x4x3x2", "1x2x4x2", "1x2x4x3"}},
+    /* conv1d/2d.padding: fusebox::conv_padding_backward ("same" with an uneven total) */
+    {.name = "conv2d padding='same', even kernel",
+     .graph = G3(C_I("a", 1) "  %s : int[] = prim::ListConstruct(%a, %a)\n"
+                 "  %pad : str = prim::Constant[value=\"same\"]()\n"
+                 "  %r : Tensor = aten::conv2d(%x, %y, %z, %s, %pad, %s, %a)\n" RET),
+     .inputs = {"1x2x4x5", "3x2x2x3", "3"}},
     /* convolutions: fusebox::conv_backward and fusebox::convolution_backward (transposed) */
     {.name = "conv3d stride, padding, groups",
      .graph = G3(C_I("a", 1) C_I("b", 2) C_I("c", 0) "  %s : int[] = prim::ListConstruct(%a, %b, %a)\n"
