@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+int64_t fbx_gemm_packed_size(int64_t N, int64_t K) { return (N + FBX_GS_NR - 1) / FBX_GS_NR * FBX_GS_NR * K; }
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
@@ -67,8 +69,47 @@ void fbx_gemm_small_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t
   }
 }
 
+void fbx_gemm_pack_bt_f32(int64_t N, int64_t K, const float *W, int64_t ldw, float *packed) {
+  for (int64_t n0 = 0; n0 < N; n0 += FBX_GS_NR) {
+    int64_t nb = N - n0 < FBX_GS_NR ? N - n0 : FBX_GS_NR;
+    float *pk = packed + (n0 / FBX_GS_NR) * K * FBX_GS_NR;
+    for (int64_t k = 0; k < K; k++) {
+      for (int64_t j = 0; j < nb; j++) pk[k * FBX_GS_NR + j] = W[(n0 + j) * ldw + k];
+      for (int64_t j = nb; j < FBX_GS_NR; j++) pk[k * FBX_GS_NR + j] = 0.0f;
+    }
+  }
+}
+
+void fbx_gemm_pack_b_f32(int64_t N, int64_t K, const float *B, int64_t ldb, float *packed) {
+  for (int64_t n0 = 0; n0 < N; n0 += FBX_GS_NR) {
+    int64_t nb = N - n0 < FBX_GS_NR ? N - n0 : FBX_GS_NR;
+    pack_panel(B, ldb, K, n0, nb, packed + (n0 / FBX_GS_NR) * K * FBX_GS_NR);
+  }
+}
+
+void fbx_gemm_packed_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *packed,
+                         int64_t p0, int64_t p1, float *C, int64_t ldc) {
+  for (int64_t p = p0; p < p1; p++) {
+    int64_t n0 = p * FBX_GS_NR, nb = N - n0 < FBX_GS_NR ? N - n0 : FBX_GS_NR;
+    for (int64_t m0 = 0; m0 < M; m0 += FBX_GS_MR) {
+      int mb = M - m0 < FBX_GS_MR ? (int)(M - m0) : FBX_GS_MR;
+      block(mb, K, A + m0 * lda, lda, packed + p * K * FBX_GS_NR, C + m0 * ldc + n0, ldc, nb);
+    }
+  }
+}
+
 #else
 bool fbx_gemm_small_ok(void) { return false; }
+void fbx_gemm_pack_bt_f32(int64_t N, int64_t K, const float *W, int64_t ldw, float *packed) {
+  (void)N, (void)K, (void)W, (void)ldw, (void)packed;
+}
+void fbx_gemm_pack_b_f32(int64_t N, int64_t K, const float *B, int64_t ldb, float *packed) {
+  (void)N, (void)K, (void)B, (void)ldb, (void)packed;
+}
+void fbx_gemm_packed_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *packed,
+                         int64_t p0, int64_t p1, float *C, int64_t ldc) {
+  (void)M, (void)N, (void)K, (void)A, (void)lda, (void)packed, (void)p0, (void)p1, (void)C, (void)ldc;
+}
 void fbx_gemm_small_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                         float *C, int64_t ldc, float *pack) {
   (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc, (void)pack;

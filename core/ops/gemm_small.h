@@ -31,4 +31,17 @@ bool fbx_gemm_small_ok(void);
 void fbx_gemm_small_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                         float *C, int64_t ldc, float *pack);
 
+/* For a product by the same Wᵀ many times (a recurrent layer's step: h @
+ * w_hhᵀ at every step): B = Wᵀ, W [N, K] row-major with leading dimension
+ * ldw, packed once into fbx_gemm_packed_size(N, K) floats of 16-column
+ * panels (K x 16 each, zeros past N; `packed` 32-byte aligned), then
+ * C[:, columns of panels p0 .. p1) = A @ B with no packing per call
+ * (panels may be split among threads). */
+int64_t fbx_gemm_packed_size(int64_t N, int64_t K);
+void fbx_gemm_pack_bt_f32(int64_t N, int64_t K, const float *W, int64_t ldw, float *packed);
+/* The same for B itself ([K, N] row-major, leading dimension ldb). */
+void fbx_gemm_pack_b_f32(int64_t N, int64_t K, const float *B, int64_t ldb, float *packed);
+void fbx_gemm_packed_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *packed,
+                         int64_t p0, int64_t p1, float *C, int64_t ldc);
+
 #endif

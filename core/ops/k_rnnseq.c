@@ -17,6 +17,10 @@
  * bfloat16 are converted to float32 and the results rounded back. The
  * reverse direction walks the steps from T - 1 down. The backward's gate
  * derivatives are computed in double per element in either dtype.
+ * float32 on AVX2+FMA: the per-step products by w_hh (h w_hhᵀ forward,
+ * dG_h w_hh backward, but gru's, which accumulates) take w_hh packed once per layer and
+ * direction (gemm_small.h) instead of the BLAS, which packs its operand
+ * again at every step; their 16-column panels are split among the threads.
  *
  * The backward op recomputes the forward, keeping every layer's output and
  * each step's gate activations, and runs back through time: per step the
@@ -35,9 +39,12 @@
  * random dropout between layers in training mode. */
 #include "ops/kopt.h" /* first: the step loops' compiler settings */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/parallel.h"
+#include "ops/gemm_small.h"
 #include "ops/kutil.h"
 #include "ops/pointwise.h" /* FBX_PW_CLONES */
 #include "ops/reduce.h"
@@ -84,6 +91,28 @@ static void gemm(const seq *s, bool ta, bool tb, int64_t M, int64_t N, int64_t K
 }
 
 static void *wbuf(const seq *s, int64_t n) { return fbx_malloc((size_t)(n > 0 ? n : 1) * (s->f64 ? 8 : 4)); }
+
+/* float32 on AVX2+FMA: the step's h @ w_hhᵀ from w_hh packed once per
+ * layer and direction (gemm_small.h), not packed again by the BLAS at each
+ * of the T steps; its 16-column panels split among the threads. */
+typedef struct step_gemm {
+  int64_t M, N, K;
+  const float *A, *packed;
+  float *C;
+} step_gemm;
+
+static void step_gemm_body(void *ctx, int64_t begin, int64_t end) {
+  const step_gemm *g = ctx;
+  fbx_gemm_packed_f32(g->M, g->N, g->K, g->A, g->K, g->packed, begin, end, g->C, g->N);
+}
+
+/* C [M, N] = A [M, K] (row-major, lda K) @ the packed B */
+static void step_gemm_run(int64_t M, int64_t N, int64_t K, const float *A, const float *packed, float *C) {
+  if (M <= 0 || N <= 0) return;
+  step_gemm g = {M, N, K, A, packed, C};
+  int64_t panels = (N + FBX_GS_NR - 1) / FBX_GS_NR, per = M * K * FBX_GS_NR * 2;
+  fbx_parallel_for(panels, per >= (1 << 20) ? 1 : (1 << 20) / per + 1, step_gemm_body, &g);
+}
 
 static void seq_free(seq *s) {
   fbx_tensor_release(s->x);
@@ -363,7 +392,11 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
   const size_t es = f ? 8 : 4;
   void *Xg = wbuf(s, s->N * GH), *Hg = wbuf(s, B * GH), *cs = wbuf(s, B * H), *hs = wbuf(s, B * H);
   void *bhn = wbuf(s, H);
-  fbx_status *stt = Xg && Hg && cs && hs && bhn ? NULL : fbx_status_nomem();
+  /* packed w_hh (float32, AVX2+FMA, H > 0), 32-byte aligned inside pk_mem */
+  bool packed = !f && H > 0 && fbx_gemm_small_ok();
+  void *pk_mem = packed ? fbx_malloc((size_t)fbx_gemm_packed_size(GH, H) * 4 + 32) : NULL;
+  float *pk = pk_mem ? (float *)(((uintptr_t)pk_mem + 31) & ~(uintptr_t)31) : NULL;
+  fbx_status *stt = Xg && Hg && cs && hs && bhn && (!packed || pk_mem) ? NULL : fbx_status_nomem();
   for (int64_t l = 0; !stt && l < s->L; l++) {
     const void *xin = l ? Y[l - 1] : s->x->data;
     int64_t In = l ? DH : s->I;
@@ -382,11 +415,13 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
       if (bhh && s->mode == SEQ_GRU)
         for (int64_t k = 0; k < H; k++) st(f, bhn, k, ld(f, bhh, 2 * H + k));
       else memset(bhn, 0, (size_t)H * es);
+      if (pk) fbx_gemm_pack_bt_f32(GH, H, w[1]->data, H, pk);
       memcpy(hs, at(s, s->h0->data, q * B * H), (size_t)(B * H) * es);
       if (s->c0) memcpy(cs, at(s, s->c0->data, q * B * H), (size_t)(B * H) * es);
       for (int64_t step = 0; step < T; step++) {
         const int64_t t = d ? T - 1 - step : step, Bt = s->bs[t], o = s->off[t];
-        gemm(s, false, true, Bt, GH, H, hs, H, w[1]->data, H, 0, Hg, GH);
+        if (pk) step_gemm_run(Bt, GH, H, hs, pk, Hg);
+        else gemm(s, false, true, Bt, GH, H, hs, H, w[1]->data, H, 0, Hg, GH);
         void *hy = at(s, Y[l], o * DH + d * H);
         if (!f) {
           const float *gi = (const float *)Xg + o * GH;
@@ -448,6 +483,7 @@ static fbx_status *seq_forward(const seq *s, void **Y, void **acts, void *hn, vo
   fbx_free(cs);
   fbx_free(hs);
   fbx_free(bhn);
+  fbx_free(pk_mem);
   return stt;
 }
 
@@ -551,6 +587,7 @@ static fbx_status *grad_in(fbx_kctx *ctx, const seq *s, const fbx_ivalue *g, con
 typedef struct {
   void *dGx, *dGh, *dh, *dc, *hd, *Hp;
   double *bsum; /* [2][G * H]: the biases' gradients while they are summed */
+  float *pk;    /* NULL, or room for w_hh packed as B of dG_h @ w_hh (float32, not gru) */
 } bwd_bufs;
 
 static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y, void *const *acts, const void *dY,
@@ -574,6 +611,7 @@ static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y,
       memcpy(at(s, u->Hp, (s->off[t] + b) * H), src, (size_t)H * es);
     }
   }
+  if (u->pk && !gru) fbx_gemm_pack_b_f32(H, GH, w[1]->data, H, u->pk);
   for (int64_t step = 0; step < T; step++) {
     const int64_t t = d ? step : T - 1 - step, tp = d ? t + 1 : t - 1, Bt = s->bs[t], o = s->off[t];
     for (int64_t b = 0; b < Bt; b++)
@@ -615,7 +653,8 @@ static void seq_backward_dir(const seq *s, int64_t l, int64_t d, void *const *Y,
       }
     /* dh of the rows that took part = (gru: dh z) + dG_h[t] w_hh */
     if (gru) memcpy(u->dh, u->hd, (size_t)(Bt * H) * es);
-    gemm(s, false, false, Bt, H, GH, at(s, dGh, o * GH), GH, w[1]->data, H, gru ? 1.0 : 0.0, u->dh, H);
+    if (u->pk && !gru) step_gemm_run(Bt, H, GH, at(s, dGh, o * GH), u->pk, u->dh);
+    else gemm(s, false, false, Bt, H, GH, at(s, dGh, o * GH), GH, w[1]->data, H, gru ? 1.0 : 0.0, u->dh, H);
   }
   memcpy(at(s, gh0, q * B * H), u->dh, (size_t)(B * H) * es);
   if (gc0) memcpy(at(s, gc0, q * B * H), u->dc, (size_t)(B * H) * es);
@@ -665,6 +704,7 @@ fbx_status *fbx_k_fbx_rnn_seq_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
   void *gh0 = wbuf(&s, LD * B * H), *gc0 = mode == SEQ_LSTM ? wbuf(&s, LD * B * H) : NULL;
   void *dA = NULL, *dB = NULL;
   bwd_bufs u = {0};
+  void *pk_mem = NULL;
   fbx_ivalue lh = fbx_iv_none(), lp = fbx_iv_none();
   fbx_status *stt = Y && acts && gw && hn && gh0 && (!cn || (cn && gc0)) ? NULL : fbx_status_nomem();
   if (!stt) stt = grad_in(ctx, &s, &args[0], "the output", s.batch_first, packed ? -1 : T, packed ? s.N : B, DH, &gY);
@@ -684,6 +724,11 @@ fbx_status *fbx_k_fbx_rnn_seq_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ival
     u.dGx = wbuf(&s, s.N * GH), u.dGh = wbuf(&s, s.N * GH), u.dh = wbuf(&s, B * H), u.dc = wbuf(&s, B * H);
     u.hd = wbuf(&s, B * H), u.Hp = wbuf(&s, s.N * H), u.bsum = fbx_malloc(sizeof(double) * (size_t)(2 * GH + 1));
     dA = wbuf(&s, s.N * maxIn), dB = wbuf(&s, s.N * maxIn);
+    if (!s.f64 && s.mode != SEQ_GRU && H > 0 && fbx_gemm_small_ok()) {
+      pk_mem = fbx_malloc((size_t)fbx_gemm_packed_size(H, GH) * 4 + 32);
+      u.pk = pk_mem ? (float *)(((uintptr_t)pk_mem + 31) & ~(uintptr_t)31) : NULL;
+      if (!pk_mem) stt = fbx_status_nomem();
+    }
     if (!u.dGx || !u.dGh || !u.dh || !u.dc || !u.hd || !u.Hp || !u.bsum || !dA || !dB) stt = fbx_status_nomem();
   }
   if (!stt) stt = seq_forward(&s, Y, acts, hn, cn);
@@ -767,6 +812,7 @@ done:
   fbx_free(u.hd);
   fbx_free(u.Hp);
   fbx_free(u.bsum);
+  fbx_free(pk_mem);
   seq_free(&s);
   return stt;
 }

@@ -175,6 +175,51 @@ START_TEST(test_gemm_small_kernel) {
 }
 END_TEST
 
+/* The packed form (a recurrent layer's step): B packed once, either as Wᵀ
+ * from W [N, K] or as B itself, then products over panel ranges [p0, p1)
+ * that together cover C; exact on small integers, C outside the product
+ * untouched, K past FBX_GS_KMAX too (the packed panels have no limit). */
+START_TEST(test_gemm_packed_kernel) {
+  if (!fbx_gemm_small_ok()) {
+    printf("test_gemm_packed_kernel: no AVX2+FMA here; skipped\n");
+    return;
+  }
+  static const int64_t Ms[] = {1, 6, 7, 32}, Ns[] = {1, 15, 16, 33, 2048}, Ks[] = {1, 5, 512, 1000};
+  for (size_t mi = 0; mi < 4; mi++)
+    for (size_t ni = 0; ni < 5; ni++)
+      for (size_t ki = 0; ki < 4; ki++)
+        for (int bt = 0; bt < 2; bt++) {
+          int64_t M = Ms[mi], N = Ns[ni], K = Ks[ki], lda = K + 3, ldw = bt ? K + 2 : N + 2, ldc = N + 1;
+          if (N * K > 600000) continue;
+          float *A = malloc(sizeof(float) * (size_t)(M * lda)), *W = malloc(sizeof(float) * (size_t)((bt ? N : K) * ldw));
+          float *C = malloc(sizeof(float) * (size_t)((M + 1) * ldc));
+          void *pm = malloc(sizeof(float) * (size_t)fbx_gemm_packed_size(N, K) + 32);
+          ck_assert(A && W && C && pm);
+          float *pk = (float *)(((uintptr_t)pm + 31) & ~(uintptr_t)31);
+          for (int64_t i = 0; i < M * lda; i++) A[i] = (float)((i * 7 + 3) % 9) - 4;
+          for (int64_t i = 0; i < (bt ? N : K) * ldw; i++) W[i] = (float)((i * 5 + 1) % 7) - 3;
+          for (int64_t i = 0; i < (M + 1) * ldc; i++) C[i] = -12345.0f;
+          if (bt) fbx_gemm_pack_bt_f32(N, K, W, ldw, pk);
+          else fbx_gemm_pack_b_f32(N, K, W, ldw, pk);
+          int64_t panels = (N + FBX_GS_NR - 1) / FBX_GS_NR, mid = panels / 2;
+          fbx_gemm_packed_f32(M, N, K, A, lda, pk, 0, mid, C, ldc);
+          fbx_gemm_packed_f32(M, N, K, A, lda, pk, mid, panels, C, ldc);
+          for (int64_t i = 0; i <= M; i++)
+            for (int64_t j = 0; j < ldc; j++) {
+              double want = -12345.0;
+              if (i < M && j < N) {
+                want = 0;
+                for (int64_t k = 0; k < K; k++) want += (double)A[i * lda + k] * (bt ? W[j * ldw + k] : W[k * ldw + j]);
+              }
+              if (C[i * ldc + j] != want)
+                ck_abort_msg("%s M %lld N %lld K %lld: C[%lld][%lld] = %g, want %g", bt ? "Wt" : "B", (long long)M,
+                             (long long)N, (long long)K, (long long)i, (long long)j, C[i * ldc + j], want);
+            }
+          free(A), free(W), free(C), free(pm);
+        }
+}
+END_TEST
+
 /* matmul with broadcast batch dims ([2, 1, M, K] @ [3, K, N]: the left
  * operand's batch stride is 0 along the 3) on the pool. */
 START_TEST(test_split_broadcast_matmul) {
@@ -465,6 +510,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_split_products);
   tcase_add_test(tc, test_gemm_small_kernel);
+  tcase_add_test(tc, test_gemm_packed_kernel);
   tcase_add_test(tc, test_split_broadcast_matmul);
   tcase_add_test(tc, test_conv_bands);
   tcase_add_test(tc, test_conv3d_and_transposed);
