@@ -150,7 +150,8 @@ fbx_status *fbx_k_sdpa(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
 /* g summed over each group of q's heads back to t's head count (enable_gqa), or g itself */
 static fbx_status *heads_like(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor *g, const fbx_tensor *t,
                               const sdpa_args *s) {
-  int64_t hk = t->sizes[t->ndim - 3], r = s->gqa ? s->q->sizes[s->q->ndim - 3] / hk : 1;
+  /* (without enable_gqa the tensors may have fewer than 3 dims) */
+  int64_t hk = s->gqa ? t->sizes[t->ndim - 3] : 1, r = s->gqa ? s->q->sizes[s->q->ndim - 3] / hk : 1;
   if (r == 1) {
     fbx_tensor_retain(g);
     *out = g;
