@@ -932,40 +932,20 @@ static fbx_status *padding_mode(const fbx_kctx *ctx, const fbx_ivalue *args, int
   return NULL;
 }
 
-/* y = x with its last nsp dims grown by extra[i] zeros at their end
- * (grow), or x's leading part of y's sizes (crop: the inverse); x and y
- * contiguous, one dtype. */
-static void copy_rows_padded(const fbx_tensor *x, fbx_tensor *y, bool grow) {
-  const fbx_tensor *big = grow ? y : x, *small = grow ? x : y;
-  int r = small->ndim;
-  size_t es = fbx_dtype_size(x->dtype), row = (size_t)small->sizes[r - 1] * es;
-  int64_t rows = 1;
-  for (int i = 0; i < r - 1; i++) rows *= small->sizes[i];
-  const char *src = x->data;
-  char *dst = y->data;
-  for (int64_t q = 0; q < rows; q++) {
-    /* q's offset in the big tensor: its multi-index over small's leading dims */
-    int64_t rem = q, off = 0, mul = big->sizes[r - 1];
-    for (int i = r - 2; i >= 0; i--) {
-      off += (rem % small->sizes[i]) * mul;
-      rem /= small->sizes[i];
-      mul *= big->sizes[i];
-    }
-    if (grow) memcpy(dst + (size_t)off * es, src + (size_t)q * row, row);
-    else memcpy(dst + (size_t)q * row, src + (size_t)off * es, row);
+/* x with extra[i] zeros after each of its last nsp dims, or (sign -1) as
+ * many cropped there: aten::constant_pad_nd's row (a new reference) */
+static fbx_status *pad_end(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor *x, int nsp, const int64_t extra[3],
+                           int sign) {
+  fbx_ivalue pad;
+  FBX_TRY(fbx_iv_list_new(&pad, 2 * nsp));
+  fbx_status *st = NULL;
+  for (int i = nsp - 1; i >= 0 && !st; i--) { /* (before, after) pairs from the last dim */
+    st = fbx_iv_list_push(&pad, fbx_iv_int(0));
+    if (!st) st = fbx_iv_list_push(&pad, fbx_iv_int(sign * extra[i]));
   }
-}
-
-/* x with extra[i] zeros after each of its last nsp dims (a new reference) */
-static fbx_status *pad_end(fbx_tensor **out, fbx_tensor *x, int nsp, const int64_t extra[3]) {
-  fbx_tensor *xc = NULL;
-  int64_t sizes[FBX_MAX_DIMS];
-  for (int i = 0; i < x->ndim; i++) sizes[i] = x->sizes[i];
-  for (int i = 0; i < nsp; i++) sizes[x->ndim - nsp + i] += extra[i];
-  fbx_status *st = fbx_contiguous_as(&xc, x, x->dtype);
-  if (!st) st = fbx_tensor_zeros(out, x->dtype, x->ndim, sizes);
-  if (!st && xc->numel > 0) copy_rows_padded(xc, *out, true);
-  fbx_tensor_release(xc);
+  fbx_ivalue a[3] = {fbx_iv_tensor(x), pad, fbx_iv_int(0)}; /* x borrowed */
+  if (!st) st = fbx_row_tensor(ctx, out, FBX_OP_constant_pad_nd, a, 3);
+  fbx_iv_release(&pad);
   return st;
 }
 
@@ -982,7 +962,7 @@ static fbx_status *conv_named_padding(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
     if (!batched && t[0]->ndim != nsp + 1)
       return fbx_kernel_error(ctx, "expected a %dD (unbatched) or %dD (batched) input, got %dD", nsp + 1, nsp + 2,
                               t[0]->ndim);
-    FBX_TRY(pad_end(&xp, t[0], nsp, extra));
+    FBX_TRY(pad_end(ctx, &xp, t[0], nsp, extra, 1));
   }
   fbx_status *st = conv_run(ctx, xp ? xp : t[0], t[1], t[2], nsp, &cp, false, outs);
   fbx_tensor_release(xp);
@@ -1097,14 +1077,13 @@ fbx_status *fbx_k_fbx_conv_padding_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx
     if (t[1]->ndim != nsp + 2 && t[1]->ndim != nsp + 1)
       return fbx_kernel_error(ctx, "expected a %dD (unbatched) or %dD (batched) input, got %dD", nsp + 1, nsp + 2,
                               t[1]->ndim);
-    FBX_TRY(pad_end(&xp, t[1], nsp, extra));
+    FBX_TRY(pad_end(ctx, &xp, t[1], nsp, extra, 1));
   }
   fbx_status *st = conv_backward_run(ctx, t[0], xp ? xp : t[1], t[2], t[3], nsp, &cp, false, outs);
   if (!st && xp) { /* grad_input of the padded input, cropped */
-    fbx_tensor *gp = outs[0].u.t, *gi = NULL;
-    st = fbx_tensor_empty(&gi, gp->dtype, t[1]->ndim, t[1]->sizes);
+    fbx_tensor *gi = NULL;
+    st = pad_end(ctx, &gi, outs[0].u.t, nsp, extra, -1);
     if (!st) {
-      if (gi->numel > 0) copy_rows_padded(gp, gi, false);
       fbx_iv_release(&outs[0]);
       outs[0] = fbx_iv_tensor(gi);
     } else {

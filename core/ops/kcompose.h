@@ -14,11 +14,7 @@
 #define FBX_OPS_KCOMPOSE_H
 #include "ops/kutil.h"
 
-/* Run row `id` on positional args (trailing defaults may be missing); outs
- * get its results (new references). */
-fbx_status *fbx_row_run(const fbx_kctx *ctx, fbx_op_id id, const fbx_ivalue *args, int n, fbx_ivalue *outs);
-/* A row with one tensor result into *out. */
-fbx_status *fbx_row_tensor(const fbx_kctx *ctx, fbx_tensor **out, fbx_op_id id, const fbx_ivalue *args, int n);
+/* fbx_row_run and fbx_row_tensor (run another row's kernel) are in kutil.h. */
 /* A loss's elementwise values l reduced: 0 none (l itself, retained), 1 mean, 2 sum. */
 fbx_status *fbx_loss_reduce(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor *l, int64_t reduction);
 

@@ -39,6 +39,11 @@ fbx_status *fbx_scalar_tensor(fbx_tensor **out, const fbx_ivalue *v, fbx_dtype d
  * interpreter adds the node and its source location). */
 fbx_status *fbx_size_mul(const fbx_kctx *ctx, int64_t a, int64_t b, int64_t *out, const char *what);
 fbx_status *fbx_size_add(const fbx_kctx *ctx, int64_t a, int64_t b, int64_t *out, const char *what);
+/* Run row `id` on positional args (trailing defaults may be missing); outs
+ * get its results (new references). */
+fbx_status *fbx_row_run(const fbx_kctx *ctx, fbx_op_id id, const fbx_ivalue *args, int n, fbx_ivalue *outs);
+/* A row with one tensor result into *out. */
+fbx_status *fbx_row_tensor(const fbx_kctx *ctx, fbx_tensor **out, fbx_op_id id, const fbx_ivalue *args, int n);
 /* Output helper: set outs[i] to a tensor (takes the reference). */
 static inline void fbx_set_out_tensor(fbx_ivalue *outs, int i, fbx_tensor *t) { outs[i] = fbx_iv_tensor(t); }
 
