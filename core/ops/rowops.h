@@ -53,8 +53,13 @@ double fbx_row_sum_f32(const float *x, int64_t n);
 double fbx_row_sqdev_f32(const float *x, int64_t n, double c);
 /* Sum of exp(x - m) (fbx_vm_expf, in float) in double lanes. */
 double fbx_row_sumexp_f32(const float *x, int64_t n, float m);
-/* y = softmax(x) (log: log_softmax) over a row of n >= 1 values (y != x). */
+/* y = softmax(x) (log: log_softmax) over a row of n >= 1 values (y != x).
+ * On a CPU with AVX-512 a path of its own (vector round and scale
+ * instructions, the sum taken in the exp pass); elsewhere, and always from
+ * fbx_row_softmax_portable_f32 (which tests call to check both), the
+ * generic clones. The two differ in the last bits only. */
 void fbx_row_softmax_f32(const float *x, float *y, int64_t n, bool log);
+void fbx_row_softmax_portable_f32(const float *x, float *y, int64_t n, bool log);
 /* softmax over R rows of a [R][stride] block, for the n <= 256 neighbouring
  * columns starting at x (the softmax dim is the row index). */
 void fbx_cols_softmax_f32(const float *x, float *y, int64_t R, int64_t stride, int64_t n, bool log);

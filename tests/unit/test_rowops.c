@@ -155,8 +155,10 @@ END_TEST
  * precision: exp has 2 ulp but its float argument x - m carries an error
  * of u |x - m|, which exp turns into a relative one; the sum of
  * exponentials 16 float lanes of n / 16 terms each: the relative error is
- * within (n / 16 + 8 + 2 max |x - m|) u. */
+ * within (n / 16 + 8 + 2 max |x - m|) u. Both paths: _i 0 the one this
+ * CPU runs, 1 the portable one (the same on a CPU without AVX-512). */
 START_TEST(test_softmax_rows) {
+  void (*softmax)(const float *, float *, int64_t, bool) = _i ? fbx_row_softmax_portable_f32 : fbx_row_softmax_f32;
   static const int64_t lens[] = {1, 2, 15, 16, 17, 255, 256, 257, 1024, 4099};
   float x[4099], y[4099];
   uint64_t s = 3;
@@ -169,13 +171,13 @@ START_TEST(test_softmax_rows) {
     double spread = 0;
     for (int64_t i = 0; i < n; i++) spread = fmax(spread, m - x[i]);
     double tol = ((double)n / 16 + 8 + 2 * spread) * U;
-    fbx_row_softmax_f32(x, y, n, false);
+    softmax(x, y, n, false);
     for (int64_t i = 0; i < n; i++) {
       double r = exp((double)x[i] - m) / z;
       ck_assert_msg(fabs(y[i] - r) <= tol * r + 1e-45, "softmax n %lld [%lld]: %.9g vs %.17g", (long long)n,
                     (long long)i, y[i], r);
     }
-    fbx_row_softmax_f32(x, y, n, true);
+    softmax(x, y, n, true);
     for (int64_t i = 0; i < n; i++) {
       double r = ((double)x[i] - m) - log(z);
       ck_assert_msg(fabs(y[i] - r) <= tol * (fabs(r) + log(z) + fabs(m)) + 1e-6,
@@ -186,31 +188,32 @@ START_TEST(test_softmax_rows) {
 }
 END_TEST
 
-/* Rows with infinities and NaN: PyTorch's results. */
+/* Rows with infinities and NaN: PyTorch's results (both paths). */
 START_TEST(test_softmax_nonfinite) {
+  void (*softmax)(const float *, float *, int64_t, bool) = _i ? fbx_row_softmax_portable_f32 : fbx_row_softmax_f32;
   float y[40];
   float a[40];
   for (int i = 0; i < 40; i++) a[i] = -INFINITY;
   a[21] = 0;
-  fbx_row_softmax_f32(a, y, 40, false); /* one finite value: 1 there, 0 elsewhere */
+  softmax(a, y, 40, false); /* one finite value: 1 there, 0 elsewhere */
   for (int i = 0; i < 40; i++) ck_assert_msg(y[i] == (i == 21 ? 1.0f : 0.0f), "[%d] = %g", i, y[i]);
-  fbx_row_softmax_f32(a, y, 40, true);
+  softmax(a, y, 40, true);
   for (int i = 0; i < 40; i++) ck_assert_msg(i == 21 ? y[i] == 0 : isinf(y[i]) && y[i] < 0, "[%d] = %g", i, y[i]);
   a[21] = -INFINITY; /* all -inf: NaN, as PyTorch */
   for (int log = 0; log < 2; log++) {
-    fbx_row_softmax_f32(a, y, 40, log);
+    softmax(a, y, 40, log);
     for (int i = 0; i < 40; i++) ck_assert_msg(isnan(y[i]), "all -inf, log %d: [%d] = %g", log, i, y[i]);
   }
   for (int i = 0; i < 40; i++) a[i] = (float)i;
   a[3] = INFINITY; /* inf - inf reaches the sum */
-  fbx_row_softmax_f32(a, y, 40, false);
+  softmax(a, y, 40, false);
   for (int i = 0; i < 40; i++) ck_assert_msg(isnan(y[i]), "+inf: [%d] = %g", i, y[i]);
   a[3] = NAN;
-  fbx_row_softmax_f32(a, y, 40, true);
+  softmax(a, y, 40, true);
   for (int i = 0; i < 40; i++) ck_assert_msg(isnan(y[i]), "NaN: [%d] = %g", i, y[i]);
   /* a very negative spread: exponentials that underflow to subnormals and zero */
   for (int i = 0; i < 40; i++) a[i] = -3.0f * (float)i;
-  fbx_row_softmax_f32(a, y, 40, false);
+  softmax(a, y, 40, false);
   double z = 0;
   for (int i = 0; i < 40; i++) z += exp(-3.0 * i);
   for (int i = 0; i < 40; i++) {
@@ -358,8 +361,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_sum_bound);
   tcase_add_test(tc, test_sum_nonfinite);
   tcase_add_test(tc, test_sqdev_bound);
-  tcase_add_test(tc, test_softmax_rows);
-  tcase_add_test(tc, test_softmax_nonfinite);
+  tcase_add_loop_test(tc, test_softmax_rows, 0, 2);
+  tcase_add_loop_test(tc, test_softmax_nonfinite, 0, 2);
   tcase_add_test(tc, test_moments);
   tcase_add_test(tc, test_layer_norm_bwd_stats);
   tcase_add_test(tc, test_layer_norm_grads_thread_independent);
