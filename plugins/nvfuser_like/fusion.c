@@ -286,6 +286,29 @@ int nvf_tv_has_axis(const nvf_tv *t, int a) {
   return 0;
 }
 
+int nvf_tv_nonpos(const nvf_fusion *f, int t) {
+  if (t < 0 || t >= f->ntv || f->tv[t].def < 0) return 0;
+  const nvf_expr *x = &f->ex[f->tv[t].def];
+  if (x->kind != NVF_E_PW || x->op != FBXK_OP_SUB_T || x->noperands != 2) return 0;
+  int a = x->in[0], b = x->in[1];
+  while (b >= 0 && f->tv[b].def >= 0 && f->ex[f->tv[b].def].kind == NVF_E_BCAST) b = f->ex[f->tv[b].def].in[0];
+  if (b < 0 || f->tv[b].def < 0) return 0;
+  const nvf_expr *m = &f->ex[f->tv[b].def];
+  if (m->kind != NVF_E_REDUCE || m->red != NVF_RED_MAX || m->in[0] != a) return 0;
+  const nvf_tv *ta = &f->tv[a];
+  if (ta->scalar || !fbxk_is_float(ta->dtype) || f->tv[b].dtype != ta->dtype) return 0;
+  /* a's dimensions are distinct axes: the broadcast of the max then lines
+   * up with the dimensions it was taken over (a broadcast that put a kept
+   * dimension in another place would have merged two of a's axes) */
+  for (int i = 0; i < ta->nd; i++) {
+    if (ta->dom[i].type == NVF_ID_BROADCAST) continue;
+    if (ta->dom[i].axis < 0) return 0;
+    for (int j = 0; j < i; j++)
+      if (ta->dom[j].type != NVF_ID_BROADCAST && ta->dom[j].axis == ta->dom[i].axis) return 0;
+  }
+  return 1;
+}
+
 /* t with leading broadcast domains up to logical rank r (t itself when it has it) */
 static int bcast_rank(bctx *c, int t, int r) {
   nvf_fusion *f = c->f;

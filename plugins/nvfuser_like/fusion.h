@@ -118,6 +118,11 @@ fbxp_status *nvf_fusion_build(nvf_fusion *f, const fbxp_graph *g, const fbxp_arg
 int nvf_tv_logical(const nvf_tv *t, int64_t *sizes);
 /* Does t vary along axis a (an iteration domain bound to it)? */
 int nvf_tv_has_axis(const nvf_tv *t, int a);
+/* Is every element of t <= 0 or NaN? t = a - b where b is a broadcast of
+ * the max of a over some of its dimensions (softmax's shifted row): each
+ * element is an element of a minus a max over values that include it.
+ * The printer then takes exp's cheaper form (FBXK_FACT_NONPOS). */
+int nvf_tv_nonpos(const nvf_fusion *f, int t);
 /* The fusion IR as text (nvFuser's notation: T3_l[iS0{4}, rS1{16}] = sum(T2_l[...])). */
 void nvf_fusion_print(const nvf_fusion *f, fbxk_buf *b);
 

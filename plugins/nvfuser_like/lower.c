@@ -474,8 +474,8 @@ const char *nvf_emit_value(nvf_lctx *c, int t) {
         ap[i] = args[i];
       }
       fbxk_buf vb = {0};
-      if (vec) fbxk_op_print_vec(&vb, x->op, x->cdtype, c->vw, d, ap);
-      else fbxk_op_print(&vb, x->op, x->cdtype, d, ap);
+      unsigned facts = x->op == FBXK_OP_EXP && nvf_tv_nonpos(f, x->in[0]) ? FBXK_FACT_NONPOS : 0u;
+      fbxk_op_print_facts(&vb, x->op, x->cdtype, vec ? c->vw : 1, d, ap, facts);
       char *val = take(c, &vb);
       /* Every op's result is rounded to its dtype, as PyTorch's eager op
        * writes it: float16/bfloat16 compute in float and int32/int16/int8

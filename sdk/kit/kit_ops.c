@@ -71,9 +71,11 @@ const char *fbxk_op_template(int op, int cd) {
 }
 
 /* w > 1: OpenCL vector values of w lanes ($T the vector type, fbxk_v<w>...). */
-static int op_print(fbxk_buf *b, int op, int cd, fbxk_dialect d, const char *const *args, int w) {
+static int op_print(fbxk_buf *b, int op, int cd, fbxk_dialect d, const char *const *args, int w, unsigned facts) {
   const char *t = fbxk_op_template(op, cd);
   if (!t) return -1;
+  if (op == FBXK_OP_EXP && cd == FBXK_F32 && (facts & FBXK_FACT_NONPOS) && !strcmp(t, "$vexp$f($0)"))
+    t = "$vexp$f_np($0)";
   int nargs = fbxk_op_noperands(op) + fbxk_op_nparams(op);
   int f64 = cd == FBXK_F64;
   for (const char *p = t; *p;) {
@@ -95,7 +97,7 @@ static int op_print(fbxk_buf *b, int op, int cd, fbxk_dialect d, const char *con
 }
 
 int fbxk_op_print(fbxk_buf *b, int op, int cd, fbxk_dialect d, const char *const *args) {
-  return op_print(b, op, cd, d, args, 1);
+  return op_print(b, op, cd, d, args, 1, 0);
 }
 
 /* Rows whose float template is arithmetic, comparisons feeding selects,
@@ -124,7 +126,12 @@ int fbxk_op_vectorizable(int op, int cd) {
 
 int fbxk_op_print_vec(fbxk_buf *b, int op, int cd, int w, fbxk_dialect d, const char *const *args) {
   if (d != FBXK_OPENCL || !fbxk_vector_type(cd, w) || !fbxk_op_vectorizable(op, cd)) return -1;
-  return op_print(b, op, cd, d, args, w);
+  return op_print(b, op, cd, d, args, w, 0);
+}
+
+int fbxk_op_print_facts(fbxk_buf *b, int op, int cd, int w, fbxk_dialect d, const char *const *args, unsigned facts) {
+  if (w > 1 && (d != FBXK_OPENCL || !fbxk_vector_type(cd, w) || !fbxk_op_vectorizable(op, cd))) return -1;
+  return op_print(b, op, cd, d, args, w > 1 ? w : 1, facts);
 }
 
 /* ---- matching nodes -------------------------------------------------------------------- */

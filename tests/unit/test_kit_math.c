@@ -162,6 +162,28 @@ START_TEST(exp_is_the_interpreters) {
 }
 END_TEST
 
+/* exp for operands known <= 0 (FBXK_FACT_NONPOS) has fbxk_vexpf's bits on
+ * every such float, -inf and -0 included, and NaN stays NaN. */
+START_TEST(exp_np_is_exp) {
+  int64_t diff = 0, n = 0;
+  float at = 0;
+  for (int64_t i = 0; i < SAME_N; i++) {
+    float x = same_bits_input(i, -110.0f, 205.0f);
+    if (x != x) {
+      ck_assert_msg(fbxk_vexpf_np(x) != fbxk_vexpf_np(x), "NaN in, %a out", fbxk_vexpf_np(x));
+      continue;
+    }
+    if (!(x <= 0)) continue;
+    n++;
+    float k = fbxk_vexpf_np(x), v = fbxk_vexpf(x);
+    if (memcmp(&k, &v, 4) && !diff++) at = x;
+  }
+  ck_assert_int_gt(n, SAME_N / 4);
+  ck_assert_msg(diff == 0, "%lld of %lld inputs differ, the first %a: np %a, exp %a", (long long)diff, (long long)n, at,
+                fbxk_vexpf_np(at), fbxk_vexpf(at));
+}
+END_TEST
+
 /* The interpreter's sin and cos: its float path where that applies
  * (fbx_vm_trig_rare false), libm's beyond. */
 static float interp_sinf(float x) { return fbx_vm_trig_rare(x) ? sinf(x) : fbx_vm_sinf(x); }
@@ -443,6 +465,7 @@ int main(void) {
   tcase_add_loop_test(tc, vector_math_ulps, 0, (int)(sizeof fns / sizeof fns[0]));
   tcase_add_test(tc, floordiv_and_remainder);
   tcase_add_test(tc, exp_is_the_interpreters);
+  tcase_add_test(tc, exp_np_is_exp);
   tcase_add_test(tc, trig_is_the_interpreters);
   tcase_add_test(tc, pow_ulps);
   tcase_add_test(tc, pow_is_the_interpreters);

@@ -404,7 +404,9 @@ START_TEST(softmax_cpu_vector_rows) {
   ck_assert_int_eq(p->local_bytes, 0);
   ck_assert_int_eq(p->block, 64);
   ck_assert_int_eq(count(v.src[0], "vload16(0, T0 + ("), 2); /* the max's phase and the exp's */
-  ck_assert_int_eq(count(v.src[0], "fbxk_v16expf(("), 1);
+  /* exp(x - max(x)): the operand is <= 0 or NaN, the exp without its upper clamp */
+  ck_assert_int_eq(count(v.src[0], "fbxk_v16expf_np(("), 1);
+  ck_assert_int_eq(count(v.src[0], "fbxk_v16expf(("), 0);
   ck_assert_int_eq(count(v.src[0], "FBXK_VSTORE(16, convert_float16(v4), T8 + ("), 1); /* the kept exp */
   ck_assert_int_eq(count(v.src[0], "vload16(0, T8 + ("), 1);                          /* read back */
   ck_assert_int_eq(count(v.src[0], "FBXK_VSTORE(16, "), 2);                           /* and the output */
@@ -413,10 +415,14 @@ START_TEST(softmax_cpu_vector_rows) {
   ck_assert_int_eq(count(v.src[0], "FBXK_PREFETCH(T0, i0 * 1024 + i1 + 1024);"), 1);
   ck_assert_int_eq(count(v.src[0], "float8 accv"), 1);  /* the sum: the scalar kernel's 8 lanes */
   ck_assert_int_eq(count(v.src[0], "float16 accv"), 1); /* the max: 16 */
+  /* the max's pass takes 4 vectors a step into 4 accumulators (4 chains of selects) */
+  ck_assert_int_eq(count(v.src[0], "float16 accu0[4];"), 1);
+  ck_assert_int_eq(count(v.src[0], "j0 += 64)"), 1);
+  ck_assert_int_eq(count(v.src[0], "const long j = j0 + u * 16;"), 1);
   ck_assert_int_eq(count(v.src[0], "* (v7))"), 1);       /* times the sum's reciprocal */
   ck_assert_int_eq(sc.pl.seg[0].p.vrow, 0);
   ck_assert_int_eq(count(sc.src[0], "vload16"), 0);
-  ck_assert_int_eq(count(sc.src[0], "fbxk_vexpf(("), 1);
+  ck_assert_int_eq(count(sc.src[0], "fbxk_vexpf_np(("), 1);
   static float x[R * N], yv[R * N], ys[R * N];
   for (int i = 0; i < R * N; i++) {
     int r = i / N, j = i % N;
@@ -447,6 +453,65 @@ START_TEST(softmax_cpu_vector_rows) {
   }
   unbuild(&v);
   unbuild(&sc);
+}
+END_TEST
+
+/* FBXK_FACT_NONPOS: exp(x - amax(x)) prints the exp without its upper
+ * clamp, over the last dim or the first (a max that holds the element);
+ * not for the max of another tensor or the max minus x. A max over dim 1
+ * of a square matrix broadcast along the other dim (x[r][c] - max(x[c]),
+ * which may be positive) is refused by the fusion build already (two
+ * domains on one axis); nvf_tv_nonpos checks the axes as well. */
+START_TEST(exp_nonpos_fact) {
+  static const struct {
+    const char *ir;
+    int np;
+  } cases[] = {
+      {"graph(%x : Tensor, %y : Tensor):\n  %d : int[] = prim::Constant[value=[-1]]()\n  %t : bool = prim::Constant[value=1]()\n"
+       "  %m : Tensor = aten::amax(%x, %d, %t)\n  %one : int = prim::Constant[value=1]()\n"
+       "  %s : Tensor = aten::sub(%x, %m, %one)\n  %e : Tensor = aten::exp(%s)\n  %r : Tensor = aten::mul(%e, %y)\n  return (%r)\n",
+       1},
+      {"graph(%x : Tensor, %y : Tensor):\n  %d : int[] = prim::Constant[value=[0]]()\n  %t : bool = prim::Constant[value=1]()\n"
+       "  %m : Tensor = aten::amax(%x, %d, %t)\n  %one : int = prim::Constant[value=1]()\n"
+       "  %s : Tensor = aten::sub(%x, %m, %one)\n  %e : Tensor = aten::exp(%s)\n  %r : Tensor = aten::mul(%e, %y)\n  return (%r)\n",
+       1},
+      {"graph(%x : Tensor, %y : Tensor):\n  %d : int[] = prim::Constant[value=[-1]]()\n  %t : bool = prim::Constant[value=1]()\n"
+       "  %m : Tensor = aten::amax(%y, %d, %t)\n  %one : int = prim::Constant[value=1]()\n"
+       "  %s : Tensor = aten::sub(%x, %m, %one)\n  %e : Tensor = aten::exp(%s)\n  %r : Tensor = aten::mul(%e, %y)\n  return (%r)\n",
+       0},
+      {"graph(%x : Tensor, %y : Tensor):\n  %d : int[] = prim::Constant[value=[-1]]()\n  %t : bool = prim::Constant[value=1]()\n"
+       "  %m : Tensor = aten::amax(%x, %d, %t)\n  %one : int = prim::Constant[value=1]()\n"
+       "  %s : Tensor = aten::sub(%m, %x, %one)\n  %e : Tensor = aten::exp(%s)\n  %r : Tensor = aten::mul(%e, %y)\n  return (%r)\n",
+       0},
+  };
+  enum { N = 64 };
+  fbxp_arg_spec s[2] = {f32(2, (int64_t[]){N, N}), f32(2, (int64_t[]){N, N})};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    built b;
+    build_for(&b, cases[i].ir, s, 2, FBXK_OPENCL, 1, 0);
+    int np = 0, plain = 0;
+    for (int g = 0; g < b.pl.nsegs; g++) {
+      const char *k = strstr(b.src[g], "__kernel");
+      np += count(k, "expf_np((");
+      plain += count(k, "expf((");
+    }
+    ck_assert_msg(np == cases[i].np && plain == !cases[i].np, "case %zu: %d np, %d plain", i, np, plain);
+    unbuild(&b);
+  }
+  /* the transposed max: not a fusion */
+  fbx_graph *g = NULL;
+  static const char *tir = "graph(%x : Tensor, %y : Tensor):\n  %d : int[] = prim::Constant[value=[1]]()\n  %f : bool = prim::Constant[value=0]()\n"
+       "  %m : Tensor = aten::amax(%x, %d, %f)\n  %one : int = prim::Constant[value=1]()\n"
+       "  %s : Tensor = aten::sub(%x, %m, %one)\n  %e : Tensor = aten::exp(%s)\n  %r : Tensor = aten::mul(%e, %y)\n  return (%r)\n";
+  fbx_status *st = fbx_graph_parse(&g, tir, strlen(tir), "t.ir");
+  ck_assert_msg(!st, "%s", st ? fbx_status_message(st) : "");
+  nvf_fusion *f = calloc(1, sizeof *f);
+  fbxp_status *ps = nvf_fusion_build(f, (const fbxp_graph *)g, s, 2);
+  ck_assert_ptr_nonnull(ps);
+  ck_assert_ptr_nonnull(strstr(nvf_host->status_message(ps), "two domains on one axis"));
+  nvf_host->status_free(ps);
+  free(f);
+  fbx_graph_destroy(g);
 }
 END_TEST
 
@@ -490,6 +555,7 @@ int main(void) {
   tcase_add_test(tc, pointwise_vec_and_broadcast);
   tcase_add_test(tc, sum_to_size_one_reduction);
   tcase_add_test(tc, softmax_cpu_vector_rows);
+  tcase_add_test(tc, exp_nonpos_fact);
   tcase_add_test(tc, layer_norm_cpu_vector_rows);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -19,6 +19,7 @@ extern "C" {
 FBXK_API const char *fbxk_prelude(fbxk_dialect d);
 
 FBXK_API float fbxk_vexpf(float x);
+FBXK_API float fbxk_vexpf_np(float x); /* x <= 0 or NaN only (FBXK_FACT_NONPOS) */
 FBXK_API float fbxk_vexpm1f(float x);
 FBXK_API float fbxk_vtanhf(float x);
 FBXK_API float fbxk_vlogf(float x);

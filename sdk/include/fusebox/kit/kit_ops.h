@@ -89,6 +89,20 @@ FBXK_API int fbxk_op_print(fbxk_buf *b, int op, int cdtype, fbxk_dialect d, cons
 FBXK_API int fbxk_op_vectorizable(int op, int cdtype);
 FBXK_API int fbxk_op_print_vec(fbxk_buf *b, int op, int cdtype, int w, fbxk_dialect d, const char *const *args);
 
+/* What a fuser has proved about an op's first operand, which lets the
+ * printer pick a cheaper form that gives the same value for every operand
+ * the fact allows. */
+enum {
+  /* <= 0 or NaN: x - m where m is the max of a set of values holding x
+   * (softmax's shifted row). float32 exp then prints fbxk_vexpf_np /
+   * fbxk_v16expf_np: fbxk_vexpf without its upper clamp, the same bits. */
+  FBXK_FACT_NONPOS = 1u << 0,
+};
+/* fbxk_op_print (w = 1) or fbxk_op_print_vec (w > 1) under facts; rows and
+ * dtypes without a cheaper form print as those do. */
+FBXK_API int fbxk_op_print_facts(fbxk_buf *b, int op, int cdtype, int w, fbxk_dialect d, const char *const *args,
+                                 unsigned facts);
+
 /* A scalar in compute representation: .f for float dtypes, .i otherwise. */
 typedef struct fbxk_scalar {
   double f;
