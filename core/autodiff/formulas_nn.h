@@ -276,6 +276,9 @@
   G(upsample_nearest1d_vec, FBX_GFN_UPS_VEC_("upsample_nearest1d", "", "", FBX_GFN_N2_))                      \
   G(upsample_nearest2d_vec, FBX_GFN_UPS_VEC_("upsample_nearest2d", "", "", FBX_GFN_N2_))                      \
   G(upsample_nearest3d_vec, FBX_GFN_UPS_VEC_("upsample_nearest3d", "", "", FBX_GFN_N2_))                      \
+  G(upsample_nearest_exact1d_vec, FBX_GFN_UPS_VEC_("_upsample_nearest_exact1d", "", "", FBX_GFN_N2_))        \
+  G(upsample_nearest_exact2d_vec, FBX_GFN_UPS_VEC_("_upsample_nearest_exact2d", "", "", FBX_GFN_N2_))        \
+  G(upsample_nearest_exact3d_vec, FBX_GFN_UPS_VEC_("_upsample_nearest_exact3d", "", "", FBX_GFN_N2_))        \
   G(upsample_linear1d_vec, FBX_GFN_UPS_VEC_("upsample_linear1d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_N3_))     \
   G(upsample_bilinear2d_vec, FBX_GFN_UPS_VEC_("upsample_bilinear2d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_N3_)) \
   G(upsample_trilinear3d_vec,                                                                                 \
@@ -284,6 +287,12 @@
   G(upsample_nearest1d, FBX_GFN_UPS_("upsample_nearest1d", "", "", FBX_GFN_S1_P_, FBX_GFN_S1_, FBX_GFN_N2_))   \
   G(upsample_nearest2d, FBX_GFN_UPS_("upsample_nearest2d", "", "", FBX_GFN_S2_P_, FBX_GFN_S2_, FBX_GFN_N3_))   \
   G(upsample_nearest3d, FBX_GFN_UPS_("upsample_nearest3d", "", "", FBX_GFN_S3_P_, FBX_GFN_S3_, FBX_GFN_N4_))   \
+  G(upsample_nearest_exact1d,                                                                                \
+    FBX_GFN_UPS_("_upsample_nearest_exact1d", "", "", FBX_GFN_S1_P_, FBX_GFN_S1_, FBX_GFN_N2_))              \
+  G(upsample_nearest_exact2d,                                                                                \
+    FBX_GFN_UPS_("_upsample_nearest_exact2d", "", "", FBX_GFN_S2_P_, FBX_GFN_S2_, FBX_GFN_N3_))              \
+  G(upsample_nearest_exact3d,                                                                                \
+    FBX_GFN_UPS_("_upsample_nearest_exact3d", "", "", FBX_GFN_S3_P_, FBX_GFN_S3_, FBX_GFN_N4_))              \
   G(upsample_linear1d,                                                                                        \
     FBX_GFN_UPS_("upsample_linear1d", FBX_GFN_AL_P_, FBX_GFN_AL_, FBX_GFN_S1_P_, FBX_GFN_S1_, FBX_GFN_N3_))    \
   G(upsample_bilinear2d,                                                                                      \

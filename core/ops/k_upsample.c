@@ -1,7 +1,9 @@
 /* Upsampling and pixel shuffle kernels (rows in ops/list_nn.h).
  *
  * One kernel runs every aten::upsample_{nearest1d,nearest2d,nearest3d,
- * linear1d,bilinear2d,trilinear3d,bicubic2d} row and its _backward: the
+ * linear1d,bilinear2d,trilinear3d,bicubic2d} row, every
+ * aten::_upsample_nearest_exact{1,2,3}d row (F.interpolate's
+ * mode="nearest-exact") and their _backward: the
  * op's name gives the mode and the number of spatial dims S, the overload
  * how the sizes come (.vec: output_size or scale_factors, exactly one;
  * otherwise output_size and one optional scale per dim). The input is
@@ -18,7 +20,9 @@
  * the input's type:
  *   nearest   floor(float(s * o)), at most in - 1 (float16, which PyTorch
  *             1.13's CPU refuses, takes float32's rules, as its CUDA
- *             kernels do);
+ *             kernels do); nearest-exact floor(float((o + 0.5) * s)), the
+ *             product in double (measured against torch 1.13 over every
+ *             input size 1..29, output 1..69 and five scale factors);
  *   linear    r = s * o (align_corners) or max(s * (o + 0.5) - 0.5, 0);
  *             taps int64(r) and the next (the last index repeats), weights
  *             1 - l and l = r - int64(r); an output the size of the input
@@ -60,6 +64,7 @@ enum { PREC_F32, PREC_F64, PREC_BF16 };
 typedef struct ups_call {
   int mode, nsp;   /* UPS_*; spatial dims 1..3 */
   bool bwd, align;
+  bool exact;      /* nearest-exact (the _upsample_nearest_exact rows) */
   int prec;        /* PREC_*: the precision of scales and weights */
   int64_t N, C, P; /* P = N * C planes */
   int64_t in_numel, out_numel;
@@ -150,21 +155,30 @@ UPS_TAPS_FNS_(double, d)
 #undef UPS_TAPS_FNS_
 
 /* The forward nearest index table (HelperInterpNearest of the CPU kernel):
- * s * o in the kernel's precision, then floorf. */
-static void nearest_taps(int prec, int64_t in, int64_t out, double sc, ups_taps *t) {
+ * s * o in the kernel's precision, then floorf. nearest-exact
+ * (HelperInterpNearestExact): (o + 0.5) * s in double, s in the kernel's
+ * precision (float32 for every dtype but float64), then floorf. */
+static void nearest_taps(int prec, bool exact, int64_t in, int64_t out, double sc, ups_taps *t) {
   double s = ups_scale(prec, in, out, false, sc);
   for (int64_t o = 0; o < out; o++) {
-    int64_t i = prec == PREC_F64 ? (int64_t)floorf((float)(s * (double)o)) : (int64_t)floorf((float)o * (float)s);
+    int64_t i = exact ? (int64_t)floorf((float)(((double)o + 0.5) * (prec == PREC_F64 ? s : (double)(float)s)))
+                : prec == PREC_F64 ? (int64_t)floorf((float)(s * (double)o))
+                                   : (int64_t)floorf((float)o * (float)s);
     t->idx[o] = i > in - 1 ? in - 1 : i;
     t->w[o] = 1;
   }
 }
 
-/* The backward nearest index table (nearest_idx of PyTorch's UpSample.h). */
-static void nearest_bwd_taps(int64_t in, int64_t out, double sc, ups_taps *t) {
+/* The backward nearest index table (nearest_idx of PyTorch's UpSample.h;
+ * nearest_exact_idx: (o + 0.5) * float(s) in double, floorf, for every
+ * dtype, no special cases). */
+static void nearest_bwd_taps(bool exact, int64_t in, int64_t out, double sc, ups_taps *t) {
   float s = (float)ups_scale(PREC_F32, in, out, false, sc);
   for (int64_t o = 0; o < out; o++) {
-    int64_t i = out == in ? o : out == 2 * in ? o >> 1 : (int64_t)floorf((float)o * s);
+    int64_t i = exact             ? (int64_t)floorf((float)(((double)o + 0.5) * (double)s))
+                : out == in       ? o
+                : out == 2 * in   ? o >> 1
+                                  : (int64_t)floorf((float)o * s);
     t->idx[o] = i > in - 1 ? in - 1 : i;
     t->w[o] = 1;
   }
@@ -190,8 +204,8 @@ static fbx_status *make_taps(const ups_call *u, ups_taps tp[3]) {
     if (d < 3 - u->nsp) { /* a padding dim of size 1 */
       t->idx[0] = 0, t->w[0] = 1;
     } else if (u->mode == UPS_NEAREST) {
-      if (u->bwd) nearest_bwd_taps(u->in[d], u->out[d], sc, t);
-      else nearest_taps(u->prec, u->in[d], u->out[d], sc, t);
+      if (u->bwd) nearest_bwd_taps(u->exact, u->in[d], u->out[d], sc, t);
+      else nearest_taps(u->prec, u->exact, u->in[d], u->out[d], sc, t);
     } else {
       double s = ups_scale(u->prec, u->in[d], u->out[d], u->align, sc);
       bool lin = u->mode == UPS_LINEAR;
@@ -214,10 +228,12 @@ static fbx_status *float_opt(const fbx_kctx *ctx, const fbx_ivalue *v, const cha
 
 /* What an upsample row's name and arguments ask for; *t is args[0]. */
 static fbx_status *ups_parse(const fbx_kctx *ctx, const fbx_ivalue *args, ups_call *u, fbx_tensor **t) {
-  const char *name = fbx_sym_unqual(ctx->op->schema.name) + strlen("upsample_");
+  const char *name = fbx_sym_unqual(ctx->op->schema.name);
+  name += (*name == '_') + strlen("upsample_"); /* _upsample_nearest_exact2d */
   bool vec = !strcmp(ctx->op->schema.overload, "vec");
   memset(u, 0, sizeof *u);
   u->mode = !strncmp(name, "nearest", 7) ? UPS_NEAREST : strstr(name, "cubic") ? UPS_CUBIC : UPS_LINEAR;
+  u->exact = !strncmp(name, "nearest_exact", 13);
   u->nsp = (int)(strchr(name, 'd')[-1] - '0');
   u->bwd = strstr(name, "_backward") != NULL;
   int nsp = u->nsp, pad = 3 - nsp, nfull = nsp + 2;

@@ -27,7 +27,8 @@
  * PyTorch differentiates the composite). float32, float64, bfloat16.
  *
  * Upsampling (k_upsample.c, one kernel for every row): upsample_nearest1d,
- * _nearest2d, _nearest3d, _linear1d, _bilinear2d, _trilinear3d,
+ * _nearest2d, _nearest3d, _upsample_nearest_exact{1,2,3}d (F.interpolate's
+ * mode="nearest-exact"), _linear1d, _bilinear2d, _trilinear3d,
  * _bicubic2d and their _backward ops, each in the .vec overload (sizes or
  * scale factors, exactly one; what a scripted F.interpolate and
  * nn.Upsample call) and the plain one (sizes and a scale per dim); the
@@ -171,6 +172,23 @@
   FBX_NN_UPS_(X, upsample_nearest3d,                                                                              \
               "aten::upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, "                \
               "float? scales_h=None, float? scales_w=None) -> Tensor")                                            \
+  FBX_NN_UPS_(X, upsample_nearest_exact1d_vec,                                                                    \
+              "aten::_upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) "   \
+              "-> Tensor")                                                                                        \
+  FBX_NN_UPS_(X, upsample_nearest_exact1d,                                                                        \
+              "aten::_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor")  \
+  FBX_NN_UPS_(X, upsample_nearest_exact2d_vec,                                                                    \
+              "aten::_upsample_nearest_exact2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) "   \
+              "-> Tensor")                                                                                        \
+  FBX_NN_UPS_(X, upsample_nearest_exact2d,                                                                        \
+              "aten::_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, "          \
+              "float? scales_w=None) -> Tensor")                                                                  \
+  FBX_NN_UPS_(X, upsample_nearest_exact3d_vec,                                                                    \
+              "aten::_upsample_nearest_exact3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) "   \
+              "-> Tensor")                                                                                        \
+  FBX_NN_UPS_(X, upsample_nearest_exact3d,                                                                        \
+              "aten::_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, "          \
+              "float? scales_h=None, float? scales_w=None) -> Tensor")                                            \
   FBX_NN_UPS_(X, upsample_linear1d_vec,                                                                           \
               "aten::upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "              \
               "float[]? scale_factors) -> Tensor")                                                                \
@@ -213,6 +231,24 @@
   FBX_NN_UPS_(X, upsample_nearest3d_backward,                                                                     \
               "aten::upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, " \
               "float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor")                      \
+  FBX_NN_UPS_(X, upsample_nearest_exact1d_backward_vec,                                                           \
+              "aten::_upsample_nearest_exact1d_backward.vec(Tensor grad_output, SymInt[]? output_size, "            \
+              "SymInt[] input_size, float[]? scale_factors) -> Tensor")                                           \
+  FBX_NN_UPS_(X, upsample_nearest_exact1d_backward,                                                               \
+              "aten::_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, "                \
+              "SymInt[3] input_size, float? scales=None) -> Tensor")                                              \
+  FBX_NN_UPS_(X, upsample_nearest_exact2d_backward_vec,                                                           \
+              "aten::_upsample_nearest_exact2d_backward.vec(Tensor grad_output, SymInt[]? output_size, "            \
+              "SymInt[] input_size, float[]? scale_factors) -> Tensor")                                           \
+  FBX_NN_UPS_(X, upsample_nearest_exact2d_backward,                                                               \
+              "aten::_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, "                \
+              "SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor")                      \
+  FBX_NN_UPS_(X, upsample_nearest_exact3d_backward_vec,                                                           \
+              "aten::_upsample_nearest_exact3d_backward.vec(Tensor grad_output, SymInt[]? output_size, "            \
+              "SymInt[] input_size, float[]? scale_factors) -> Tensor")                                           \
+  FBX_NN_UPS_(X, upsample_nearest_exact3d_backward,                                                               \
+              "aten::_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, "                \
+              "SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor")  \
   FBX_NN_UPS_(X, upsample_linear1d_backward_vec,                                                                  \
               "aten::upsample_linear1d_backward.vec(Tensor grad_output, SymInt[]? output_size, "                   \
               "SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor")                       \

@@ -63,6 +63,10 @@ static const char *const CASES[] = {
     "upsample_nearest2d_scales", "upsample_bilinear2d_scales", "upsample_linear1d_plain", "upsample_trilinear3d_plain",
     "upsample_bicubic2d_plain", "upsample_nearest1d_plain", "upsample_nearest3d_plain", "upsample_nearest_uint8",
     "upsample_nearest2d_backward_vec", "upsample_bilinear2d_backward_plain", "upsample_bicubic2d_backward_vec",
+    /* nearest-exact */
+    "interp_nearest_exact_frac", "interp_nearest_exact_size", "interp_nearest_exact_1d", "interp_nearest_exact_3d",
+    "interp_nearest_exact_uint8", "upsample_nearest_exact2d_plain", "upsample_nearest_exact1d_backward_plain",
+    "upsample_nearest_exact3d_backward_vec",
     /* pixel shuffle, adaptive max pooling */
     "pixel_shuffle", "pixel_unshuffle", "pixel_shuffle_roundtrip", "pixel_shuffle_int", "adaptive_max_pool2d",
     "adaptive_max_pool2d_grad", "adaptive_max_pool2d_up", "adaptive_max_pool1d", "adaptive_max_pool2d_backward",

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Golden cases for the nn ops of core/ops/list_nn.h and their gradients.
 
-    /usr/bin/python3 tests/data/nn/gen_nn_cases.py
+    /usr/bin/python3 tests/data/nn/gen_nn_cases.py [NAME...]
 
 Run with Debian's python3-torch (1.13). Writes tests/data/nn/cases/NAME/ in
 the conformance corpus's case format (tests/corpus/README.md: graph.ir,
@@ -229,6 +229,27 @@ def specs():
     case("upsample_bilinear2d_backward_plain", N.upsample_bilinear2d_backward_plain, [r.f64(2, 2, 7, 5)], grad=False)
     r = R("upsample_bicubic2d_backward_vec")
     case("upsample_bicubic2d_backward_vec", N.upsample_bicubic2d_backward_vec, [r.f64(1, 2, 6, 6)], grad=False)
+    # nearest-exact (PyTorch's _upsample_nearest_exact rows)
+    r = R("interp_nearest_exact_frac")
+    case("interp_nearest_exact_frac", N.interp_nearest_exact_frac, [r.f(1, 3, 7, 5)],
+         notes="scale factors 1.7 and 2.3: source indices floor(float((o + 0.5) / scale))")
+    r = R("interp_nearest_exact_size")
+    case("interp_nearest_exact_size", N.interp_nearest_exact_size, [r.f64(2, 2, 7, 5)])
+    r = R("interp_nearest_exact_1d")
+    case("interp_nearest_exact_1d", N.interp_nearest_exact_1d, [r.f(2, 3, 5)])
+    r = R("interp_nearest_exact_3d")
+    case("interp_nearest_exact_3d", N.interp_nearest_exact_3d, [r.f64(1, 2, 2, 3, 3)])
+    r = R("interp_nearest_exact_uint8")
+    case("interp_nearest_exact_uint8", N.interp_nearest_exact_uint8,
+         [r.i(2, 2, 3, 4, lo=0, hi=255, dtype=np.uint8)])
+    r = R("upsample_nearest_exact2d_plain")
+    case("upsample_nearest_exact2d_plain", N.upsample_nearest_exact2d_plain, [r.f(1, 2, 4, 4)])
+    r = R("upsample_nearest_exact1d_backward_plain")
+    case("upsample_nearest_exact1d_backward_plain", N.upsample_nearest_exact1d_backward_plain, [r.f(2, 3, 9)],
+         grad=False)
+    r = R("upsample_nearest_exact3d_backward_vec")
+    case("upsample_nearest_exact3d_backward_vec", N.upsample_nearest_exact3d_backward_vec, [r.f64(1, 2, 3, 5, 3)],
+         grad=False)
     r = R("pixel_shuffle")
     case("pixel_shuffle", N.pixel_shuffle, [r.f(2, 8, 3, 2)])
     r = R("pixel_unshuffle")
@@ -256,16 +277,26 @@ def specs():
 
 
 def main():
+    """With NAME arguments: (re)writes those cases only, the others kept."""
     cases = os.path.join(HERE, "cases")
-    if os.path.isdir(cases):
+    only = set(sys.argv[1:])
+    if only:
+        unknown = only - {s["name"] for s in specs()}
+        if unknown:
+            sys.exit("gen_nn_cases.py: no case named %s" % ", ".join(sorted(unknown)))
+    elif os.path.isdir(cases):
         shutil.rmtree(cases)
-    os.makedirs(cases)
+    os.makedirs(cases, exist_ok=True)
     G.CASES = cases
     G.TOLS = {}
     torch.manual_seed(0)
     for s in specs():
+        if only and s["name"] not in only:
+            continue
+        if os.path.isdir(os.path.join(cases, s["name"])):
+            shutil.rmtree(os.path.join(cases, s["name"]))
         G.gen_case(s)
-    print("wrote %d cases to %s" % (len(os.listdir(cases)), cases))
+    print("wrote %d cases to %s" % (len(only) if only else len(os.listdir(cases)), cases))
 
 
 if __name__ == "__main__":

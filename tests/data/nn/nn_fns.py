@@ -289,6 +289,40 @@ def upsample_nearest_uint8(x):
     return F.interpolate(x, scale_factor=[1.5, 2.0], mode="nearest")
 
 
+def interp_nearest_exact_frac(x):
+    return F.interpolate(x, scale_factor=[1.7, 2.3], mode="nearest-exact")
+
+
+def interp_nearest_exact_size(x):
+    # downsampling rows (7 -> 3), upsampling columns (5 -> 8)
+    return F.interpolate(x, size=[3, 8], mode="nearest-exact")
+
+
+def interp_nearest_exact_1d(x):
+    return F.interpolate(x, scale_factor=2.5, mode="nearest-exact")
+
+
+def interp_nearest_exact_3d(x):
+    return F.interpolate(x, size=[3, 5, 4], mode="nearest-exact")
+
+
+def interp_nearest_exact_uint8(x):
+    return F.interpolate(x, scale_factor=[1.5, 2.3], mode="nearest-exact")
+
+
+def upsample_nearest_exact2d_plain(x):
+    # the plain overload: an output size with a scale of its own for the rows
+    return torch._C._nn._upsample_nearest_exact2d(x, [5, 7], 1.3, None)
+
+
+def upsample_nearest_exact1d_backward_plain(g):
+    return torch.ops.aten._upsample_nearest_exact1d_backward(g, [9], [2, 3, 4], 2.3)
+
+
+def upsample_nearest_exact3d_backward_vec(g):
+    return torch.ops.aten._upsample_nearest_exact3d_backward(g, None, [1, 2, 2, 3, 4], [1.5, 1.7, 0.8])
+
+
 def upsample_nearest2d_backward_vec(g):
     return torch.ops.aten.upsample_nearest2d_backward(g, None, [2, 3, 4, 3], [1.7, 2.5])
 
