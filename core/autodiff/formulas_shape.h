@@ -39,6 +39,41 @@
                  "  return (%gi, %none)\n")                                                                         \
   G(unsqueeze, "graph(%self : Tensor, %dim : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_            \
                "  return (%gi, %none)\n")                                                                           \
+  G(swapaxes,                                                                                                       \
+    "graph(%self : Tensor, %axis0 : int, %axis1 : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_          \
+    "  %gi : Tensor = aten::transpose(%grad, %axis0, %axis1)\n"                                                     \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(swapdims,                                                                                                       \
+    "graph(%self : Tensor, %dim0 : int, %dim1 : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_            \
+    "  %gi : Tensor = aten::transpose(%grad, %dim0, %dim1)\n"                                                       \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(movedim_int,                                                                                                    \
+    "graph(%self : Tensor, %source : int, %destination : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_   \
+    "  %gi : Tensor = aten::movedim(%grad, %destination, %source)\n"                                                \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(movedim_intlist,                                                                                                \
+    "graph(%self : Tensor, %source : int[], %destination : int[], %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_ \
+    "  %gi : Tensor = aten::movedim(%grad, %destination, %source)\n"                                                \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(moveaxis_int,                                                                                                   \
+    "graph(%self : Tensor, %source : int, %destination : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_   \
+    "  %gi : Tensor = aten::movedim(%grad, %destination, %source)\n"                                                \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(moveaxis_intlist,                                                                                               \
+    "graph(%self : Tensor, %source : int[], %destination : int[], %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_ \
+    "  %gi : Tensor = aten::movedim(%grad, %destination, %source)\n"                                                \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(unflatten_int,                                                                                                  \
+    "graph(%self : Tensor, %dim : int, %sizes : int[], %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_          \
+    "  %in : int[] = aten::size(%self)\n"                                                                           \
+    "  %gi : Tensor = aten::reshape(%grad, %in)\n"                                                                  \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(diagonal,                                                                                                       \
+    "graph(%self : Tensor, %offset : int, %dim1 : int, %dim2 : int, %result : Tensor, %grad : Tensor):\n"           \
+    "  %none : NoneType = prim::Constant()\n"                                                                       \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                        \
+    "  %gi : Tensor = aten::diagonal_backward(%grad, %sizes, %offset, %dim1, %dim2)\n"                              \
+    "  return (%gi, %none, %none, %none)\n")                                                                        \
   G(transpose_int,                                                                                                  \
     "graph(%self : Tensor, %dim0 : int, %dim1 : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_            \
     "  %gi : Tensor = aten::transpose(%grad, %dim0, %dim1)\n"                                                       \

@@ -805,3 +805,9 @@ fbx_status *fbx_k_fbx_broadcast_tensors_backward(fbx_kctx *ctx, fbx_ivalue *args
   outs[0] = res;
   return NULL;
 }
+
+/* aten::diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) */
+fbx_status *fbx_k_diagonal_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_ivalue vargs[4] = {fbx_iv_none(), args[2], args[3], args[4]};
+  return scatter_into_view(ctx, args, fbx_k_diagonal, vargs, outs);
+}

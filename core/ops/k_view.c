@@ -683,3 +683,101 @@ fbx_status *fbx_k_unbind(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   outs[0] = l;
   return NULL;
 }
+
+/* ---- movedim / swapaxes / unflatten / diagonal ------------------------------------------------ */
+
+/* aten::movedim.int / .intlist and aten::moveaxis (the same): source dims
+ * go to destination positions, the other dims keep their order in the
+ * positions left (PyTorch's movedim). */
+fbx_status *fbx_k_movedim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t;
+  int64_t src[FBX_MAX_DIMS], dst[FBX_MAX_DIMS];
+  int ns = 1, nd = 1;
+  char a[256], b[256];
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &t));
+  if (args[1].kind == FBX_IV_INT) {
+    src[0] = fbx_iv_to_int(&args[1]);
+    dst[0] = fbx_iv_to_int(&args[2]);
+  } else {
+    FBX_TRY(int_list(ctx, args, 1, src, &ns));
+    FBX_TRY(int_list(ctx, args, 2, dst, &nd));
+  }
+  if (ns != nd)
+    return fbx_kernel_error(ctx, "movedim: Invalid source or destination dims: source (%s dims) should contain the "
+                                 "same number of dims as destination (%s dims)",
+                            shape_str(a, sizeof a, ns, src), shape_str(b, sizeof b, nd, dst));
+  int n = t->ndim, order[FBX_MAX_DIMS];
+  bool src_used[FBX_MAX_DIMS] = {false}, dst_used[FBX_MAX_DIMS] = {false};
+  for (int i = 0; i < ns; i++) {
+    int64_t s, d;
+    FBX_TRY(fbx_wrap_dim(ctx, &s, src[i], n));
+    FBX_TRY(fbx_wrap_dim(ctx, &d, dst[i], n));
+    if (n == 0) return out_view(outs, t, 0, t->sizes, t->strides, t->offset);
+    if (src_used[s])
+      return fbx_kernel_error(ctx, "movedim: repeated dim in `source` (%s)", shape_str(a, sizeof a, ns, src));
+    if (dst_used[d])
+      return fbx_kernel_error(ctx, "movedim: repeated dim in `destination` (%s)", shape_str(a, sizeof a, nd, dst));
+    src_used[s] = dst_used[d] = true;
+    order[d] = (int)s;
+  }
+  for (int d = 0, s = 0; d < n; d++) {
+    if (dst_used[d]) continue;
+    while (src_used[s]) s++;
+    order[d] = s++;
+  }
+  int64_t sizes[FBX_MAX_DIMS], strides[FBX_MAX_DIMS];
+  for (int d = 0; d < n; d++) sizes[d] = t->sizes[order[d]], strides[d] = t->strides[order[d]];
+  return out_view(outs, t, n, sizes, strides, t->offset);
+}
+
+/* aten::unflatten.int(Tensor(a) self, int dim, int[] sizes): dim split into
+ * sizes (one -1 inferred from its size), then a view (an error where the
+ * strides allow none, as PyTorch's). */
+fbx_status *fbx_k_unflatten(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t;
+  int64_t dim, parts[FBX_MAX_DIMS], shape[FBX_MAX_DIMS];
+  int np = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &t));
+  FBX_TRY(fbx_wrap_dim(ctx, &dim, fbx_iv_to_int(&args[1]), t->ndim));
+  FBX_TRY(int_list(ctx, args, 2, parts, &np));
+  if (np == 0) return fbx_kernel_error(ctx, "unflatten: sizes must be non-empty");
+  int64_t here = t->ndim ? t->sizes[dim] : 1;
+  FBX_TRY(infer_size(ctx, parts, np, here));
+  if (t->ndim - 1 + np > FBX_MAX_DIMS)
+    return fbx_kernel_error(ctx, "unflatten: %d dims is more than the %d a tensor may have", t->ndim - 1 + np,
+                            FBX_MAX_DIMS);
+  int n = 0;
+  for (int d = 0; d < t->ndim || (t->ndim == 0 && d == 0); d++) {
+    if (d == dim)
+      for (int k = 0; k < np; k++) shape[n++] = parts[k];
+    else if (d < t->ndim)
+      shape[n++] = t->sizes[d];
+  }
+  return view_to(ctx, outs, t, n, shape, false);
+}
+
+/* aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1): dims
+ * dim1 and dim2 dropped, the diagonal appended as the last dim (stride
+ * stride(dim1) + stride(dim2)), PyTorch's storage offset rule. */
+fbx_status *fbx_k_diagonal(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t;
+  int64_t d1, d2, off = fbx_iv_to_int(&args[1]);
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &t));
+  FBX_TRY(fbx_wrap_dim(ctx, &d1, fbx_iv_to_int(&args[2]), t->ndim));
+  FBX_TRY(fbx_wrap_dim(ctx, &d2, fbx_iv_to_int(&args[3]), t->ndim));
+  if (d1 == d2)
+    return fbx_kernel_error(ctx, "diagonal dimensions cannot be identical %" PRId64 ", %" PRId64,
+                            fbx_iv_to_int(&args[2]), fbx_iv_to_int(&args[3]));
+  if (t->ndim < 2) return fbx_kernel_error(ctx, "diagonal needs a tensor of 2 or more dims, not %d", t->ndim);
+  int64_t n = off >= 0 ? (t->sizes[d1] < t->sizes[d2] - off ? t->sizes[d1] : t->sizes[d2] - off)
+                       : (t->sizes[d1] + off < t->sizes[d2] ? t->sizes[d1] + off : t->sizes[d2]);
+  if (n < 0) n = 0;
+  int64_t start = t->offset;
+  if (n > 0) start += off >= 0 ? off * t->strides[d2] : -off * t->strides[d1];
+  int64_t sizes[FBX_MAX_DIMS], strides[FBX_MAX_DIMS];
+  int k = 0;
+  for (int d = 0; d < t->ndim; d++)
+    if (d != d1 && d != d2) sizes[k] = t->sizes[d], strides[k++] = t->strides[d];
+  sizes[k] = n, strides[k++] = t->strides[d1] + t->strides[d2];
+  return out_view(outs, t, k, sizes, strides, start);
+}

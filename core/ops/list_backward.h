@@ -55,6 +55,9 @@
 #define FBX_OPS_BACKWARD(X)                                                                                          \
   X(select_backward, "aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor",  \
     FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_select_backward)                                            \
+  X(diagonal_backward,                                                                                               \
+    "aten::diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor",    \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_diagonal_backward)                                          \
   X(slice_backward,                                                                                                  \
     "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) "\
     "-> Tensor",                                                                                                     \

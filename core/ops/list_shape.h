@@ -39,6 +39,22 @@
     FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_transpose)                                              \
   X(permute, "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME,          \
     FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_permute)                                                             \
+  X(swapaxes, "aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", FBX_OPCAT_VIEW,          \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_transpose)                                              \
+  X(swapdims, "aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", FBX_OPCAT_VIEW,             \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_transpose)                                              \
+  X(movedim_int, "aten::movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)",              \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_movedim)                                \
+  X(movedim_intlist, "aten::movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",  \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_movedim)                                \
+  X(moveaxis_int, "aten::moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)",            \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_movedim)                                \
+  X(moveaxis_intlist, "aten::moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_movedim)                                \
+  X(unflatten_int, "aten::unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)", FBX_OPCAT_VIEW, \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_unflatten)                                              \
+  X(diagonal, "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",           \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_diagonal)                               \
   X(t, "aten::t(Tensor(a) self) -> Tensor(a)", FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_,  \
     fbx_k_t)                                                                                                   \
   X(expand, "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",              \

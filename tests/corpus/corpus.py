@@ -922,6 +922,15 @@ def c_embedding_einsum(idx, table, q, k):
     return e, torch.einsum("bhqd,bhkd->bhqk", q, k), torch.baddbmm(e[:, :, :3], e, e.transpose(1, 2), beta=0.5)
 
 
+def c_moved_views(x, y):
+    # movedim/moveaxis/swapaxes/unflatten/diagonal views between pointwise work (fusers fuse around them)
+    a = torch.movedim(x * 2.0, 0, -1).sigmoid()
+    b = torch.moveaxis(x, [1, 2], [0, 1]) + 1.0
+    c = (y.swapaxes(0, 1) - 0.5).unflatten(1, (2, -1)) * 3.0
+    d = torch.diagonal(y.unflatten(1, (2, 3)), 1, 0, 2).exp() + y.swapdims(0, 1)[:2, :1]
+    return a, b, c, d
+
+
 # tensorexpr (issue 14): the reductions, norms and shape-only ops NNC fuses, each next to pointwise work
 
 def c_te_reductions(x):

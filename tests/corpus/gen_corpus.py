@@ -567,6 +567,8 @@ def holdout_case_specs():
     r = R("embedding_einsum")
     case("embedding_einsum", C.c_embedding_einsum, [r.i(2, 3, lo=0, hi=6), r.f(7, 4), r.f(1, 2, 3, 4), r.f(1, 2, 5, 4)],
          tol="1e-5 1e-5")
+    r = R("moved_views")
+    case("moved_views", C.c_moved_views, [r.f(2, 3, 4), r.f(4, 6)])
     r = R("fuzz_narrow_rounding")
     case("fuzz_narrow_rounding", C.c_fuzz_narrow_rounding, [r.f(5, 7, lo=4.0, hi=5.5), r.i(5, 7, dtype=np.int32)],
          tol="1e-2 1e-2", grad=False,

@@ -483,7 +483,44 @@ static const gc_case cases[] = {
     {.name = "cross_entropy_loss sum, 1-D", .graph = G2(C_NONE C_I("k", 2) C_I("ii", -100) "  %ls : float = prim::Constant[value=0.]()\n"
                  "  %r : Tensor = aten::cross_entropy_loss(%x, %y, %none, %k, %ii, %ls)\n" RET),
      .inputs = {"5", "-:0:4:i64"}},
+    /* ---- views: movedim/moveaxis, swapaxes/swapdims, unflatten, diagonal ---- */
+    {.name = "movedim.int 0 -> -1",
+     .graph = G1(C_I("a", 0) C_I("b", -1) "  %r : Tensor = aten::movedim(%x, %a, %b)\n" RET), .inputs = {"2x3x4"}},
+    {.name = "movedim.intlist [0, 2] -> [2, 0]",
+     .graph = G1(C_I("a", 0) C_I("b", 2) "  %s : int[] = prim::ListConstruct(%a, %b)\n"
+                 "  %d : int[] = prim::ListConstruct(%b, %a)\n"
+                 "  %r : Tensor = aten::movedim(%x, %s, %d)\n" RET),
+     .inputs = {"2x3x4x2"}},
+    {.name = "moveaxis.int 1 -> -1",
+     .graph = G1(C_I("a", 1) C_I("b", -1) "  %r : Tensor = aten::moveaxis(%x, %a, %b)\n" RET), .inputs = {"3x2x4"}},
+    {.name = "moveaxis.intlist [1] -> [0]",
+     .graph = G1(C_I("a", 1) C_I("b", 0) "  %s : int[] = prim::ListConstruct(%a)\n"
+                 "  %d : int[] = prim::ListConstruct(%b)\n"
+                 "  %r : Tensor = aten::moveaxis(%x, %s, %d)\n" RET),
+     .inputs = {"3x2x4"}},
+    {.name = "swapaxes",
+     .graph = G1(C_I("a", 0) C_I("b", -1) "  %r : Tensor = aten::swapaxes(%x, %a, %b)\n" RET), .inputs = {"3x2x2"}},
+    {.name = "swapdims",
+     .graph = G1(C_I("a", 0) C_I("b", 1) "  %r : Tensor = aten::swapdims(%x, %a, %b)\n" RET), .inputs = {"2x5"}},
+    {.name = "unflatten.int dim 1 into [2, -1]",
+     .graph = G1(C_I("d", 1) C_I("a", 2) C_I("b", -1) "  %s : int[] = prim::ListConstruct(%a, %b)\n"
+                 "  %r : Tensor = aten::unflatten(%x, %d, %s)\n" RET),
+     .inputs = {"3x6"}},
+    {.name = "diagonal offset 1 over dims (2, 0)",
+     .graph = G1(C_I("o", 1) C_I("a", 2) C_I("b", 0) "  %r : Tensor = aten::diagonal(%x, %o, %a, %b)\n" RET),
+     .inputs = {"3x2x4"}},
+    {.name = "diagonal offset -1 (dims 0, 1)",
+     .graph = G1(C_I("o", -1) C_I("a", 0) C_I("b", 1) "  %r : Tensor = aten::diagonal(%x, %o, %a, %b)\n" RET),
+     .inputs = {"4x3"}},
     /* ---- upsampling (every mode, .vec and plain overloads), pixel shuffle, adaptive max pooling ---- */
+    {.name = "_upsample_nearest_exact2d.vec scale_factors [1.7, 0.6]",
+     .graph = G1(C_NONE UPS_F("a", "1.7") UPS_F("b", "0.6") "  %s : float[] = prim::ListConstruct(%a, %b)\n"
+                 "  %r : Tensor = aten::_upsample_nearest_exact2d(%x, %none, %s)\n" RET),
+     .inputs = {"1x2x3x5"}},
+    {.name = "_upsample_nearest_exact1d size [7]",
+     .graph = G1(C_NONE C_I("o", 7) "  %l : int[] = prim::ListConstruct(%o)\n"
+                 "  %r : Tensor = aten::_upsample_nearest_exact1d(%x, %l, %none)\n" RET),
+     .inputs = {"2x2x3"}},
     {.name = "upsample_nearest2d.vec scale_factors [1.7, 2.0]",
      .graph = G1(C_NONE UPS_F("a", "1.7") UPS_F("b", "2.") "  %s : float[] = prim::ListConstruct(%a, %b)\n"
                  "  %r : Tensor = aten::upsample_nearest2d(%x, %none, %s)\n" RET),
