@@ -26,6 +26,12 @@ typedef fbx_status *(*fbx_grad_builder_fn)(const fbx_grad_env *env, const fbx_no
   B(std, fbx_grad_var_std)                                                                                \
   B(std_dim, fbx_grad_var_std)                                                                            \
   B(std_correction, fbx_grad_var_std)                                                                     \
+  B(var_mean, fbx_grad_var_std)                                                                           \
+  B(var_mean_dim, fbx_grad_var_std)                                                                       \
+  B(var_mean_correction, fbx_grad_var_std)                                                                \
+  B(std_mean, fbx_grad_var_std)                                                                           \
+  B(std_mean_dim, fbx_grad_var_std)                                                                       \
+  B(std_mean_correction, fbx_grad_var_std)                                                                \
   B(norm_Scalar, fbx_grad_norm)                                                                           \
   B(norm_ScalarOpt_dim, fbx_grad_norm)                                                                    \
   B(frobenius_norm_dim, fbx_grad_norm)                                                                    \

@@ -277,9 +277,12 @@ fbx_status *fbx_grad_broadcast_tensors(const fbx_grad_env *env, const fbx_node *
 fbx_status *fbx_grad_var_std(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
                              fbx_value **grad_inputs) {
   em e = {env, n, NULL};
-  if (!grad_outputs[0]) return NULL;
   const char *name = fbx_sym_str(n->kind);
-  bool is_std = !strcmp(name, "aten::std");
+  /* var_mean / std_mean: (var or std, mean); either gradient may be absent */
+  bool with_mean = !strcmp(name, "aten::var_mean") || !strcmp(name, "aten::std_mean");
+  fbx_value *gmean = with_mean && n->noutputs > 1 ? grad_outputs[1] : NULL;
+  if (!grad_outputs[0] && !gmean) return NULL;
+  bool is_std = !strcmp(name, "aten::std") || !strcmp(name, "aten::std_mean");
   int64_t corr = 1;
   fbx_value *dim, *keepdim;
   if (n->ninputs <= 2) { /* var(self, unbiased=True) */
@@ -296,6 +299,17 @@ fbx_status *fbx_grad_var_std(const fbx_grad_env *env, const fbx_node *n, fbx_val
   }
   fbx_value *self = in(&e, 0), *none = c_none(&e), *t = c_bool(&e, true), *one = c_int(&e, 1);
   fbx_value *sizes = size_of(&e, self);
+  fbx_value *gm = NULL; /* the mean's part: g spread over the reduced dims, / count */
+  if (gmean) {
+    fbx_value *s1 = EMIT(&e, "fusebox::sum_backward", T_, gmean, sizes, dim, keepdim);
+    fbx_value *nin = EMIT(&e, "aten::numel", t_int(), self), *nout = EMIT(&e, "aten::numel", t_int(), gmean);
+    fbx_value *cnt = EMIT(&e, "aten::floordiv", t_int(), nin, nout);
+    gm = EMIT(&e, "aten::div", T_, s1, cnt);
+  }
+  if (!grad_outputs[0]) {
+    grad_inputs[0] = gm;
+    return e.st;
+  }
   fbx_value *mu = EMIT(&e, "aten::mean", T_, self, dim, t, none);
   fbx_value *d = EMIT(&e, "aten::sub", T_, self, mu, one);
   fbx_value *g = EMIT(&e, "fusebox::sum_backward", T_, grad_outputs[0], sizes, dim, keepdim);
@@ -313,6 +327,7 @@ fbx_status *fbx_grad_var_std(const fbx_grad_env *env, const fbx_node *n, fbx_val
     fbx_value *zero = EMIT(&e, "aten::eq", T_, r, c_int(&e, 0));
     grad_inputs[0] = EMIT(&e, "aten::masked_fill", T_, q, zero, c_int(&e, 0));
   }
+  if (gm) grad_inputs[0] = EMIT(&e, "aten::add", T_, grad_inputs[0], gm, one);
   return e.st;
 }
 

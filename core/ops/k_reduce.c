@@ -1320,3 +1320,34 @@ fbx_status *fbx_k_logcumsumexp(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   fbx_set_out_tensor(outs, 0, y);
   return NULL;
 }
+
+/* aten::var_mean / std_mean (plain, .dim, .correction): (the var or std
+ * row of the same overload, mean over the same dims), each computed by its
+ * own row, so both equal what var/std and mean return. */
+fbx_status *fbx_k_var_mean(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_op_id id = ctx->op->id;
+  bool is_std = id == FBX_OP_std_mean || id == FBX_OP_std_mean_dim || id == FBX_OP_std_mean_correction;
+  fbx_ivalue none = fbx_iv_none();
+  fbx_tensor *v = NULL, *m = NULL;
+  fbx_status *st;
+  if (id == FBX_OP_var_mean || id == FBX_OP_std_mean) {
+    st = fbx_row_tensor(ctx, &v, is_std ? FBX_OP_std : FBX_OP_var, args, 2);
+    fbx_ivalue ma[2] = {args[0], none};
+    if (!st) st = fbx_row_tensor(ctx, &m, FBX_OP_mean, ma, 2);
+  } else {
+    bool corr = id == FBX_OP_var_mean_correction || id == FBX_OP_std_mean_correction;
+    fbx_op_id vid = corr ? (is_std ? FBX_OP_std_correction : FBX_OP_var_correction)
+                         : (is_std ? FBX_OP_std_dim : FBX_OP_var_dim);
+    st = fbx_row_tensor(ctx, &v, vid, args, 4);
+    fbx_ivalue ma[4] = {args[0], args[1], args[3], none};
+    if (!st) st = fbx_row_tensor(ctx, &m, FBX_OP_mean_dim, ma, 4);
+  }
+  if (st) {
+    fbx_tensor_release(v);
+    fbx_tensor_release(m);
+    return st;
+  }
+  fbx_set_out_tensor(outs, 0, v);
+  fbx_set_out_tensor(outs, 1, m);
+  return NULL;
+}

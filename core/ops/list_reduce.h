@@ -5,7 +5,9 @@
  * positional argument lists TorchScript emits pick the right one: sum(x,
  * dtype) before sum.dim_IntList(x, dim, keepdim, dtype); var(x, unbiased)
  * before var.dim(x, dim, unbiased, keepdim) before var.correction(x, dim,
- * correction, keepdim) (an int or None third argument is a correction).
+ * correction, keepdim) (an int or None third argument is a correction);
+ * var_mean and std_mean likewise, their results the var (std) row's and
+ * mean.dim's over the same dims.
  *
  * dtype rules marked FBX_DT_CUSTOM:
  *   sum, prod, cumsum  the dtype argument, else int64 for integral and bool
@@ -63,6 +65,22 @@
     FBX_SH_REDUCE, 0, fbx_k_argmax)                                                                            \
   X(argmin, "aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", FBX_LR_RED_, FBX_DT_LONG,   \
     FBX_SH_REDUCE, 0, fbx_k_argmin)                                                                            \
+  X(var_mean, "aten::var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", FBX_LR_CMP_, FBX_DT_SAME,   \
+    FBX_SH_CUSTOM, 0, fbx_k_var_mean)                                                                          \
+  X(var_mean_dim,                                                                                              \
+    "aten::var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)", \
+    FBX_LR_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_var_mean)                                                  \
+  X(var_mean_correction,                                                                                       \
+    "aten::var_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "          \
+    "(Tensor, Tensor)", FBX_LR_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_var_mean)                             \
+  X(std_mean, "aten::std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)", FBX_LR_CMP_, FBX_DT_SAME,   \
+    FBX_SH_CUSTOM, 0, fbx_k_var_mean)                                                                          \
+  X(std_mean_dim,                                                                                              \
+    "aten::std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)", \
+    FBX_LR_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_var_mean)                                                  \
+  X(std_mean_correction,                                                                                       \
+    "aten::std_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "          \
+    "(Tensor, Tensor)", FBX_LR_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_var_mean)                             \
   X(var, "aten::var(Tensor self, bool unbiased=True) -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0,      \
     fbx_k_var)                                                                                                 \
   X(var_dim, "aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",      \

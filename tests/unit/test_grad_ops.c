@@ -145,6 +145,17 @@ static const gc_case cases[] = {
     {.name = "var.correction 2 keepdim", .graph = G1(C_T C_I("a", -1) C_I("c", 2) "  %d : int[] = prim::ListConstruct(%a)\n"
                                                                  "  %r : Tensor = aten::var(%x, %d, %c, %t)\n" RET),
      .inputs = {"3x5"}},
+    {.name = "var_mean", .graph = G1(C_T "  %r : Tensor, %m : Tensor = aten::var_mean(%x, %t)\n  return (%r, %m)\n"),
+     .inputs = {"3x4"}},
+    {.name = "var_mean.dim keepdim", .graph = G1(C_T C_F C_I("a", 1) "  %d : int[] = prim::ListConstruct(%a)\n"
+                 "  %r : Tensor, %m : Tensor = aten::var_mean(%x, %d, %f, %t)\n  return (%r, %m)\n"),
+     .inputs = {"3x4"}},
+    {.name = "var_mean.correction 2", .graph = G1(C_F C_I("a", -1) C_I("c", 2) "  %d : int[] = prim::ListConstruct(%a)\n"
+                 "  %r : Tensor, %m : Tensor = aten::var_mean(%x, %d, %c, %f)\n  return (%r, %m)\n"),
+     .inputs = {"3x5"}},
+    {.name = "std_mean.dim", .graph = G1(C_T C_F C_I("a", 0) "  %d : int[] = prim::ListConstruct(%a)\n"
+                 "  %r : Tensor, %m : Tensor = aten::std_mean(%x, %d, %t, %f)\n  return (%r, %m)\n"),
+     .inputs = {"3x4"}},
     {.name = "std", .graph = G1(C_F "  %r : Tensor = aten::std(%x, %f)\n" RET), .inputs = {"3x4"}},
     {.name = "std.dim", .graph = G1(C_T C_F C_I("a", 0) "  %d : int[] = prim::ListConstruct(%a)\n"
                                        "  %r : Tensor = aten::std(%x, %d, %t, %f)\n" RET),
