@@ -20,6 +20,8 @@ typedef fbx_status *(*fbx_grad_builder_fn)(const fbx_grad_env *env, const fbx_no
   B(split_with_sizes, fbx_grad_split_like)                                                                \
   B(unbind_int, fbx_grad_unbind)                                                                          \
   B(broadcast_tensors, fbx_grad_broadcast_tensors)                                                        \
+  B(meshgrid, fbx_grad_meshgrid)                                                                          \
+  B(meshgrid_indexing, fbx_grad_meshgrid)                                                                 \
   B(var, fbx_grad_var_std)                                                                                \
   B(var_dim, fbx_grad_var_std)                                                                            \
   B(var_correction, fbx_grad_var_std)                                                                     \

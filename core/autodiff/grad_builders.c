@@ -268,6 +268,46 @@ fbx_status *fbx_grad_broadcast_tensors(const fbx_grad_env *env, const fbx_node *
   return e.st;
 }
 
+/* meshgrid(tensors) / meshgrid.indexing(tensors, indexing): grid k holds
+ * input k along dim p_k (k; with "xy" the first two swapped), so its
+ * gradient is the grid's summed over every other dim, in the input's shape
+ * (0-d or 1-d); for a list no prim::ListConstruct of the graph builds,
+ * fusebox::meshgrid_backward does the same at run time. An indexing that is
+ * not a constant is not differentiated. */
+fbx_status *fbx_grad_meshgrid(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                              fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  bool xy = false;
+  if (n->ninputs > 1) {
+    const fbx_node *c = n->inputs[1]->node;
+    const fbx_attr *a = c->kind == FBX_SYM_prim_Constant ? fbx_node_attr(c, FBX_SYM_attr_value) : NULL;
+    if (!a || a->kind != FBX_ATTR_STR) return unsupported(&e, "a non-constant indexing");
+    xy = !strcmp(a->u.s, "xy");
+  }
+  fbx_value *elems[MAX_LIST], *parts[MAX_LIST];
+  int cnt = list_elems(&e, 0, elems, MAX_LIST);
+  if (cnt < 0) { /* a list no prim::ListConstruct builds: the runtime op */
+    grad_inputs[0] = EMIT(&e, "fusebox::meshgrid_backward", t_tensors(&e), grad_outputs[0], in(&e, 0), c_bool(&e, xy));
+    return e.st;
+  }
+  fbx_value *f = c_bool(&e, false), *none = c_none(&e);
+  for (int k = 0; k < cnt; k++) {
+    int p = xy && cnt >= 2 && k < 2 ? 1 - k : k;
+    fbx_value *gk = EMIT(&e, "aten::__getitem__", T_, grad_outputs[0], c_int(&e, k));
+    if (cnt > 1) {
+      int64_t dims[MAX_LIST];
+      int nd = 0;
+      for (int d = 0; d < cnt; d++)
+        if (d != p) dims[nd++] = d;
+      gk = EMIT(&e, "aten::sum", T_, gk, c_ints(&e, nd, dims), f, none);
+    }
+    parts[k] = EMIT(&e, "aten::reshape", T_, gk, size_of(&e, elems[k]));
+  }
+  grad_inputs[0] = list_of(&e, t_tensors(&e), cnt, parts);
+  return e.st;
+}
+
 /* ---- var / std ------------------------------------------------------------------------- */
 
 /* var(self, unbiased), var.dim(self, dim, unbiased, keepdim),

@@ -811,3 +811,59 @@ fbx_status *fbx_k_diagonal_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue 
   fbx_ivalue vargs[4] = {fbx_iv_none(), args[2], args[3], args[4]};
   return scatter_into_view(ctx, args, fbx_k_diagonal, vargs, outs);
 }
+
+/* fusebox::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, bool xy) -> Tensor[] */
+fbx_status *fbx_k_fbx_meshgrid_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  if (args[0].kind != FBX_IV_LIST || args[1].kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected two lists");
+  int n = fbx_iv_list_len(&args[1]);
+  if (fbx_iv_list_len(&args[0]) != n)
+    return fbx_kernel_error(ctx, "%d gradients for %d tensors", fbx_iv_list_len(&args[0]), n);
+  if (n > FBX_MAX_DIMS) return fbx_kernel_error(ctx, "meshgrid of %d tensors: at most %d dims", n, FBX_MAX_DIMS);
+  bool xy = fbx_iv_to_int(&args[2]) != 0;
+  fbx_ivalue res;
+  FBX_TRY(fbx_iv_list_new(&res, n));
+  fbx_status *st = NULL;
+  for (int k = 0; k < n && !st; k++) {
+    const fbx_ivalue *g = fbx_iv_list_at(&args[0], k), *t = fbx_iv_list_at(&args[1], k);
+    if (t->kind != FBX_IV_TENSOR) {
+      st = fbx_kernel_error(ctx, "expected a Tensor at list position %d", k);
+      break;
+    }
+    fbx_ivalue r = fbx_iv_none(), sz = fbx_iv_none(), dims = fbx_iv_none(), summed = fbx_iv_none();
+    if (g->kind != FBX_IV_TENSOR) {
+      fbx_tensor *z = NULL;
+      st = fbx_tensor_zeros(&z, t->u.t->dtype, t->u.t->ndim, t->u.t->sizes);
+      if (!st) r = fbx_iv_tensor(z);
+    } else {
+      int p = xy && n >= 2 && k < 2 ? 1 - k : k;
+      if (g->u.t->ndim != n) st = fbx_kernel_error(ctx, "gradient %d has %d dims, not %d", k, g->u.t->ndim, n);
+      if (!st) st = fbx_iv_list_new(&dims, n);
+      for (int d = 0; d < n && !st; d++)
+        if (d != p) st = fbx_iv_list_push(&dims, fbx_iv_int(d));
+      if (!st && n > 1) {
+        fbx_ivalue a[4] = {*g, dims, fbx_iv_bool(false), fbx_iv_none()};
+        st = call_kernel(ctx, FBX_OP_sum_dim_IntList, a, 4, &summed);
+      } else if (!st) {
+        summed = *g;
+        fbx_iv_retain(&summed);
+      }
+      if (!st) st = fbx_iv_list_new(&sz, t->u.t->ndim);
+      for (int d = 0; d < t->u.t->ndim && !st; d++) st = fbx_iv_list_push(&sz, fbx_iv_int(t->u.t->sizes[d]));
+      if (!st) {
+        fbx_ivalue a[2] = {summed, sz};
+        st = call_kernel(ctx, FBX_OP_reshape, a, 2, &r);
+      }
+    }
+    fbx_iv_release(&sz);
+    fbx_iv_release(&dims);
+    fbx_iv_release(&summed);
+    if (!st) st = fbx_iv_list_push(&res, r);
+    else fbx_iv_release(&r);
+  }
+  if (st) {
+    fbx_iv_release(&res);
+    return st;
+  }
+  outs[0] = res;
+  return NULL;
+}

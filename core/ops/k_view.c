@@ -781,3 +781,70 @@ fbx_status *fbx_k_diagonal(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   sizes[k] = n, strides[k++] = t->strides[d1] + t->strides[d2];
   return out_view(outs, t, k, sizes, strides, start);
 }
+
+/* ---- meshgrid ----------------------------------------------------------------------------- */
+
+/* aten::meshgrid(Tensor[] tensors) -> Tensor[] ("ij") and
+ * aten::meshgrid.indexing(Tensor[] tensors, *, str indexing): N 0-d or 1-d
+ * tensors of one dtype; grid i is tensor i viewed along dim i and expanded
+ * to [n_0, ..., n_{N-1}] (a view, as PyTorch's: view then expand); "xy"
+ * swaps the first two tensors before and the first two grids after. */
+fbx_status *fbx_k_meshgrid(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  if (args[0].kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected a list of tensors");
+  int n = fbx_iv_list_len(&args[0]);
+  if (n == 0) return fbx_kernel_error(ctx, "meshgrid expects a non-empty TensorList");
+  if (n > FBX_MAX_DIMS) return fbx_kernel_error(ctx, "meshgrid of %d tensors: at most %d dims", n, FBX_MAX_DIMS);
+  fbx_tensor *ts[FBX_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    const fbx_ivalue *e = fbx_iv_list_at(&args[0], i);
+    if (e->kind != FBX_IV_TENSOR) return fbx_kernel_error(ctx, "expected a Tensor at list position %d", i);
+    ts[i] = e->u.t;
+    if (i && ts[i]->dtype != ts[0]->dtype) return fbx_kernel_error(ctx, "meshgrid expects all tensors to have the same dtype");
+  }
+  bool swap = false;
+  if (ctx->op->id == FBX_OP_meshgrid_indexing) {
+    const char *ix = fbx_iv_str_data(&args[1]);
+    if (ix && !strcmp(ix, "xy")) swap = n >= 2;
+    else if (!ix || strcmp(ix, "ij"))
+      return fbx_kernel_error(ctx, "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %s",
+                              ix ? ix : "?");
+  }
+  if (swap) {
+    fbx_tensor *t0 = ts[0];
+    ts[0] = ts[1], ts[1] = t0;
+  }
+  int64_t shape[FBX_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    if (ts[i]->ndim > 1)
+      return fbx_kernel_error(ctx, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a %dD tensor",
+                              ts[i]->ndim);
+    shape[i] = ts[i]->numel;
+  }
+  fbx_tensor *grids[FBX_MAX_DIMS] = {NULL};
+  fbx_status *st = NULL;
+  for (int i = 0; i < n && !st; i++) {
+    int64_t vshape[FBX_MAX_DIMS], vstrides[FBX_MAX_DIMS];
+    for (int k = 0; k < n; k++) vshape[k] = k == i ? ts[i]->numel : 1;
+    fbx_tensor *v = NULL;
+    if (!compute_stride(ts[i], n, vshape, vstrides)) /* never: one dim of n values */
+      st = fbx_kernel_error(ctx, "meshgrid: cannot view tensor %d", i);
+    if (!st) st = fbx_tensor_view(&v, ts[i], n, vshape, vstrides, ts[i]->offset);
+    if (!st) st = fbx_expand_view(&grids[i], v, n, shape);
+    fbx_tensor_release(v);
+  }
+  if (swap && !st) {
+    fbx_tensor *g0 = grids[0];
+    grids[0] = grids[1], grids[1] = g0;
+  }
+  fbx_ivalue l;
+  if (!st) st = fbx_iv_list_new(&l, n);
+  for (int i = 0; i < n && !st; i++) {
+    st = fbx_iv_list_push(&l, fbx_iv_tensor(grids[i]));
+    if (!st) grids[i] = NULL;
+    else fbx_iv_release(&l);
+  }
+  for (int i = 0; i < n; i++) fbx_tensor_release(grids[i]);
+  if (st) return st;
+  outs[0] = l;
+  return NULL;
+}

@@ -48,6 +48,10 @@
  *   fusebox::broadcast_tensors_backward(grads, tensors)
  *       each gradient summed back to its tensor's sizes, for lists that no
  *       prim::ListConstruct of the graph builds.
+ *   fusebox::meshgrid_backward(grads, tensors, xy)
+ *       grid k's gradient summed over every dim but tensor k's own (k, or
+ *       with xy the first two swapped), in tensor k's shape (zeros for a
+ *       None gradient), for lists that no prim::ListConstruct builds.
  */
 #ifndef FBX_OPS_LIST_BACKWARD_H
 #define FBX_OPS_LIST_BACKWARD_H
@@ -128,6 +132,9 @@
     FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_loss_reduction_backward)                                                 \
   X(fbx_broadcast_tensors_backward,                                                                                  \
     "fusebox::broadcast_tensors_backward(Tensor?[] grads, Tensor[] tensors) -> Tensor[]", FBX_OPCAT_SHAPE,           \
-    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_broadcast_tensors_backward)
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_broadcast_tensors_backward)                                         \
+  X(fbx_meshgrid_backward,                                                                                           \
+    "fusebox::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, bool xy) -> Tensor[]", FBX_OPCAT_SHAPE,           \
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_meshgrid_backward)
 
 #endif

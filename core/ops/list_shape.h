@@ -3,7 +3,7 @@
  * Views (FBX_OPCAT_VIEW + FBX_OPF_ALIAS) share their input's storage with
  * PyTorch's strides and storage offsets; reshape, flatten and contiguous
  * alias when they can and copy otherwise, as in PyTorch. chunk/split/unbind
- * return a fresh list (FBX_OPF_MUTABLE_OUT) of views. Schemas are torch
+ * and meshgrid return a fresh list (FBX_OPF_MUTABLE_OUT) of views. Schemas are torch
  * 1.13's: split.Tensor takes an int, split.sizes and split_with_sizes an
  * int[] (TorchScript emits split.sizes for x.split([..]); 1.13's
  * overload-less aten::split has the same signature and is left out, since
@@ -83,6 +83,10 @@
     FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_split_sizes)                            \
   X(unbind_int, "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", FBX_OPCAT_VIEW,           \
     FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_unbind)                                                 \
+  X(meshgrid, "aten::meshgrid(Tensor[] tensors) -> Tensor[]", FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM,      \
+    FBX_SHAPE_LIST_, fbx_k_meshgrid)                                                                           \
+  X(meshgrid_indexing, "aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]",             \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_meshgrid)                               \
   X(clone, "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", FBX_OPCAT_SHAPE,       \
     FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_clone)                                                                  \
   X(size, "aten::size(Tensor self) -> int[]", FBX_OPCAT_SHAPE, FBX_DT_NONE, FBX_SH_NONE,                     \

@@ -931,6 +931,13 @@ def c_moved_views(x, y):
     return a, b, c, d
 
 
+def c_meshgrid_grids(a, b, c):
+    # grids of computed ranges, both indexings, with gradients flowing back to a, b and c
+    gx, gy = torch.meshgrid(a * 2.0, b + 1.0, indexing="xy")
+    u, v, w = torch.meshgrid([a, b.sin(), c], indexing="ij")
+    return gx * gy + gx.sin(), u + v * w
+
+
 # tensorexpr (issue 14): the reductions, norms and shape-only ops NNC fuses, each next to pointwise work
 
 def c_te_reductions(x):

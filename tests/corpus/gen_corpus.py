@@ -569,6 +569,8 @@ def holdout_case_specs():
          tol="1e-5 1e-5")
     r = R("moved_views")
     case("moved_views", C.c_moved_views, [r.f(2, 3, 4), r.f(4, 6)])
+    r = R("meshgrid_grids")
+    case("meshgrid_grids", C.c_meshgrid_grids, [r.f(3), r.f(4), r.f(2)])
     r = R("fuzz_narrow_rounding")
     case("fuzz_narrow_rounding", C.c_fuzz_narrow_rounding, [r.f(5, 7, lo=4.0, hi=5.5), r.i(5, 7, dtype=np.int32)],
          tol="1e-2 1e-2", grad=False,

@@ -14,7 +14,7 @@ Output: tests/data/shape/base_<name>.npy and tests/data/shape/cases.txt:
 
     case <name> <aten::op> <overload or ->
     arg T <base> <sizes> <strides> <offset>      sizes/strides "1,2,3"; "-" for none (0-d)
-    arg i <int> | arg f <float> | arg b <0|1> | arg n | arg D <device>
+    arg i <int> | arg f <float> | arg b <0|1> | arg n | arg D <device> | arg S <string>
     arg L <ints or ->                            int list
     arg TL <count>                               followed by <count> "arg T" lines
     out T <dtype> <sizes> <strides> <offset> <alias> <nvals|*> <values...>
@@ -86,6 +86,10 @@ def B(v):
 
 
 N = A(None, ["arg n"])
+
+
+def S(v):
+    return A(str(v), ["arg S %s" % v])
 
 
 def L(v):
@@ -296,6 +300,17 @@ def shape_cases():
     case("err_diagonal_same", "diagonal", None, [x(), I(0), I(1), I(-2)])
     case("diagonal_backward", "diagonal_backward", None, [T("f32", [2, 3]), L([2, 3, 4]), I(1), I(1), I(2)])
     case("diagonal_backward_neg", "diagonal_backward", None, [T("f64", [3]), L([4, 3]), I(-1), I(0), I(1)])
+    # meshgrid
+    v3 = lambda: T("f32", [3], [2], 1)  # noqa: E731 strided 1-D
+    v2 = lambda: T("f32", [2])          # noqa: E731
+    case("meshgrid", "meshgrid", None, [TL(v3(), v2())])
+    case("meshgrid_ij", "meshgrid", "indexing", [TL(v3(), v2(), T("f32", [4], [1], 5)), S("ij")])
+    case("meshgrid_xy", "meshgrid", "indexing", [TL(v3(), v2(), T("f32", [4], [1], 5)), S("xy")])
+    case("meshgrid_0d", "meshgrid", "indexing", [TL(z0(), v2()), S("xy")])
+    case("meshgrid_one", "meshgrid", "indexing", [TL(v3()), S("xy")])
+    case("err_meshgrid_2d", "meshgrid", "indexing", [TL(xs(), v2()), S("ij")])
+    case("err_meshgrid_dtype", "meshgrid", "indexing", [TL(v3(), T("i64", [2])), S("ij")])
+    case("err_meshgrid_indexing", "meshgrid", "indexing", [TL(v3(), v2()), S("ji")])
     case("t_2d", "t", None, [xs()])
     case("t_1d", "t", None, [T("f32", [5], [2], 1)])
     case("t_0d", "t", None, [z0()])

@@ -203,6 +203,8 @@ static void gr_run_all(gr_family *f) {
           *a = fbx_iv_bool(atoi(t[1]) != 0);
         } else if (!strcmp(t[0], "n")) {
           *a = fbx_iv_none();
+        } else if (!strcmp(t[0], "S")) {
+          OK(fbx_iv_str_new(a, t[1], strlen(t[1])));
         } else if (!strcmp(t[0], "D")) {
           OK(fbx_iv_device_new(a, t[1]));
         } else if (!strcmp(t[0], "L")) {
