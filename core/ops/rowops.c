@@ -245,12 +245,6 @@ ROW_INLINE float sumf_body(const float *x, int64_t n) {
   return fold_f(acc) + t;
 }
 
-/* After the max (from memory, streaming ahead): the exponentials written
- * to y, in spans of PF_SPAN values, each span first asking for the same
- * span of the next row (this loop is bound by arithmetic, so the next
- * row's fetch overlaps it); their sum in float lanes; then the scaling (or
- * x - m - log(sum)). A max that is NaN or infinite makes every result NaN
- * (inf - inf, or NaN, reaches the sum). */
 /* The last pass of softmax (y = e / s) or log_softmax (y = (x - m) - log s). */
 ROW_INLINE void softmax_finish(const float *x, float *y, int64_t n, bool log, float m, float s) {
   if (log) {
@@ -262,6 +256,12 @@ ROW_INLINE void softmax_finish(const float *x, float *y, int64_t n, bool log, fl
   }
 }
 
+/* After the max (from memory, streaming ahead): the exponentials written
+ * to y, in spans of PF_SPAN values, each span first asking for the same
+ * span of the next row (this loop is bound by arithmetic, so the next
+ * row's fetch overlaps it); their sum in float lanes; then the scaling (or
+ * x - m - log(sum)). A max that is NaN or infinite makes every result NaN
+ * (inf - inf, or NaN, reaches the sum). */
 FBX_PW_CLONES void fbx_row_softmax_portable_f32(const float *x, float *y, int64_t n, bool log) {
   float m = max_body(x, n);
   if (!isfinite(m)) {
