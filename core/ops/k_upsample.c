@@ -22,7 +22,9 @@
  *             1.13's CPU refuses, takes float32's rules, as its CUDA
  *             kernels do); nearest-exact floor(float((o + 0.5) * s)), the
  *             product in double (measured against torch 1.13 over every
- *             input size 1..29, output 1..69 and five scale factors);
+ *             input size 1..29, output 1..69 and five scale factors;
+ *             float16 and bfloat16, which 1.13's CPU kernel refuses for
+ *             nearest-exact, take float32's rules);
  *   linear    r = s * o (align_corners) or max(s * (o + 0.5) - 0.5, 0);
  *             taps int64(r) and the next (the last index repeats), weights
  *             1 - l and l = r - int64(r); an output the size of the input
