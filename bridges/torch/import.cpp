@@ -43,6 +43,23 @@ struct ImportError {
 };
 
 // The first line of a c10::Error (the rest is a C++ backtrace).
+// A model input other than a Tensor that a graph input of fusebox's IR can
+// be (fusebox run takes it as a literal: --input n=5): int, float, bool,
+// str, Optional of those or of Tensor, and int[] / float[].
+bool plain_input_type(const c10::TypePtr &t) {
+  if (auto o = t->cast<c10::OptionalType>()) {
+    const c10::TypePtr &e = o->getElementType();
+    return e->isSubtypeOf(*c10::TensorType::get()) || plain_input_type(e);
+  }
+  if (auto l = t->cast<c10::ListType>()) {
+    c10::TypeKind k = l->getElementType()->kind();
+    return k == c10::TypeKind::IntType || k == c10::TypeKind::FloatType;
+  }
+  c10::TypeKind k = t->kind();
+  return k == c10::TypeKind::IntType || k == c10::TypeKind::FloatType || k == c10::TypeKind::BoolType ||
+         k == c10::TypeKind::StringType;
+}
+
 std::string first_line(const char *what) {
   std::string s(what);
   size_t nl = s.find('\n');
@@ -216,10 +233,13 @@ int import_model(const std::string &model, const std::string &outdir, const std:
   torch::jit::EliminateDeadCode(g);
   std::vector<std::string> user_inputs;
   for (torch::jit::Value *v : g->inputs()) {
-    if (!v->type()->isSubtypeOf(*c10::TensorType::get()))
+    if (v->type()->isSubtypeOf(*c10::TensorType::get())) {
+      v->setType(c10::TensorType::get());
+    } else if (!plain_input_type(v->type())) {
       throw ImportError{where + ": input %" + v->debugName() + " is " + v->type()->repr_str() +
-                        "; only Tensor inputs are supported"};
-    v->setType(c10::TensorType::get());
+                        "; the inputs must be Tensors, int, float, bool or str, optional ones of these, or "
+                        "int[] or float[]"};
+    }
     user_inputs.push_back(v->debugName());
   }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes tests/torch/models/NAME/ for test_torch_import (issue 19): a small
 module of each kind, scripted and saved with torch.jit.save (model.pt), its
-inputs (in_<input>.npy), PyTorch's outputs in eval mode (out<K>.npy, tuples
+inputs (in<K>.npy, or in<K>.txt holding the literal of an input that is not a
+tensor), PyTorch's outputs in eval mode (out<K>.npy, tuples
 flattened) and, where the model is differentiable in its inputs, the
 gradients of the floating inputs with a gradient of ones for every floating
 output (grad_<input>.npy). <input> is the graph input's name after
@@ -18,6 +19,7 @@ import math
 import os
 import shutil
 import sys
+from typing import Optional
 
 import numpy as np
 import torch
@@ -205,6 +207,22 @@ class NoGradScale(nn.Module):
         return self.nll(h / scale, t, var), scale
 
 
+class ScalarInputs(nn.Module):
+    """forward takes an int, a float, an Optional[Tensor] and a bool next to its tensor."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+
+    def forward(self, x, n: int, scale: float, mask: Optional[torch.Tensor], use_relu: bool):
+        h = self.lin(x) * scale
+        if mask is not None:
+            h = h.masked_fill(mask, 0.0)
+        if use_relu:
+            h = torch.relu(h)
+        return h[:, :n] + torch.arange(n).to(h.dtype)
+
+
 def randn(*s):
     return torch.randn(*s)
 
@@ -230,7 +248,18 @@ CASES = [
     # traced: the convolutions are aten::_convolution
     ("deconv_traced", Deconv, lambda: [randn(2, 4, 3, 3)], True, (1e-4, 1e-5), "trace"),
     ("no_grad_scale", NoGradScale, lambda: [randn(3, 6), randn(3, 4)], True, (1e-4, 1e-5)),
+    # inputs that are not tensors (in<K>.txt: the literal fusebox run takes)
+    ("scalar_inputs", ScalarInputs, lambda: [randn(3, 6), 4, 0.5, None, True], True, (1e-4, 1e-5)),
 ]
+
+
+def literal(v):
+    """fusebox run's --input literal of a non-tensor input."""
+    if v is None:
+        return "None"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return repr(v)
 
 
 def flatten(v):
@@ -271,16 +300,22 @@ def main():
         torch.jit.save(scripted, os.path.join(d, "model.pt"))
         names = [str(i) for i in range(len(inputs))]
         grads = []
+        is_t = [isinstance(t, torch.Tensor) for t in inputs]
         if diff:
-            inputs = [t.clone().requires_grad_(t.is_floating_point()) for t in inputs]
+            inputs = [t.clone().requires_grad_(t.is_floating_point()) if k else t for t, k in zip(inputs, is_t)]
         outs = flatten(scripted(*inputs))
         if diff:
             fl = [o for o in outs if o.is_floating_point() and o.requires_grad]  # (a no_grad output: none)
-            gs = torch.autograd.grad(fl, [t for t in inputs if t.requires_grad], [torch.ones_like(o) for o in fl])
+            req = [t for t, k in zip(inputs, is_t) if k and t.requires_grad]
+            gs = torch.autograd.grad(fl, req, [torch.ones_like(o) for o in fl])
             it = iter(gs)
-            grads = [(n, next(it)) for n, t in zip(names, inputs) if t.requires_grad]
-        for n, t in zip(names, inputs):
-            np.save(os.path.join(d, "in%s.npy" % n), t.detach().numpy())
+            grads = [(n, next(it)) for n, t, k in zip(names, inputs, is_t) if k and t.requires_grad]
+        for n, t, k in zip(names, inputs, is_t):
+            if k:
+                np.save(os.path.join(d, "in%s.npy" % n), t.detach().numpy())
+            else:
+                with open(os.path.join(d, "in%s.txt" % n), "w") as f:
+                    f.write(literal(t) + "\n")
         for k, o in enumerate(outs):
             np.save(os.path.join(d, "out%d.npy" % k), o.detach().numpy())
         for n, g in grads:

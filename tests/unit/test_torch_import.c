@@ -165,8 +165,18 @@ static char *run_case(const char *model, const meta *m, const char *imp, char na
   int k = snprintf(cmd, sizeof cmd, "%s run %s --fuser %s --out %s%s", FBX_CLI, imp, fuser, out,
                    backward ? " --backward" : "");
   for (int i = 0; i < m->ninputs; i++) {
-    char f[32];
+    char f[32], lit[64] = "";
     snprintf(f, sizeof f, "in%d.npy", i);
+    if (access(model_file(model, f), R_OK) != 0) { /* an input that is not a tensor: its literal */
+      snprintf(f, sizeof f, "in%d.txt", i);
+      FILE *fp = fopen(model_file(model, f), "r");
+      ck_assert_msg(fp != NULL, "%s: neither in%d.npy nor in%d.txt", model, i, i);
+      ck_assert(fgets(lit, sizeof lit, fp) != NULL);
+      fclose(fp);
+      lit[strcspn(lit, "\n")] = 0;
+      k += snprintf(cmd + k, sizeof cmd - (size_t)k, " --input %s", lit);
+      continue;
+    }
     k += snprintf(cmd + k, sizeof cmd - (size_t)k, " --input %s", model_file(model, f));
   }
   char *text = NULL;
