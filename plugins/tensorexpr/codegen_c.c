@@ -92,7 +92,7 @@ static void expr(cg *c, fbxk_buf *b, const te_expr *e) {
       char *args[FBXK_MAX_OP_ARGS] = {0};
       for (int i = 0; i < e->nargs; i++) args[i] = expr_str(c, e->a[i]);
       fbxk_buf raw = {0};
-      if (!c->oom) fbxk_op_print(&raw, e->op, e->cdtype, FBXK_C, (const char *const *)args);
+      if (!c->oom) fbxk_op_print_facts(&raw, e->op, e->cdtype, 1, FBXK_C, (const char *const *)args, e->facts);
       for (int i = 0; i < e->nargs; i++) fbxk_free(args[i]);
       char *r = fbxk_take(&raw);
       if (!r) {

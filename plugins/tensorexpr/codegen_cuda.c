@@ -162,7 +162,7 @@ static void expr(cg *c, fbxk_buf *b, const te_expr *e) {
       char *args[FBXK_MAX_OP_ARGS] = {0};
       for (int i = 0; i < e->nargs; i++) args[i] = expr_str(c, e->a[i]);
       fbxk_buf raw = {0};
-      if (!c->oom && !c->bad) fbxk_op_print(&raw, e->op, e->cdtype, CU, (const char *const *)args);
+      if (!c->oom && !c->bad) fbxk_op_print_facts(&raw, e->op, e->cdtype, 1, CU, (const char *const *)args, e->facts);
       for (int i = 0; i < e->nargs; i++) fbxk_free(args[i]);
       char *r = take(c, &raw);
       /* as fbxk_op_eval (and the C backend): the raw value rounded to the

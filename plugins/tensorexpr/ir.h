@@ -96,6 +96,7 @@ struct te_expr {
   int nargs;
   te_expr *a[FBXK_MAX_OP_ARGS];
   int imm_sx; /* dynamic shapes: an IMM that is a size expression (0: the literal) */
+  unsigned facts; /* OP: FBXK_FACT_* the lowering proved of a[0] (softmax's exp: NONPOS) */
 };
 
 typedef enum te_skind { TE_S_BLOCK, TE_S_FOR, TE_S_STORE, TE_S_LET, TE_S_REDUCE } te_skind;

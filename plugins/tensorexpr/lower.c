@@ -674,10 +674,14 @@ static te_expr *x_minus_max(lctx *c, te_expr *x, const int *xv, smctx *s) {
   return te_op(c->k, FBXK_OP_SUB_T, s->cd, s->cd, 2, a);
 }
 
+/* exp(x - max): its operand is <= 0 or NaN (the max is over x's row), so
+ * the kit's exp for such operands prints (FBXK_FACT_NONPOS, the same bits) */
 static te_expr *exp_shifted(lctx *c, te_expr *x, const int *xv, void *ud) {
   smctx *s = ud;
   te_expr *a[1] = {x_minus_max(c, x, xv, s)};
-  return te_op(c->k, FBXK_OP_EXP, s->cd, s->cd, 1, a);
+  te_expr *e = te_op(c->k, FBXK_OP_EXP, s->cd, s->cd, 1, a);
+  if (e) e->facts = FBXK_FACT_NONPOS;
+  return e;
 }
 
 static te_expr *to_cd(lctx *c, te_expr *x, const int *xv, void *ud) {

@@ -72,6 +72,9 @@ START_TEST(softmax_is_one_group_each) {
   ck_assert_int_eq(count(out, "/* ==== C (backend c) ==== */"), 3);
   ck_assert_ptr_nonnull(strstr(out, "reduce l0 float32 = -inf MAX_OTHER over"));
   ck_assert_ptr_nonnull(strstr(out, "void te_kernel(char *const *bufs"));
+  /* exp(x - max): the kit's exp for operands <= 0 (FBXK_FACT_NONPOS), never the general one */
+  ck_assert_int_ge(count(out, "fbxk_vexpf_np(("), 3);
+  ck_assert_int_eq(count(out, "fbxk_vexpf(("), 0);
   free(out);
   free(in);
 }
