@@ -738,19 +738,19 @@ fbx_status *fbx_k_unflatten(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   int64_t dim, parts[FBX_MAX_DIMS], shape[FBX_MAX_DIMS];
   int np = 0;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &t));
+  if (t->ndim == 0) return fbx_kernel_error(ctx, "Dimension specified as 0 but tensor has no dimensions");
   FBX_TRY(fbx_wrap_dim(ctx, &dim, fbx_iv_to_int(&args[1]), t->ndim));
   FBX_TRY(int_list(ctx, args, 2, parts, &np));
   if (np == 0) return fbx_kernel_error(ctx, "unflatten: sizes must be non-empty");
-  int64_t here = t->ndim ? t->sizes[dim] : 1;
-  FBX_TRY(infer_size(ctx, parts, np, here));
+  FBX_TRY(infer_size(ctx, parts, np, t->sizes[dim]));
   if (t->ndim - 1 + np > FBX_MAX_DIMS)
     return fbx_kernel_error(ctx, "unflatten: %d dims is more than the %d a tensor may have", t->ndim - 1 + np,
                             FBX_MAX_DIMS);
   int n = 0;
-  for (int d = 0; d < t->ndim || (t->ndim == 0 && d == 0); d++) {
+  for (int d = 0; d < t->ndim; d++) {
     if (d == dim)
       for (int k = 0; k < np; k++) shape[n++] = parts[k];
-    else if (d < t->ndim)
+    else
       shape[n++] = t->sizes[d];
   }
   return view_to(ctx, outs, t, n, shape, false);

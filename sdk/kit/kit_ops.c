@@ -124,14 +124,13 @@ int fbxk_op_vectorizable(int op, int cd) {
   return 1;
 }
 
-int fbxk_op_print_vec(fbxk_buf *b, int op, int cd, int w, fbxk_dialect d, const char *const *args) {
-  if (d != FBXK_OPENCL || !fbxk_vector_type(cd, w) || !fbxk_op_vectorizable(op, cd)) return -1;
-  return op_print(b, op, cd, d, args, w, 0);
-}
-
 int fbxk_op_print_facts(fbxk_buf *b, int op, int cd, int w, fbxk_dialect d, const char *const *args, unsigned facts) {
   if (w > 1 && (d != FBXK_OPENCL || !fbxk_vector_type(cd, w) || !fbxk_op_vectorizable(op, cd))) return -1;
   return op_print(b, op, cd, d, args, w > 1 ? w : 1, facts);
+}
+
+int fbxk_op_print_vec(fbxk_buf *b, int op, int cd, int w, fbxk_dialect d, const char *const *args) {
+  return w > 1 ? fbxk_op_print_facts(b, op, cd, w, d, args, 0) : -1;
 }
 
 /* ---- matching nodes -------------------------------------------------------------------- */

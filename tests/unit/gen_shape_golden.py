@@ -290,6 +290,7 @@ def shape_cases():
     case("unflatten_strided", "unflatten", "int", [xs(), I(1), L([2, 2])])
     case("unflatten_transposed", "unflatten", "int", [xt(), I(0), L([2, 2])])
     case("err_unflatten_size", "unflatten", "int", [x(), I(2), L([3, 2])])
+    case("err_unflatten_0d", "unflatten", "int", [z0(), I(0), L([1])])
     case("unflatten_colmajor", "unflatten", "int", [T("f32", [2, 6], [1, 2]), I(1), L([2, 3])])
     case("diagonal", "diagonal", None, [x(), I(0), I(1), I(2)])
     case("diagonal_default", "diagonal", None, [T("f32", [4, 5])])
