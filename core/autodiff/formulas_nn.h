@@ -2,9 +2,9 @@
  * recurrent cells, instance_norm, prelu) and native_dropout. Format and rules:
  * formula.c. Uses the pointwise file's constants (FBX_GF_CONSTS_).
  *
- * Pooling gradients are PyTorch's backward ops (max_pool2d recomputes its
- * indices with max_pool2d_with_indices, as PyTorch's max_pool2d runs that
- * op and keeps them). The cells recompute their two products and gates from
+ * Pooling gradients (2-D and 3-D, FBX_GFN_POOLS_) are PyTorch's backward
+ * ops (max_pool recomputes its indices with max_pool_with_indices, as
+ * PyTorch's max_pool runs that op and keeps them). The cells recompute their two products and gates from
  * the saved inputs (PyTorch differentiates their decomposition the same
  * way) and give every input its gradient: d gates = the chain rule through
  * the gate nonlinearities, then d input = dG @ w_ih, d w_ih = dG^T @ input,
@@ -12,7 +12,7 @@
  * native_dropout go through one backward op each (ops/list_nn.h), and so do
  * the whole-sequence layers (rnn_tanh, rnn_relu, gru, lstm:
  * fusebox::rnn_seq_backward, which recomputes the forward).
- * adaptive_max_pool2d's gradient is its backward op with the forward's
+ * adaptive_max_pool's gradient is its backward op with the forward's
  * indices (adaptive_max_pool1d's through unsqueeze/squeeze, as PyTorch's
  * composite); every upsample row's is its _backward op with the input's
  * sizes; pixel_shuffle and pixel_unshuffle are each other's gradient. */
@@ -118,27 +118,50 @@
   FBX_GF_("%self : Tensor, %" arg " : int, %result : Tensor, %grad : Tensor",                               \
           "  %g : Tensor = aten::" inverse "(%grad, %" arg ")\n", "%g, %none")
 
-/* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
-#define FBX_GRAD_FORMULAS_NN(G)                                                                               \
-  G(max_pool2d,                                                                                               \
+/* The pooling rows of one dimension n (2 or 3): each gradient is the row's
+ * backward op (max_pool recomputes its indices, as PyTorch's max_pool runs
+ * max_pool_with_indices and keeps them). */
+#define FBX_GFN_POOLS_(G, n)                                                                                  \
+  G(max_pool##n##d,                                                                                           \
     FBX_GF_(FBX_GFN_POOL_ARGS_ ", %dilation : int[], %ceil_mode : bool, %result : Tensor, %grad : Tensor",    \
-            "  %r : Tensor, %idx : Tensor = aten::max_pool2d_with_indices(%self, %kernel_size, %stride, "     \
+            "  %r : Tensor, %idx : Tensor = aten::max_pool" #n "d_with_indices(%self, %kernel_size, %stride, " \
             "%padding, %dilation, %ceil_mode)\n"                                                              \
-            "  %g : Tensor = aten::max_pool2d_with_indices_backward(%grad, %self, %kernel_size, %stride, "    \
-            "%padding, %dilation, %ceil_mode, %idx)\n",                                                       \
+            "  %g : Tensor = aten::max_pool" #n "d_with_indices_backward(%grad, %self, %kernel_size, "         \
+            "%stride, %padding, %dilation, %ceil_mode, %idx)\n",                                              \
             "%g, %none, %none, %none, %none, %none"))                                                         \
-  G(max_pool2d_with_indices,                                                                                  \
+  G(max_pool##n##d_with_indices,                                                                              \
     FBX_GF_(FBX_GFN_POOL_ARGS_ ", %dilation : int[], %ceil_mode : bool, %result0 : Tensor, "                  \
                                "%result1 : Tensor, %grad0 : Tensor, %grad1 : Tensor",                         \
-            "  %g : Tensor = aten::max_pool2d_with_indices_backward(%grad0, %self, %kernel_size, %stride, "   \
-            "%padding, %dilation, %ceil_mode, %result1)\n",                                                   \
+            "  %g : Tensor = aten::max_pool" #n "d_with_indices_backward(%grad0, %self, %kernel_size, "        \
+            "%stride, %padding, %dilation, %ceil_mode, %result1)\n",                                          \
             "%g, %none, %none, %none, %none, %none"))                                                         \
-  G(avg_pool2d,                                                                                               \
+  G(avg_pool##n##d,                                                                                           \
     FBX_GF_(FBX_GFN_POOL_ARGS_ ", %ceil_mode : bool, %count_include_pad : bool, %divisor_override : int?, "   \
                                "%result : Tensor, %grad : Tensor",                                            \
-            "  %g : Tensor = aten::avg_pool2d_backward(%grad, %self, %kernel_size, %stride, %padding, "       \
+            "  %g : Tensor = aten::avg_pool" #n "d_backward(%grad, %self, %kernel_size, %stride, %padding, "   \
             "%ceil_mode, %count_include_pad, %divisor_override)\n",                                           \
             "%g, %none, %none, %none, %none, %none, %none"))                                                  \
+  G(adaptive_avg_pool##n##d, FBX_GFN_ADAPTIVE_AVG_(n))                                                        \
+  G(_adaptive_avg_pool##n##d, FBX_GFN_ADAPTIVE_AVG_(n))                                                       \
+  G(adaptive_max_pool##n##d,                                                                                  \
+    FBX_GF_("%self : Tensor, %output_size : int[], %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "   \
+            "%grad1 : Tensor",                                                                                \
+            "  %g : Tensor = aten::adaptive_max_pool" #n "d_backward(%grad0, %self, %result1)\n", "%g, %none"))
+#define FBX_GFN_ADAPTIVE_AVG_(n)                                                                              \
+  FBX_GF_("%self : Tensor, %output_size : int[], %result : Tensor, %grad : Tensor",                           \
+          "  %g : Tensor = aten::_adaptive_avg_pool" #n "d_backward(%grad, %self)\n", "%g, %none")
+
+#define FBX_GFN_GRID_SAMPLER_                                                                                 \
+  FBX_GF_("%input : Tensor, %grid : Tensor, %interpolation_mode : int, %padding_mode : int, "                 \
+          "%align_corners : bool, %result : Tensor, %grad : Tensor",                                          \
+          "  %gi : Tensor, %gg : Tensor = fusebox::grid_sampler_backward(%grad, %input, %grid, "               \
+          "%interpolation_mode, %padding_mode, %align_corners)\n",                                            \
+          "%gi, %gg, %none, %none, %none")
+
+/* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
+#define FBX_GRAD_FORMULAS_NN(G)                                                                               \
+  FBX_GFN_POOLS_(G, 2)                                                                                            \
+  FBX_GFN_POOLS_(G, 3)                                                                                            \
   G(max_pool1d,                                                                                               \
     FBX_GF_(FBX_GFN_POOL_ARGS_ ", %dilation : int[], %ceil_mode : bool, %result : Tensor, %grad : Tensor",    \
             "  %g : Tensor = fusebox::max_pool1d_backward(%grad, %self, %kernel_size, %stride, %padding, "     \
@@ -150,9 +173,14 @@
             "  %g : Tensor = fusebox::avg_pool1d_backward(%grad, %self, %kernel_size, %stride, %padding, "     \
             "%ceil_mode, %count_include_pad)\n",                                                             \
             "%g, %none, %none, %none, %none, %none"))                                                         \
-  G(adaptive_avg_pool2d,                                                                                      \
-    FBX_GF_("%self : Tensor, %output_size : int[], %result : Tensor, %grad : Tensor",                         \
-            "  %g : Tensor = aten::_adaptive_avg_pool2d_backward(%grad, %self)\n", "%g, %none"))              \
+  /* F.grid_sample and F.affine_grid: their backward ops (grid_sampler's for either rank) */                      \
+  G(grid_sampler, FBX_GFN_GRID_SAMPLER_)                                                                          \
+  G(grid_sampler_2d, FBX_GFN_GRID_SAMPLER_)                                                                       \
+  G(grid_sampler_3d, FBX_GFN_GRID_SAMPLER_)                                                                       \
+  G(affine_grid_generator,                                                                                        \
+    FBX_GF_("%theta : Tensor, %size : int[], %align_corners : bool, %result : Tensor, %grad : Tensor",            \
+            "  %g : Tensor = aten::affine_grid_generator_backward(%grad, %size, %align_corners)\n",               \
+            "%g, %none, %none"))                                                                                  \
   G(instance_norm,                                                                                            \
     FBX_GF_("%input : Tensor, %weight : Tensor?, %bias : Tensor?, %running_mean : Tensor?, "                  \
             "%running_var : Tensor?, %use_input_stats : bool, %momentum : float, %eps : float, "              \
@@ -256,10 +284,6 @@
   G(gru_data, FBX_GFN_SEQ1_PK_("2"))                                                                          \
   G(lstm_data, FBX_GFN_LSTM_(FBX_GFN_SEQ_PK_, "", "%batch_sizes", "%false",                                   \
                              "%g_input, %none, %g_hl, %g_params, %none, %none, %none, %none, %none")) \
-  G(adaptive_max_pool2d,                                                                                      \
-    FBX_GF_("%self : Tensor, %output_size : int[], %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "   \
-            "%grad1 : Tensor",                                                                                \
-            "  %g : Tensor = aten::adaptive_max_pool2d_backward(%grad0, %self, %result1)\n", "%g, %none"))    \
   /* PyTorch's composite: the 2-D op on [.., C, 1, L] */                                                      \
   G(adaptive_max_pool1d,                                                                                      \
     FBX_GF_("%self : Tensor, %output_size : int[], %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "   \

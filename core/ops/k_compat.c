@@ -1,8 +1,7 @@
 /* ATen's internal and legacy overloads that graphs from real models carry
  * (traced or decomposed graphs, PyTorch's own fuser tests): the underscore
  * forms of softmax, view and to, the _cast_* family, native_layer_norm and
- * native_dropout with their extra outputs, nonzero, adaptive_avg_pool2d,
- * bitwise shifts and the int << and >> of script code. Where one is another
+ * native_dropout with their extra outputs, nonzero, bitwise shifts and the int << and >> of script code. Where one is another
  * row with its arguments rearranged, the kernel hands them to that row's
  * kernel, so the semantics stay in one place. (Rows in ops/list_extra.h and,
  * for the int shifts, ops/list_scalar.h.) */
@@ -167,49 +166,6 @@ fbx_status *fbx_k_nonzero(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     }
     k++;
   }
-  fbx_set_out_tensor(outs, 0, y);
-  return NULL;
-}
-
-/* adaptive_avg_pool2d(self [N,] C, H, W, output_size [oh, ow]): output cell
- * (i, j) averages rows floor(i*H/oh) .. ceil((i+1)*H/oh) and the same for
- * columns, as PyTorch's kernel. Floating inputs. */
-fbx_status *fbx_k_adaptive_avg_pool2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor *x, *y = NULL;
-  fbx_status *st = NULL;
-  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
-  int64_t os[FBX_MAX_DIMS];
-  int n = fbx_arg_int_list(ctx->op, 1, &args[1], os, FBX_MAX_DIMS, &st);
-  if (st) return st;
-  if (n != 2) return fbx_kernel_error(ctx, "output_size must have 2 elements, got %d", n);
-  if (x->ndim != 3 && x->ndim != 4)
-    return fbx_kernel_error(ctx, "expected a 3-D or 4-D input, got %d-D", x->ndim);
-  if (!fbx_dtype_is_floating(x->dtype))
-    return fbx_kernel_error(ctx, "expected a floating point input, got %s", fbx_dtype_name(x->dtype));
-  if (os[0] < 0 || os[1] < 0) return fbx_kernel_error(ctx, "output_size must be non-negative");
-  int r = x->ndim;
-  int64_t H = x->sizes[r - 2], W = x->sizes[r - 1], planes = 1;
-  for (int d = 0; d < r - 2; d++) {
-    if (x->sizes[d] == 0 && d > 0) return fbx_kernel_error(ctx, "input has a zero-size non-batch dim");
-    planes *= x->sizes[d];
-  }
-  if ((H == 0 || W == 0) && planes) return fbx_kernel_error(ctx, "input has a zero-size spatial dim");
-  int64_t sizes[FBX_MAX_DIMS];
-  memcpy(sizes, x->sizes, sizeof sizes);
-  sizes[r - 2] = os[0];
-  sizes[r - 1] = os[1];
-  FBX_TRY(fbx_tensor_empty(&y, x->dtype, r, sizes));
-  for (int64_t pl = 0; pl < planes; pl++)
-    for (int64_t i = 0; i < os[0]; i++) {
-      int64_t h0 = i * H / os[0], h1 = ((i + 1) * H + os[0] - 1) / os[0];
-      for (int64_t j = 0; j < os[1]; j++) {
-        int64_t w0 = j * W / os[1], w1 = ((j + 1) * W + os[1] - 1) / os[1];
-        double s = 0;
-        for (int64_t h = h0; h < h1; h++)
-          for (int64_t w = w0; w < w1; w++) s += fbx_tensor_get_f64(x, (pl * H + h) * W + w);
-        fbx_tensor_set_f64(y, (pl * os[0] + i) * os[1] + j, s / (double)((h1 - h0) * (w1 - w0)));
-      }
-    }
   fbx_set_out_tensor(outs, 0, y);
   return NULL;
 }

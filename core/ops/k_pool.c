@@ -1,24 +1,25 @@
-/* Pooling kernels (rows in ops/list_nn.h): max_pool2d,
- * max_pool2d_with_indices, avg_pool2d and their backward ops,
- * _adaptive_avg_pool2d_backward, adaptive_max_pool2d (and 1d) and
- * adaptive_max_pool2d_backward.
+/* Pooling kernels (rows in ops/list_nn.h): max_pool2d / 3d,
+ * max_pool{2,3}d_with_indices, avg_pool{2,3}d and their backward ops,
+ * adaptive_avg_pool3d, _adaptive_avg_pool{2,3}d_backward,
+ * adaptive_max_pool{1,2,3}d and adaptive_max_pool{2,3}d_backward.
  *
- * The input, [C, H, W] or [N, C, H, W], is seen as P = N * C planes of
- * H x W: float32, float64 or bfloat16, and for avg_pool2d integers too
- * (each average truncated, as C's integer division); float16 is an error,
- * as on PyTorch's CPU. It is read once into doubles (any layout),
- * the planes are spread over fbx_parallel_for, and the result is stored in
- * the input's dtype. The windows are PyTorch's CPU kernels' (MaxPoolKernel,
- * AvgPoolKernel, AdaptiveAvgPoolKernel in 1.13):
- *   output size  floor_div(H + 2p - d (k - 1) - 1 (+ s - 1 with ceil_mode), s) + 1,
- *                one less with ceil_mode when the last window starts past H + p;
- *   max          window rows oh * s - p + i * d inside [0, H); the first
+ * The input, [C, *sp] or [N, C, *sp] with 2 or 3 spatial dims sp, is seen
+ * as P = N * C planes (a 2-D plane is a volume of depth 1): float32,
+ * float64, in 2-D bfloat16, and for avg_pool integers too (each average
+ * truncated, as C's integer division); float16 is an error, as on
+ * PyTorch's CPU. It is read once into doubles (any layout), the planes are
+ * spread over fbx_parallel_for, and the result is stored in the input's
+ * dtype. The windows are PyTorch's CPU kernels' (MaxPoolKernel,
+ * AvgPoolKernel, AdaptiveAvgPoolKernel, the 3-D frames in 1.13), per axis:
+ *   output size  floor_div(in + 2p - d (k - 1) - 1 (+ s - 1 with ceil_mode), s) + 1,
+ *                one less with ceil_mode when the last window starts past in + p;
+ *   max          taps o * s - p + i * d inside [0, in); the first
  *                largest value wins, a NaN always wins (the last NaN);
- *                index ih * W + iw; an empty window gives -inf at its start;
- *   adaptive     rows [floor(oh * H / Ho), ceil((oh + 1) * H / Ho)), the
- *                same for columns; max's rules (adaptive_max_pool2d);
- *   avg          window [oh * s - p, min(.. + k, H + p)) sized before clipping
- *                to [0, H) (count_include_pad), or after (otherwise), or
+ *                index (t * H + h) * W + w; an empty window gives -inf at its start;
+ *   adaptive     [floor(o * in / out), ceil((o + 1) * in / out)); max's
+ *                rules (adaptive_max_pool) or the mean (adaptive_avg_pool);
+ *   avg          window [o * s - p, min(.. + k, in + p)) sized before clipping
+ *                to [0, in) (count_include_pad), or after (otherwise), or
  *                divisor_override; an empty clipped window gives 0.
  * Backward ops scatter the output gradient back along the same windows,
  * summing where windows overlap (in double, one plane per task). */
@@ -31,30 +32,40 @@
 #include "ops/kutil.h"
 #include "ops/reduce.h"
 
+/* Spatial axes are 0 (depth), 1 (height), 2 (width); a 2-D pool has depth
+ * 1 with a window of 1 (k 1, s 1, p 0, d 1), so one code path serves both. */
 typedef struct pool_geom {
-  int64_t P, H, W, Ho, Wo, kH, kW, sH, sW, pH, pW, dH, dW;
+  int64_t P;                        /* planes: N * C */
+  int64_t in[3], out[3];            /* spatial sizes of the input and the output */
+  int64_t k[3], s[3], p[3], d[3];   /* kernel, stride, padding, dilation */
   bool ceil;
-  bool adaptive; /* adaptive_max_pool2d: windows [floor(o * in / out), ceil((o + 1) * in / out)) */
-  int ndim; /* 3 or 4 */
+  bool adaptive; /* adaptive max: windows [floor(o * in / out), ceil((o + 1) * in / out)) */
+  int ndim;      /* the input's rank: nsp + 1 or nsp + 2 */
+  int nsp;       /* spatial dims: 2 or 3 */
   int64_t N, C;
 } pool_geom;
 
-/* An int[2] argument (one int is used for both); an empty list gives
- * `def` (stride: the kernel size). */
-static fbx_status *pair_arg(const fbx_kctx *ctx, int argi, const fbx_ivalue *args, const char *what, const int64_t *def,
-                            int64_t *out) {
+static int64_t plane_in(const pool_geom *g) { return g->in[0] * g->in[1] * g->in[2]; }
+static int64_t plane_out(const pool_geom *g) { return g->out[0] * g->out[1] * g->out[2]; }
+
+/* An int[nsp] argument (one int is used for every axis) into out[3 - nsp
+ * ..2] (the depth of a 2-D pool keeps `one`); an empty list gives `def`
+ * (stride: the kernel size). */
+static fbx_status *tuple_arg(const fbx_kctx *ctx, int argi, const fbx_ivalue *args, const char *what, int nsp,
+                             const int64_t *def, int64_t one, int64_t *out) {
   int64_t v[FBX_MAX_DIMS];
   fbx_status *st = NULL;
   int n = fbx_arg_int_list(ctx->op, argi, &args[argi], v, FBX_MAX_DIMS, &st);
   if (st) return st;
+  out[0] = one;
   if (n == 0 && def) {
-    out[0] = def[0], out[1] = def[1];
+    for (int a = 3 - nsp; a < 3; a++) out[a] = def[a];
     return NULL;
   }
-  if (n == 1) v[1] = v[0];
-  else if (n != 2)
-    return fbx_kernel_error(ctx, "%s must either be a single int, or a tuple of two ints, got %d ints", what, n);
-  out[0] = v[0], out[1] = v[1];
+  if (n != 1 && n != nsp)
+    return fbx_kernel_error(ctx, "%s must either be a single int, or a tuple of %s ints, got %d ints", what,
+                            nsp == 3 ? "three" : "two", n);
+  for (int a = 0; a < nsp; a++) out[3 - nsp + a] = v[n == 1 ? 0 : a];
   return NULL;
 }
 
@@ -69,63 +80,68 @@ static int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t d
   return o;
 }
 
-/* The geometry of a pooling call: x and the kernel_size, stride, padding
- * (and dilation when dil_arg >= 0) arguments starting at args[karg]. */
+/* The geometry of an nsp-D pooling call: x and the kernel_size, stride,
+ * padding (and dilation when dil_arg >= 0) arguments starting at
+ * args[karg]. */
 static fbx_status *pool_geometry(const fbx_kctx *ctx, const fbx_tensor *x, const fbx_ivalue *args, int karg, int dil_arg,
-                                 bool ceil, pool_geom *g) {
-  int64_t k[2], s[2], p[2], d[2] = {1, 1};
-  FBX_TRY(pair_arg(ctx, karg, args, "kernel_size", NULL, k));
-  FBX_TRY(pair_arg(ctx, karg + 1, args, "stride", k, s));
-  FBX_TRY(pair_arg(ctx, karg + 2, args, "padding", NULL, p));
-  if (dil_arg >= 0) FBX_TRY(pair_arg(ctx, dil_arg, args, "dilation", NULL, d));
-  if (x->ndim != 3 && x->ndim != 4)
-    return fbx_kernel_error(ctx, "expected a 3D or 4D (batch mode) input, got %dD", x->ndim);
-  for (int i = x->ndim == 4 ? 1 : 0; i < x->ndim; i++)
+                                 bool ceil, int nsp, pool_geom *g) {
+  static const char *const AX[3] = {"T", "H", "W"};
+  int64_t k[3], s[3], p[3], d[3] = {1, 1, 1};
+  FBX_TRY(tuple_arg(ctx, karg, args, "kernel_size", nsp, NULL, 1, k));
+  FBX_TRY(tuple_arg(ctx, karg + 1, args, "stride", nsp, k, 1, s));
+  FBX_TRY(tuple_arg(ctx, karg + 2, args, "padding", nsp, NULL, 0, p));
+  if (dil_arg >= 0) FBX_TRY(tuple_arg(ctx, dil_arg, args, "dilation", nsp, NULL, 1, d));
+  if (x->ndim != nsp + 1 && x->ndim != nsp + 2)
+    return fbx_kernel_error(ctx, "expected a %dD or %dD (batch mode) input, got %dD", nsp + 1, nsp + 2, x->ndim);
+  for (int i = x->ndim == nsp + 2 ? 1 : 0; i < x->ndim; i++)
     if (x->sizes[i] == 0)
-      return fbx_kernel_error(ctx, "expected a 3D or 4D input with a zero size only in the batch dim (dim %d is 0)", i);
-  /* PyTorch 1.13's CPU kernels: float32, float64, bfloat16; avg_pool2d
-   * (forward) also integers, not float16 */
+      return fbx_kernel_error(ctx, "expected a %dD or %dD input with a zero size only in the batch dim (dim %d is 0)",
+                              nsp + 1, nsp + 2, i);
+  /* PyTorch 1.13's CPU kernels: float32, float64, and in 2-D bfloat16;
+   * avg_pool (forward) also integers; no float16 */
   bool ints_ok = dil_arg < 0 && karg == 1;
-  if (x->dtype == FBX_DTYPE_FLOAT16 || x->dtype == FBX_DTYPE_BOOL ||
+  if (x->dtype == FBX_DTYPE_FLOAT16 || x->dtype == FBX_DTYPE_BOOL || (nsp == 3 && x->dtype == FBX_DTYPE_BFLOAT16) ||
       (!fbx_dtype_is_floating(x->dtype) && !ints_ok))
     return fbx_kernel_error(ctx, "not implemented for %s input", fbx_dtype_name(x->dtype));
-  if (k[0] <= 0 || k[1] <= 0)
-    return fbx_kernel_error(ctx, "kernel size should be greater than zero, but got kH: %lld kW: %lld", (long long)k[0],
-                            (long long)k[1]);
-  if (s[0] <= 0 || s[1] <= 0)
-    return fbx_kernel_error(ctx, "stride should be greater than zero, but got dH: %lld dW: %lld", (long long)s[0],
-                            (long long)s[1]);
-  if (d[0] <= 0 || d[1] <= 0)
-    return fbx_kernel_error(ctx, "dilation should be greater than zero, but got dilationH: %lld dilationW: %lld",
-                            (long long)d[0], (long long)d[1]);
-  if (p[0] < 0 || p[1] < 0 || p[0] > k[0] / 2 || p[1] > k[1] / 2)
-    return fbx_kernel_error(ctx,
-                            "pad should be smaller than or equal to half of kernel size, but got padW = %lld, "
-                            "padH = %lld, kW = %lld, kH = %lld",
-                            (long long)p[1], (long long)p[0], (long long)k[1], (long long)k[0]);
+  for (int a = 3 - nsp; a < 3; a++) {
+    if (k[a] <= 0)
+      return fbx_kernel_error(ctx, "kernel size should be greater than zero, but got k%s: %lld", AX[a], (long long)k[a]);
+    if (s[a] <= 0)
+      return fbx_kernel_error(ctx, "stride should be greater than zero, but got d%s: %lld", AX[a], (long long)s[a]);
+    if (d[a] <= 0)
+      return fbx_kernel_error(ctx, "dilation should be greater than zero, but got dilation%s: %lld", AX[a],
+                              (long long)d[a]);
+    if (p[a] < 0 || p[a] > k[a] / 2)
+      return fbx_kernel_error(ctx, "pad should be smaller than or equal to half of kernel size, but got pad%s = %lld, "
+                                   "k%s = %lld", AX[a], (long long)p[a], AX[a], (long long)k[a]);
+  }
   int r = x->ndim;
-  g->ndim = r;
-  g->N = r == 4 ? x->sizes[0] : 1;
-  g->C = x->sizes[r - 3];
+  g->ndim = r, g->nsp = nsp;
+  g->N = r == nsp + 2 ? x->sizes[0] : 1;
+  g->C = x->sizes[r - nsp - 1];
   g->P = g->N * g->C;
-  g->H = x->sizes[r - 2], g->W = x->sizes[r - 1];
-  g->kH = k[0], g->kW = k[1], g->sH = s[0], g->sW = s[1], g->pH = p[0], g->pW = p[1], g->dH = d[0], g->dW = d[1];
+  g->in[0] = nsp == 3 ? x->sizes[r - 3] : 1;
+  g->in[1] = x->sizes[r - 2], g->in[2] = x->sizes[r - 1];
+  for (int a = 0; a < 3; a++) {
+    g->k[a] = k[a], g->s[a] = s[a], g->p[a] = p[a], g->d[a] = d[a];
+    g->out[a] = out_size(g->in[a], k[a], p[a], s[a], d[a], ceil);
+  }
   g->ceil = ceil;
   g->adaptive = false;
-  g->Ho = out_size(g->H, k[0], p[0], s[0], d[0], ceil);
-  g->Wo = out_size(g->W, k[1], p[1], s[1], d[1], ceil);
-  if (g->Ho < 1 || g->Wo < 1)
-    return fbx_kernel_error(ctx, "Given input size: (%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lld). "
-                                 "Output size is too small",
-                            (long long)g->C, (long long)g->H, (long long)g->W, (long long)g->C, (long long)g->Ho,
-                            (long long)g->Wo);
+  if (g->out[0] < 1 || g->out[1] < 1 || g->out[2] < 1) {
+    char a[96], b[96];
+    int64_t is[4] = {g->C, g->in[0], g->in[1], g->in[2]}, os[4] = {g->C, g->out[0], g->out[1], g->out[2]};
+    if (nsp == 2) is[1] = is[0], os[1] = os[0]; /* drop the depth */
+    fbx_red_shape_str(a, sizeof a, nsp + 1, is + (nsp == 2));
+    fbx_red_shape_str(b, sizeof b, nsp + 1, os + (nsp == 2));
+    return fbx_kernel_error(ctx, "Given input size: %s. Calculated output size: %s. Output size is too small", a, b);
+  }
   return NULL;
 }
 
 static void out_sizes(const pool_geom *g, const fbx_tensor *x, int64_t *sizes) {
   memcpy(sizes, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
-  sizes[x->ndim - 2] = g->Ho;
-  sizes[x->ndim - 1] = g->Wo;
+  for (int a = 3 - g->nsp; a < 3; a++) sizes[x->ndim - 3 + a] = g->out[a];
 }
 
 static fbx_status *bool_arg(const fbx_kctx *ctx, const fbx_ivalue *v, const char *what, bool *out) {
@@ -140,6 +156,18 @@ static void adaptive_range(int64_t i, int64_t in, int64_t out, int64_t *a, int64
   *b = ((i + 1) * in + out - 1) / out;
 }
 
+/* The taps of output o along axis a of a max window: lo, lo + d, .. < hi. */
+static void max_axis(const pool_geom *g, int a, int64_t o, int64_t *lo, int64_t *hi) {
+  if (g->adaptive) {
+    adaptive_range(o, g->in[a], g->out[a], lo, hi);
+    return;
+  }
+  int64_t l = o * g->s[a] - g->p[a], h = l + (g->k[a] - 1) * g->d[a] + 1;
+  if (h > g->in[a]) h = g->in[a];
+  while (l < 0) l += g->d[a];
+  *lo = l, *hi = h;
+}
+
 /* ---- max ---------------------------------------------------------------------------------- */
 
 typedef struct max_job {
@@ -152,34 +180,30 @@ typedef struct max_job {
 static void max_body(void *jv, int64_t begin, int64_t end) {
   const max_job *j = jv;
   const pool_geom *g = j->g;
+  const int64_t H = g->in[1], W = g->in[2], dT = g->d[0], dH = g->d[1], dW = g->d[2];
   for (int64_t pl = begin; pl < end; pl++) {
-    const double *x = j->x + pl * g->H * g->W;
-    double *y = j->y + pl * g->Ho * g->Wo;
-    int64_t *ix = j->idx + pl * g->Ho * g->Wo;
-    for (int64_t oh = 0; oh < g->Ho; oh++)
-      for (int64_t ow = 0; ow < g->Wo; ow++) {
-        int64_t h0, h1, w0, w1;
-        if (g->adaptive) {
-          adaptive_range(oh, g->H, g->Ho, &h0, &h1);
-          adaptive_range(ow, g->W, g->Wo, &w0, &w1);
-        } else {
-          h0 = oh * g->sH - g->pH, w0 = ow * g->sW - g->pW;
-          h1 = h0 + (g->kH - 1) * g->dH + 1, w1 = w0 + (g->kW - 1) * g->dW + 1;
-          if (h1 > g->H) h1 = g->H;
-          if (w1 > g->W) w1 = g->W;
-          while (h0 < 0) h0 += g->dH;
-          while (w0 < 0) w0 += g->dW;
+    const double *x = j->x + pl * plane_in(g);
+    double *y = j->y + pl * plane_out(g);
+    int64_t *ix = j->idx + pl * plane_out(g), o = 0;
+    for (int64_t ot = 0; ot < g->out[0]; ot++)
+      for (int64_t oh = 0; oh < g->out[1]; oh++)
+        for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {
+          int64_t t0, t1, h0, h1, w0, w1;
+          max_axis(g, 0, ot, &t0, &t1);
+          max_axis(g, 1, oh, &h0, &h1);
+          max_axis(g, 2, ow, &w0, &w1);
+          int64_t best = (t0 * H + h0) * W + w0;
+          double m = -INFINITY;
+          for (int64_t it = t0; it < t1; it += dT)
+            for (int64_t ih = h0; ih < h1; ih += dH)
+              for (int64_t iw = w0; iw < w1; iw += dW) {
+                int64_t at = (it * H + ih) * W + iw;
+                double v = x[at];
+                if (v > m || isnan(v)) m = v, best = at;
+              }
+          y[o] = m;
+          ix[o] = best;
         }
-        int64_t best = h0 * g->W + w0;
-        double m = -INFINITY;
-        for (int64_t ih = h0; ih < h1; ih += g->dH)
-          for (int64_t iw = w0; iw < w1; iw += g->dW) {
-            double v = x[ih * g->W + iw];
-            if (v > m || isnan(v)) m = v, best = ih * g->W + iw;
-          }
-        y[oh * g->Wo + ow] = m;
-        ix[oh * g->Wo + ow] = best;
-      }
   }
 }
 
@@ -187,9 +211,9 @@ static void max_body(void *jv, int64_t begin, int64_t end) {
  * int64 indices into outs[1] when want_idx. */
 static fbx_status *max_run(fbx_tensor *x, const pool_geom *g, bool want_idx, fbx_ivalue *outs) {
   fbx_tensor *y = NULL, *ix = NULL;
-  int64_t sizes[4];
+  int64_t sizes[FBX_MAX_DIMS];
   out_sizes(g, x, sizes);
-  int64_t nout = g->P * g->Ho * g->Wo;
+  int64_t nout = g->P * plane_out(g);
   double *xv = NULL, *yv = fbx_malloc(sizeof(double) * (size_t)(nout ? nout : 1));
   fbx_status *st = yv ? NULL : fbx_status_nomem();
   if (!st) st = fbx_tensor_empty(&ix, FBX_DTYPE_INT64, x->ndim, sizes);
@@ -209,15 +233,18 @@ done:
   return st;
 }
 
-/* max_pool2d / max_pool2d_with_indices(self, kernel_size, stride, padding,
- * dilation, ceil_mode): values in self's dtype, indices int64. */
+/* Spatial dims of a pooling row: 3 for the *pool3d* rows, else 2. */
+static int row_nsp(const fbx_kctx *ctx) { return strstr(fbx_sym_unqual(ctx->op->schema.name), "3d") ? 3 : 2; }
+
+/* max_pool{2,3}d / max_pool{2,3}d_with_indices(self, kernel_size, stride,
+ * padding, dilation, ceil_mode): values in self's dtype, indices int64. */
 fbx_status *fbx_k_max_pool2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *x;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   bool ceil = false;
   FBX_TRY(bool_arg(ctx, &args[5], "ceil_mode", &ceil));
   pool_geom g;
-  FBX_TRY(pool_geometry(ctx, x, args, 1, 4, ceil, &g));
+  FBX_TRY(pool_geometry(ctx, x, args, 1, 4, ceil, row_nsp(ctx), &g));
   return max_run(x, &g, ctx->op->schema.nrets == 2, outs);
 }
 
@@ -228,7 +255,7 @@ static fbx_status *bwd_start(const fbx_kctx *ctx, const fbx_ivalue *args, const 
   fbx_tensor *gt;
   *go = *gi = NULL;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &gt));
-  int64_t sizes[4];
+  int64_t sizes[FBX_MAX_DIMS];
   out_sizes(g, x, sizes);
   bool ok = gt->ndim == x->ndim;
   for (int i = 0; ok && i < x->ndim; i++) ok = gt->sizes[i] == sizes[i];
@@ -258,53 +285,62 @@ typedef struct scatter_job {
   int64_t divisor;    /* avg: 0 when None */
 } scatter_job;
 
-static void avg_window(const pool_geom *g, int64_t oh, int64_t ow, bool count_pad, int64_t divisor, int64_t *h0,
-                       int64_t *h1, int64_t *w0, int64_t *w1, double *div) {
-  int64_t a0 = oh * g->sH - g->pH, b0 = ow * g->sW - g->pW;
-  int64_t a1 = a0 + g->kH, b1 = b0 + g->kW;
-  if (a1 > g->H + g->pH) a1 = g->H + g->pH;
-  if (b1 > g->W + g->pW) b1 = g->W + g->pW;
-  int64_t pool = (a1 - a0) * (b1 - b0);
-  if (a0 < 0) a0 = 0;
-  if (b0 < 0) b0 = 0;
-  if (a1 > g->H) a1 = g->H;
-  if (b1 > g->W) b1 = g->W;
-  *h0 = a0, *h1 = a1, *w0 = b0, *w1 = b1;
-  *div = divisor ? (double)divisor : count_pad ? (double)pool : (double)((a1 - a0) * (b1 - b0));
+/* An average window along axis a: the taps [*lo, *hi) inside the input;
+ * returns the window's size clipped to the padded input only (what
+ * count_include_pad divides by). */
+static int64_t avg_axis(const pool_geom *g, int a, int64_t o, int64_t *lo, int64_t *hi) {
+  int64_t l = o * g->s[a] - g->p[a], h = l + g->k[a];
+  if (h > g->in[a] + g->p[a]) h = g->in[a] + g->p[a];
+  int64_t pool = h - l;
+  *lo = l < 0 ? 0 : l;
+  *hi = h > g->in[a] ? g->in[a] : h;
+  return pool;
+}
+
+/* The window of output (ot, oh, ow): its taps in lo/hi per axis and the
+ * divisor of its sum (adaptive: the window's size). */
+static void avg_window(const pool_geom *g, int mode, bool count_pad, int64_t divisor, const int64_t *o, int64_t *lo,
+                       int64_t *hi, double *div) {
+  int64_t pool = 1, in = 1;
+  for (int a = 0; a < 3; a++) {
+    if (mode == 2) adaptive_range(o[a], g->in[a], g->out[a], &lo[a], &hi[a]);
+    else pool *= avg_axis(g, a, o[a], &lo[a], &hi[a]);
+    in *= hi[a] > lo[a] ? hi[a] - lo[a] : 0;
+  }
+  *div = mode == 2 ? (double)in : divisor ? (double)divisor : count_pad ? (double)pool : (double)in;
 }
 
 static void scatter_body(void *jv, int64_t begin, int64_t end) {
   const scatter_job *j = jv;
   const pool_geom *g = j->g;
+  const int64_t H = g->in[1], W = g->in[2], pin = plane_in(g), pout = plane_out(g);
   for (int64_t pl = begin; pl < end; pl++) {
-    double *gi = j->gi + pl * g->H * g->W;
-    const double *go = j->go + pl * g->Ho * g->Wo;
-    for (int64_t oh = 0; oh < g->Ho; oh++)
-      for (int64_t ow = 0; ow < g->Wo; ow++) {
-        int64_t o = oh * g->Wo + ow;
-        if (j->mode == 0) {
-          int64_t k = j->idx[pl * g->Ho * g->Wo + o];
-          if (k >= 0 && k < g->H * g->W) gi[k] += go[o];
-          continue;
-        }
-        int64_t h0, h1, w0, w1;
-        double div;
-        if (j->mode == 1) {
-          avg_window(g, oh, ow, j->count_pad, j->divisor, &h0, &h1, &w0, &w1, &div);
-        } else {
-          adaptive_range(oh, g->H, g->Ho, &h0, &h1);
-          adaptive_range(ow, g->W, g->Wo, &w0, &w1);
-          div = (double)((h1 - h0) * (w1 - w0));
-        }
-        double v = go[o] / div;
-        for (int64_t ih = h0; ih < h1; ih++)
-          for (int64_t iw = w0; iw < w1; iw++) gi[ih * g->W + iw] += v;
+    double *gi = j->gi + pl * pin;
+    const double *go = j->go + pl * pout;
+    if (j->mode == 0) {
+      for (int64_t o = 0; o < pout; o++) {
+        int64_t k = j->idx[pl * pout + o];
+        if (k >= 0 && k < pin) gi[k] += go[o];
       }
+      continue;
+    }
+    int64_t oc[3], o = 0;
+    for (oc[0] = 0; oc[0] < g->out[0]; oc[0]++)
+      for (oc[1] = 0; oc[1] < g->out[1]; oc[1]++)
+        for (oc[2] = 0; oc[2] < g->out[2]; oc[2]++, o++) {
+          int64_t lo[3], hi[3];
+          double div;
+          avg_window(g, j->mode, j->count_pad, j->divisor, oc, lo, hi, &div);
+          double v = go[o] / div;
+          for (int64_t it = lo[0]; it < hi[0]; it++)
+            for (int64_t ih = lo[1]; ih < hi[1]; ih++)
+              for (int64_t iw = lo[2]; iw < hi[2]; iw++) gi[(it * H + ih) * W + iw] += v;
+        }
   }
 }
 
-/* max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
- * padding, dilation, ceil_mode, indices): grad_output added at each
+/* max_pool{2,3}d_with_indices_backward(grad_output, self, kernel_size,
+ * stride, padding, dilation, ceil_mode, indices): grad_output added at each
  * window's index. */
 fbx_status *fbx_k_max_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *x, *it, *ic = NULL, *y = NULL;
@@ -313,10 +349,10 @@ fbx_status *fbx_k_max_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
   bool ceil = false;
   FBX_TRY(bool_arg(ctx, &args[6], "ceil_mode", &ceil));
   pool_geom g;
-  FBX_TRY(pool_geometry(ctx, x, args, 2, 5, ceil, &g));
-  if (it->dtype != FBX_DTYPE_INT64 || it->numel != g.P * g.Ho * g.Wo)
+  FBX_TRY(pool_geometry(ctx, x, args, 2, 5, ceil, row_nsp(ctx), &g));
+  if (it->dtype != FBX_DTYPE_INT64 || it->numel != g.P * plane_out(&g))
     return fbx_kernel_error(ctx, "indices must be int64 with the output's %lld elements",
-                            (long long)(g.P * g.Ho * g.Wo));
+                            (long long)(g.P * plane_out(&g)));
   double *go, *gi;
   FBX_TRY(bwd_start(ctx, args, &g, x, &go, &gi));
   fbx_status *st = fbx_tensor_contiguous(&ic, it);
@@ -337,6 +373,7 @@ typedef struct avg_job {
   const pool_geom *g;
   const double *x;
   double *y;
+  int mode; /* 1 avg, 2 adaptive */
   bool count_pad;
   int64_t divisor;
   bool ints; /* integral input */
@@ -345,26 +382,49 @@ typedef struct avg_job {
 static void avg_body(void *jv, int64_t begin, int64_t end) {
   const avg_job *j = jv;
   const pool_geom *g = j->g;
+  const int64_t H = g->in[1], W = g->in[2];
   for (int64_t pl = begin; pl < end; pl++) {
-    const double *x = j->x + pl * g->H * g->W;
-    double *y = j->y + pl * g->Ho * g->Wo;
-    for (int64_t oh = 0; oh < g->Ho; oh++)
-      for (int64_t ow = 0; ow < g->Wo; ow++) {
-        int64_t h0, h1, w0, w1;
-        double div, s = 0;
-        avg_window(g, oh, ow, j->count_pad, j->divisor, &h0, &h1, &w0, &w1, &div);
-        if (h0 >= h1 || w0 >= w1) {
-          y[oh * g->Wo + ow] = 0;
-          continue;
+    const double *x = j->x + pl * plane_in(g);
+    double *y = j->y + pl * plane_out(g);
+    int64_t oc[3], o = 0;
+    for (oc[0] = 0; oc[0] < g->out[0]; oc[0]++)
+      for (oc[1] = 0; oc[1] < g->out[1]; oc[1]++)
+        for (oc[2] = 0; oc[2] < g->out[2]; oc[2]++, o++) {
+          int64_t lo[3], hi[3];
+          double div, s = 0;
+          avg_window(g, j->mode, j->count_pad, j->divisor, oc, lo, hi, &div);
+          if (lo[0] >= hi[0] || lo[1] >= hi[1] || lo[2] >= hi[2]) {
+            y[o] = 0;
+            continue;
+          }
+          for (int64_t it = lo[0]; it < hi[0]; it++)
+            for (int64_t ih = lo[1]; ih < hi[1]; ih++)
+              for (int64_t iw = lo[2]; iw < hi[2]; iw++) s += x[(it * H + ih) * W + iw];
+          y[o] = j->ints ? trunc(s / div) : s / div; /* integers divide as C does */
         }
-        for (int64_t ih = h0; ih < h1; ih++)
-          for (int64_t iw = w0; iw < w1; iw++) s += x[ih * g->W + iw];
-        y[oh * g->Wo + ow] = j->ints ? trunc(s / div) : s / div; /* integers divide as C does */
-      }
   }
 }
 
-/* avg_pool2d's flags at args[fi] (ceil_mode, count_include_pad, divisor_override). */
+/* The averages of geometry g over x into outs[0], in x's dtype. */
+static fbx_status *avg_run(fbx_tensor *x, const pool_geom *g, int mode, bool count_pad, int64_t divisor,
+                           fbx_ivalue *outs) {
+  fbx_tensor *y = NULL;
+  int64_t sizes[FBX_MAX_DIMS];
+  out_sizes(g, x, sizes);
+  int64_t nout = g->P * plane_out(g);
+  double *xv = NULL, *yv = fbx_malloc(sizeof(double) * (size_t)(nout ? nout : 1));
+  fbx_status *st = yv ? fbx_red_load_all_f64(&xv, x) : fbx_status_nomem();
+  if (!st) {
+    avg_job j = {g, xv, yv, mode, count_pad, divisor, !fbx_dtype_is_floating(x->dtype)};
+    fbx_parallel_for(g->P, 1, avg_body, &j);
+    if (!(st = fbx_red_store_all_f64(&y, x->dtype, x->ndim, sizes, yv))) fbx_set_out_tensor(outs, 0, y);
+  }
+  fbx_free(xv);
+  fbx_free(yv);
+  return st;
+}
+
+/* avg_pool's flags at args[fi] (ceil_mode, count_include_pad, divisor_override). */
 static fbx_status *avg_flags(const fbx_kctx *ctx, const fbx_ivalue *args, int fi, bool *ceil, bool *count_pad,
                              int64_t *divisor) {
   FBX_TRY(bool_arg(ctx, &args[fi], "ceil_mode", ceil));
@@ -377,31 +437,20 @@ static fbx_status *avg_flags(const fbx_kctx *ctx, const fbx_ivalue *args, int fi
   return NULL;
 }
 
-/* avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
+/* avg_pool{2,3}d(self, kernel_size, stride, padding, ceil_mode,
+ * count_include_pad, divisor_override) */
 fbx_status *fbx_k_avg_pool2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  fbx_tensor *x, *y = NULL;
+  fbx_tensor *x;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
   bool ceil = false, count_pad = false;
   int64_t divisor = 0;
   FBX_TRY(avg_flags(ctx, args, 4, &ceil, &count_pad, &divisor));
   pool_geom g;
-  FBX_TRY(pool_geometry(ctx, x, args, 1, -1, ceil, &g));
-  int64_t sizes[4];
-  out_sizes(&g, x, sizes);
-  int64_t nout = g.P * g.Ho * g.Wo;
-  double *xv = NULL, *yv = fbx_malloc(sizeof(double) * (size_t)(nout ? nout : 1));
-  fbx_status *st = yv ? fbx_red_load_all_f64(&xv, x) : fbx_status_nomem();
-  if (!st) {
-    avg_job j = {&g, xv, yv, count_pad, divisor, !fbx_dtype_is_floating(x->dtype)};
-    fbx_parallel_for(g.P, 1, avg_body, &j);
-    if (!(st = fbx_red_store_all_f64(&y, x->dtype, x->ndim, sizes, yv))) fbx_set_out_tensor(outs, 0, y);
-  }
-  fbx_free(xv);
-  fbx_free(yv);
-  return st;
+  FBX_TRY(pool_geometry(ctx, x, args, 1, -1, ceil, row_nsp(ctx), &g));
+  return avg_run(x, &g, 1, count_pad, divisor, outs);
 }
 
-/* avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+/* avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding,
  * ceil_mode, count_include_pad, divisor_override) */
 fbx_status *fbx_k_avg_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor *x, *y = NULL;
@@ -410,7 +459,7 @@ fbx_status *fbx_k_avg_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
   int64_t divisor = 0;
   FBX_TRY(avg_flags(ctx, args, 5, &ceil, &count_pad, &divisor));
   pool_geom g;
-  FBX_TRY(pool_geometry(ctx, x, args, 2, -1, ceil, &g));
+  FBX_TRY(pool_geometry(ctx, x, args, 2, -1, ceil, row_nsp(ctx), &g));
   double *go, *gi;
   FBX_TRY(bwd_start(ctx, args, &g, x, &go, &gi));
   scatter_job j = {.g = &g, .go = go, .gi = gi, .mode = 1, .count_pad = count_pad, .divisor = divisor};
@@ -422,25 +471,88 @@ fbx_status *fbx_k_avg_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
   return st;
 }
 
-/* _adaptive_avg_pool2d_backward(grad_output [.., oh, ow], self [.., H, W]):
+/* ---- adaptive average pooling ------------------------------------------------------------- */
+
+/* x has lo or lo + 1 dims, none empty but the first (PyTorch checks them so:
+ * a 3-D input of adaptive_max_pool2d may have no channels). */
+static fbx_status *adaptive_dims(const fbx_kctx *ctx, const fbx_tensor *x, const char *what, int lo) {
+  if (x->ndim != lo && x->ndim != lo + 1)
+    return fbx_kernel_error(ctx, "%s(): Expected %dD or %dD tensor, but got %dD", what, lo, lo + 1, x->ndim);
+  for (int i = 1; i < x->ndim; i++)
+    if (x->sizes[i] == 0)
+      return fbx_kernel_error(ctx, "%s(): Expected input to have non-zero size for non-batch dimensions, "
+                                   "but dimension %d is empty", what, i);
+  return NULL;
+}
+
+/* The geometry of an adaptive pool over x ([C, *sp] or [N, C, *sp], nsp
+ * spatial dims) with output sizes os[nsp]; `what` names the op in messages,
+ * as PyTorch's. */
+static fbx_status *adaptive_geometry(const fbx_kctx *ctx, const fbx_tensor *x, const int64_t *os, int nsp,
+                                     const char *what, pool_geom *g) {
+  FBX_TRY(adaptive_dims(ctx, x, what, nsp + 1));
+  for (int a = 0; a < nsp; a++)
+    if (os[a] < 0) return fbx_kernel_error(ctx, "%s(): output_size must be non-negative, got %lld", what,
+                                           (long long)os[a]);
+  int r = x->ndim;
+  *g = (pool_geom){.ndim = r, .nsp = nsp, .N = r == nsp + 2 ? x->sizes[0] : 1, .C = x->sizes[r - nsp - 1],
+                   .in = {nsp == 3 ? x->sizes[r - 3] : 1, x->sizes[r - 2], x->sizes[r - 1]},
+                   .out = {nsp == 3 ? os[0] : 1, os[nsp - 2], os[nsp - 1]},
+                   .k = {1, 1, 1}, .s = {1, 1, 1}, .d = {1, 1, 1}, .adaptive = true};
+  g->P = g->N * g->C;
+  return NULL;
+}
+
+/* output_size (args[1]) of an adaptive pool: nsp ints into os. */
+static fbx_status *adaptive_sizes(const fbx_kctx *ctx, const fbx_ivalue *args, int nsp, const char *what, int64_t *os) {
+  int64_t v[FBX_MAX_DIMS];
+  fbx_status *st = NULL;
+  int n = fbx_arg_int_list(ctx->op, 1, &args[1], v, FBX_MAX_DIMS, &st);
+  if (st) return st;
+  static const char *const COUNT[4] = {"", "one int", "two ints", "three ints"};
+  if (n != nsp) return fbx_kernel_error(ctx, "%s(): argument 'output_size' should contain %s, got %d", what, COUNT[nsp], n);
+  memcpy(os, v, sizeof(int64_t) * (size_t)nsp);
+  return NULL;
+}
+
+/* adaptive_avg_pool{2,3}d / _adaptive_avg_pool3d(self [N,] C, *sp,
+ * output_size): each output cell averages its adaptive window. Every
+ * floating dtype (PyTorch's CPU lacks float16 in 2-D and bfloat16 in 3-D;
+ * the averages here are taken in double either way). */
+fbx_status *fbx_k_adaptive_avg_pool(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  int nsp = row_nsp(ctx);
+  const char *what = nsp == 3 ? "adaptive_avg_pool3d" : "adaptive_avg_pool2d";
+  fbx_tensor *x;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int64_t os[3];
+  FBX_TRY(adaptive_sizes(ctx, args, nsp, what, os));
+  if (!fbx_dtype_is_floating(x->dtype))
+    return fbx_kernel_error(ctx, "%s: not implemented for %s input", what, fbx_dtype_name(x->dtype));
+  pool_geom g;
+  FBX_TRY(adaptive_geometry(ctx, x, os, nsp, what, &g));
+  return avg_run(x, &g, 2, false, 0, outs);
+}
+
+/* _adaptive_avg_pool{2,3}d_backward(grad_output [.., *out], self [.., *in]):
  * each output cell's gradient spread evenly over its adaptive window. */
 fbx_status *fbx_k_adaptive_avg_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  int nsp = row_nsp(ctx);
   fbx_tensor *gt, *x, *y = NULL;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &gt));
   FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
-  if ((x->ndim != 3 && x->ndim != 4) || gt->ndim != x->ndim)
-    return fbx_kernel_error(ctx, "expected 3D or 4D self and grad_output of the same rank, got %dD and %dD", x->ndim,
-                            gt->ndim);
+  if ((x->ndim != nsp + 1 && x->ndim != nsp + 2) || gt->ndim != x->ndim)
+    return fbx_kernel_error(ctx, "expected %dD or %dD self and grad_output of the same rank, got %dD and %dD", nsp + 1,
+                            nsp + 2, x->ndim, gt->ndim);
   if (!fbx_dtype_is_floating(x->dtype))
     return fbx_kernel_error(ctx, "expected a floating point input, got %s", fbx_dtype_name(x->dtype));
-  for (int i = 0; i < x->ndim - 2; i++)
+  for (int i = 0; i < x->ndim - nsp; i++)
     if (gt->sizes[i] != x->sizes[i]) return fbx_kernel_error(ctx, "grad_output's dim %d differs from self's", i);
   int r = x->ndim;
-  pool_geom g = {.ndim = r, .N = r == 4 ? x->sizes[0] : 1, .C = x->sizes[r - 3], .H = x->sizes[r - 2],
-                 .W = x->sizes[r - 1], .Ho = gt->sizes[r - 2], .Wo = gt->sizes[r - 1]};
+  pool_geom g = {.ndim = r, .nsp = nsp, .N = r == nsp + 2 ? x->sizes[0] : 1, .C = x->sizes[r - nsp - 1],
+                 .in = {nsp == 3 ? x->sizes[r - 3] : 1, x->sizes[r - 2], x->sizes[r - 1]},
+                 .out = {nsp == 3 ? gt->sizes[r - 3] : 1, gt->sizes[r - 2], gt->sizes[r - 1]}};
   g.P = g.N * g.C;
-  if (g.Ho <= 0 || g.Wo <= 0)
-    return fbx_kernel_error(ctx, "grad_output has an empty spatial dim");
+  if (g.out[0] <= 0 || g.out[1] <= 0 || g.out[2] <= 0) return fbx_kernel_error(ctx, "grad_output has an empty spatial dim");
   double *go = NULL, *gi = fbx_calloc((size_t)(x->numel ? x->numel : 1), sizeof(double));
   fbx_status *st = gi ? fbx_red_load_all_f64(&go, gt) : fbx_status_nomem();
   if (!st) {
@@ -555,63 +667,36 @@ done:
 
 /* ---- adaptive max pooling ------------------------------------------------------------------------- */
 
-/* x has lo or lo + 1 dims, none empty but the first (PyTorch checks them so:
- * a 3-D input of adaptive_max_pool2d may have no channels). */
-static fbx_status *adaptive_dims(const fbx_kctx *ctx, const fbx_tensor *x, const char *what, int lo) {
-  if (x->ndim != lo && x->ndim != lo + 1)
-    return fbx_kernel_error(ctx, "%s(): Expected %dD or %dD tensor, but got %dD", what, lo, lo + 1, x->ndim);
-  for (int i = 1; i < x->ndim; i++)
-    if (x->sizes[i] == 0)
-      return fbx_kernel_error(ctx, "%s(): Expected input to have non-zero size for non-batch dimensions, "
-                                   "but dimension %d is empty", what, i);
-  return NULL;
-}
-
-/* The geometry of adaptive_max_pool2d over x [C, H, W] or [N, C, H, W]
- * with output_size os; `what` names the op in messages, as PyTorch's. */
-static fbx_status *adaptive_max_geometry(const fbx_kctx *ctx, const fbx_tensor *x, const int64_t *os, const char *what,
-                                         pool_geom *g) {
-  FBX_TRY(adaptive_dims(ctx, x, what, 3));
-  if (x->dtype == FBX_DTYPE_FLOAT16 || !fbx_dtype_is_floating(x->dtype))
-    return fbx_kernel_error(ctx, "not implemented for %s input", fbx_dtype_name(x->dtype));
-  if (os[0] < 0 || os[1] < 0)
-    return fbx_kernel_error(ctx, "output_size must be non-negative, got [%lld, %lld]", (long long)os[0],
-                            (long long)os[1]);
-  int r = x->ndim;
-  *g = (pool_geom){.ndim = r, .N = r == 4 ? x->sizes[0] : 1, .C = x->sizes[r - 3], .H = x->sizes[r - 2],
-                   .W = x->sizes[r - 1], .Ho = os[0], .Wo = os[1], .dH = 1, .dW = 1, .adaptive = true};
-  g->P = g->N * g->C;
-  return NULL;
-}
-
-/* adaptive_max_pool2d(self, output_size [oh, ow]) -> (values, indices) and
+/* adaptive_max_pool{2,3}d(self, output_size) -> (values, indices) and
  * adaptive_max_pool1d(self [N,] C, L, output_size [ol]), which is the 2-D
  * op on [.., C, 1, L] with output_size [1, ol], its outputs squeezed again
- * (PyTorch's composite). Indices are flat positions h * W + w per plane. */
+ * (PyTorch's composite). Indices are flat positions (d * H + h) * W + w
+ * per plane. float32, float64, and in 2-D bfloat16. */
 fbx_status *fbx_k_adaptive_max_pool2d(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
-  bool one_d = !strcmp(fbx_sym_unqual(ctx->op->schema.name), "adaptive_max_pool1d");
-  const char *what = one_d ? "adaptive_max_pool1d" : "adaptive_max_pool2d";
+  const char *what = fbx_sym_unqual(ctx->op->schema.name);
+  bool one_d = !strcmp(what, "adaptive_max_pool1d");
+  int nsp = row_nsp(ctx);
   fbx_tensor *x, *xu = NULL;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
-  int64_t v[FBX_MAX_DIMS], os[2];
+  int64_t os[3];
+  FBX_TRY(adaptive_sizes(ctx, args, one_d ? 1 : nsp, what, one_d ? os + 1 : os));
   fbx_status *st = NULL;
-  int n = fbx_arg_int_list(ctx->op, 1, &args[1], v, FBX_MAX_DIMS, &st);
-  if (st) return st;
-  if (n != (one_d ? 1 : 2))
-    return fbx_kernel_error(ctx, "%s(): argument 'output_size' should contain %s, got %d", what,
-                            one_d ? "one int" : "two ints", n);
   if (one_d) {
     FBX_TRY(adaptive_dims(ctx, x, what, 2));
-    os[0] = 1, os[1] = v[0];
+    os[0] = 1;
     FBX_TRY(unsq(ctx, x, &xu));
   } else {
-    os[0] = v[0], os[1] = v[1];
     xu = fbx_tensor_retain(x);
   }
   pool_geom g;
   fbx_ivalue o[2] = {fbx_iv_none(), fbx_iv_none()};
   fbx_tensor *a = NULL, *b = NULL;
-  if ((st = adaptive_max_geometry(ctx, xu, os, what, &g)) || (st = max_run(xu, &g, true, o))) goto done;
+  if (x->dtype == FBX_DTYPE_FLOAT16 || !fbx_dtype_is_floating(x->dtype) ||
+      (nsp == 3 && x->dtype == FBX_DTYPE_BFLOAT16)) {
+    st = fbx_kernel_error(ctx, "not implemented for %s input", fbx_dtype_name(x->dtype));
+    goto done;
+  }
+  if ((st = adaptive_geometry(ctx, xu, os, nsp, what, &g)) || (st = max_run(xu, &g, true, o))) goto done;
   if (!one_d) {
     outs[0] = o[0], outs[1] = o[1];
     o[0] = o[1] = fbx_iv_none();
@@ -629,9 +714,11 @@ done:
   return st;
 }
 
-/* adaptive_max_pool2d_backward(grad_output, self, indices): each output
- * cell's gradient added at its index in self's plane. */
+/* adaptive_max_pool{2,3}d_backward(grad_output, self, indices): each
+ * output cell's gradient added at its index in self's plane. */
 fbx_status *fbx_k_adaptive_max_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  int nsp = row_nsp(ctx);
+  const char *what = fbx_sym_unqual(ctx->op->schema.name);
   fbx_tensor *gt, *x, *it, *ic = NULL, *y = NULL;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &gt));
   FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
@@ -641,9 +728,13 @@ fbx_status *fbx_k_adaptive_max_pool2d_backward(fbx_kctx *ctx, fbx_ivalue *args, 
   if (gt->dtype != x->dtype)
     return fbx_kernel_error(ctx, "expected dtype %s for grad_output, got %s", fbx_dtype_name(x->dtype),
                             fbx_dtype_name(gt->dtype));
-  int64_t os[2] = {gt->ndim >= 2 ? gt->sizes[gt->ndim - 2] : 0, gt->ndim >= 2 ? gt->sizes[gt->ndim - 1] : 0};
+  if (x->dtype == FBX_DTYPE_FLOAT16 || !fbx_dtype_is_floating(x->dtype) ||
+      (nsp == 3 && x->dtype == FBX_DTYPE_BFLOAT16))
+    return fbx_kernel_error(ctx, "not implemented for %s input", fbx_dtype_name(x->dtype));
+  int64_t os[3] = {0, 0, 0};
+  for (int a = 0; a < nsp && gt->ndim >= nsp; a++) os[a] = gt->sizes[gt->ndim - nsp + a];
   pool_geom g;
-  FBX_TRY(adaptive_max_geometry(ctx, x, os, "adaptive_max_pool2d_backward", &g));
+  FBX_TRY(adaptive_geometry(ctx, x, os, nsp, what, &g));
   if (it->dtype != FBX_DTYPE_INT64 || !fbx_tensor_same_shape(it, gt))
     return fbx_kernel_error(ctx, "indices must be int64 with grad_output's shape");
   double *go, *gi;

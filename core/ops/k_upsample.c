@@ -54,6 +54,7 @@
 
 #include "base/alloc.h"
 #include "base/parallel.h"
+#include "ops/cubic.h"
 #include "ops/kutil.h"
 #include "ops/reduce.h"
 #include "tensor/half.h"
@@ -83,9 +84,6 @@ typedef struct ups_taps {
 
 static float bf16_round(float v) { return fbx_bf16_to_float(fbx_float_to_bf16(v)); }
 
-/* Keys' cubic convolution with A = -0.75: |x| <= 1 and 1 < |x| < 2. */
-#define UPS_CUBIC1_(A, x) ((((A) + 2) * (x) - ((A) + 3)) * (x) * (x) + 1)
-#define UPS_CUBIC2_(A, x) (((((A) * (x)) - 5 * (A)) * (x) + 8 * (A)) * (x) - 4 * (A))
 
 /* PyTorch's area_pixel_compute_scale in the kernel's scalar type: double,
  * float, or for bfloat16 every operand and the quotient rounded to bfloat16
@@ -143,7 +141,7 @@ static void cubic_weights_bf16(float t, double w[4]) {
       T r = source_##sfx(s, o, align);                                                                  \
       int64_t i0 = (int64_t)floorf((float)r);                                                           \
       T x1 = r - (T)i0, x2 = 1 - x1;                                                                    \
-      double w[4] = {UPS_CUBIC2_(A, x1 + 1), UPS_CUBIC1_(A, x1), UPS_CUBIC1_(A, x2), UPS_CUBIC2_(A, x2 + 1)}; \
+      double w[4] = {FBX_CUBIC2(A, x1 + 1), FBX_CUBIC1(A, x1), FBX_CUBIC1(A, x2), FBX_CUBIC2(A, x2 + 1)}; \
       if (bf16) cubic_weights_bf16((float)x1, w);                                                       \
       for (int k = 0; k < 4; k++) {                                                                     \
         int64_t i = i0 - 1 + k;                                                                         \

@@ -26,7 +26,7 @@
  *
  * ATen's internal and legacy overloads (k_compat.c): _softmax, _log_softmax,
  * _unsafe_view, _to_copy, the _cast_* family, native_layer_norm (with mean and
- * rstd), native_dropout (with its mask), nonzero, adaptive_avg_pool2d, and
+ * rstd), native_dropout (with its mask), nonzero, and
  * bitwise_left/right_shift (the __lshift__/__rshift__ kernels).
  *
  * dtype rules marked FBX_DT_CUSTOM are documented with each kernel. */
@@ -277,8 +277,6 @@
   X(native_dropout, "aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", FBX_EX_CMP_, \
     FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_NONDET, fbx_k_native_dropout)                                            \
   X(nonzero, "aten::nonzero(Tensor self) -> Tensor", FBX_EX_IDX_, FBX_DT_LONG, FBX_SH_CUSTOM, 0, fbx_k_nonzero)  \
-  X(adaptive_avg_pool2d, "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", FBX_EX_CMP_, \
-    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_avg_pool2d)                                                    \
   X(bitwise_left_shift_Tensor, "aten::bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor",           \
     FBX_OPCAT_BINARY, FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_lshift_Tensor)                               \
   X(bitwise_left_shift_Tensor_Scalar,                                                                            \

@@ -5,9 +5,13 @@
  *
  * Pooling (k_pool.c): max_pool2d, max_pool2d_with_indices (indices are
  * flat positions h * W + w within each plane, as PyTorch's), avg_pool2d,
- * and the backward ops max_pool2d_with_indices_backward, avg_pool2d_backward
- * and _adaptive_avg_pool2d_backward. Inputs [C, H, W] or [N, C, H, W],
- * floating point; an empty stride means stride = kernel_size; windows and
+ * adaptive_avg_pool2d (and _adaptive_avg_pool2d), the backward ops
+ * max_pool2d_with_indices_backward, avg_pool2d_backward and
+ * _adaptive_avg_pool2d_backward, and the same rows in 3-D (max_pool3d, ...,
+ * adaptive_avg_pool3d; indices (d * H + h) * W + w). Inputs [C, *sp] or
+ * [N, C, *sp], floating point (avg_pool integers too; adaptive_avg_pool
+ * every floating dtype; 3-D no bfloat16, as PyTorch's CPU); an empty
+ * stride means stride = kernel_size; windows and
  * output sizes (ceil_mode, padding, dilation, count_include_pad,
  * divisor_override) follow PyTorch's CPU kernels, NaN wins a max window.
  * max_pool1d and avg_pool1d ([C, L] or [N, C, L]) are the 2-D ops on the
@@ -18,13 +22,15 @@
  * backward ops the same way (max recomputes its indices).
  *
  * Adaptive max pooling (k_pool.c): adaptive_max_pool2d(self, output_size)
- * -> (values, indices) over [C, H, W] or [N, C, H, W], the max pool's
+ * -> (values, indices) over [C, H, W] or [N, C, H, W] (and
+ * adaptive_max_pool3d over [C, D, H, W] or [N, C, D, H, W]), the max pool's
  * rules over PyTorch's adaptive windows [floor(o * in / out), ceil((o + 1)
  * * in / out)); adaptive_max_pool1d on [C, L] or [N, C, L] is the 2-D op on
  * [.., C, 1, L] (PyTorch's composite, indices w); their gradient
- * adaptive_max_pool2d_backward(grad_output, self, indices) adds each
+ * adaptive_max_pool{2,3}d_backward(grad_output, self, indices) adds each
  * output's gradient at its index (1-D: through unsqueeze and squeeze, as
- * PyTorch differentiates the composite). float32, float64, bfloat16.
+ * PyTorch differentiates the composite). float32, float64, and in 2-D
+ * bfloat16.
  *
  * Upsampling (k_upsample.c, one kernel for every row): upsample_nearest1d,
  * _nearest2d, _nearest3d, _upsample_nearest_exact{1,2,3}d (F.interpolate's
@@ -37,6 +43,15 @@
  * float64, bfloat16 and float16 (computed in float32; PyTorch's CPU has no
  * float16 upsampling), nearest also uint8. Each gradient is the op's
  * _backward with the input's sizes.
+ * Grid sampling (k_grid.c): grid_sampler (either rank), grid_sampler_2d and
+ * _3d (F.grid_sample: bilinear/trilinear, nearest, bicubic in 2-D; zeros,
+ * border and reflection padding; PyTorch 1.13's CPU coordinate arithmetic)
+ * and their backward ops -> (d input, d grid), whose gradient formula is
+ * fusebox::grid_sampler_backward(grad_output, input, grid,
+ * interpolation_mode, padding_mode, align_corners) for every rank;
+ * affine_grid_generator (F.affine_grid, 2-D and 3-D) and its backward.
+ * float32 and float64 (affine grids: every floating dtype).
+ *
  * pixel_shuffle(self, upscale_factor) and pixel_unshuffle(self,
  * downscale_factor) (k_upsample.c): [*, C r^2, H, W] <-> [*, C, H r, W r],
  * any dtype; each one's gradient is the other.
@@ -133,6 +148,37 @@
     FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_avg_pool2d_backward)                                        \
   X(adaptive_avg_pool2d_backward, "aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", \
     FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_avg_pool2d_backward)                               \
+  X(max_pool3d,                                                                                                   \
+    "aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, "   \
+    "bool ceil_mode=False) -> Tensor",                                                                            \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_max_pool2d)                                                 \
+  X(max_pool3d_with_indices,                                                                                      \
+    "aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "         \
+    "int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",                                               \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_max_pool2d)                                               \
+  X(max_pool3d_with_indices_backward,                                                                             \
+    "aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, " \
+    "int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor",                                 \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_max_pool2d_backward)                                        \
+  X(avg_pool3d,                                                                                                   \
+    "aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, "\
+    "bool count_include_pad=True, int? divisor_override=None) -> Tensor",                                         \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_avg_pool2d)                                                 \
+  X(avg_pool3d_backward,                                                                                          \
+    "aten::avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, "              \
+    "int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",                   \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_avg_pool2d_backward)                                        \
+  X(adaptive_avg_pool2d, "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",               \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_avg_pool)                                          \
+  X(_adaptive_avg_pool2d, "aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",             \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_avg_pool)                                          \
+  X(adaptive_avg_pool3d, "aten::adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor",                  \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_avg_pool)                                          \
+  X(_adaptive_avg_pool3d, "aten::_adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor",                \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_avg_pool)                                          \
+  X(adaptive_avg_pool3d_backward,                                                                                 \
+    "aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor",                             \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_avg_pool2d_backward)                               \
   X(max_pool1d,                                                                                                   \
     "aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], " \
     "bool ceil_mode=False) -> Tensor",                                                                            \
@@ -157,6 +203,38 @@
   X(adaptive_max_pool2d_backward,                                                                                 \
     "aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor", FBX_NN_CMP_,   \
     FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_max_pool2d_backward)                                            \
+  X(adaptive_max_pool3d, "aten::adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",        \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_adaptive_max_pool2d)                                      \
+  X(adaptive_max_pool3d_backward,                                                                                 \
+    "aten::adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor", FBX_NN_CMP_, \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_adaptive_max_pool2d_backward)                                            \
+  /* ---- grid sampling and affine grids (k_grid.c) ---------------------------------------------- */             \
+  X(grid_sampler,                                                                                                 \
+    "aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) " \
+    "-> Tensor", FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_grid_sampler)                                  \
+  X(grid_sampler_2d,                                                                                              \
+    "aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "                 \
+    "bool align_corners) -> Tensor", FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_grid_sampler)              \
+  X(grid_sampler_3d,                                                                                              \
+    "aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "                 \
+    "bool align_corners) -> Tensor", FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_grid_sampler)              \
+  X(grid_sampler_2d_backward,                                                                                     \
+    "aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, "      \
+    "int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)",                             \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_grid_sampler_backward)                                    \
+  X(grid_sampler_3d_backward,                                                                                     \
+    "aten::grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, "      \
+    "int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)",                             \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_grid_sampler_backward)                                    \
+  X(fbx_grid_sampler_backward,                                                                                    \
+    "fusebox::grid_sampler_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, "      \
+    "int padding_mode, bool align_corners) -> (Tensor, Tensor)",                                                  \
+    FBX_NN_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_grid_sampler_backward)                                    \
+  X(affine_grid_generator, "aten::affine_grid_generator(Tensor theta, int[] size, bool align_corners) -> Tensor", \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_affine_grid)                                                \
+  X(affine_grid_generator_backward,                                                                               \
+    "aten::affine_grid_generator_backward(Tensor grad, int[] size, bool align_corners) -> Tensor",                \
+    FBX_NN_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_affine_grid_backward)                                       \
   /* ---- upsampling and pixel shuffle (k_upsample.c) ---------------------------------------------- */           \
   FBX_NN_UPS_(X, upsample_nearest1d_vec,                                                                          \
               "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor") \

@@ -273,6 +273,90 @@ def specs():
     r = R("adaptive_max_pool2d_backward")
     case("adaptive_max_pool2d_backward", N.adaptive_max_pool2d_backward, [r.f(2, 3, 2, 2), r.f(2, 3, 5, 4)],
          grad=False)
+    r = R("max_pool3d")
+    case("max_pool3d", N.max_pool3d, [r.f(2, 3, 5, 7, 6)])
+    r = R("max_pool3d_ceil_dilated")
+    case("max_pool3d_ceil_dilated", N.max_pool3d_ceil_dilated, [r.f64(1, 2, 6, 7, 5)])
+    r = R("max_pool3d_indices")
+    x = r.f(2, 2, 4, 5, 4)
+    x[0, 1, 2, 3, 1] = float("nan")
+    case("max_pool3d_indices", N.max_pool3d_indices, [x], grad=False, notes="a NaN wins its window")
+    r = R("max_pool3d_indices_grad")
+    case("max_pool3d_indices_grad", N.max_pool3d_indices, [r.f(2, 2, 4, 6, 4)])
+    r = R("max_pool3d_unbatched")
+    case("max_pool3d_unbatched", N.max_pool3d_unbatched, [G.Fortran(r.f(3, 5, 6, 4))],
+         notes="a 4-D (unbatched) input, non-contiguous")
+    r = R("avg_pool3d")
+    case("avg_pool3d", N.avg_pool3d, [r.f(2, 3, 5, 7, 6)])
+    r = R("avg_pool3d_ceil_nopad")
+    case("avg_pool3d_ceil_nopad", N.avg_pool3d_ceil_nopad, [r.f64(1, 2, 6, 5, 7)])
+    r = R("avg_pool3d_divisor")
+    case("avg_pool3d_divisor", N.avg_pool3d_divisor, [r.f(2, 3, 4, 4)])
+    r = R("avg_pool3d_int")
+    case("avg_pool3d_int", N.avg_pool3d, [r.i(1, 2, 5, 4, 6, lo=-20, hi=20)], notes="integer averages truncate")
+    r = R("avg_pool3d_backward")
+    case("avg_pool3d_backward", N.avg_pool3d_backward, [r.f(1, 2, 6, 3, 3), r.f(1, 2, 5, 4, 5)], grad=False)
+    r = R("adaptive_avg_pool3d")
+    case("adaptive_avg_pool3d", N.adaptive_avg_pool3d, [r.f(2, 3, 7, 5, 6)],
+         notes="windows overlap along the last dim (output larger than the input's 6 / 4)")
+    r = R("adaptive_avg_pool3d_unbatched")
+    case("adaptive_avg_pool3d_unbatched", N.adaptive_avg_pool3d_unbatched, [r.f64(3, 4, 7, 5)],
+         notes="an unbatched input, one int for the three sizes")
+    r = R("underscore_adaptive_avg_pool")
+    case("underscore_adaptive_avg_pool", N.underscore_adaptive_avg_pool, [r.f(2, 3, 7, 5), r.f(2, 2, 4, 3, 5)])
+    r = R("adaptive_max_pool3d")
+    x = r.f(2, 2, 5, 4, 4)
+    x[1, 0, 1, 1, 2] = float("nan")
+    case("adaptive_max_pool3d", N.adaptive_max_pool3d, [x], grad=False, notes="a NaN wins its window")
+    r = R("adaptive_max_pool3d_grad")
+    case("adaptive_max_pool3d_grad", N.adaptive_max_pool3d, [r.f(2, 2, 5, 4, 4)])
+    r = R("adaptive_max_pool3d_up")
+    case("adaptive_max_pool3d_up", N.adaptive_max_pool3d_up, [r.f64(2, 3, 3, 2)],
+         notes="an unbatched input; windows overlap (output larger than the input)")
+    r = R("adaptive_max_pool3d_backward")
+    case("adaptive_max_pool3d_backward", N.adaptive_max_pool3d_backward, [r.f(2, 3, 2, 2, 1), r.f(2, 3, 5, 4, 3)],
+         grad=False)
+    r = R("grid_sample_bilinear")
+    case("grid_sample_bilinear", N.grid_sample_bilinear, [r.f(2, 3, 5, 6), r.f(2, 4, 7, 2, lo=-1.3, hi=1.3)],
+         notes="some grid points outside [-1, 1]: zeros padding")
+    r = R("grid_sample_bilinear_border_align")
+    case("grid_sample_bilinear_border_align", N.grid_sample_bilinear_border_align,
+         [r.f(1, 2, 4, 5), r.f(1, 3, 6, 2, lo=-1.5, hi=1.5)])
+    r = R("grid_sample_bilinear_reflection")
+    case("grid_sample_bilinear_reflection", N.grid_sample_bilinear_reflection,
+         [r.f64(2, 2, 4, 3), r.f64(2, 5, 3, 2, lo=-4.0, hi=4.0)], notes="grid values up to 4: several reflections")
+    r = R("grid_sample_bilinear_reflection_align")
+    case("grid_sample_bilinear_reflection_align", N.grid_sample_bilinear_reflection_align,
+         [r.f(1, 3, 5, 4), r.f(1, 4, 4, 2, lo=-3.0, hi=3.0)])
+    r = R("grid_sample_nearest")
+    case("grid_sample_nearest", N.grid_sample_nearest, [r.f(2, 2, 5, 6), r.f(2, 3, 4, 2, lo=-1.4, hi=1.4)],
+         notes="zeros and reflection padding; the grid's gradient is 0")
+    r = R("grid_sample_bicubic")
+    case("grid_sample_bicubic", N.grid_sample_bicubic, [r.f(1, 2, 6, 5), r.f(1, 4, 3, 2, lo=-1.3, hi=1.3)])
+    r = R("grid_sample_bicubic_border_align")
+    case("grid_sample_bicubic_border_align", N.grid_sample_bicubic_border_align,
+         [r.f64(2, 2, 4, 6), r.f64(2, 3, 3, 2, lo=-1.5, hi=1.5)])
+    r = R("grid_sample_bicubic_reflection")
+    case("grid_sample_bicubic_reflection", N.grid_sample_bicubic_reflection,
+         [r.f(1, 3, 5, 5), r.f(1, 4, 4, 2, lo=-2.5, hi=2.5)])
+    r = R("grid_sample_3d")
+    case("grid_sample_3d", N.grid_sample_3d, [r.f(2, 2, 4, 5, 3), r.f(2, 3, 2, 4, 3, lo=-1.3, hi=1.3)])
+    r = R("grid_sample_3d_border_align")
+    case("grid_sample_3d_border_align", N.grid_sample_3d_border_align,
+         [r.f64(1, 2, 3, 4, 5), r.f64(1, 2, 3, 3, 3, lo=-1.4, hi=1.4)], notes="trilinear and nearest")
+    r = R("grid_sample_3d_reflection")
+    case("grid_sample_3d_reflection", N.grid_sample_3d_reflection,
+         [r.f(1, 3, 4, 3, 5), r.f(1, 2, 4, 3, 3, lo=-3.0, hi=3.0)])
+    r = R("affine_grid_2d")
+    case("affine_grid_2d", N.affine_grid_2d, [r.f(2, 2, 3)])
+    r = R("affine_grid_3d_align")
+    case("affine_grid_3d_align", N.affine_grid_3d_align, [r.f64(2, 3, 4)])
+    r = R("spatial_transformer")
+    case("spatial_transformer", N.spatial_transformer, [r.f(2, 3, 7, 8), r.f(2, 2, 3, lo=-1.0, hi=1.0)],
+         notes="F.affine_grid then F.grid_sample: the gradient reaches theta through the grid")
+    r = R("grid_sampler_2d_backward")
+    case("grid_sampler_2d_backward", N.grid_sampler_2d_backward,
+         [r.f(1, 2, 3, 4), r.f(1, 2, 5, 6), r.f(1, 3, 4, 2, lo=-2.0, hi=2.0)], grad=False)
     return out
 
 

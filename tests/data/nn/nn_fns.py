@@ -362,3 +362,127 @@ def adaptive_max_pool1d(x):
 def adaptive_max_pool2d_backward(g, x):
     y, i = torch.ops.aten.adaptive_max_pool2d(x, [2, 2])
     return torch.ops.aten.adaptive_max_pool2d_backward(g, x, i)
+
+
+# ---- 3-D pooling and the adaptive average pools -------------------------------------------------------
+
+
+def max_pool3d(x):
+    return F.max_pool3d(x, 3, 2, 1)
+
+
+def max_pool3d_ceil_dilated(x):
+    return torch.max_pool3d(x, [2, 3, 2], [2, 2, 1], [1, 1, 0], [1, 2, 1], True)
+
+
+def max_pool3d_indices(x):
+    return F.max_pool3d(x, 2, return_indices=True)
+
+
+def max_pool3d_unbatched(x):
+    return F.max_pool3d(x * 2.0, [3, 2, 2], [1, 2, 1])
+
+
+def avg_pool3d(x):
+    return F.avg_pool3d(x, 3, 2, 1)
+
+
+def avg_pool3d_ceil_nopad(x):
+    return F.avg_pool3d(x, [3, 2, 2], [2, 2, 1], [1, 1, 0], True, False)
+
+
+def avg_pool3d_divisor(x):
+    return F.avg_pool3d(x, 2, 1, 0, False, True, 5)
+
+
+def adaptive_avg_pool3d(x):
+    return F.adaptive_avg_pool3d(x, [3, 2, 4])
+
+
+def adaptive_avg_pool3d_unbatched(x):
+    return F.adaptive_avg_pool3d(x, 3)
+
+
+def underscore_adaptive_avg_pool(x, v):
+    return torch.ops.aten._adaptive_avg_pool2d(x, [3, 2]), torch.ops.aten._adaptive_avg_pool3d(v, [2, 1, 3])
+
+
+def adaptive_max_pool3d(x):
+    return F.adaptive_max_pool3d(x, [3, 2, 2], return_indices=True)
+
+
+def adaptive_max_pool3d_up(x):
+    return F.adaptive_max_pool3d(x, [4, 5, 3])
+
+
+def adaptive_max_pool3d_backward(g, x):
+    y, i = torch.ops.aten.adaptive_max_pool3d(x, [2, 2, 1])
+    return torch.ops.aten.adaptive_max_pool3d_backward(g, x, i)
+
+
+def avg_pool3d_backward(g, x):
+    return torch.ops.aten.avg_pool3d_backward(g, x, [2, 3, 2], [1, 2, 2], [1, 1, 0], True, False, None)
+
+
+# ---- grid sampling and affine grids -------------------------------------------------------------------
+
+
+def grid_sample_bilinear(x, g):
+    return F.grid_sample(x, g, "bilinear", "zeros", False)
+
+
+def grid_sample_bilinear_border_align(x, g):
+    return F.grid_sample(x, g, "bilinear", "border", True)
+
+
+def grid_sample_bilinear_reflection(x, g):
+    return F.grid_sample(x, g, "bilinear", "reflection", False)
+
+
+def grid_sample_bilinear_reflection_align(x, g):
+    return F.grid_sample(x, g, "bilinear", "reflection", True)
+
+
+def grid_sample_nearest(x, g):
+    return F.grid_sample(x, g, "nearest", "zeros", False), F.grid_sample(x, g, "nearest", "reflection", True)
+
+
+def grid_sample_bicubic(x, g):
+    return F.grid_sample(x, g, "bicubic", "zeros", False)
+
+
+def grid_sample_bicubic_border_align(x, g):
+    return F.grid_sample(x, g, "bicubic", "border", True)
+
+
+def grid_sample_bicubic_reflection(x, g):
+    return F.grid_sample(x, g, "bicubic", "reflection", False)
+
+
+def grid_sample_3d(x, g):
+    return F.grid_sample(x, g, "bilinear", "zeros", False)
+
+
+def grid_sample_3d_border_align(x, g):
+    return F.grid_sample(x, g, "bilinear", "border", True), F.grid_sample(x, g, "nearest", "border", True)
+
+
+def grid_sample_3d_reflection(x, g):
+    return F.grid_sample(x, g, "bilinear", "reflection", False)
+
+
+def affine_grid_2d(theta):
+    return F.affine_grid(theta, [2, 3, 5, 4], False)
+
+
+def affine_grid_3d_align(theta):
+    return F.affine_grid(theta, [2, 1, 3, 2, 4], True)
+
+
+def spatial_transformer(x, theta):
+    grid = F.affine_grid(theta, [2, 3, 6, 5], False)
+    return F.grid_sample(x, grid, "bilinear", "zeros", False)
+
+
+def grid_sampler_2d_backward(go, x, g):
+    return torch.ops.aten.grid_sampler_2d_backward(go, x, g, 0, 2, False, [True, True])
