@@ -4,9 +4,11 @@
 // command runs: OUTDIR/graph.ir (TorchScript IR text, no `self`), one .npy
 // file per parameter, buffer and tensor constant under OUTDIR/weights/, and
 // OUTDIR/manifest.txt tying the two together (format: bridges/torch/README.md).
-// The module is put in eval mode and frozen (attributes become constants,
-// calls are inlined), dropout is removed, and then every tensor constant is
-// lifted to a named graph input: fusebox's IR text has no tensor literals,
+// The module is put in eval mode and frozen with its parameters preserved
+// (other attributes become constants, calls are inlined), dropout is
+// removed, each parameter (a prim::GetAttr chain from `self`) becomes a
+// graph input named after it, and then every tensor constant is lifted to
+// a named graph input too: fusebox's IR text has no tensor literals,
 // and weights as inputs let one imported graph run any set of weights. A
 // constant list of tensors (nn.LSTM's flat weights) becomes one input per
 // element, named after the parameter it is, and a prim::ListConstruct.
@@ -17,6 +19,7 @@
 // C command never links libtorch. Exit status: 0 done, 1 the model could not
 // be imported (the message names the module and method), 2 usage error.
 #include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/passes/constant_pooling.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
@@ -200,6 +203,14 @@ void make_dir(const std::string &d) {
   }
 }
 
+// The prim::GetAttr nodes of b and its blocks, in program order.
+void collect_getattrs(torch::jit::Block *b, std::vector<torch::jit::Node *> &out) {
+  for (torch::jit::Node *n : b->nodes()) {
+    if (n->kind() == c10::prim::GetAttr) out.push_back(n);
+    for (torch::jit::Block *sb : n->blocks()) collect_getattrs(sb, out);
+  }
+}
+
 int import_model(const std::string &model, const std::string &outdir, const std::string &method) {
   torch::jit::Module m;
   try {
@@ -212,7 +223,11 @@ int import_model(const std::string &model, const std::string &outdir, const std:
   std::shared_ptr<torch::jit::Graph> g;
   try {
     m.eval();
-    torch::jit::Module f = torch::jit::freeze_module(m, {}, true, false);
+    // preserveParameters: parameters stay prim::GetAttr chains from `self`
+    // (lifted below, one input per parameter) instead of constants that
+    // freezing may fold into others (a chunk of one) or pool with an equal
+    // one; either would send the parameter's gradient to a nameless input.
+    torch::jit::Module f = torch::jit::freeze_module(m, {}, true, true);
     g = f.get_method(method).graph()->copy();
     torch::jit::Inline(*g);
     torch::jit::removeDropout(g);
@@ -220,19 +235,11 @@ int import_model(const std::string &model, const std::string &outdir, const std:
   } catch (const c10::Error &e) {
     throw ImportError{where + ": freezing failed: " + first_line(e.what())};
   }
-  // `self` has no use left once every attribute is a constant.
   if (g->inputs().empty() || !g->inputs()[0]->type()->cast<c10::ClassType>())
     throw ImportError{where + ": the graph has no `self` input"};
-  if (g->inputs()[0]->hasUses()) {
-    torch::jit::Node *u = g->inputs()[0]->uses()[0].user;
-    throw ImportError{where + ": `self` is still used after freezing (by " + std::string(u->kind().toQualString()) +
-                      "); modules with interface calls or mutated attributes cannot be imported"};
-  }
-  g->eraseInput(0);
-  lower_no_grad(g->block(), where);
-  torch::jit::EliminateDeadCode(g);
   std::vector<std::string> user_inputs;
-  for (torch::jit::Value *v : g->inputs()) {
+  for (size_t i = 1; i < g->inputs().size(); i++) {
+    torch::jit::Value *v = g->inputs()[i];
     if (v->type()->isSubtypeOf(*c10::TensorType::get())) {
       v->setType(c10::TensorType::get());
     } else if (!plain_input_type(v->type())) {
@@ -245,14 +252,13 @@ int import_model(const std::string &model, const std::string &outdir, const std:
 
   make_dir(outdir);
   make_dir(outdir + "/weights");
-  std::vector<torch::jit::Node *> consts;
-  collect_constants(g->block(), consts);
   std::map<std::string, int> used;
   for (const std::string &n : user_inputs) used[n] = 1;
   std::ostringstream weights;
   int k = 0;
-  // The module's parameter and buffer names by storage, for the elements of
-  // a Tensor[] constant (which has one debug name for the whole list).
+  // The module's parameter and buffer names by storage: the name of a
+  // parameter reached by a prim::GetAttr chain, and of the elements of a
+  // Tensor[] constant (which has one debug name for the whole list).
   std::map<const void *, std::string> qualified;
   for (const auto &p : m.named_parameters(true)) qualified.emplace(p.value.data_ptr(), p.name);
   for (const auto &p : m.named_buffers(true)) qualified.emplace(p.value.data_ptr(), p.name);
@@ -270,6 +276,55 @@ int import_model(const std::string &model, const std::string &outdir, const std:
     k++;
     return in;
   };
+
+  // Parameters: each prim::GetAttr chain from `self` that ends at a tensor
+  // reads one input, named self.<its name in named_parameters> (a tensor
+  // shared by two attributes, tied weights, is one input: its gradient is
+  // the sum over its uses, as PyTorch's).
+  std::vector<torch::jit::Node *> getattrs;
+  collect_getattrs(g->block(), getattrs);
+  std::map<const torch::jit::Value *, c10::IValue> objs{{g->inputs()[0], m._ivalue()}};
+  std::map<const torch::jit::Value *, std::string> paths{{g->inputs()[0], "self"}};
+  std::map<const void *, torch::jit::Value *> lifted;
+  for (torch::jit::Node *n : getattrs) {
+    auto o = objs.find(n->input());
+    if (o == objs.end() || !o->second.isObject()) continue;
+    const std::string &name = n->s(c10::attr::name);
+    c10::IValue a = o->second.toObject()->getAttr(name);
+    std::string path = paths[n->input()] + "." + name;
+    if (a.isObject()) {
+      objs[n->output()] = a;
+      paths[n->output()] = path;
+    } else if (a.isTensor() && a.toTensor().defined()) {
+      const at::Tensor &t = a.toTensor();
+      torch::jit::Value *&in = lifted[t.unsafeGetTensorImpl()];
+      if (!in) {
+        auto q = qualified.find(t.data_ptr());
+        in = lift(t, clean_name(q != qualified.end() ? "self." + q->second : path), where + ": parameter " + path);
+      }
+      n->output()->replaceAllUsesWith(in);
+    } else if (!a.isTensor()) {
+      // a parameter slot holding None (nn.ConvTranspose2d(bias=False)) or another plain value
+      torch::jit::WithInsertPoint guard(n);
+      c10::optional<torch::jit::Value *> c = torch::jit::tryInsertConstant(*g, a);
+      if (c) n->output()->replaceAllUsesWith(*c);
+    }
+  }
+  for (auto it = getattrs.rbegin(); it != getattrs.rend(); ++it)
+    if (!(*it)->output()->hasUses()) (*it)->destroy();
+  // `self` has no use left once every parameter is an input and every other attribute a constant.
+  if (g->inputs()[0]->hasUses()) {
+    torch::jit::Node *u = g->inputs()[0]->uses()[0].user;
+    std::string what = u->kind() == c10::prim::GetAttr ? " of attribute '" + u->s(c10::attr::name) + "'" : "";
+    throw ImportError{where + ": `self` is still used after freezing (by " + std::string(u->kind().toQualString()) +
+                      what + "); modules with interface calls or mutated attributes cannot be imported"};
+  }
+  g->eraseInput(0);
+  lower_no_grad(g->block(), where);
+  torch::jit::EliminateDeadCode(g);
+
+  std::vector<torch::jit::Node *> consts;
+  collect_constants(g->block(), consts);
   for (torch::jit::Node *n : consts) {
     torch::jit::Value *v = n->output();
     std::string base = clean_name(v->hasDebugName() ? v->debugName() : "const" + std::to_string(k));

@@ -223,11 +223,35 @@ class ScalarInputs(nn.Module):
         return h[:, :n] + torch.arange(n).to(h.dtype)
 
 
+class SharedParams(nn.Module):
+    """Parameters that freezing would fold or pool if they were constants: nn.MultiheadAttention's
+    packed projection (chunked), two equal-valued ones, a weight tied into two uses, a parameter
+    chunked by forward, and parameters in an einsum's operand list. Each parameter's gradient must
+    reach the input named after it (meta "pgrads")."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.a = nn.Parameter(torch.ones(8))
+        self.b = nn.Parameter(torch.ones(8))
+        self.proj = nn.Linear(8, 8, bias=False)
+        self.w = nn.Parameter(torch.randn(8, 8) * 0.3)
+
+    def forward(self, x):
+        h, _ = self.mha(x, x, x)
+        h = h * self.a + self.b
+        h = self.proj(h) + F.linear(h, self.proj.weight.t())
+        wq, wk = self.w.chunk(2, dim=0)
+        h = h + torch.einsum("bsi,ji->bsj", h, torch.cat([wk, wq], 0))
+        return torch.einsum("bsi,ij,jk->bsk", h, self.w, self.proj.weight)
+
+
 def randn(*s):
     return torch.randn(*s)
 
 
-# name, module, inputs, differentiable in its floating inputs, tol (, "trace": torch.jit.trace, not script)
+# name, module, inputs, differentiable in its floating inputs, tol (, flags: "trace": torch.jit.trace, not
+# script; "params": also the gradients of the parameters, named as fusebox import names their inputs)
 CASES = [
     ("mlp", MLP, lambda: [randn(3, 6)], True, (1e-4, 1e-5)),
     ("conv_block", ConvBlock, lambda: [randn(1, 2, 5, 5)], True, (1e-4, 1e-5)),
@@ -250,6 +274,8 @@ CASES = [
     ("no_grad_scale", NoGradScale, lambda: [randn(3, 6), randn(3, 4)], True, (1e-4, 1e-5)),
     # inputs that are not tensors (in<K>.txt: the literal fusebox run takes)
     ("scalar_inputs", ScalarInputs, lambda: [randn(3, 6), 4, 0.5, None, True], True, (1e-4, 1e-5)),
+    # "params": the parameters' gradients are checked too (pgrad_<input name>.npy)
+    ("shared_params", SharedParams, lambda: [randn(2, 3, 8)], True, (1e-4, 1e-5), "params"),
 ]
 
 
@@ -294,12 +320,12 @@ def main():
                 b.bias.data.uniform_(-0.5, 0.5)
         mod.eval()
         inputs = make_inputs()
-        scripted = torch.jit.trace(mod, inputs) if how == ["trace"] else torch.jit.script(mod)
+        scripted = torch.jit.trace(mod, inputs) if "trace" in how else torch.jit.script(mod)
         d = os.path.join(OUT, name)
         os.makedirs(d)
         torch.jit.save(scripted, os.path.join(d, "model.pt"))
         names = [str(i) for i in range(len(inputs))]
-        grads = []
+        grads, pgrads = [], []
         is_t = [isinstance(t, torch.Tensor) for t in inputs]
         if diff:
             inputs = [t.clone().requires_grad_(t.is_floating_point()) if k else t for t, k in zip(inputs, is_t)]
@@ -307,9 +333,11 @@ def main():
         if diff:
             fl = [o for o in outs if o.is_floating_point() and o.requires_grad]  # (a no_grad output: none)
             req = [t for t, k in zip(inputs, is_t) if k and t.requires_grad]
-            gs = torch.autograd.grad(fl, req, [torch.ones_like(o) for o in fl])
+            params = list(scripted.named_parameters()) if "params" in how else []
+            gs = torch.autograd.grad(fl, req + [p for _, p in params], [torch.ones_like(o) for o in fl])
             it = iter(gs)
             grads = [(n, next(it)) for n, t, k in zip(names, inputs, is_t) if k and t.requires_grad]
+            pgrads = [("self." + n, next(it)) for n, _ in params]
         for n, t, k in zip(names, inputs, is_t):
             if k:
                 np.save(os.path.join(d, "in%s.npy" % n), t.detach().numpy())
@@ -320,10 +348,14 @@ def main():
             np.save(os.path.join(d, "out%d.npy" % k), o.detach().numpy())
         for n, g in grads:
             np.save(os.path.join(d, "grad%s.npy" % n), g.numpy())
+        for n, g in pgrads:
+            np.save(os.path.join(d, "pgrad_%s.npy" % n), g.numpy())
         with open(os.path.join(d, "meta.txt"), "w") as f:
             f.write("inputs %d\n" % len(names))
             f.write("outputs %d\n" % len(outs))
             f.write(("grads %s" % " ".join(n for n, _ in grads)).rstrip() + "\n")
+            if pgrads:
+                f.write("pgrads %s\n" % " ".join(n for n, _ in pgrads))
             f.write("tol %g %g\n" % tol)
         print("%-20s %d inputs, %d outputs, %d gradients" % (name, len(names), len(outs), len(grads)))
     return 0

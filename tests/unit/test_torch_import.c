@@ -78,6 +78,8 @@ static const char *model_file(const char *model, const char *file) {
 typedef struct meta {
   int ninputs, noutputs, ngrads;
   int grads[16];
+  int npgrads;           /* parameters whose gradients are checked too */
+  char pgrads[16][128];  /* their input names (self.fc.weight): pgrad_<name>.npy */
   double rtol, atol;
 } meta;
 
@@ -90,6 +92,15 @@ static meta read_meta(const char *model) {
     if (sscanf(line, "inputs %d", &m.ninputs) == 1 || sscanf(line, "outputs %d", &m.noutputs) == 1 ||
         sscanf(line, "tol %lf %lf", &m.rtol, &m.atol) == 2)
       continue;
+    if (!strncmp(line, "pgrads", 6)) {
+      char *p = line + 6;
+      int used;
+      while (m.npgrads < 16 && sscanf(p, "%127s%n", m.pgrads[m.npgrads], &used) == 1) {
+        m.npgrads++;
+        p += used;
+      }
+      continue;
+    }
     if (!strncmp(line, "grads", 5)) {
       char *p = line + 5;
       int v, used;
@@ -195,6 +206,12 @@ static char *run_case(const char *model, const meta *m, const char *imp, char na
       char g[4600], w[32];
       snprintf(g, sizeof g, "%s/grad_%s.npy", out, names[m->grads[i]]);
       snprintf(w, sizeof w, "grad%d.npy", m->grads[i]);
+      same(g, model_file(model, w), 10 * m->rtol, 10 * m->atol, &why);
+    }
+    for (int i = 0; backward && i < m->npgrads; i++) {
+      char g[4600], w[160];
+      snprintf(g, sizeof g, "%s/grad_%s.npy", out, m->pgrads[i]);
+      snprintf(w, sizeof w, "pgrad_%s.npy", m->pgrads[i]);
       same(g, model_file(model, w), 10 * m->rtol, 10 * m->atol, &why);
     }
   }
