@@ -74,6 +74,26 @@
     "  %sizes : int[] = aten::size(%self)\n"                                                                        \
     "  %gi : Tensor = aten::diagonal_backward(%grad, %sizes, %offset, %dim1, %dim2)\n"                              \
     "  return (%gi, %none, %none, %none)\n")                                                                        \
+  /* trace, diag, diag_embed, diagflat (ops/k_diag.c): their backward ops, or the diagonal of grad */               \
+  G(trace, "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n"                                             \
+             "  %sizes : int[] = aten::size(%self)\n"                                                               \
+             "  %gi : Tensor = aten::trace_backward(%grad, %sizes)\n"                                               \
+             "  return (%gi)\n")                                                                                    \
+  G(diag, "graph(%self : Tensor, %diagonal : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_               \
+            "  %sizes : int[] = aten::size(%self)\n"                                                                \
+            "  %gi : Tensor = aten::diag_backward(%grad, %sizes, %diagonal)\n"                                      \
+            "  return (%gi, %none)\n")                                                                              \
+  G(diag_embed,                                                                                                     \
+    "graph(%self : Tensor, %offset : int, %dim1 : int, %dim2 : int, %result : Tensor, %grad : Tensor):\n"           \
+    FBX_GFS_NONE_ "  %gi : Tensor = aten::diagonal(%grad, %offset, %dim1, %dim2)\n"                                 \
+    "  return (%gi, %none, %none, %none)\n")                                                                        \
+  G(diagflat, "graph(%self : Tensor, %offset : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_             \
+                "  %i0 : int = prim::Constant[value=0]()\n"                                                         \
+                "  %i1 : int = prim::Constant[value=1]()\n"                                                         \
+                "  %d : Tensor = aten::diagonal(%grad, %offset, %i0, %i1)\n"                                        \
+                "  %sizes : int[] = aten::size(%self)\n"                                                            \
+                "  %gi : Tensor = aten::reshape(%d, %sizes)\n"                                                      \
+                "  return (%gi, %none)\n")                                                                          \
   G(transpose_int,                                                                                                  \
     "graph(%self : Tensor, %dim0 : int, %dim1 : int, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_            \
     "  %gi : Tensor = aten::transpose(%grad, %dim0, %dim1)\n"                                                       \

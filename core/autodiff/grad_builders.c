@@ -915,8 +915,10 @@ static fbx_value *c_str(em *e, const char *s) {
  * gradient of operand i is the einsum of the output gradient and the other
  * operands onto i's labels; labels only operand i has (summed in the
  * forward) are left out of that einsum and broadcast back with unsqueeze +
- * expand_as. Refused, like the forward kernel refuses them: ellipsis and a
- * label repeated within an operand (a diagonal). */
+ * expand_as. An operand with a letter repeated (its diagonal) gets that
+ * einsum over its distinct letters put back on the diagonal by
+ * fusebox::einsum_diag_backward. Refused, like the forward kernel refuses
+ * it: ellipsis. */
 fbx_status *fbx_grad_einsum(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
                             fbx_value **grad_inputs) {
   em e = {env, n, NULL};
@@ -926,17 +928,18 @@ fbx_status *fbx_grad_einsum(const fbx_grad_env *env, const fbx_node *n, fbx_valu
     return unsupported(&e, "a non-constant equation");
   const char *eq = eqn->attrs[0].u.s;
   if (strstr(eq, "...")) return unsupported(&e, "an ellipsis ('...') in the equation");
-  char lab[EIN_MAX][FBX_MAX_DIMS + 1], outl[FBX_MAX_DIMS * EIN_MAX + 1];
-  int nops = 0, len[EIN_MAX] = {0}, nout = 0, count[128] = {0};
+  /* full: an operand's subscripts as written; lab: its distinct letters */
+  char lab[EIN_MAX][FBX_MAX_DIMS + 1], full[EIN_MAX][FBX_MAX_DIMS + 1], outl[FBX_MAX_DIMS * EIN_MAX + 1];
+  int nops = 0, len[EIN_MAX] = {0}, flen[EIN_MAX] = {0}, nout = 0, count[128] = {0};
   bool explicit_out = false;
-  lab[0][0] = 0;
+  lab[0][0] = full[0][0] = 0;
   nops = 1;
   for (const char *p = eq; *p; p++) {
     char ch = *p;
     if (ch == ' ') continue;
     if (ch == ',') {
       if (explicit_out || nops >= EIN_MAX) return unsupported(&e, "more operands than fusebox's einsum takes");
-      lab[nops][0] = 0;
+      lab[nops][0] = full[nops][0] = 0;
       nops++;
       continue;
     }
@@ -952,12 +955,13 @@ fbx_status *fbx_grad_einsum(const fbx_grad_env *env, const fbx_node *n, fbx_valu
       continue;
     }
     int i = nops - 1;
-    if (len[i] >= FBX_MAX_DIMS) return unsupported(&e, "too many labels in an operand");
-    for (int k = 0; k < len[i]; k++)
-      if (lab[i][k] == ch) return unsupported(&e, "a label repeated within an operand");
+    if (flen[i] >= FBX_MAX_DIMS) return unsupported(&e, "too many labels in an operand");
+    full[i][flen[i]++] = ch;
+    full[i][flen[i]] = 0;
+    count[(int)ch]++;
+    if (strchr(lab[i], ch)) continue; /* a diagonal: the letter counts once among i's dims */
     lab[i][len[i]++] = ch;
     lab[i][len[i]] = 0;
-    count[(int)ch]++;
   }
   if (!explicit_out)
     for (int ch = 0; ch < 128; ch++)
@@ -985,8 +989,8 @@ fbx_status *fbx_grad_einsum(const fbx_grad_env *env, const fbx_node *n, fbx_valu
     for (int j = 0; j < nops; j++) {
       if (j == i) continue;
       geq[at++] = ',';
-      memcpy(geq + at, lab[j], (size_t)len[j]);
-      at += len[j];
+      memcpy(geq + at, full[j], (size_t)flen[j]);
+      at += flen[j];
       ops[nin++] = elems[j];
     }
     geq[at++] = '-';
@@ -1007,7 +1011,11 @@ fbx_status *fbx_grad_einsum(const fbx_grad_env *env, const fbx_node *n, fbx_valu
         gi = EMIT(&e, "aten::unsqueeze", T_, gi, c_int(&e, k));
         any_dropped = true;
       }
-    if (any_dropped) gi = EMIT(&e, "aten::expand_as", T_, gi, elems[i]);
+    if (flen[i] != len[i]) /* a diagonal: gi (broadcast) onto it in zeros of the operand's sizes */
+      gi = EMIT(&e, "fusebox::einsum_diag_backward", T_, gi, c_str(&e, full[i]),
+                EMIT(&e, "aten::size", t_ints(&e), elems[i]));
+    else if (any_dropped)
+      gi = EMIT(&e, "aten::expand_as", T_, gi, elems[i]);
     grads[i] = gi;
   }
   grad_inputs[1] = list_of(&e, t_tensors(&e), nops, grads);

@@ -569,3 +569,23 @@ fbx_status *fbx_k_tensor(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   outs[0] = fbx_iv_tensor(t);
   return NULL;
 }
+
+/* aten::eye(n) / eye.m(n, m)(*, dtype, layout, device, pin_memory): ones on
+ * the main diagonal of an n x m (n x n) matrix, float32 by default. */
+fbx_status *fbx_k_eye(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  int a = ctx->op->schema.nargs == 6 ? 2 : 1; /* eye.m: n, m, then the options */
+  for (int i = 0; i < a; i++)
+    if (args[i].kind != FBX_IV_INT) return fbx_kernel_error(ctx, "%s must be an int", i ? "m" : "n");
+  int64_t sizes[2] = {args[0].u.i, a == 2 ? args[1].u.i : args[0].u.i};
+  if (sizes[0] < 0) return fbx_kernel_error(ctx, "n must be greater or equal to 0, got %" PRId64, sizes[0]);
+  if (sizes[1] < 0) return fbx_kernel_error(ctx, "m must be greater or equal to 0, got %" PRId64, sizes[1]);
+  fbx_dtype d = FBX_DTYPE_UNDEFINED;
+  FBX_TRY(dtype_arg(ctx, &args[a], FBX_DTYPE_FLOAT32, &d));
+  FBX_TRY(layout_arg(ctx, &args[a + 1]));
+  fbx_tensor *t = NULL;
+  FBX_TRY(fbx_tensor_zeros(&t, d, 2, sizes));
+  int64_t k = sizes[0] < sizes[1] ? sizes[0] : sizes[1];
+  for (int64_t i = 0; i < k; i++) fbx_tensor_set_f64(t, i * sizes[1] + i, 1.0);
+  fbx_set_out_tensor(outs, 0, t);
+  return NULL;
+}

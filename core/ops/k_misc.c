@@ -691,12 +691,41 @@ fbx_status *fbx_k_baddbmm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   return finish(st, outs, &out);
 }
 
+/* Operand t with subscripts l[0..*n): where a letter repeats, *out gets
+ * the diagonal view (one dim per distinct letter, in first-appearance
+ * order, its stride the sum of the repeated dims'), and l / *n become its
+ * letters; without repeats *out stays NULL. */
+static fbx_status *einsum_diagonal(const fbx_kctx *ctx, fbx_tensor *t, int *l, int *n, fbx_tensor **out, int opi) {
+  int ul[FBX_MAX_DIMS], nu = 0;
+  int64_t sz[FBX_MAX_DIMS], sd[FBX_MAX_DIMS];
+  *out = NULL;
+  for (int k = 0; k < *n; k++) {
+    int j = 0;
+    while (j < nu && ul[j] != l[k]) j++;
+    if (j == nu) {
+      ul[nu] = l[k], sz[nu] = t->sizes[k], sd[nu++] = t->strides[k];
+      continue;
+    }
+    if (sz[j] != t->sizes[k])
+      return fbx_kernel_error(ctx, "einsum(): subscript %c is repeated for operand %d but the sizes don't match, %lld != %lld",
+                              l[k] < 26 ? 'a' + l[k] : 'A' + l[k] - 26, opi, (long long)sz[j], (long long)t->sizes[k]);
+    sd[j] += t->strides[k];
+  }
+  if (nu == *n) return NULL;
+  FBX_TRY(fbx_tensor_view(out, t, nu, sz, sd, t->offset));
+  memcpy(l, ul, sizeof(int) * (size_t)nu);
+  *n = nu;
+  return NULL;
+}
+
 /* aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
  * Explicit ("ij,jk->ik") and implicit ("ij,jk": letters seen once, sorted)
- * forms, size-1 broadcasting, no ellipsis and no repeated letter within one
- * operand. Every operand is viewed over the full letter space (stride 0 for
- * its missing letters); products are summed in double over the contracted
- * letters. All operands share one floating dtype. */
+ * forms, size-1 broadcasting, no ellipsis. A letter repeated within one
+ * operand takes its diagonal ("ii->i", "bii->b"; the sizes must agree): the
+ * operand is viewed with those dims merged (their strides summed), as
+ * PyTorch's einsum does. Every operand is viewed over the full letter space
+ * (stride 0 for its missing letters); products are summed in double over
+ * the contracted letters. All operands share one floating dtype. */
 fbx_status *fbx_k_einsum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   if (args[0].kind != FBX_IV_STR) return fbx_kernel_error(ctx, "equation must be a string");
   if (args[1].kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected a list of tensors");
@@ -736,8 +765,6 @@ fbx_status *fbx_k_einsum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     int l = c >= 'a' && c <= 'z' ? c - 'a' : c >= 'A' && c <= 'Z' ? 26 + c - 'A' : -1;
     if (l < 0) return fbx_kernel_error(ctx, "einsum(): invalid subscript given at index %d in the equation string", (int)(p - eq));
     if (nopl[cur] >= FBX_MAX_DIMS) return fbx_kernel_error(ctx, "einsum(): too many subscripts");
-    for (int k = 0; k < nopl[cur]; k++)
-      if (opl[cur][k] == l) return fbx_kernel_error(ctx, "einsum(): repeated subscripts within an operand are not supported");
     opl[cur][nopl[cur]++] = l;
     count[l]++;
   }
@@ -757,17 +784,31 @@ fbx_status *fbx_k_einsum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     for (int l = 0; l < NL; l++)
       if (count[l] == 1) outl[nout++] = l;
   }
-  for (int i = 0; i < nops; i++) {
-    if (nopl[i] != ops[i]->ndim)
-      return fbx_kernel_error(ctx, "einsum(): the number of subscripts in the equation (%d) does not match the number of dimensions (%d) for operand %d",
-                              nopl[i], ops[i]->ndim, i);
+  fbx_tensor *diag[MAXOPS] = {NULL};
+  fbx_status *st = NULL;
+  for (int i = 0; i < nops && !st; i++) {
+    if (nopl[i] != ops[i]->ndim) {
+      st = fbx_kernel_error(ctx, "einsum(): the number of subscripts in the equation (%d) does not match the number of dimensions (%d) for operand %d",
+                            nopl[i], ops[i]->ndim, i);
+      break;
+    }
+    st = einsum_diagonal(ctx, ops[i], opl[i], &nopl[i], &diag[i], i);
+    if (diag[i]) ops[i] = diag[i];
+  }
+  for (int i = 0; i < nops && !st; i++) {
     for (int k = 0; k < nopl[i]; k++) {
       int l = opl[i][k];
       int64_t s = ops[i]->sizes[k];
       if (lsize[l] < 0 || lsize[l] == 1) lsize[l] = s;
-      else if (s != 1 && s != lsize[l])
-        return fbx_kernel_error(ctx, "einsum(): operands do not broadcast with remapped shapes (original->remapped)");
+      else if (s != 1 && s != lsize[l]) {
+        st = fbx_kernel_error(ctx, "einsum(): operands do not broadcast with remapped shapes (original->remapped)");
+        break;
+      }
     }
+  }
+  if (st) {
+    for (int i = 0; i < nops; i++) fbx_tensor_release(diag[i]);
+    return st;
   }
   /* letter order: output letters, then contracted ones */
   int all[NL], nall = 0;
@@ -785,7 +826,6 @@ fbx_status *fbx_k_einsum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   for (int k = 0; k < nout; k++) osz[k] = lsize[outl[k]], onum *= osz[k];
   for (int a = nout; a < nall; a++) cnum *= lsize[all[a]];
   fbx_tensor *out = NULL, *res = NULL, *cv[MAXOPS] = {NULL};
-  fbx_status *st = NULL;
   for (int i = 0; i < nops && !st; i++) st = fbx_tensor_clone_as(&cv[i], ops[i], FBX_DTYPE_FLOAT64);
   /* cv are contiguous: recompute the strides over them */
   for (int i = 0; i < nops && !st; i++)
@@ -823,7 +863,66 @@ fbx_status *fbx_k_einsum(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     st = fbx_tensor_clone_as(&out, res, ops[0]->dtype);
   }
   release_all(cv, nops);
+  release_all(diag, nops);
   fbx_tensor_release(res);
+  return finish(st, outs, &out);
+}
+
+/* fusebox::einsum_diag_backward(Tensor grad, str labels, int[] sizes): the
+ * gradient of an einsum operand whose subscripts `labels` repeat a letter
+ * (its forward read the diagonal): zeros of `sizes` with grad on that
+ * diagonal. grad has one dim per distinct letter, in first-appearance
+ * order, each of the letter's size or 1 (broadcast: a letter the forward
+ * summed away). */
+fbx_status *fbx_k_fbx_einsum_diag_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, *out = NULL, *gd = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  if (args[1].kind != FBX_IV_STR) return fbx_kernel_error(ctx, "labels must be a string");
+  const char *lab = fbx_iv_str_data(&args[1]);
+  int64_t sz[FBX_MAX_DIMS];
+  fbx_status *st = NULL;
+  int n = fbx_arg_int_list(ctx->op, 2, &args[2], sz, FBX_MAX_DIMS, &st);
+  if (st) return st;
+  if ((int)strlen(lab) != n) return fbx_kernel_error(ctx, "%d labels for %d sizes", (int)strlen(lab), n);
+  int pos[FBX_MAX_DIMS], nu = 0;
+  char ul[FBX_MAX_DIMS];
+  int64_t usz[FBX_MAX_DIMS];
+  for (int k = 0; k < n; k++) {
+    int j = 0;
+    while (j < nu && ul[j] != lab[k]) j++;
+    if (j == nu) ul[nu] = lab[k], usz[nu++] = sz[k];
+    else if (usz[j] != sz[k]) return fbx_kernel_error(ctx, "label %c has sizes %lld and %lld", lab[k], (long long)usz[j], (long long)sz[k]);
+    pos[k] = j;
+  }
+  if (g->ndim != nu) return fbx_kernel_error(ctx, "grad has %d dims for %d distinct labels", g->ndim, nu);
+  for (int j = 0; j < nu; j++)
+    if (g->sizes[j] != usz[j] && g->sizes[j] != 1)
+      return fbx_kernel_error(ctx, "grad's dim %d has size %lld, expected %lld or 1", j, (long long)g->sizes[j], (long long)usz[j]);
+  if ((st = fbx_tensor_clone_as(&gd, g, FBX_DTYPE_FLOAT64)) || (st = fbx_tensor_zeros(&out, FBX_DTYPE_FLOAT64, n, sz)))
+    goto done;
+  int64_t total = 1, ostr[FBX_MAX_DIMS], dstr[FBX_MAX_DIMS] = {0};
+  for (int j = 0; j < nu; j++) total *= usz[j];
+  for (int k = 0; k < n; k++) dstr[pos[k]] += out->strides[k];
+  const double *gv = gd->data;
+  double *ov = out->data;
+  for (int j = 0; j < nu; j++) ostr[j] = g->sizes[j] == 1 ? 0 : gd->strides[j];
+  for (int64_t u = 0; u < total; u++) {
+    int64_t rem = u, go = 0, oo = 0;
+    for (int j = nu - 1; j >= 0; j--) {
+      int64_t c = rem % usz[j];
+      rem /= usz[j];
+      go += c * ostr[j], oo += c * dstr[j];
+    }
+    ov[oo] = gv[go];
+  }
+  {
+    fbx_tensor *r = NULL;
+    st = fbx_tensor_clone_as(&r, out, g->dtype);
+    fbx_tensor_release(out);
+    out = r;
+  }
+done:
+  fbx_tensor_release(gd);
   return finish(st, outs, &out);
 }
 

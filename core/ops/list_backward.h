@@ -48,6 +48,11 @@
  *   fusebox::broadcast_tensors_backward(grads, tensors)
  *       each gradient summed back to its tensor's sizes, for lists that no
  *       prim::ListConstruct of the graph builds.
+ *   fusebox::einsum_diag_backward(grad, labels, sizes)
+ *       the gradient of an einsum operand whose subscripts `labels` repeat
+ *       a letter ("ii", "bii"): zeros of `sizes` with grad (one dim per
+ *       distinct letter, size 1 where the forward summed it away) on the
+ *       diagonal.
  *   fusebox::meshgrid_backward(grads, tensors, xy)
  *       grid k's gradient summed over every dim but tensor k's own (k, or
  *       with xy the first two swapped), in tensor k's shape (zeros for a
@@ -133,6 +138,9 @@
   X(fbx_broadcast_tensors_backward,                                                                                  \
     "fusebox::broadcast_tensors_backward(Tensor?[] grads, Tensor[] tensors) -> Tensor[]", FBX_OPCAT_SHAPE,           \
     FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_broadcast_tensors_backward)                                         \
+  X(fbx_einsum_diag_backward,                                                                                        \
+    "fusebox::einsum_diag_backward(Tensor grad, str labels, int[] sizes) -> Tensor", FBX_OPCAT_SHAPE,                \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_einsum_diag_backward)                                                   \
   X(fbx_meshgrid_backward,                                                                                           \
     "fusebox::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, bool xy) -> Tensor[]", FBX_OPCAT_SHAPE,           \
     FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_meshgrid_backward)

@@ -5,7 +5,8 @@
  * float32 from the fill value; arange int64 unless start/end/step has a
  * float (then float32); *_like and new_* default to self's dtype. rand*
  * draw from the run's seeded generator (ctx->rng_state): deterministic per
- * seed and node order, not PyTorch's numbers. Kernels: k_create.c. */
+ * seed and node order, not PyTorch's numbers. eye and eye.m: ones on the
+ * main diagonal. Kernels: k_create.c. */
 #ifndef FBX_OPS_LIST_CREATE_H
 #define FBX_OPS_LIST_CREATE_H
 
@@ -14,6 +15,10 @@
 #define FBX_OPS_CREATE(X)                                                                                        \
   X(zeros, "aten::zeros(SymInt[] size, *, " FBX_CREATE_OPTS_ ") -> Tensor", FBX_OPCAT_CREATION, FBX_DT_ARG,     \
     FBX_SH_CUSTOM, 0, fbx_k_zeros)                                                                               \
+  X(eye, "aten::eye(int n, *, " FBX_CREATE_OPTS_ ") -> Tensor", FBX_OPCAT_CREATION, FBX_DT_ARG,                 \
+    FBX_SH_CUSTOM, 0, fbx_k_eye)                                                                                \
+  X(eye_m, "aten::eye.m(int n, int m, *, " FBX_CREATE_OPTS_ ") -> Tensor", FBX_OPCAT_CREATION, FBX_DT_ARG,      \
+    FBX_SH_CUSTOM, 0, fbx_k_eye)                                                                                \
   X(ones, "aten::ones(SymInt[] size, *, " FBX_CREATE_OPTS_ ") -> Tensor", FBX_OPCAT_CREATION, FBX_DT_ARG,       \
     FBX_SH_CUSTOM, 0, fbx_k_ones)                                                                                \
   X(full, "aten::full(SymInt[] size, Scalar fill_value, *, " FBX_CREATE_OPTS_ ") -> Tensor", FBX_OPCAT_CREATION, \

@@ -15,7 +15,10 @@
  * NaN sorts as the largest value, as in PyTorch), norms (norm,
  * frobenius_norm, linalg_vector_norm), scans (cumprod, cummax, cummin,
  * logcumsumexp: cumsum's scan in k_reduce.c; a NaN stays in cummax/cummin
- * once seen), small linear algebra (dot, mv, outer, baddbmm, einsum, cdist),
+ * once seen), small linear algebra (dot, mv, outer, baddbmm, einsum with
+ * diagonals, cdist; trace, diag, diag_embed, diagflat and the backward ops
+ * trace_backward and diag_backward in k_diag.c), binary search
+ * (searchsorted, bucketize: k_search.c; int64 or int32 indices),
  * group_norm (k_norm.c), composites built from other rows (glu,
  * cosine_similarity, log_sigmoid, selu, celu, sgn, hardshrink, softshrink),
  * losses (reduction: 0 none, 1 mean, 2 sum; kl_div, pairwise_distance and
@@ -145,6 +148,33 @@
     FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_einsum)                                                                  \
   X(cdist, "aten::cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor", FBX_EX_LIN_,       \
     FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_cdist)                                                                   \
+  /* ---- diagonal matrices and traces (k_diag.c) ------------------------------------------------ */            \
+  X(trace, "aten::trace(Tensor self) -> Tensor", FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_trace)      \
+  X(trace_backward, "aten::trace_backward(Tensor grad, int[] sizes) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME,        \
+    FBX_SH_CUSTOM, 0, fbx_k_trace_backward)                                                                      \
+  X(diag, "aten::diag(Tensor self, int diagonal=0) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0,       \
+    fbx_k_diag)                                                                                                  \
+  X(diag_backward, "aten::diag_backward(Tensor grad, SymInt[] input_sizes, int diagonal) -> Tensor", FBX_EX_CMP_, \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_diag_backward)                                                          \
+  X(diag_embed, "aten::diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor", FBX_EX_CMP_,  \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_diag_embed)                                                             \
+  X(diagflat, "aten::diagflat(Tensor self, int offset=0) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, \
+    fbx_k_diagflat)                                                                                              \
+  /* ---- binary search (k_search.c) ------------------------------------------------------------- */            \
+  X(searchsorted_Tensor,                                                                                         \
+    "aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, " \
+    "str? side=None, Tensor? sorter=None) -> Tensor", FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0,              \
+    fbx_k_searchsorted)                                                                                          \
+  X(searchsorted_Scalar,                                                                                         \
+    "aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, " \
+    "str? side=None, Tensor? sorter=None) -> Tensor", FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0,              \
+    fbx_k_searchsorted)                                                                                          \
+  X(bucketize_Tensor,                                                                                            \
+    "aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", \
+    FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_bucketize)                                               \
+  X(bucketize_Scalar,                                                                                            \
+    "aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", \
+    FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_bucketize)                                               \
   /* ---- composites ------------------------------------------------------------------------------ */        \
   X(glu, "aten::glu(Tensor self, int dim=-1) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_glu)  \
   X(group_norm,                                                                                                   \

@@ -598,6 +598,48 @@ def main():
     # cases above so that they keep their values
     case("scatter__src", "scatter_.src", [f(3, 5), 1, torch.tensor([[0, 4], [1, 1], [3, 2]]), f(3, 2)])
     case("scatter__value_int", "scatter_.value", [i(2, 3), 0, torch.tensor([[1, 0, 1]]), 9])
+    # ---- einsum with a diagonal, trace, diag, diag_embed, diagflat (drawn last: earlier cases keep their data)
+    case("einsum_trace", "einsum", ["ii", [f(3, 3)]])
+    case("einsum_diag", "einsum", ["ii->i", [R(f(4, 4, dt=torch.float64))]])
+    case("einsum_batch_diag", "einsum", ["bii,bij->bj", [f(2, 3, 3), f(2, 3, 4)]])
+    case("einsum_diag_3", "einsum", ["iji->j", [f(3, 2, 3)]])
+    case("einsum_diag_sizes", "einsum", ["ii->i", [f(3, 4)]])
+    case("trace", "trace", [f(3, 4)])
+    case("trace_int", "trace", [i(3, 3, lo=-5, hi=5)])
+    case("trace_vector", "trace", [f(3)])
+    case("trace_backward", "trace_backward", [torch.tensor(2.5), [3, 2]])
+    case("diag_vector", "diag", [f(3), 1])
+    case("diag_vector_neg", "diag", [R(f(2, dt=torch.float64)), -2])
+    case("diag_matrix", "diag", [R(f(3, 4)), -1])
+    case("diag_matrix_offset2", "diag", [f(2, 3), 2])
+    case("diag_3d", "diag", [f(2, 2, 2)])
+    case("diag_backward_vector", "diag_backward", [f(4, 4), [3], 1])
+    case("diag_backward_matrix", "diag_backward", [f(2), [3, 4], -1])
+    case("diag_embed", "diag_embed", [f(2, 3)])
+    case("diag_embed_offset", "diag_embed", [R(f(2, 3, dt=torch.float64)), -1, 0, 2])
+    case("diag_embed_same_dims", "diag_embed", [f(2, 3), 0, 1, 1])
+    case("diagflat", "diagflat", [f(2, 2), 1])
+    # ---- searchsorted, bucketize
+    nanv = torch.tensor([[0.0, 2.0, 2.5], [3.0, 4.0, nan]])
+    seq = torch.tensor([1.0, 2.0, 2.0, 3.0])
+    case("searchsorted", "searchsorted.Tensor", [seq, nanv])
+    case("searchsorted_right", "searchsorted.Tensor", [seq, nanv], kw={"right": True})
+    case("searchsorted_side_int32", "searchsorted.Tensor", [seq, nanv], kw={"out_int32": True, "side": "right"})
+    case("searchsorted_rows", "searchsorted.Tensor", [torch.tensor([[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]),
+                                                      torch.tensor([[3.0, 3.0], [3.0, 7.0]])])
+    case("searchsorted_sorter", "searchsorted.Tensor", [torch.tensor([3.0, 1.0, 2.0]), torch.tensor([2.5, 0.0, 1.0])],
+         kw={"sorter": torch.tensor([1, 2, 0])})
+    case("searchsorted_mixed", "searchsorted.Tensor", [seq.double(), torch.tensor([2, 3])])
+    case("searchsorted_int", "searchsorted.Tensor", [torch.tensor([-5, 0, 0, 9]), torch.tensor([[0, 10], [-6, 1]])],
+         kw={"right": True})
+    case("searchsorted_scalar", "searchsorted.Scalar", [seq, 2.0])
+    case("searchsorted_bad_rows", "searchsorted.Tensor", [torch.tensor([[1.0, 3.0], [2.0, 4.0]]), torch.tensor([3.0])])
+    case("searchsorted_opposite", "searchsorted.Tensor", [seq, nanv], kw={"right": True, "side": "left"})
+    case("bucketize", "bucketize.Tensor", [f(3, 4), torch.tensor([-1.0, 0.0, 0.5, 1.5])])
+    case("bucketize_right_int32", "bucketize.Tensor", [torch.tensor([1, 5, 3]), torch.tensor([1.5, 3.0])],
+         kw={"out_int32": True, "right": True})
+    case("bucketize_scalar", "bucketize.Scalar", [2.5, seq])
+    case("bucketize_2d_boundaries", "bucketize.Tensor", [f(3), torch.tensor([[1.0, 2.0]])])
 
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "cases.txt"), "w", encoding="utf-8", newline="\n") as fh:

@@ -523,6 +523,17 @@ static const gc_case cases[] = {
     {.name = "diagonal offset -1 (dims 0, 1)",
      .graph = G1(C_I("o", -1) C_I("a", 0) C_I("b", 1) "  %r : Tensor = aten::diagonal(%x, %o, %a, %b)\n" RET),
      .inputs = {"4x3"}},
+    /* ---- trace, diag, diag_embed, diagflat, einsum diagonals ---- */
+    {.name = "trace of a 3x4", .graph = G1("  %r : Tensor = aten::trace(%x)\n" RET), .inputs = {"3x4"}},
+    {.name = "diag of a vector, offset 1",
+     .graph = G1(C_I("k", 1) "  %r : Tensor = aten::diag(%x, %k)\n" RET), .inputs = {"3"}},
+    {.name = "diag of a matrix, offset -1",
+     .graph = G1(C_I("k", -1) "  %r : Tensor = aten::diag(%x, %k)\n" RET), .inputs = {"4x3"}},
+    {.name = "diag_embed offset -1 into dims (0, 2)",
+     .graph = G1(C_I("k", -1) C_I("a", 0) C_I("b", 2) "  %r : Tensor = aten::diag_embed(%x, %k, %a, %b)\n" RET),
+     .inputs = {"2x3"}},
+    {.name = "diagflat offset 2",
+     .graph = G1(C_I("k", 2) "  %r : Tensor = aten::diagflat(%x, %k)\n" RET), .inputs = {"2x2"}},
     /* ---- upsampling (every mode, .vec and plain overloads), pixel shuffle, adaptive max pooling ---- */
     {.name = "_upsample_nearest_exact2d.vec scale_factors [1.7, 0.6]",
      .graph = G1(C_NONE UPS_F("a", "1.7") UPS_F("b", "0.6") "  %s : float[] = prim::ListConstruct(%a, %b)\n"
@@ -1119,6 +1130,21 @@ START_TEST(test_einsum) {
     const int64_t sh[2][3] = {{2, 3}, {2}}, gs[2] = {3, 2};
     const double a[] = {5, 11, 17, 5, 11, 17}, b[] = {71, 92};
     check_einsum("ij,k->jk", sh, (int[]){2, 1}, gs, 2, (const double *[]){a, b});
+  }
+  { /* a diagonal: the first operand's gradient lies on its diagonal (fusebox::einsum_diag_backward) */
+    const int64_t sh[2][3] = {{2, 2, 2}, {2, 2, 3}}, gs[2] = {2, 3};
+    const double a[] = {14, 0, 0, 32, 122, 0, 0, 167}, b[] = {1, 2, 3, 4, 8, 12, 20, 25, 30, 32, 40, 48};
+    check_einsum("bii,bij->bj", sh, (int[]){3, 3}, gs, 2, (const double *[]){a, b});
+  }
+  { /* the repeated letter is not the operand's first dim */
+    const int64_t sh[2][3] = {{2, 3, 2}, {3}}, gs[1] = {2};
+    const double a[] = {1, 0, 2, 0, 3, 0, 0, 2, 0, 4, 0, 6}, b[] = {17, 23, 29};
+    check_einsum("iji,j->i", sh, (int[]){3, 1}, gs, 1, (const double *[]){a, b});
+  }
+  { /* implicit: both operands are traces, the output a scalar */
+    const int64_t sh[2][3] = {{3, 3}, {2, 2}}, gs[1] = {0};
+    const double a[] = {5, 0, 0, 0, 5, 0, 0, 0, 5}, b[] = {15, 0, 0, 15};
+    check_einsum("ii,jj", sh, (int[]){2, 2}, gs, 0, (const double *[]){a, b});
   }
 }
 END_TEST

@@ -34,6 +34,10 @@ static const struct {
     {"any", "bool result (uint8 for uint8 input)"},
     {"any_dim", "bool result (uint8 for uint8 input)"},
     {"view_dtype", "reinterprets bits; PyTorch does not differentiate it either"},
+    {"searchsorted_Tensor", "integer result (int64, or int32 with out_int32)"},
+    {"searchsorted_Scalar", "integer result (int64, or int32 with out_int32)"},
+    {"bucketize_Tensor", "integer result (int64, or int32 with out_int32)"},
+    {"bucketize_Scalar", "integer result (int64, or int32 with out_int32)"},
     {"native_multi_head_attention", "fused fast path, taken only when nothing requires grad (list_runtime.h)"},
     {"transformer_encoder_layer_fwd", "fused fast path, taken only when nothing requires grad (list_runtime.h)"},
     /* not on purpose: a gap (issue 16 added the forward kernels only) */
