@@ -38,6 +38,10 @@ typedef fbx_status *(*fbx_grad_builder_fn)(const fbx_grad_env *env, const fbx_no
   B(norm_ScalarOpt_dim, fbx_grad_norm)                                                                    \
   B(frobenius_norm_dim, fbx_grad_norm)                                                                    \
   B(linalg_vector_norm, fbx_grad_norm)                                                                    \
+  B(linalg_norm, fbx_grad_linalg_norm)                                                                    \
+  B(linalg_norm_ord_str, fbx_grad_linalg_norm)                                                            \
+  B(linalg_matrix_norm, fbx_grad_linalg_norm)                                                             \
+  B(linalg_matrix_norm_str_ord, fbx_grad_linalg_norm)                                                     \
   B(linear, fbx_grad_linear)                                                                              \
   B(permute, fbx_grad_permute)                                                                            \
   B(binary_cross_entropy_with_logits, fbx_grad_bce_with_logits)                                          \

@@ -192,6 +192,14 @@
     "  %f : bool = prim::Constant[value=0]()\n"                                                                 \
     "  %g_src : Tensor = aten::gather(%grad, %dim, %index, %f)\n"                                               \
     "  return (%grad, %none, %none, %g_src)\n")                                                                 \
+  /* index_add: self's gradient is grad; source's the slices index picks, times alpha */                 \
+  G(index_add,                                                                                                  \
+    "graph(%self : Tensor, %dim : int, %index : Tensor, %source : Tensor, %alpha : Scalar, %result : Tensor, "  \
+    "%grad : Tensor):\n"                                                                                         \
+    "  %none : NoneType = prim::Constant()\n"                                                                   \
+    "  %gs : Tensor = aten::index_select(%grad, %dim, %index)\n"                                                \
+    "  %g_src : Tensor = aten::mul(%gs, %alpha)\n"                                                              \
+    "  return (%grad, %none, %none, %g_src, %none)\n")                                                          \
   /* masked_select: the gradient put back where the (broadcast) mask is   \
    * true, summed back to self's size */                                   \
   G(masked_select, "graph(%self : Tensor, %mask : Tensor, %result : Tensor, %grad : Tensor):\n"                 \
@@ -248,6 +256,18 @@
          "  %l : Tensor[] = prim::ListConstruct(%ga, %gb)\n"                                                    \
          "  %gi : Tensor = aten::cat(%l, %dim)\n"                                                               \
          "  return (%gi, %none)\n")                                                                             \
+  /* rrelu in eval: leaky_relu's gradient with the slope (lower + upper) / 2 */                               \
+  G(rrelu, "graph(%self : Tensor, %lower : Scalar, %upper : Scalar, %training : bool, %generator : Generator?, " \
+           "%result : Tensor, %grad : Tensor):\n"                                                               \
+           "  %none : NoneType = prim::Constant()\n"                                                            \
+           "  %zero : int = prim::Constant[value=0]()\n"                                                        \
+           "  %half : float = prim::Constant[value=0.5]()\n"                                                    \
+           "  %m : Tensor = aten::gt(%self, %zero)\n"                                                           \
+           "  %s : Scalar = aten::add(%lower, %upper)\n"                                                        \
+           "  %gs : Tensor = aten::mul(%grad, %s)\n"                                                            \
+           "  %gh : Tensor = aten::mul(%gs, %half)\n"                                                           \
+           "  %gi : Tensor = aten::where(%m, %grad, %gh)\n"                                                     \
+           "  return (%gi, %none, %none, %none, %none)\n")                                                      \
   /* ---- losses ---- */                                                                                        \
   G(mse_loss, "graph(%self : Tensor, %target : Tensor, %reduction : int, %result : Tensor, %grad : Tensor):\n"  \
               FBX_GFX_LOSS_HEAD_                                                                                \

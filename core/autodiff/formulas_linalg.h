@@ -43,6 +43,38 @@
   "%stride, %padding, %dilation, %transposed, %output_padding, %groups)\n"                                      \
   "  return (%gi, %gw, %gb, %none, %none, %none, %none, %none, %none" nones ")\n"
 
+/* inverse: Y = A^-1, d A = -(Y^T g Y^T) (y: the result, g: its gradient,
+ * params: the whole signature, rest: what follows d A in the return). */
+#define FBX_GFL_INV_(params, y, g, rest)                                                                       \
+  "graph(" params "):\n"                                                                                       \
+  "  %none : NoneType = prim::Constant()\n"                                                                    \
+  "  %m1 : int = prim::Constant[value=-1]()\n"                                                                 \
+  "  %m2 : int = prim::Constant[value=-2]()\n"                                                                 \
+  "  %yt : Tensor = aten::transpose(" y ", %m2, %m1)\n"                                                        \
+  "  %t1 : Tensor = aten::matmul(%yt, " g ")\n"                                                                \
+  "  %t2 : Tensor = aten::matmul(%t1, %yt)\n"                                                                  \
+  "  %gi : Tensor = aten::neg(%t2)\n"                                                                          \
+  "  return (%gi" rest ")\n"
+/* det, logdet, slogdet: d A = gd[..., None, None] A^-T, gd the line `gd_line`
+ * (g det for det, g for the log forms). */
+#define FBX_GFL_DET_(params, a, gd_line)                                                                       \
+  "graph(" params "):\n"                                                                                       \
+  "  %f1 : float = prim::Constant[value=1.]()\n"                                                               \
+  "  %m1 : int = prim::Constant[value=-1]()\n"                                                                 \
+  "  %m2 : int = prim::Constant[value=-2]()\n"                                                                 \
+  "  " gd_line "\n"                                                                                            \
+  "  %u1 : Tensor = aten::unsqueeze(%gd, %m1)\n"                                                               \
+  "  %u2 : Tensor = aten::unsqueeze(%u1, %m1)\n"                                                               \
+  "  %inv : Tensor = aten::linalg_inv(" a ")\n"                                                                \
+  "  %invt : Tensor = aten::transpose(%inv, %m2, %m1)\n"                                                       \
+  "  %gi : Tensor = aten::mul(%u2, %invt)\n"                                                                   \
+  "  return (%gi)\n"
+#define FBX_GFL_CHOL_                                                                                          \
+  "graph(%self : Tensor, %upper : bool, %result : Tensor, %grad : Tensor):\n"                                  \
+  "  %none : NoneType = prim::Constant()\n"                                                                    \
+  "  %gi : Tensor = fusebox::cholesky_backward(%grad, %result, %upper)\n"                                      \
+  "  return (%gi, %none)\n"
+
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
 #define FBX_GRAD_FORMULAS_LINALG(G)                                                                            \
   G(mm,                                                                                                        \
@@ -130,6 +162,29 @@
     "  %g_self : Tensor = aten::mv(%grad, %vec2)\n"                                                            \
     "  %gt : Tensor = aten::t(%grad)\n"                                                                        \
     "  %g_vec2 : Tensor = aten::mv(%gt, %self)\n"                                                              \
-    "  return (%g_self, %g_vec2)\n")
+    "  return (%g_self, %g_vec2)\n")                                                                           \
+  /* decompositions (ops/k_decomp.c): d inv = -(Y^T g Y^T); d det = g det A^-T; d logabsdet = g A^-T */       \
+  G(linalg_inv, FBX_GFL_INV_("%A : Tensor, %result : Tensor, %grad : Tensor", "%result", "%grad", ""))        \
+  G(inverse, FBX_GFL_INV_("%self : Tensor, %result : Tensor, %grad : Tensor", "%result", "%grad", ""))        \
+  G(linalg_inv_ex,                                                                                            \
+    FBX_GFL_INV_("%A : Tensor, %check_errors : bool, %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, " \
+                 "%grad1 : Tensor", "%result0", "%grad0", ", %none"))                                         \
+  G(linalg_det,                                                                                               \
+    FBX_GFL_DET_("%A : Tensor, %result : Tensor, %grad : Tensor", "%A", "%gd : Tensor = aten::mul(%grad, %result)")) \
+  G(det, FBX_GFL_DET_("%self : Tensor, %result : Tensor, %grad : Tensor", "%self",                            \
+                      "%gd : Tensor = aten::mul(%grad, %result)"))                                            \
+  G(logdet,                                                                                                   \
+    FBX_GFL_DET_("%self : Tensor, %result : Tensor, %grad : Tensor", "%self", "%gd : Tensor = aten::mul(%grad, %f1)")) \
+  G(linalg_slogdet, FBX_GFL_DET_("%A : Tensor, %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "       \
+                                 "%grad1 : Tensor", "%A", "%gd : Tensor = aten::mul(%grad1, %f1)"))           \
+  G(slogdet, FBX_GFL_DET_("%self : Tensor, %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, "           \
+                          "%grad1 : Tensor", "%self", "%gd : Tensor = aten::mul(%grad1, %f1)"))               \
+  G(linalg_solve,                                                                                             \
+    "graph(%A : Tensor, %B : Tensor, %left : bool, %result : Tensor, %grad : Tensor):\n"                      \
+    "  %none : NoneType = prim::Constant()\n"                                                                 \
+    "  %ga : Tensor, %gb : Tensor = fusebox::linalg_solve_backward(%grad, %A, %B, %result)\n"                 \
+    "  return (%ga, %gb, %none)\n")                                                                           \
+  G(linalg_cholesky, FBX_GFL_CHOL_)                                                                           \
+  G(cholesky, FBX_GFL_CHOL_)
 
 #endif

@@ -381,26 +381,21 @@ fbx_status *fbx_grad_var_std(const fbx_grad_env *env, const fbx_node *n, fbx_val
  *   other p: sign(self) |self|^(p-1) g / r^(p-1).
  * (g, r: the output gradient and the result put back to self's shape; 0
  * where r is 0, as PyTorch's norm_backward.) */
-fbx_status *fbx_grad_norm(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
-                          fbx_value **grad_inputs) {
-  em e = {env, n, NULL};
-  if (!grad_outputs[0]) return NULL;
-  const char *name = fbx_sym_str(n->kind);
-  double p = 2;
-  fbx_value *dim, *keepdim;
-  if (!strcmp(name, "aten::frobenius_norm")) {
-    dim = in(&e, 1);
-    keepdim = n->ninputs > 2 ? in(&e, 2) : c_bool(&e, false);
-  } else {
-    if (has_input(n, 1) && !fbx_value_const_float(n->inputs[1], &p))
-      return unsupported(&e, "a non-constant p");
-    dim = n->ninputs > 2 ? in(&e, 2) : c_none(&e);
-    keepdim = n->ninputs > 3 ? in(&e, 3) : c_bool(&e, false);
+/* The p-norm gradient of node e->n (self: input 0, result: output 0) for
+ * output gradient go; p < 0 reads p from input 1 (a constant number, None
+ * for 2). */
+static fbx_status *norm_grad(em *ep, fbx_value *go, double p, fbx_value *dim, fbx_value *keepdim,
+                             fbx_value **grad_inputs) {
+  em e = *ep;
+  const fbx_node *n = e.n;
+  if (p < 0) {
+    p = 2;
+    if (has_input(n, 1) && !fbx_value_const_float(n->inputs[1], &p)) return unsupported(&e, "a non-constant p");
   }
   fbx_value *self = in(&e, 0);
   if (p == 0) return e.st;
   fbx_value *sizes = size_of(&e, self);
-  fbx_value *g = EMIT(&e, "fusebox::sum_backward", T_, grad_outputs[0], sizes, dim, keepdim);
+  fbx_value *g = EMIT(&e, "fusebox::sum_backward", T_, go, sizes, dim, keepdim);
   fbx_value *zero = c_int(&e, 0);
   if (p == 1) {
     fbx_value *s = EMIT(&e, "aten::sign", T_, self);
@@ -432,6 +427,43 @@ fbx_status *fbx_grad_norm(const fbx_grad_env *env, const fbx_node *n, fbx_value 
   fbx_value *rz = EMIT(&e, "aten::eq", T_, r, zero);
   grad_inputs[0] = EMIT(&e, "aten::masked_fill", T_, q, rz, zero);
   return e.st;
+}
+
+fbx_status *fbx_grad_norm(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                          fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  const char *name = fbx_sym_str(n->kind);
+  if (!strcmp(name, "aten::frobenius_norm"))
+    return norm_grad(&e, grad_outputs[0], 2, in(&e, 1), n->ninputs > 2 ? in(&e, 2) : c_bool(&e, false), grad_inputs);
+  return norm_grad(&e, grad_outputs[0], -1, n->ninputs > 2 ? in(&e, 2) : c_none(&e),
+                   n->ninputs > 3 ? in(&e, 3) : c_bool(&e, false), grad_inputs);
+}
+
+/* The length of a constant int list input (a prim::ListConstruct or a list
+ * literal), -1 when it is not one, 0 for None. */
+static int const_list_len(const fbx_value *v) {
+  if (fbx_value_is_none(v)) return 0;
+  const fbx_node *d = v->node;
+  if (d->kind == FBX_SYM_prim_ListConstruct) return d->ninputs;
+  if (d->kind == FBX_SYM_prim_Constant && d->nattrs && d->attrs[0].kind == FBX_ATTR_INTS) return d->attrs[0].n;
+  return -1;
+}
+
+/* linalg_norm(self, ord?, dim?, keepdim, *, dtype?) and .ord_str: the
+ * vector norms (ord None, or a constant number with one dim) and "fro" over
+ * any dims are fbx_grad_norm's p-norms; the matrix orders have no gradient
+ * here (nor ord with dim None, whose kind depends on self's rank). */
+fbx_status *fbx_grad_linalg_norm(const fbx_grad_env *env, const fbx_node *n, fbx_value *const *grad_outputs,
+                                 fbx_value **grad_inputs) {
+  em e = {env, n, NULL};
+  if (!grad_outputs[0]) return NULL;
+  const fbx_node *o = n->inputs[1]->node;
+  bool fro = o->kind == FBX_SYM_prim_Constant && o->nattrs && o->attrs[0].kind == FBX_ATTR_STR &&
+             !strcmp(o->attrs[0].u.s, "fro");
+  if (!fbx_value_is_none(n->inputs[1]) && !fro && const_list_len(n->inputs[2]) != 1)
+    return unsupported(&e, "a matrix norm order (or an order with dim None)");
+  return norm_grad(&e, grad_outputs[0], fro ? 2.0 : -1, in(&e, 2), in(&e, 3), grad_inputs);
 }
 
 /* ---- linear, permute (layer_norm: formulas_reduce.h) -------------------------------------------------------- */

@@ -131,6 +131,56 @@ fbx_status *fbx_k_gather(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     for (int64_t i = 0; i < n; i++) o_[doff[i]] += s_[soff[i]]; \
   } while (0)
 
+/* aten::index_add(self, dim, index, source, *, alpha=1): self.clone() with
+ * alpha * source's slice i added at slice index[i] along dim (duplicates
+ * accumulate): scatter_add with index expanded to source's shape, so the
+ * index checks and the accumulation are scatter_add's. index is 1-D (or
+ * 0-d), int64 or int32, with source.size(dim) entries; source has self's
+ * sizes but along dim. */
+fbx_status *fbx_k_index_add(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *self, *index, *src;
+  int64_t dim;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &self));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &index));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 3, &src));
+  FBX_TRY(fbx_wrap_dim(ctx, &dim, fbx_iv_to_int(&args[1]), self->ndim));
+  if (index->ndim > 1) return fbx_kernel_error(ctx, "index_add_(): Index is supposed to be a vector");
+  if (index->dtype != FBX_DTYPE_INT64 && index->dtype != FBX_DTYPE_INT32)
+    return fbx_kernel_error(ctx, "index_add_(): Expected dtype int32/int64 for index");
+  if (src->dtype != self->dtype)
+    return fbx_kernel_error(ctx, "index_add_(): self (%s) and source (%s) must have the same scalar type",
+                            fbx_dtype_torch_name(self->dtype), fbx_dtype_torch_name(src->dtype));
+  int sd = src->ndim ? src->ndim : 1, xd = self->ndim ? self->ndim : 1;
+  bool ok = sd == xd;
+  for (int d = 0; ok && d < self->ndim; d++) ok = d == dim || src->sizes[d] == self->sizes[d];
+  int64_t n = index->numel, len = src->ndim ? src->sizes[dim] : 1;
+  if (!ok || n != len)
+    return fbx_kernel_error(ctx, "index_add_(): source of shape %s does not fit self of shape %s along dim %" PRId64
+                                 " with %" PRId64 " indices", src->ndim ? "[..]" : "[]", self->ndim ? "[..]" : "[]",
+                            dim, n);
+  /* index viewed as [1, .., n, .., 1] and expanded to source's shape */
+  int64_t vs[FBX_MAX_DIMS], vst[FBX_MAX_DIMS];
+  for (int d = 0; d < src->ndim; d++) vs[d] = d == dim ? n : 1;
+  fbx_tensor *il = NULL, *iv = NULL, *ie = NULL, *scaled = NULL, *out = NULL;
+  fbx_status *st = fbx_tensor_clone_as(&il, index, FBX_DTYPE_INT64); /* scatter takes int64 */
+  if (!st) index = il;
+  for (int d = 0; d < src->ndim; d++) vst[d] = d == dim && index->ndim ? index->strides[0] : 0;
+  if (!st && src->ndim) st = fbx_tensor_view(&iv, index, src->ndim, vs, vst, index->offset);
+  if (!st) st = src->ndim ? fbx_expand_view(&ie, iv, src->ndim, src->sizes) : NULL;
+  if (!st) st = fbx_row_tensor(ctx, &scaled, FBX_OP_mul_Scalar, (fbx_ivalue[]){fbx_iv_tensor(src), args[4]}, 2);
+  if (!st) {
+    fbx_ivalue a[4] = {fbx_iv_tensor(self), fbx_iv_int(dim), fbx_iv_tensor(ie ? ie : index), fbx_iv_tensor(scaled)};
+    st = fbx_row_tensor(ctx, &out, FBX_OP_scatter_add, a, 4);
+  }
+  fbx_tensor_release(il);
+  fbx_tensor_release(iv);
+  fbx_tensor_release(ie);
+  fbx_tensor_release(scaled);
+  if (st) return st;
+  fbx_set_out_tensor(outs, 0, out);
+  return NULL;
+}
+
 /* aten::scatter.src / scatter.value / scatter_add: out = self.clone(), then
  * out[..., index[i], ...] = src[i] (or value, or += src[i]) along dim.
  * src is read at index's coordinates with its own strides, so it may be

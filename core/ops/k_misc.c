@@ -973,6 +973,21 @@ fbx_status *fbx_k_glu(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   return finish(st, outs, &out);
 }
 
+/* aten::rrelu(self, lower=1/8, upper=1/3, training=False, generator=None)
+ * in eval: leaky_relu with the slope (lower + upper) / 2, as PyTorch's. Its
+ * training form draws a random slope per element, which is refused. */
+fbx_status *fbx_k_rrelu(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  if (fbx_iv_to_int(&args[3]))
+    return fbx_kernel_error(ctx, "rrelu with training=True (a random slope per element) is not implemented; "
+                                 "eval mode uses the mean slope");
+  double lo = fbx_iv_to_double(&args[1]), hi = fbx_iv_to_double(&args[2]);
+  if (lo > hi) return fbx_kernel_error(ctx, "Lower bound should be less than or equal to the upper bound");
+  fbx_status *st = ROW(&out, leaky_relu, TV(x), FV((lo + hi) / 2));
+  return finish(st, outs, &out);
+}
+
 /* aten::cosine_similarity(x1, x2, dim=1, eps=1e-8):
  * sum(x1 * x2) / sqrt(clamp_min(sum(x1 * x1) * sum(x2 * x2), eps^2)) over dim. */
 fbx_status *fbx_k_cosine_similarity(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
@@ -1349,6 +1364,8 @@ static fbx_op_id inplace_base(fbx_op_id id) {
     case FBX_OP_mul__Scalar: return FBX_OP_mul_Scalar;
     case FBX_OP_div__Tensor: return FBX_OP_div_Tensor;
     case FBX_OP_div__Scalar: return FBX_OP_div_Scalar;
+    case FBX_OP_scatter_add_: return FBX_OP_scatter_add;
+    case FBX_OP_index_add_: return FBX_OP_index_add;
     case FBX_OP_clamp_: return FBX_OP_clamp;
     case FBX_OP_clamp__Tensor: return FBX_OP_clamp_Tensor;
     case FBX_OP_clamp_min_: return FBX_OP_clamp_min;

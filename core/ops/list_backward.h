@@ -53,6 +53,9 @@
  *       a letter ("ii", "bii"): zeros of `sizes` with grad (one dim per
  *       distinct letter, size 1 where the forward summed it away) on the
  *       diagonal.
+ *   fusebox::linalg_solve_backward(grad, A, B, X) -> (d A, d B)
+ *   fusebox::cholesky_backward(grad, L, upper) -> d A
+ *       the gradients of linalg_solve and cholesky (k_decomp.c).
  *   fusebox::meshgrid_backward(grads, tensors, xy)
  *       grid k's gradient summed over every dim but tensor k's own (k, or
  *       with xy the first two swapped), in tensor k's shape (zeros for a
@@ -141,6 +144,11 @@
   X(fbx_einsum_diag_backward,                                                                                        \
     "fusebox::einsum_diag_backward(Tensor grad, str labels, int[] sizes) -> Tensor", FBX_OPCAT_SHAPE,                \
     FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_einsum_diag_backward)                                                   \
+  X(fbx_linalg_solve_backward,                                                                                       \
+    "fusebox::linalg_solve_backward(Tensor grad, Tensor A, Tensor B, Tensor X) -> (Tensor, Tensor)",                 \
+    FBX_OPCAT_COMPOSITE, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_linalg_solve_backward)                           \
+  X(fbx_cholesky_backward, "fusebox::cholesky_backward(Tensor grad, Tensor L, bool upper) -> Tensor",                \
+    FBX_OPCAT_COMPOSITE, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_fbx_cholesky_backward)                                   \
   X(fbx_meshgrid_backward,                                                                                           \
     "fusebox::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, bool xy) -> Tensor[]", FBX_OPCAT_SHAPE,           \
     FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_meshgrid_backward)

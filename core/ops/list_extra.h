@@ -1,7 +1,7 @@
 /* Op table rows: ops that real scripted models use beyond the core families.
  * (See ops/optable.h for the columns.) Schemas are PyTorch 1.13's.
  *
- * Indexing (k_index.c): gather, scatter, scatter_add, index (advanced
+ * Indexing (k_index.c): gather, scatter, scatter_add, index_add, index (advanced
  * indexing x[idx], x[mask], x[:, idx] with Tensor?[] indices), index_put and
  * index_put_, masked_select, embedding, one_hot, embedding_bag (both
  * overloads; the four outputs PyTorch 1.13's CPU kernel returns, see the
@@ -13,13 +13,19 @@
  * roll, tril/triu, constant_pad_nd/pad, broadcast_tensors; im2col and col2im,
  * F.unfold and F.fold, in k_conv.c), sorting (topk, sort, argsort: stable,
  * NaN sorts as the largest value, as in PyTorch), norms (norm,
- * frobenius_norm, linalg_vector_norm), scans (cumprod, cummax, cummin,
+ * frobenius_norm, linalg_vector_norm; linalg_norm and linalg_matrix_norm
+ * in k_lnorm.c: no singular-value orders), scans (cumprod, cummax, cummin,
  * logcumsumexp: cumsum's scan in k_reduce.c; a NaN stays in cummax/cummin
  * once seen), small linear algebra (dot, mv, outer, baddbmm, einsum with
  * diagonals, cdist; trace, diag, diag_embed, diagflat and the backward ops
  * trace_backward and diag_backward in k_diag.c), binary search
  * (searchsorted, bucketize: k_search.c; int64 or int32 indices),
- * group_norm (k_norm.c), composites built from other rows (glu,
+ * decompositions (k_decomp.c; float32/float64 square matrices in the last
+ * two dims, any batch dims: linalg_inv / inverse / linalg_inv_ex, det /
+ * linalg_det, slogdet / linalg_slogdet, logdet, linalg_solve (left=True),
+ * cholesky / linalg_cholesky, with gradients through
+ * fusebox::linalg_solve_backward and fusebox::cholesky_backward),
+ * group_norm (k_norm.c), composites built from other rows (glu, rrelu in eval,
  * cosine_similarity, log_sigmoid, selu, celu, sgn, hardshrink, softshrink),
  * losses (reduction: 0 none, 1 mean, 2 sum; kl_div, pairwise_distance and
  * the distance, ranking, margin and CTC losses in k_loss.c), and in-place
@@ -54,6 +60,9 @@
     FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_scatter)                                                      \
   X(scatter_add, "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", FBX_EX_IDX_,     \
     FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_scatter)                                                                   \
+  X(index_add,                                                                                                   \
+    "aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",           \
+    FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_index_add)                                                   \
   X(index_Tensor, "aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME,      \
     FBX_SH_CUSTOM, 0, fbx_k_index)                                                                                \
   X(index_put, "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", \
@@ -127,6 +136,18 @@
     "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "              \
     "ScalarType? dtype=None) -> Tensor",                                                                          \
     FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_norm)                                                     \
+  X(linalg_norm,                                                                                                 \
+    "aten::linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, "                 \
+    "ScalarType? dtype=None) -> Tensor", FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_linalg_norm)        \
+  X(linalg_norm_ord_str,                                                                                         \
+    "aten::linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, "                  \
+    "ScalarType? dtype=None) -> Tensor", FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_linalg_norm)        \
+  X(linalg_matrix_norm,                                                                                          \
+    "aten::linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2, -1], bool keepdim=False, *, "              \
+    "ScalarType? dtype=None) -> Tensor", FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_linalg_matrix_norm) \
+  X(linalg_matrix_norm_str_ord,                                                                                  \
+    "aten::linalg_matrix_norm.str_ord(Tensor self, str ord=\"fro\", int[] dim=[-2, -1], bool keepdim=False, *, " \
+    "ScalarType? dtype=None) -> Tensor", FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_linalg_matrix_norm) \
   X(cumprod, "aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", FBX_OPCAT_REDUCTION,    \
     FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_cumprod)                                                                 \
   X(cummax, "aten::cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", FBX_OPCAT_REDUCTION,        \
@@ -175,8 +196,33 @@
   X(bucketize_Scalar,                                                                                            \
     "aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", \
     FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_bucketize)                                               \
+  /* ---- decompositions and what they give (k_decomp.c) ------------------------------------- */                \
+  X(linalg_inv, "aten::linalg_inv(Tensor A) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0,                \
+    fbx_k_linalg_inv)                                                                                            \
+  X(inverse, "aten::inverse(Tensor self) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0,                   \
+    fbx_k_linalg_inv)                                                                                            \
+  X(linalg_inv_ex, "aten::linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)", \
+    FBX_EX_CMP_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_linalg_inv)                                              \
+  X(linalg_det, "aten::linalg_det(Tensor A) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0,              \
+    fbx_k_linalg_det)                                                                                            \
+  X(det, "aten::det(Tensor self) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_linalg_det)       \
+  X(linalg_slogdet, "aten::linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", FBX_EX_CMP_,            \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_linalg_det)                                                             \
+  X(slogdet, "aten::slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)", FBX_EX_CMP_, FBX_DT_SAME,          \
+    FBX_SH_CUSTOM, 0, fbx_k_linalg_det)                                                                          \
+  X(logdet, "aten::logdet(Tensor self) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0,                   \
+    fbx_k_linalg_det)                                                                                            \
+  X(linalg_solve, "aten::linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", FBX_EX_CMP_,            \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_linalg_solve)                                                           \
+  X(linalg_cholesky, "aten::linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", FBX_EX_CMP_,           \
+    FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_linalg_cholesky)                                                          \
+  X(cholesky, "aten::cholesky(Tensor self, bool upper=False) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME,               \
+    FBX_SH_SAME, 0, fbx_k_linalg_cholesky)                                                                       \
   /* ---- composites ------------------------------------------------------------------------------ */        \
   X(glu, "aten::glu(Tensor self, int dim=-1) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_glu)  \
+  X(rrelu,                                                                                                       \
+    "aten::rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, "        \
+    "Generator? generator=None) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_rrelu)               \
   X(group_norm,                                                                                                   \
     "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "                    \
     "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor",                                     \
@@ -340,6 +386,9 @@
   FBX_EX_IP_(X, pow__Scalar, "aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)")                \
   FBX_EX_IP_(X, scatter__src, "aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)") \
   FBX_EX_IP_(X, scatter__value, "aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)") \
+  FBX_EX_IP_(X, scatter_add_, "aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)") \
+  FBX_EX_IP_(X, index_add_,                                                                                      \
+             "aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)") \
   FBX_EX_IP_(X, masked_fill__Tensor, "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)") \
   FBX_EX_IP_(X, masked_fill__Scalar, "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)") \
   FBX_EX_IP_(X, addcmul_, "aten::addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)") \

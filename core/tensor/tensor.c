@@ -90,7 +90,8 @@ static fbx_status *new_tensor(fbx_tensor **out, fbx_storage *storage, fbx_dtype 
   }
   t->offset = offset;
   t->numel = numel;
-  t->data = (char *)fbx_storage_data(storage) + offset * (int64_t)fbx_dtype_size(dtype);
+  int64_t at = numel ? offset : 0; /* an empty view's data pointer stays at the storage's start */
+  t->data = (char *)fbx_storage_data(storage) + at * (int64_t)fbx_dtype_size(dtype);
   atomic_init(&t->refcount, 1);
   *out = t;
   return NULL;
@@ -108,7 +109,9 @@ fbx_status *fbx_tensor_from_storage(fbx_tensor **out, fbx_storage *storage,
   FBX_TRY(check_extent(dtype, ndim, sizes, strides, numel, &last));
   int64_t es = (int64_t)fbx_dtype_size(dtype);
   int64_t cap = (int64_t)(fbx_storage_nbytes(storage) / (size_t)es);
-  if (offset < 0 || offset > cap || last >= cap - offset)
+  /* an empty view may start past the storage (narrow of a 0-row batch at a
+   * later column, as PyTorch allows); nothing is ever read through it */
+  if (offset < 0 || (numel > 0 && (offset > cap || last >= cap - offset)))
     return fbx_status_new(FBX_ERR_INVALID_ARG,
                           "view out of bounds: offset %" PRId64 " + extent %" PRId64
                           " elements, storage holds %" PRId64 " %s elements",

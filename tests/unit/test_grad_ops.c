@@ -104,6 +104,16 @@ static const double ctc_e3[] = {0.12057298798503004, 0.28436404872399684, -0.811
                                   0.44494704673394025};
 static const double ctc_zero[12];
 
+/* An SPD matrix and PyTorch 1.13's gradient of linalg_cholesky(A) (lower or
+ * upper) for an output gradient of ones:
+ *   A = torch.tensor([[4., 1., .5], [1., 3., .2], [.5, .2, 2.]], dtype=torch.float64, requires_grad=True)
+ *   torch.autograd.grad(torch.linalg.cholesky(A), A, torch.ones(3, 3)) */
+#define CHOL_A ((const double[]){4, 1, 0.5, 1, 3, 0.2, 0.5, 0.2, 2})
+#define CHOL_G                                                                                                  \
+  ((const double[]){0.19844470241382323, 0.14014740282787508, 0.13214757503366403, 0.14014740282787508,       \
+                    0.29355563049445194, 0.2917095163880955, 0.13214757503366403, 0.29170951638809556,        \
+                    0.3594003669544965})
+
 static const gc_case cases[] = {
     /* ---- reductions ---- */
     {.name = "sum", .graph = G1(C_NONE "  %r : Tensor = aten::sum(%x, %none)\n" RET), .inputs = {"3x4"}},
@@ -534,6 +544,55 @@ static const gc_case cases[] = {
      .inputs = {"2x3"}},
     {.name = "diagflat offset 2",
      .graph = G1(C_I("k", 2) "  %r : Tensor = aten::diagflat(%x, %k)\n" RET), .inputs = {"2x2"}},
+    {.name = "index_add along dim 1 with a repeated index, alpha 2",
+     .graph = "graph(%x : Tensor, %i : Tensor, %s : Tensor):\n"
+              "  %d : int = prim::Constant[value=1]()\n"
+              "  %a : int = prim::Constant[value=2]()\n"
+              "  %r : Tensor = aten::index_add(%x, %d, %i, %s, %a)\n" RET,
+     .inputs = {"2x4", "3:0:3:i64", "2x3"}},
+    {.name = "rrelu in eval (slope (0.1 + 0.3) / 2)",
+     .graph = G1(C_NONE "  %lo : float = prim::Constant[value=0.1]()\n  %hi : float = prim::Constant[value=0.3]()\n"
+                 "  %f : bool = prim::Constant[value=0]()\n"
+                 "  %r : Tensor = aten::rrelu(%x, %lo, %hi, %f, %none)\n" RET),
+     .inputs = {"3x4"}},
+    /* ---- decompositions: inverse, determinants, solve, cholesky ---- */
+    {.name = "linalg_inv of a batch", .graph = G1("  %r : Tensor = aten::linalg_inv(%x)\n" RET), .inputs = {"2x3x3"}},
+    {.name = "inverse", .graph = G1("  %r : Tensor = aten::inverse(%x)\n" RET), .inputs = {"4x4"}},
+    {.name = "det of a batch", .graph = G1("  %r : Tensor = aten::det(%x)\n" RET), .inputs = {"2x3x3"}},
+    {.name = "linalg_det", .graph = G1("  %r : Tensor = aten::linalg_det(%x)\n" RET), .inputs = {"3x3"}},
+    {.name = "slogdet's logabsdet",
+     .graph = G1("  %s : Tensor, %r : Tensor = aten::slogdet(%x)\n  return (%s, %r)\n"), .inputs = {"2x3x3"}},
+    {.name = "linalg_solve, a matrix right-hand side with broadcast batch dims",
+     .graph = G2("  %t : bool = prim::Constant[value=1]()\n"
+                 "  %r : Tensor = aten::linalg_solve(%x, %y, %t)\n" RET),
+     .inputs = {"2x3x3", "3x2"}},
+    {.name = "linalg_solve, a batch of vectors",
+     .graph = G2("  %t : bool = prim::Constant[value=1]()\n"
+                 "  %r : Tensor = aten::linalg_solve(%x, %y, %t)\n" RET),
+     .inputs = {"2x3x3", "2x3"}},
+    {.name = "linalg_norm, ord None over every element",
+     .graph = G1(C_NONE "  %f : bool = prim::Constant[value=0]()\n"
+                 "  %r : Tensor = aten::linalg_norm(%x, %none, %none, %f, %none)\n" RET),
+     .inputs = {"2x3"}},
+    {.name = "linalg_norm, ord 3 over dim 1",
+     .graph = G1(C_NONE C_I("d", 1) "  %three : float = prim::Constant[value=3.]()\n"
+                 "  %t : bool = prim::Constant[value=1]()\n"
+                 "  %l : int[] = prim::ListConstruct(%d)\n"
+                 "  %r : Tensor = aten::linalg_norm(%x, %three, %l, %t, %none)\n" RET),
+     .inputs = {"2x3x2"}},
+    {.name = "linalg_matrix_norm.str_ord fro over dims (0, 2)",
+     .graph = G1(C_NONE C_I("a", 0) C_I("b", 2) "  %fro : str = prim::Constant[value=\"fro\"]()\n"
+                 "  %f : bool = prim::Constant[value=0]()\n"
+                 "  %l : int[] = prim::ListConstruct(%a, %b)\n"
+                 "  %r : Tensor = aten::linalg_matrix_norm(%x, %fro, %l, %f, %none)\n" RET),
+     .inputs = {"2x3x2"}},
+    /* cholesky: golden (finite differences of A's upper triangle say 0, the gradient is symmetrized) */
+    {.name = "linalg_cholesky (lower), PyTorch's gradient",
+     .graph = G1("  %f : bool = prim::Constant[value=0]()\n  %r : Tensor = aten::linalg_cholesky(%x, %f)\n" RET),
+     .inputs = {"3x3"}, .values = {CHOL_A}, .expect = {CHOL_G}},
+    {.name = "cholesky upper, PyTorch's gradient",
+     .graph = G1("  %t : bool = prim::Constant[value=1]()\n  %r : Tensor = aten::cholesky(%x, %t)\n" RET),
+     .inputs = {"3x3"}, .values = {CHOL_A}, .expect = {CHOL_G}},
     /* ---- upsampling (every mode, .vec and plain overloads), pixel shuffle, adaptive max pooling ---- */
     {.name = "_upsample_nearest_exact2d.vec scale_factors [1.7, 0.6]",
      .graph = G1(C_NONE UPS_F("a", "1.7") UPS_F("b", "0.6") "  %s : float[] = prim::ListConstruct(%a, %b)\n"
