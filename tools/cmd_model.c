@@ -1,5 +1,7 @@
 /* Imported PyTorch models for the commands that run graphs, and
  * `fusebox import` (see tools/model.h). */
+#undef _POSIX_C_SOURCE
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -118,6 +120,16 @@ static fbx_status *add_arg(fbx_cli_model *m, int cap, const char *dir, const cha
   return NULL;
 }
 
+/* DIR/FILE, once symbolic links are resolved, still inside DIR (dir_real:
+ * DIR resolved)? A file that does not exist passes: opening it reports it. */
+static bool resolves_inside(const char *dir_real, const char *dir, const char *file) {
+  char path[PATH_MAX + 8], real[PATH_MAX];
+  if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path) return false;
+  if (!realpath(path, real)) return errno == ENOENT;
+  size_t n = strlen(dir_real);
+  return !strncmp(real, dir_real, n) && real[n] == '/';
+}
+
 /* Read DIR/manifest.txt: the graph file and one --input per weight. */
 static fbx_status *read_manifest(fbx_cli_model *m, const char *dir, char **inputs, int ninputs) {
   fbx_strbuf path = {0};
@@ -129,6 +141,13 @@ static fbx_status *read_manifest(fbx_cli_model *m, const char *dir, char **input
                                     "%s is a directory but has no readable " MANIFEST " (%s): give a graph file, "
                                     "a TorchScript archive, or a directory written by `fusebox import`",
                                     dir, strerror(errno));
+    fbx_strbuf_free(&path);
+    return st;
+  }
+  char dir_real[PATH_MAX];
+  if (!realpath(dir, dir_real)) {
+    fbx_status *st = fbx_status_new(FBX_ERR_IO, "%s: %s", dir, strerror(errno));
+    fclose(f);
     fbx_strbuf_free(&path);
     return st;
   }
@@ -163,6 +182,11 @@ static fbx_status *read_manifest(fbx_cli_model *m, const char *dir, char **input
         st = fbx_status_new(FBX_ERR_PARSE, "%s:%d: 'graph FILE' names a file in the directory", path.data, lineno);
         break;
       }
+      if (!resolves_inside(dir_real, dir, a)) {
+        st = fbx_status_new(FBX_ERR_PARSE, "%s:%d: graph file %s resolves outside the directory (a symbolic link?)",
+                            path.data, lineno, a);
+        break;
+      }
       fbx_free(m->graph);
       fbx_strbuf g = {0};
       fbx_strbuf_printf(&g, "%s/%s", dir, a);
@@ -173,6 +197,11 @@ static fbx_status *read_manifest(fbx_cli_model *m, const char *dir, char **input
       if (nf < 3 || strstr(b, "..") || b[0] == '/') {
         st = fbx_status_new(FBX_ERR_PARSE, "%s:%d: expected 'weight NAME FILE ...' with FILE inside the directory",
                             path.data, lineno);
+        break;
+      }
+      if (!resolves_inside(dir_real, dir, b)) {
+        st = fbx_status_new(FBX_ERR_PARSE, "%s:%d: weight file %s resolves outside the directory (a symbolic link?)",
+                            path.data, lineno, b);
         break;
       }
       if (user_names(inputs, ninputs, a)) continue; /* the user's value wins */
@@ -286,6 +315,12 @@ int fbx_cmd_import(int argc, char **argv) {
     }
   }
   if (npos != 2) return fbx_cli_usage("import", USAGE, "expected MODEL.pt and OUTDIR");
+  struct stat sb;
+  if (stat(pos[0], &sb) != 0)
+    return fbx_cli_fail("import", fbx_status_new(FBX_ERR_IO, "cannot open %s: %s", pos[0], strerror(errno)));
+  if (S_ISDIR(sb.st_mode))
+    return fbx_cli_fail("import", fbx_status_new(FBX_ERR_INVALID_ARG, "%s is a directory, not a TorchScript archive",
+                                                 pos[0]));
   if (!is_archive(pos[0]))
     return fbx_cli_fail("import", fbx_status_new(FBX_ERR_INVALID_ARG,
                                                  "%s is not a TorchScript archive (torch.jit.save writes a zip file)",

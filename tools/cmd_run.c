@@ -165,8 +165,22 @@ static void put_shape(fbx_strbuf *b, const fbx_tensor *t) {
   fbx_strbuf_putc(b, ']');
 }
 
+/* A tensor of ones with o's dtype and sizes. */
+static fbx_status *ones_like(const fbx_tensor *o, fbx_ivalue *out) {
+  fbx_tensor *t = NULL;
+  FBX_TRY(fbx_tensor_empty(&t, FBX_DTYPE_FLOAT64, o->ndim, o->sizes));
+  for (int64_t e = 0; e < t->numel; e++) ((double *)t->data)[e] = 1.0;
+  fbx_tensor *c = NULL;
+  fbx_status *st = fbx_tensor_clone_as(&c, t, o->dtype);
+  fbx_tensor_release(t);
+  FBX_TRY(st);
+  *out = fbx_iv_tensor(c);
+  return NULL;
+}
+
 /* The gradient of every flat output: the files given, ones for the other
- * floating tensors, None elsewhere. A bad --grad-output is a usage error
+ * floating tensors (and for each floating element of a Tensor[] output),
+ * None elsewhere. A bad --grad-output is a usage error
  * (*usage set). */
 static fbx_status *grad_outputs(const fbx_ivalue *flat, int nflat, const grad_arg *args, int nargs, fbx_ivalue *gout,
                                 bool *usage) {
@@ -211,16 +225,24 @@ static fbx_status *grad_outputs(const fbx_ivalue *flat, int nflat, const grad_ar
   }
   *usage = false;
   for (int k = 0; k < nflat; k++) {
-    if (gout[k].kind != FBX_IV_NONE || !floating_tensor(&flat[k])) continue;
-    const fbx_tensor *o = flat[k].u.t;
-    fbx_tensor *t = NULL;
-    FBX_TRY(fbx_tensor_empty(&t, FBX_DTYPE_FLOAT64, o->ndim, o->sizes));
-    for (int64_t e = 0; e < t->numel; e++) ((double *)t->data)[e] = 1.0;
-    fbx_tensor *c = NULL;
-    fbx_status *st = fbx_tensor_clone_as(&c, t, o->dtype);
-    fbx_tensor_release(t);
-    FBX_TRY(st);
-    gout[k] = fbx_iv_tensor(c);
+    if (gout[k].kind != FBX_IV_NONE) continue;
+    if (flat[k].kind == FBX_IV_LIST) { /* a Tensor[] output: ones for each floating element */
+      int n = fbx_iv_list_len(&flat[k]);
+      FBX_TRY(fbx_iv_list_new(&gout[k], n));
+      for (int i = 0; i < n; i++) {
+        const fbx_ivalue *e = fbx_iv_list_at(&flat[k], i);
+        fbx_ivalue g = fbx_iv_none();
+        fbx_status *st = floating_tensor(e) ? ones_like(e->u.t, &g) : NULL;
+        if (!st) st = fbx_iv_list_push(&gout[k], g);
+        if (st) {
+          fbx_iv_release(&g);
+          return st;
+        }
+      }
+      continue;
+    }
+    if (!floating_tensor(&flat[k])) continue;
+    FBX_TRY(ones_like(flat[k].u.t, &gout[k]));
   }
   return NULL;
 }

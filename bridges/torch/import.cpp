@@ -212,6 +212,9 @@ void collect_getattrs(torch::jit::Block *b, std::vector<torch::jit::Node *> &out
 }
 
 int import_model(const std::string &model, const std::string &outdir, const std::string &method) {
+  struct stat sb;
+  if (stat(model.c_str(), &sb) != 0) throw ImportError{"cannot open " + model + ": " + std::strerror(errno)};
+  if (!S_ISREG(sb.st_mode)) throw ImportError{model + " is not a file (a TorchScript archive, torch.jit.save)"};
   torch::jit::Module m;
   try {
     m = torch::jit::load(model);
@@ -227,7 +230,10 @@ int import_model(const std::string &model, const std::string &outdir, const std:
     // (lifted below, one input per parameter) instead of constants that
     // freezing may fold into others (a chunk of one) or pool with an equal
     // one; either would send the parameter's gradient to a nameless input.
-    torch::jit::Module f = torch::jit::freeze_module(m, {}, true, true);
+    // freezing keeps forward only, unless the method is named as preserved
+    std::vector<std::string> keep;
+    if (method != "forward") keep.push_back(method);
+    torch::jit::Module f = torch::jit::freeze_module(m, keep, true, true);
     g = f.get_method(method).graph()->copy();
     torch::jit::Inline(*g);
     torch::jit::removeDropout(g);

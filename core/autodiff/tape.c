@@ -614,6 +614,29 @@ static fbx_status *run_entry(fbx_tape *t, entry *e) {
   return st;
 }
 
+/* Output k's gradient g into the tape (element i of a list output, or -1). */
+static fbx_status *seed_grad(fbx_tape *t, int k, int i, const fbx_ivalue *out, const fbx_ivalue *g) {
+  char at[48];
+  if (i < 0) snprintf(at, sizeof at, "grad_outputs[%d]", k);
+  else snprintf(at, sizeof at, "grad_outputs[%d][%d]", k, i);
+  if (g->kind == FBX_IV_NONE) return NULL;
+  if (out->kind != FBX_IV_TENSOR || g->kind != FBX_IV_TENSOR)
+    return fbx_status_new(FBX_ERR_INVALID_ARG, "%s: a gradient for a %s", at, fbx_iv_kind_name(out->kind));
+  if (!fbx_tensor_same_shape(g->u.t, out->u.t)) {
+    fbx_strbuf b = {0};
+    fbx_strbuf_printf(&b, "%s: shape ", at);
+    shape_str(&b, g->u.t);
+    if (i < 0) fbx_strbuf_printf(&b, " where output %d has shape ", k);
+    else fbx_strbuf_printf(&b, " where output %d[%d] has shape ", k, i);
+    shape_str(&b, out->u.t);
+    fbx_status *st = b.oom ? fbx_status_nomem() : fbx_status_new(FBX_ERR_INVALID_ARG, "%s", b.data);
+    fbx_strbuf_free(&b);
+    return st;
+  }
+  if (!TRACKED(t, out->u.t)) return NULL; /* it does not depend on an input that requires grad */
+  return accumulate(t, SLOT_OF(&t->cur, out->u.t), g->u.t, at);
+}
+
 fbx_status *fbx_tape_backward(fbx_tape *t, const fbx_ivalue *outs, const fbx_ivalue *gout, int n,
                               const fbx_ivalue *inputs, fbx_ivalue *gin, int nin) {
   for (int i = 0; i < nin; i++) gin[i] = fbx_iv_none();
@@ -624,25 +647,17 @@ fbx_status *fbx_tape_backward(fbx_tape *t, const fbx_ivalue *outs, const fbx_iva
   fbx_status *st = NULL;
   for (int k = 0; k < n && !st; k++) {
     if (gout[k].kind == FBX_IV_NONE) continue;
-    if (outs[k].kind != FBX_IV_TENSOR || gout[k].kind != FBX_IV_TENSOR) {
-      st = fbx_status_new(FBX_ERR_INVALID_ARG, "grad_outputs[%d]: a gradient for output %d, which is a %s", k, k,
-                          fbx_iv_kind_name(outs[k].kind));
-      break;
+    if (outs[k].kind == FBX_IV_LIST && gout[k].kind == FBX_IV_LIST) { /* a Tensor[] output: per element */
+      if (gout[k].u.l->n != outs[k].u.l->n) {
+        st = fbx_status_new(FBX_ERR_INVALID_ARG, "grad_outputs[%d]: %d gradients for a list of %d", k, gout[k].u.l->n,
+                            outs[k].u.l->n);
+        break;
+      }
+      for (int i = 0; i < outs[k].u.l->n && !st; i++)
+        st = seed_grad(t, k, i, &outs[k].u.l->items[i], &gout[k].u.l->items[i]);
+      continue;
     }
-    if (!fbx_tensor_same_shape(gout[k].u.t, outs[k].u.t)) {
-      fbx_strbuf b = {0};
-      fbx_strbuf_printf(&b, "grad_outputs[%d]: shape ", k);
-      shape_str(&b, gout[k].u.t);
-      fbx_strbuf_printf(&b, " where output %d has shape ", k);
-      shape_str(&b, outs[k].u.t);
-      st = b.oom ? fbx_status_nomem() : fbx_status_new(FBX_ERR_INVALID_ARG, "%s", b.data);
-      fbx_strbuf_free(&b);
-      break;
-    }
-    if (!TRACKED(t, outs[k].u.t)) continue; /* it does not depend on an input that requires grad */
-    char from[48];
-    snprintf(from, sizeof from, "grad_outputs[%d]", k);
-    st = accumulate(t, SLOT_OF(&t->cur, outs[k].u.t), gout[k].u.t, from);
+    st = seed_grad(t, k, -1, &outs[k], &gout[k]);
   }
   for (int e = t->nentries - 1; e >= 0 && !st; e--) st = run_entry(t, &t->entries[e]);
   for (int i = 0; i < nin && !st; i++) {

@@ -246,6 +246,23 @@ class SharedParams(nn.Module):
         return torch.einsum("bsi,ij,jk->bsk", h, self.w, self.proj.weight)
 
 
+class TwoMethods(nn.Module):
+    """A second exported method (`fusebox import --method encode`; freezing keeps forward alone
+    unless told): encode_out0.npy is encode(in0)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(6, 4)
+        self.dec = nn.Linear(4, 6)
+
+    @torch.jit.export
+    def encode(self, x):
+        return torch.tanh(self.enc(x))
+
+    def forward(self, x):
+        return self.dec(self.encode(x))
+
+
 def randn(*s):
     return torch.randn(*s)
 
@@ -276,6 +293,8 @@ CASES = [
     ("scalar_inputs", ScalarInputs, lambda: [randn(3, 6), 4, 0.5, None, True], True, (1e-4, 1e-5)),
     # "params": the parameters' gradients are checked too (pgrad_<input name>.npy)
     ("shared_params", SharedParams, lambda: [randn(2, 3, 8)], True, (1e-4, 1e-5), "params"),
+    # "encode": also the exported method encode's output (encode_out0.npy)
+    ("two_methods", TwoMethods, lambda: [randn(3, 6)], True, (1e-4, 1e-5), "encode"),
 ]
 
 
@@ -346,6 +365,8 @@ def main():
                     f.write(literal(t) + "\n")
         for k, o in enumerate(outs):
             np.save(os.path.join(d, "out%d.npy" % k), o.detach().numpy())
+        if "encode" in how:
+            np.save(os.path.join(d, "encode_out0.npy"), scripted.encode(inputs[0]).detach().numpy())
         for n, g in grads:
             np.save(os.path.join(d, "grad%s.npy" % n), g.numpy())
         for n, g in pgrads:

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fusebox/tensor.h>
@@ -119,6 +120,16 @@ static const char *const G_LIST =
     "  %y : Tensor = aten::cat(%xs, %d)\n"
     "  return (%y)\n";
 
+/* outputs (Tensor, Tensor[]): every floating element of the list gets a gradient of ones */
+static const char *const G_LIST_OUT =
+    "graph(%x.1 : Tensor):\n"
+    "  %c : float = prim::Constant[value=2.]()\n"
+    "  %y : Tensor = aten::mul(%x.1, %c)\n"
+    "  %z : Tensor = aten::mul(%x.1, %x.1)\n"
+    "  %l : Tensor[] = prim::ListConstruct(%y, %z)\n"
+    "  %t : (Tensor, Tensor[]) = prim::TupleConstruct(%y, %l)\n"
+    "  return (%t)\n";
+
 /* what PyTorch 1.13 prints for torch.jit.script(M()) of a Linear + LayerNorm module */
 static const char *const G_SCRIPTED_MODULE =
     "graph(%s : __torch__.M,\n"
@@ -140,6 +151,7 @@ static void setup(void) {
   write_text("outside.ir", G_GRAD_OUTSIDE);
   write_text("str.ir", G_STR);
   write_text("list.ir", G_LIST);
+  write_text("listout.ir", G_LIST_OUT);
   write_text("module.ir", G_SCRIPTED_MODULE);
   write_text("bad.npy", "\x93NUMPY\x01\x00garbage");
   fbx_tensor *t = NULL;
@@ -347,6 +359,40 @@ START_TEST(backward_files) {
 }
 END_TEST
 
+/* A Tensor[] output's elements get gradients of ones too (they were
+ * dropped: a list was no floating tensor). d/dx of 2x (twice: the tuple's
+ * first element and the list's) + x^2 = 4 + 2x. */
+START_TEST(backward_list_outputs) {
+  EXPECT(0, "listout.ir --input x.npy --backward --out gl", "wrote 1 gradient to gl");
+  for (int i = 0; i < 12; i++) expect_grad("gl/grad_x.1.npy", i, 4 + 2 * (i * 0.5));
+}
+END_TEST
+
+/* An import directory's weights and graph must stay inside it: a '..' path
+ * and a symbolic link that resolves outside are refused (the same weight
+ * file, copied in, runs). */
+START_TEST(import_dir_stays_inside) {
+  ck_assert_int_eq(mkdir(path_in("imp"), 0777), 0);
+  ck_assert_int_eq(mkdir(path_in("imp/weights"), 0777), 0);
+  write_text("imp/g.ir", "graph(%x : Tensor, %w : Tensor):\n  %y : Tensor = aten::mul(%x, %w)\n  return (%y)\n");
+  write_text("imp/manifest.txt", "fusebox-import 1\ngraph g.ir\ninput x\nweight w weights/w.npy Float [4, 3]\n");
+  ck_assert_int_eq(symlink(path_in("x.npy"), path_in("imp/weights/w.npy")), 0);
+  EXPECT(1, "imp --input x.npy", "manifest.txt:4: weight file weights/w.npy resolves outside the directory");
+  ck_assert_int_eq(unlink(path_in("imp/weights/w.npy")), 0);
+  fbx_tensor *t = NULL;
+  ck_assert(!fbx_npy_read_file(&t, path_in("x.npy")));
+  ck_assert(!fbx_npy_write_file(path_in("imp/weights/w.npy"), t));
+  fbx_tensor_release(t);
+  EXPECT(0, "imp --input x.npy", "out0: float32[4, 3]");
+  write_text("g.ir", "graph(%x : Tensor, %w : Tensor):\n  %y : Tensor = aten::mul(%x, %w)\n  return (%y)\n");
+  ck_assert_int_eq(symlink(path_in("g.ir"), path_in("imp/g2.ir")), 0);
+  write_text("imp/manifest.txt", "fusebox-import 1\ngraph g2.ir\nweight w weights/w.npy Float [4, 3]\n");
+  EXPECT(1, "imp --input x.npy", "manifest.txt:2: graph file g2.ir resolves outside the directory");
+  write_text("imp/manifest.txt", "fusebox-import 1\ngraph g.ir\nweight w weights/../../x.npy Float [4, 3]\n");
+  EXPECT(1, "imp --input x.npy", "manifest.txt:3: expected 'weight NAME FILE ...' with FILE inside the directory");
+}
+END_TEST
+
 /* explain --backward shows the gradient plan only, and why nodes stay out. */
 START_TEST(explain_backward) {
   char cmd[4096], *out = NULL;
@@ -448,6 +494,8 @@ int main(void) {
   tcase_add_test(tc, out_files);
   tcase_add_test(tc, input_errors);
   tcase_add_test(tc, backward_files);
+  tcase_add_test(tc, backward_list_outputs);
+  tcase_add_test(tc, import_dir_stays_inside);
   tcase_add_test(tc, backward_errors);
   tcase_add_test(tc, explain_backward);
   tcase_add_test(tc, exit_codes);

@@ -312,11 +312,32 @@ static void expect_failure(const char *cmd, int want_rc, const char *want_text) 
   free(text);
 }
 
+/* --method imports another exported method (freezing must be told to keep it). */
+START_TEST(import_another_method) {
+  char *tmp = make_tmp();
+  char cmd[8192], *text = NULL;
+  snprintf(cmd, sizeof cmd, "%s import %s %s/m --method encode && %s run %s/m --input %s --out %s/o", FBX_CLI,
+           model_file("two_methods", "model.pt"), tmp, FBX_CLI, tmp, model_file("two_methods", "in0.npy"), tmp);
+  int rc = tu_run(cmd, &text);
+  ck_assert_msg(rc == 0, "%s\nexit %d:\n%s", cmd, rc, text);
+  free(text);
+  char got[4300];
+  snprintf(got, sizeof got, "%s/o/out0.npy", tmp);
+  fbx_strbuf why = {0};
+  same(got, model_file("two_methods", "encode_out0.npy"), 1e-5, 1e-6, &why);
+  ck_assert_msg(why.len == 0, "encode: %s", why.data);
+  fbx_strbuf_free(&why);
+  remove_tmp(tmp);
+}
+END_TEST
+
 START_TEST(import_errors_are_clear) {
   char *tmp = make_tmp();
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "%s import %s %s/a", FBX_CLI, model_file("mlp", "meta.txt"), tmp);
   expect_failure(cmd, 1, "is not a TorchScript archive");
+  snprintf(cmd, sizeof cmd, "%s import %s/nosuch.pt %s/a", FBX_CLI, tmp, tmp);
+  expect_failure(cmd, 1, "cannot open");
   /* a zip header and nothing else */
   char bad[4200];
   snprintf(bad, sizeof bad, "%s/bad.pt", tmp);
@@ -343,6 +364,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("models");
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, model_under_every_fuser, 0, nmodels);
+  tcase_add_test(tc, import_another_method);
   tcase_add_test(tc, run_archive_directly);
   tcase_add_test(tc, explain_and_bench_take_the_directory);
   tcase_add_test(tc, import_errors_are_clear);
