@@ -203,6 +203,36 @@ void make_dir(const std::string &d) {
   }
 }
 
+// A Dict[str, T] the graph returns (a model's dict of outputs) becomes the
+// tuple of its values in insertion order (fusebox's IR has no dicts); keys
+// gets its keys. Tuples are looked into; a dict anywhere else stays (fusebox
+// then names the node it cannot run).
+torch::jit::Value *undict(torch::jit::Graph &g, torch::jit::Value *v, std::vector<std::string> &keys,
+                          const std::string &where) {
+  torch::jit::Node *n = v->node();
+  std::vector<torch::jit::Value *> elems;
+  bool changed = false;
+  if (n->kind() == c10::prim::TupleConstruct) {
+    for (torch::jit::Value *e : n->inputs()) {
+      elems.push_back(undict(g, e, keys, where));
+      changed |= elems.back() != e;
+    }
+  } else if (n->kind() == c10::prim::DictConstruct) {
+    changed = true;
+    for (size_t i = 0; i + 1 < n->inputs().size(); i += 2) {
+      c10::optional<c10::IValue> k = torch::jit::toIValue(n->input(i));
+      if (!k || !k->isString())
+        throw ImportError{where + ": the returned dict has a key that is not a constant string"};
+      keys.push_back(k->toStringRef());
+      elems.push_back(undict(g, n->input(i + 1), keys, where));
+    }
+  }
+  if (!changed) return v;
+  torch::jit::Node *t = g.createTuple(elems);
+  t->insertAfter(n);
+  return t->output();
+}
+
 // The prim::GetAttr nodes of b and its blocks, in program order.
 void collect_getattrs(torch::jit::Block *b, std::vector<torch::jit::Node *> &out) {
   for (torch::jit::Node *n : b->nodes()) {
@@ -327,6 +357,16 @@ int import_model(const std::string &model, const std::string &outdir, const std:
   }
   g->eraseInput(0);
   lower_no_grad(g->block(), where);
+  // a returned dict: the keys of a single Dict[str, Tensor] output go to the manifest
+  std::vector<std::string> out_keys;
+  for (size_t i = 0; i < g->outputs().size(); i++) {
+    torch::jit::Value *o = g->outputs()[i], *r = undict(*g, o, out_keys, where);
+    if (r != o) g->return_node()->replaceInput(i, r);
+  }
+  bool simple_dict = g->outputs().size() == 1 && !out_keys.empty();
+  if (simple_dict)
+    for (torch::jit::Value *e : g->outputs()[0]->node()->inputs())
+      simple_dict &= e->type()->isSubtypeOf(*c10::TensorType::get());
   torch::jit::EliminateDeadCode(g);
 
   std::vector<torch::jit::Node *> consts;
@@ -367,6 +407,12 @@ int import_model(const std::string &model, const std::string &outdir, const std:
   mf << "method " << method << "\n";
   mf << "graph graph.ir\n";
   for (const std::string &n : user_inputs) mf << "input " << n << "\n";
+  // a returned Dict[str, Tensor]: its keys in the order of the outputs out0, out1, ...
+  if (simple_dict) {
+    mf << "outputs";
+    for (const std::string &k : out_keys) mf << " " << k;
+    mf << "\n";
+  }
   mf << weights.str();
   mf << "source " << model << "\n";
   if (!mf) throw ImportError{"cannot write " + outdir + "/manifest.txt"};

@@ -19,7 +19,7 @@ import math
 import os
 import shutil
 import sys
-from typing import Optional
+from typing import Dict, Optional
 
 import numpy as np
 import torch
@@ -263,6 +263,18 @@ class TwoMethods(nn.Module):
         return self.dec(self.encode(x))
 
 
+class DictOutput(nn.Module):
+    """Returns a Dict[str, Tensor] (fusebox import: the tuple of its values, keys in the manifest)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x) -> Dict[str, torch.Tensor]:
+        y = self.fc(x)
+        return {"logits": y, "probs": torch.softmax(y, -1)}
+
+
 def randn(*s):
     return torch.randn(*s)
 
@@ -295,6 +307,7 @@ CASES = [
     ("shared_params", SharedParams, lambda: [randn(2, 3, 8)], True, (1e-4, 1e-5), "params"),
     # "encode": also the exported method encode's output (encode_out0.npy)
     ("two_methods", TwoMethods, lambda: [randn(3, 6)], True, (1e-4, 1e-5), "encode"),
+    ("dict_output", DictOutput, lambda: [randn(3, 6)], True, (1e-4, 1e-5), "params"),
 ]
 
 
@@ -308,6 +321,8 @@ def literal(v):
 
 
 def flatten(v):
+    if isinstance(v, dict):
+        return [t for e in v.values() for t in flatten(e)]
     if isinstance(v, (tuple, list)):
         return [t for e in v for t in flatten(e)]
     return [v]

@@ -94,8 +94,8 @@ START_TEST(softmax_rows_in_lanes) {
   ck_assert_int_eq(count(out, "double8 accv"), 2);
   ck_assert_int_eq(count(out, ") + (rv"), 8);     /* each sum: the low half, then the high half */
   ck_assert_int_eq(count(out, "_4 = ((accv"), 4); /* and its 8 lanes folded pairwise after the loop */
-  ck_assert_int_eq(count(out, " = (((accv"), 4);  /* a max: once in the loop, once to fold its 16 lanes */
-  ck_assert_int_eq(count(out, "_8 = (((accv"), 2); /* (pairwise too) */
+  ck_assert_int_eq(count(out, " = ((((accv"), 4); /* a max: once in the loop, once to fold its 16 lanes */
+  ck_assert_int_eq(count(out, "_8 = ((((accv"), 2); /* (pairwise too) */
   ck_assert_int_eq(count(out, "for (long l = 0; l < 8; l++) {"), 0);
   free(out);
   out = explain("FUSEBOX_NVF_DISABLE=vectorize", "tests/corpus/cases/rows/graph.ir", in, "--source");

@@ -158,13 +158,13 @@
   X(POW_S, "aten::pow.Scalar", "01", "", FBXK_R_PROMOTE, "$vpow$f($0, $1)", NULL, NULL)                       \
   X(ATAN2, "aten::atan2", "01", "", FBXK_R_FLOAT, "$vatan2$f($0, $1)", NULL, NULL)                            \
   X(HYPOT, "aten::hypot", "01", "", FBXK_R_PROMOTE, "$vhypot$f($0, $1)", NULL, NULL)                          \
-  X(MAXIMUM, "aten::maximum", "01", "", FBXK_R_PROMOTE, "(($0 > $1) | ($0 != $0) ? $0 : $1)", \
+  X(MAXIMUM, "aten::maximum", "01", "", FBXK_R_PROMOTE, "((($0 > $1) | ($0 != $0)) ? $0 : $1)", \
     "($0 > $1 ? $0 : $1)", "($0 > $1 ? $0 : $1)")                                                         \
-  X(MINIMUM, "aten::minimum", "01", "", FBXK_R_PROMOTE, "(($0 < $1) | ($0 != $0) ? $0 : $1)", \
+  X(MINIMUM, "aten::minimum", "01", "", FBXK_R_PROMOTE, "((($0 < $1) | ($0 != $0)) ? $0 : $1)", \
     "($0 < $1 ? $0 : $1)", "($0 < $1 ? $0 : $1)")                                                         \
-  X(MAX_OTHER, "aten::max.other", "01", "", FBXK_R_PROMOTE, "(($0 > $1) | ($0 != $0) ? $0 : $1)", \
+  X(MAX_OTHER, "aten::max.other", "01", "", FBXK_R_PROMOTE, "((($0 > $1) | ($0 != $0)) ? $0 : $1)", \
     "($0 > $1 ? $0 : $1)", "($0 > $1 ? $0 : $1)")                                                         \
-  X(MIN_OTHER, "aten::min.other", "01", "", FBXK_R_PROMOTE, "(($0 < $1) | ($0 != $0) ? $0 : $1)", \
+  X(MIN_OTHER, "aten::min.other", "01", "", FBXK_R_PROMOTE, "((($0 < $1) | ($0 != $0)) ? $0 : $1)", \
     "($0 < $1 ? $0 : $1)", "($0 < $1 ? $0 : $1)")                                                         \
   X(EQ_T, "aten::eq.Tensor", "01", "", FBXK_R_BOOL, "($0 == $1)", "($0 == $1)", "($0 == $1)")                 \
   X(EQ_S, "aten::eq.Scalar", "01", "", FBXK_R_BOOL, "($0 == $1)", "($0 == $1)", "($0 == $1)")                 \
