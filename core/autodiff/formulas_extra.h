@@ -256,6 +256,13 @@
          "  %l : Tensor[] = prim::ListConstruct(%ga, %gb)\n"                                                    \
          "  %gi : Tensor = aten::cat(%l, %dim)\n"                                                               \
          "  return (%gi, %none)\n")                                                                             \
+  G(bilinear, "graph(%input1 : Tensor, %input2 : Tensor, %weight : Tensor, %bias : Tensor?, %result : Tensor, " \
+              "%grad : Tensor):\n"                                                                              \
+              "  %none : NoneType = prim::Constant()\n"                                                         \
+              "  %hb : bool = aten::__isnot__(%bias, %none)\n"                                                  \
+              "  %g1 : Tensor, %g2 : Tensor, %gw : Tensor, %gb : Tensor? = "                                    \
+              "fusebox::bilinear_backward(%grad, %input1, %input2, %weight, %hb)\n"                              \
+              "  return (%g1, %g2, %gw, %gb)\n")                                                                \
   /* rrelu in eval: leaky_relu's gradient with the slope (lower + upper) / 2 */                               \
   G(rrelu, "graph(%self : Tensor, %lower : Scalar, %upper : Scalar, %training : bool, %generator : Generator?, " \
            "%result : Tensor, %grad : Tensor):\n"                                                               \

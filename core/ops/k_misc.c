@@ -973,6 +973,125 @@ fbx_status *fbx_k_glu(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   return finish(st, outs, &out);
 }
 
+/* An int list ivalue of n sizes (for ROW calls), released by the caller. */
+static fbx_ivalue sizes_iv(int n, const int64_t *v, fbx_status **st) {
+  fbx_ivalue l = fbx_iv_none();
+  if (!*st) *st = fbx_int_list_iv(&l, n, v);
+  return l;
+}
+
+/* nn.Bilinear's operands: x1 [*, I], x2 [*, J] with the same leading dims,
+ * weight [O, I, J]; *rows the product of the leading dims. */
+static fbx_status *bilinear_shapes(fbx_kctx *ctx, const fbx_tensor *x1, const fbx_tensor *x2, const fbx_tensor *w,
+                                   int64_t *rows) {
+  if (w->ndim != 3) return fbx_kernel_error(ctx, "bilinear(): weight must be three-dimensional, got %dD", w->ndim);
+  if (x1->ndim < 1 || x1->ndim != x2->ndim)
+    return fbx_kernel_error(ctx, "bilinear(): input dimensions do not match: got %d and %d", x1->ndim, x2->ndim);
+  for (int d = 0; d < x1->ndim - 1; d++)
+    if (x1->sizes[d] != x2->sizes[d])
+      return fbx_kernel_error(ctx, "bilinear(): input batch dimensions do not match: got %" PRId64 " and %" PRId64,
+                              x1->sizes[d], x2->sizes[d]);
+  if (x1->sizes[x1->ndim - 1] != w->sizes[1] || x2->sizes[x2->ndim - 1] != w->sizes[2])
+    return fbx_kernel_error(ctx, "bilinear(): input sizes %" PRId64 " and %" PRId64 " do not match weight [%" PRId64
+                                 ", %" PRId64 ", %" PRId64 "]", x1->sizes[x1->ndim - 1], x2->sizes[x2->ndim - 1],
+                            w->sizes[0], w->sizes[1], w->sizes[2]);
+  *rows = 1;
+  for (int d = 0; d < x1->ndim - 1; d++) *rows *= x1->sizes[d];
+  return NULL;
+}
+
+/* aten::bilinear(input1 [*, I], input2 [*, J], weight [O, I, J], bias? [O])
+ * -> [*, O]: y[n, o] = sum_ij x1[n, i] W[o, i, j] x2[n, j] + b[o], as
+ * x1 @ W viewed [I, O J], times x2 broadcast over O, summed over J. */
+fbx_status *fbx_k_bilinear(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x1, *x2, *w, *t[8] = {NULL}, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x1));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x2));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &w));
+  int64_t n, O = w->ndim == 3 ? w->sizes[0] : 0, I = 0, J = 0;
+  FBX_TRY(bilinear_shapes(ctx, x1, x2, w, &n));
+  I = w->sizes[1], J = w->sizes[2];
+  fbx_status *st = NULL;
+  fbx_ivalue s_nI = sizes_iv(2, (int64_t[]){n, I}, &st), s_n1J = sizes_iv(3, (int64_t[]){n, 1, J}, &st),
+             s_IOJ = sizes_iv(2, (int64_t[]){I, O * J}, &st), s_nOJ = sizes_iv(3, (int64_t[]){n, O, J}, &st),
+             perm = sizes_iv(3, (int64_t[]){1, 0, 2}, &st), last = sizes_iv(1, (int64_t[]){-1}, &st);
+  int64_t osz[FBX_MAX_DIMS];
+  for (int d = 0; d < x1->ndim - 1; d++) osz[d] = x1->sizes[d];
+  osz[x1->ndim - 1] = O;
+  fbx_ivalue s_out = sizes_iv(x1->ndim, osz, &st);
+  if (!st) st = ROW(&t[0], reshape, TV(x1), s_nI);
+  if (!st) st = ROW(&t[1], permute, TV(w), perm);
+  if (!st) st = ROW(&t[2], reshape, TV(t[1]), s_IOJ);
+  if (!st) st = ROW(&t[3], mm, TV(t[0]), TV(t[2]));
+  if (!st) st = ROW(&t[4], reshape, TV(t[3]), s_nOJ);
+  if (!st) st = ROW(&t[5], reshape, TV(x2), s_n1J);
+  if (!st) st = ROW(&t[6], mul_Tensor, TV(t[4]), TV(t[5]));
+  if (!st) st = ROW(&t[7], sum_dim_IntList, TV(t[6]), last, BV(false), NV);
+  if (!st && args[3].kind == FBX_IV_TENSOR) {
+    fbx_tensor *b = NULL;
+    st = ROW(&b, add_Tensor, TV(t[7]), args[3], IV(1));
+    fbx_tensor_release(t[7]);
+    t[7] = b;
+  }
+  if (!st) st = ROW(&out, reshape, TV(t[7]), s_out);
+  fbx_ivalue ls[] = {s_nI, s_n1J, s_IOJ, s_nOJ, perm, last, s_out};
+  for (int i = 0; i < 7; i++) fbx_iv_release(&ls[i]);
+  release_all(t, 8);
+  return finish(st, outs, &out);
+}
+
+/* fusebox::bilinear_backward(grad [*, O], input1, input2, weight, bool has_bias)
+ * -> (d input1, d input2, d weight, d bias?), with g = grad as [n, O] and
+ * u = g @ W viewed [n, I, J]: d x1 = sum_j u x2, d x2 = sum_i u x1,
+ * d W = g^T @ (x1 outer x2) viewed [O, I, J], d b = sum_n g. */
+fbx_status *fbx_k_fbx_bilinear_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, *x1, *x2, *w, *t[14] = {NULL}, *r[4] = {NULL};
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x1));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &x2));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 3, &w));
+  int64_t n;
+  FBX_TRY(bilinear_shapes(ctx, x1, x2, w, &n));
+  int64_t O = w->sizes[0], I = w->sizes[1], J = w->sizes[2];
+  if (g->numel != n * O) return fbx_kernel_error(ctx, "bilinear_backward: grad has %" PRId64 " elements, expected %" PRId64,
+                                                 g->numel, n * O);
+  fbx_status *st = NULL;
+  fbx_ivalue s_nO = sizes_iv(2, (int64_t[]){n, O}, &st), s_OIJ2 = sizes_iv(2, (int64_t[]){O, I * J}, &st),
+             s_nIJ = sizes_iv(3, (int64_t[]){n, I, J}, &st), s_n1J = sizes_iv(3, (int64_t[]){n, 1, J}, &st),
+             s_nI1 = sizes_iv(3, (int64_t[]){n, I, 1}, &st), s_nIJ2 = sizes_iv(2, (int64_t[]){n, I * J}, &st),
+             s_OIJ = sizes_iv(3, (int64_t[]){O, I, J}, &st), d2 = sizes_iv(1, (int64_t[]){2}, &st),
+             d1 = sizes_iv(1, (int64_t[]){1}, &st), d0 = sizes_iv(1, (int64_t[]){0}, &st),
+             s_x1 = sizes_iv(x1->ndim, x1->sizes, &st), s_x2 = sizes_iv(x2->ndim, x2->sizes, &st);
+  if (!st) st = ROW(&t[0], reshape, TV(g), s_nO);                      /* g [n, O] */
+  if (!st) st = ROW(&t[1], reshape, TV(w), s_OIJ2);                    /* W [O, I J] */
+  if (!st) st = ROW(&t[2], mm, TV(t[0]), TV(t[1]));                    /* u [n, I J] */
+  if (!st) st = ROW(&t[3], reshape, TV(t[2]), s_nIJ);
+  if (!st) st = ROW(&t[4], reshape, TV(x2), s_n1J);
+  if (!st) st = ROW(&t[5], reshape, TV(x1), s_nI1);
+  if (!st) st = ROW(&t[6], mul_Tensor, TV(t[3]), TV(t[4]));
+  if (!st) st = ROW(&t[7], sum_dim_IntList, TV(t[6]), d2, BV(false), NV);
+  if (!st) st = ROW(&r[0], reshape, TV(t[7]), s_x1);
+  if (!st) st = ROW(&t[8], mul_Tensor, TV(t[3]), TV(t[5]));
+  if (!st) st = ROW(&t[9], sum_dim_IntList, TV(t[8]), d1, BV(false), NV);
+  if (!st) st = ROW(&r[1], reshape, TV(t[9]), s_x2);
+  if (!st) st = ROW(&t[10], mul_Tensor, TV(t[5]), TV(t[4]));          /* x1 outer x2 [n, I, J] */
+  if (!st) st = ROW(&t[11], reshape, TV(t[10]), s_nIJ2);
+  if (!st) st = ROW(&t[12], t, TV(t[0]));
+  if (!st) st = ROW(&t[13], mm, TV(t[12]), TV(t[11]));
+  if (!st) st = ROW(&r[2], reshape, TV(t[13]), s_OIJ);
+  if (!st && fbx_iv_to_int(&args[4])) st = ROW(&r[3], sum_dim_IntList, TV(t[0]), d0, BV(false), NV);
+  fbx_ivalue ls[] = {s_nO, s_OIJ2, s_nIJ, s_n1J, s_nI1, s_nIJ2, s_OIJ, d2, d1, d0, s_x1, s_x2};
+  for (int i = 0; i < 12; i++) fbx_iv_release(&ls[i]);
+  release_all(t, 14);
+  if (st) {
+    release_all(r, 4);
+    return st;
+  }
+  for (int i = 0; i < 3; i++) fbx_set_out_tensor(outs, i, r[i]);
+  outs[3] = r[3] ? fbx_iv_tensor(r[3]) : fbx_iv_none();
+  return NULL;
+}
+
 /* aten::rrelu(self, lower=1/8, upper=1/3, training=False, generator=None)
  * in eval: leaky_relu with the slope (lower + upper) / 2, as PyTorch's. Its
  * training form draws a random slope per element, which is refused. */

@@ -56,6 +56,8 @@
  *   fusebox::linalg_solve_backward(grad, A, B, X) -> (d A, d B)
  *   fusebox::cholesky_backward(grad, L, upper) -> d A
  *       the gradients of linalg_solve and cholesky (k_decomp.c).
+ *   fusebox::bilinear_backward(grad, input1, input2, weight, has_bias)
+ *       -> (d input1, d input2, d weight, d bias or None): aten::bilinear's.
  *   fusebox::meshgrid_backward(grads, tensors, xy)
  *       grid k's gradient summed over every dim but tensor k's own (k, or
  *       with xy the first two swapped), in tensor k's shape (zeros for a
@@ -149,6 +151,10 @@
     FBX_OPCAT_COMPOSITE, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_linalg_solve_backward)                           \
   X(fbx_cholesky_backward, "fusebox::cholesky_backward(Tensor grad, Tensor L, bool upper) -> Tensor",                \
     FBX_OPCAT_COMPOSITE, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_fbx_cholesky_backward)                                   \
+  X(fbx_bilinear_backward,                                                                                           \
+    "fusebox::bilinear_backward(Tensor grad, Tensor input1, Tensor input2, Tensor weight, bool has_bias) -> "        \
+    "(Tensor, Tensor, Tensor, Tensor?)", FBX_OPCAT_COMPOSITE, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0,                       \
+    fbx_k_fbx_bilinear_backward)                                                                                     \
   X(fbx_meshgrid_backward,                                                                                           \
     "fusebox::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, bool xy) -> Tensor[]", FBX_OPCAT_SHAPE,           \
     FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_meshgrid_backward)

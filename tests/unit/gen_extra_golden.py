@@ -693,6 +693,10 @@ def main():
     case("rrelu_eval", "rrelu", [f(3, 4)])
     case("rrelu_eval_bounds", "rrelu", [R(f(2, 3, dt=torch.float64)), 0.2, 0.6, False])
     case("glu_empty_batch", "glu", [f(0, 16, 10), 1])
+    case("bilinear", "bilinear", [f(4, 3), f(4, 2), f(5, 3, 2), f(5)])
+    case("bilinear_3d_nobias", "bilinear", [R(f(2, 3, 3, dt=torch.float64)), f(2, 3, 4, dt=torch.float64),
+                                            f(2, 3, 4, dt=torch.float64), None])
+    case("bilinear_bad_weight", "bilinear", [f(4, 3), f(4, 2), f(5, 2, 3), None])
 
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "cases.txt"), "w", encoding="utf-8", newline="\n") as fh:

@@ -555,6 +555,14 @@ static const gc_case cases[] = {
                  "  %f : bool = prim::Constant[value=0]()\n"
                  "  %r : Tensor = aten::rrelu(%x, %lo, %hi, %f, %none)\n" RET),
      .inputs = {"3x4"}},
+    {.name = "bilinear with a bias, a 3-D input",
+     .graph = "graph(%x : Tensor, %y : Tensor, %w : Tensor, %b : Tensor):\n"
+              "  %r : Tensor = aten::bilinear(%x, %y, %w, %b)\n" RET,
+     .inputs = {"2x2x3", "2x2x4", "5x3x4", "5"}},
+    {.name = "bilinear without a bias",
+     .graph = "graph(%x : Tensor, %y : Tensor, %w : Tensor):\n" C_NONE
+              "  %r : Tensor = aten::bilinear(%x, %y, %w, %none)\n" RET,
+     .inputs = {"3x2", "3x3", "2x2x3"}},
     /* ---- decompositions: inverse, determinants, solve, cholesky ---- */
     {.name = "linalg_inv of a batch", .graph = G1("  %r : Tensor = aten::linalg_inv(%x)\n" RET), .inputs = {"2x3x3"}},
     {.name = "inverse", .graph = G1("  %r : Tensor = aten::inverse(%x)\n" RET), .inputs = {"4x4"}},
