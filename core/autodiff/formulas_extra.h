@@ -133,6 +133,16 @@
 #define FBX_GFX_CTC_TENSOR_ "      %tlt : Tensor = aten::to(%target_lengths, %dt, %f, %f, %none)\n"
 
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
+#define FBX_GFX_LAE_(e)                                                                                       \
+  FBX_GF_(FBX_GF_P2_("other", ""),                                                                              \
+          "  %da : Tensor = aten::sub(%self, %result, %i1)\n"                                                   \
+          "  %ea : Tensor = aten::" e "(%da)\n"                                                                 \
+          "  %ga : Tensor = aten::mul(%grad, %ea)\n"                                                            \
+          "  %db : Tensor = aten::sub(%other, %result, %i1)\n"                                                  \
+          "  %eb : Tensor = aten::" e "(%db)\n"                                                                 \
+          "  %gb : Tensor = aten::mul(%grad, %eb)\n" FBX_GF_SUM_("ga", "self") FBX_GF_SUM_("gb", "other"),      \
+          "%g_self, %g_other")
+
 #define FBX_GRAD_FORMULAS_EXTRA(G)                                                                              \
   FBX_GFX_LIKE_(G, zeros_like)                                                                                     \
   FBX_GFX_LIKE_(G, ones_like)                                                                                      \
@@ -256,6 +266,9 @@
          "  %l : Tensor[] = prim::ListConstruct(%ga, %gb)\n"                                                    \
          "  %gi : Tensor = aten::cat(%l, %dim)\n"                                                               \
          "  return (%gi, %none)\n")                                                                             \
+  /* logaddexp: d/da = e^(a - r), logaddexp2: 2^(a - r) (and the same for b), summed back over broadcast */  \
+  G(logaddexp, FBX_GFX_LAE_("exp"))                                                                             \
+  G(logaddexp2, FBX_GFX_LAE_("exp2"))                                                                           \
   G(bilinear, "graph(%input1 : Tensor, %input2 : Tensor, %weight : Tensor, %bias : Tensor?, %result : Tensor, " \
               "%grad : Tensor):\n"                                                                              \
               "  %none : NoneType = prim::Constant()\n"                                                         \

@@ -973,6 +973,43 @@ fbx_status *fbx_k_glu(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   return finish(st, outs, &out);
 }
 
+/* aten::logaddexp / logaddexp2(self, other): log(e^a + e^b) (base 2 for
+ * logaddexp2) as m + log1p(e^-|a - b|) with m = max(a, b), the log1p
+ * divided by ln 2 for base 2; where a == b is infinite the result is a (the
+ * difference would be NaN), as PyTorch's CPU kernel. Floating inputs. */
+fbx_status *fbx_k_logaddexp(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *a, *b, *t[9] = {NULL}, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &a));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &b));
+  bool two = ctx->op->id == FBX_OP_logaddexp2;
+  if (!fbx_dtype_is_floating(a->dtype) || !fbx_dtype_is_floating(b->dtype))
+    return fbx_kernel_error(ctx, "%s: not implemented for %s and %s inputs", two ? "logaddexp2" : "logaddexp",
+                            fbx_dtype_torch_name(a->dtype), fbx_dtype_torch_name(b->dtype));
+  fbx_status *st = ROW(&t[0], sub_Tensor, TV(a), TV(b), IV(1));
+  if (!st) st = ROW(&t[1], abs, TV(t[0]));
+  if (!st) st = ROW(&t[2], neg, TV(t[1]));
+  if (!st) st = two ? ROW(&t[3], exp2, TV(t[2])) : ROW(&t[3], exp, TV(t[2]));
+  if (!st) st = ROW(&t[4], log1p, TV(t[3]));
+  if (!st && two) {
+    fbx_tensor *d = NULL;
+    st = ROW(&d, div_Scalar, TV(t[4]), FV(0.69314718055994530942));
+    fbx_tensor_release(t[4]);
+    t[4] = d;
+  }
+  if (!st) st = ROW(&t[5], maximum, TV(a), TV(b));
+  if (!st) st = ROW(&t[6], add_Tensor, TV(t[5]), TV(t[4]), IV(1));
+  if (!st) st = ROW(&t[7], isinf, TV(a));
+  if (!st) st = ROW(&t[8], eq_Tensor, TV(a), TV(b));
+  if (!st) {
+    fbx_tensor *m = NULL;
+    st = ROW(&m, logical_and, TV(t[7]), TV(t[8]));
+    if (!st) st = ROW(&out, where_self, TV(m), TV(t[5]), TV(t[6]));
+    fbx_tensor_release(m);
+  }
+  release_all(t, 9);
+  return finish(st, outs, &out);
+}
+
 /* An int list ivalue of n sizes (for ROW calls), released by the caller. */
 static fbx_ivalue sizes_iv(int n, const int64_t *v, fbx_status **st) {
   fbx_ivalue l = fbx_iv_none();

@@ -26,6 +26,7 @@
  * cholesky / linalg_cholesky, with gradients through
  * fusebox::linalg_solve_backward and fusebox::cholesky_backward),
  * group_norm (k_norm.c), composites built from other rows (glu, rrelu in eval,
+ * logaddexp, logaddexp2,
  * bilinear (its gradient fusebox::bilinear_backward),
  * cosine_similarity, log_sigmoid, selu, celu, sgn, hardshrink, softshrink),
  * losses (reduction: 0 none, 1 mean, 2 sum; kl_div, pairwise_distance and
@@ -223,6 +224,10 @@
   X(glu, "aten::glu(Tensor self, int dim=-1) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_glu)  \
   X(bilinear, "aten::bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor",        \
     FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_bilinear)                                                  \
+  X(logaddexp, "aten::logaddexp(Tensor self, Tensor other) -> Tensor", FBX_EX_CMP_, FBX_DT_PROMOTE,              \
+    FBX_SH_BROADCAST, 0, fbx_k_logaddexp)                                                                        \
+  X(logaddexp2, "aten::logaddexp2(Tensor self, Tensor other) -> Tensor", FBX_EX_CMP_, FBX_DT_PROMOTE,            \
+    FBX_SH_BROADCAST, 0, fbx_k_logaddexp)                                                                        \
   X(rrelu,                                                                                                       \
     "aten::rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, "        \
     "Generator? generator=None) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_rrelu)               \

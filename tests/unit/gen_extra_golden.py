@@ -697,6 +697,12 @@ def main():
     case("bilinear_3d_nobias", "bilinear", [R(f(2, 3, 3, dt=torch.float64)), f(2, 3, 4, dt=torch.float64),
                                             f(2, 3, 4, dt=torch.float64), None])
     case("bilinear_bad_weight", "bilinear", [f(4, 3), f(4, 2), f(5, 2, 3), None])
+    inf = float("inf")
+    case("logaddexp", "logaddexp", [torch.tensor([[0.0, inf, -inf, 1.0], [inf, -inf, nan, -3.0]]),
+                                    torch.tensor([2.0, inf, -inf, -50.0])])
+    case("logaddexp_broadcast", "logaddexp", [f(3, 4, lo=-30, hi=30), f(4)])
+    case("logaddexp2", "logaddexp2", [R(f(2, 3, dt=torch.float64)), torch.tensor([[1.0], [-inf]], dtype=torch.float64)])
+    case("logaddexp_int", "logaddexp", [i(2), i(2)])
 
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "cases.txt"), "w", encoding="utf-8", newline="\n") as fh:

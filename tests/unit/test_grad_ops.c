@@ -563,6 +563,9 @@ static const gc_case cases[] = {
      .graph = "graph(%x : Tensor, %y : Tensor, %w : Tensor):\n" C_NONE
               "  %r : Tensor = aten::bilinear(%x, %y, %w, %none)\n" RET,
      .inputs = {"3x2", "3x3", "2x2x3"}},
+    {.name = "logaddexp, broadcast", .graph = G2("  %r : Tensor = aten::logaddexp(%x, %y)\n" RET),
+     .inputs = {"3x4", "4"}},
+    {.name = "logaddexp2", .graph = G2("  %r : Tensor = aten::logaddexp2(%x, %y)\n" RET), .inputs = {"2x3", "2x1"}},
     /* ---- decompositions: inverse, determinants, solve, cholesky ---- */
     {.name = "linalg_inv of a batch", .graph = G1("  %r : Tensor = aten::linalg_inv(%x)\n" RET), .inputs = {"2x3x3"}},
     {.name = "inverse", .graph = G1("  %r : Tensor = aten::inverse(%x)\n" RET), .inputs = {"4x4"}},
