@@ -53,6 +53,25 @@
   "  %others : Tensor = aten::mul(%before, %after)\n"
 
 /* G(op_id, ir_text): op_id names the op-table row (FBX_OP_<op_id>). */
+/* a value-selecting reduction (self, dim, keepdim) -> (values, indices) */
+#define FBX_GFR_SELECT_DIM_                                                                                   \
+  "graph(%self : Tensor, %dim : int, %keepdim : bool, %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, " \
+  "%grad1 : Tensor):\n"                                                                                       \
+  "  %none : NoneType = prim::Constant()\n"                                                                   \
+  "  %sizes : int[] = aten::size(%self)\n"                                                                    \
+  "  %gi : Tensor = aten::value_selecting_reduction_backward(%grad0, %dim, %result1, %sizes, %keepdim)\n"     \
+  "  return (%gi, %none, %none)\n"
+/* PyTorch's evenly_distribute_backward: grad / count over the elements equal to the result */
+#define FBX_GFR_EVENLY_                                                                                       \
+  "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n"                                                \
+  "  %none : NoneType = prim::Constant()\n"                                                                   \
+  "  %m : Tensor = aten::eq(%self, %result)\n"                                                                \
+  "  %c : Tensor = aten::sum(%m, %none)\n"                                                                    \
+  "  %g : Tensor = aten::div(%grad, %c)\n"                                                                    \
+  "  %z : Tensor = aten::zeros_like(%self, %none, %none, %none, %none, %none)\n"                             \
+  "  %gi : Tensor = aten::where(%m, %g, %z)\n"                                                                \
+  "  return (%gi)\n"
+
 #define FBX_GRAD_FORMULAS_REDUCE(G)                                                                           \
   G(sum,                                                                                                      \
     "graph(%self : Tensor, %dtype : int?, %result : Tensor, %grad : Tensor):\n" FBX_GFR_CONSTS_                \
@@ -127,6 +146,19 @@
     "  %sizes : int[] = aten::size(%self)\n"                                                                  \
     "  %gi : Tensor = aten::value_selecting_reduction_backward(%grad0, %dim, %result1, %sizes, %keepdim)\n"   \
     "  return (%gi, %none, %none)\n")                                                                         \
+  /* kthvalue, median.dim, nanmedian.dim: the gradient at the selected index, as max.dim's */              \
+  G(kthvalue,                                                                                                 \
+    "graph(%self : Tensor, %k : int, %dim : int, %keepdim : bool, %result0 : Tensor, %result1 : Tensor, "     \
+    "%grad0 : Tensor, %grad1 : Tensor):\n"                                                                    \
+    "  %none : NoneType = prim::Constant()\n"                                                                 \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                  \
+    "  %gi : Tensor = aten::value_selecting_reduction_backward(%grad0, %dim, %result1, %sizes, %keepdim)\n"   \
+    "  return (%gi, %none, %none, %none)\n")                                                                  \
+  G(median_dim, FBX_GFR_SELECT_DIM_)                                                                          \
+  G(nanmedian_dim, FBX_GFR_SELECT_DIM_)                                                                       \
+  /* median / nanmedian of every element: the gradient split evenly among the elements equal to the result */ \
+  G(median, FBX_GFR_EVENLY_)                                                                                  \
+  G(nanmedian, FBX_GFR_EVENLY_)                                                                               \
   G(logsumexp,                                                                                                \
     "graph(%self : Tensor, %dim : int[], %keepdim : bool, %result : Tensor, %grad : Tensor):\n"               \
     FBX_GFR_CONSTS_                                                                                           \

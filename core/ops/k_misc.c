@@ -953,6 +953,85 @@ fbx_status *fbx_k_cdist(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   return finish(st, outs, &out);
 }
 
+/* aten::kthvalue(self, k, dim=-1, keepdim), median.dim / nanmedian.dim(self,
+ * dim, keepdim) -> (values, indices), and median / nanmedian(self) (every
+ * element) -> value: the entry at a position of each slice sorted along dim
+ * (the sort row: stable, NaN as the largest value):
+ *   kthvalue   position k - 1;
+ *   median     the lower median (n - 1) / 2, or, where the slice has a NaN,
+ *              the first NaN (PyTorch's median propagates NaN);
+ *   nanmedian  the lower median of the non-NaN values, (m - 1) / 2, or the
+ *              first element where all are NaN.
+ * Indices index the slice; with ties any equal value's index is a valid
+ * answer (PyTorch's CPU kernels leave which one unspecified); here it is
+ * the first in sort order. */
+fbx_status *fbx_k_kthvalue(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *flat = NULL, *sv = NULL, *si = NULL, *pos = NULL, *v = NULL, *ix = NULL, *rv = NULL, *ri = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  const char *name = fbx_sym_unqual(ctx->op->schema.name);
+  bool kth = !strcmp(name, "kthvalue"), nan_skip = !strcmp(name, "nanmedian"), all = ctx->op->schema.nrets == 1;
+  int64_t d = 0, k = kth ? fbx_iv_to_int(&args[1]) : 0;
+  bool keepdim = all ? false : fbx_iv_to_int(&args[kth ? 3 : 2]) != 0;
+  fbx_status *st = NULL;
+  if (all) { /* every element: the flattened tensor, dim 0 */
+    int64_t n = x->numel;
+    if (n == 0) return fbx_kernel_error(ctx, "%s() input tensor cannot be empty", name);
+    fbx_ivalue sz;
+    FBX_TRY(fbx_int_list_iv(&sz, 1, &n));
+    st = ROW(&flat, reshape, TV(x), sz);
+    fbx_iv_release(&sz);
+    if (st) return st;
+    x = flat;
+  } else {
+    FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[kth ? 2 : 1]), x->ndim));
+  }
+  int64_t n = x->ndim ? x->sizes[d] : 1;
+  if (kth && (k < 1 || k > n)) st = fbx_kernel_error(ctx, "kthvalue(): selected number k out of range for dimension %" PRId64, d);
+  else if (!kth && !all && n == 0) st = fbx_kernel_error(ctx, "%s(): Expected reduction dim %" PRId64 " to have non-zero size.", name, d);
+  if (!st) {
+    fbx_ivalue o[2] = {fbx_iv_none(), fbx_iv_none()};
+    st = fbx_row_run(ctx, FBX_OP_sort, (fbx_ivalue[]){TV(x), IV(d), BV(false)}, 3, o);
+    if (!st) sv = o[0].u.t, si = o[1].u.t;
+  }
+  /* the position in each sorted slice, [.., 1, ..] along d */
+  int64_t psz[FBX_MAX_DIMS], outer = 1, inner = 1;
+  for (int i = 0; i < x->ndim; i++) {
+    psz[i] = i == d ? 1 : x->sizes[i];
+    if (i < d) outer *= x->sizes[i];
+    if (i > d) inner *= x->sizes[i];
+  }
+  if (!st) st = fbx_tensor_empty(&pos, FBX_DTYPE_INT64, x->ndim ? x->ndim : 1, x->ndim ? psz : (int64_t[]){1});
+  if (!st) {
+    bool fl = fbx_dtype_is_floating(x->dtype);
+    int64_t *pv = pos->data;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t in = 0; in < inner; in++) {
+        int64_t nans = 0; /* sorted: the NaNs are the slice's tail */
+        while (fl && nans < n && isnan(fbx_tensor_get_f64(sv, (o * n + n - 1 - nans) * inner + in))) nans++;
+        int64_t m = n - nans, p = kth ? k - 1 : nan_skip ? (m > 0 ? (m - 1) / 2 : 0) : nans ? m : (n - 1) / 2;
+        pv[o * inner + in] = p;
+      }
+  }
+  if (!st) st = ROW(&v, gather, TV(sv), IV(d), TV(pos), BV(false));
+  if (!st) st = ROW(&ix, gather, TV(si), IV(d), TV(pos), BV(false));
+  if (!st && (all || !keepdim)) {
+    if (all) {
+      fbx_ivalue none_sz;
+      st = fbx_int_list_iv(&none_sz, 0, NULL);
+      if (!st) st = ROW(&rv, reshape, TV(v), none_sz);
+      fbx_iv_release(&none_sz);
+    } else {
+      st = ROW(&rv, squeeze_dim, TV(v), IV(d));
+      if (!st) st = ROW(&ri, squeeze_dim, TV(ix), IV(d));
+    }
+  } else if (!st) {
+    rv = fbx_tensor_retain(v), ri = fbx_tensor_retain(ix);
+  }
+  fbx_tensor *tmp[] = {flat, sv, si, pos, v, ix};
+  release_all(tmp, 6);
+  return finish2(st, outs, &rv, &ri);
+}
+
 /* ---- composites -------------------------------------------------------------------------------- */
 
 /* aten::glu(Tensor self, int dim=-1) -> Tensor: a * sigmoid(b), a and b the halves along dim. */

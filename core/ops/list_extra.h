@@ -9,7 +9,8 @@
  * int32; index/index_put take bool/uint8 masks); negative indices wrap for
  * index and index_put only; out-of-range indices are errors.
  *
- * Misc (k_misc.c): data movement (repeat, tile, repeat_interleave, flip,
+ * Misc (k_misc.c): order statistics (kthvalue, median, nanmedian: the sort
+ * row's order), data movement (repeat, tile, repeat_interleave, flip,
  * roll, tril/triu, constant_pad_nd/pad, broadcast_tensors; im2col and col2im,
  * F.unfold and F.fold, in k_conv.c), sorting (topk, sort, argsort: stable,
  * NaN sorts as the largest value, as in PyTorch), norms (norm,
@@ -122,6 +123,17 @@
     FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_sort)                                                     \
   X(sort, "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",       \
     FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_sort)                                                       \
+  X(kthvalue,                                                                                                    \
+    "aten::kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",     \
+    FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_kthvalue)                                                \
+  X(median, "aten::median(Tensor self) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_kthvalue)   \
+  X(median_dim,                                                                                                  \
+    "aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",             \
+    FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_kthvalue)                                                \
+  X(nanmedian, "aten::nanmedian(Tensor self) -> Tensor", FBX_EX_IDX_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_kthvalue) \
+  X(nanmedian_dim,                                                                                               \
+    "aten::nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",          \
+    FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_kthvalue)                                                \
   X(sort_stable,                                                                                                  \
     "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", \
     FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_sort)                                                       \

@@ -566,6 +566,15 @@ static const gc_case cases[] = {
     {.name = "logaddexp, broadcast", .graph = G2("  %r : Tensor = aten::logaddexp(%x, %y)\n" RET),
      .inputs = {"3x4", "4"}},
     {.name = "logaddexp2", .graph = G2("  %r : Tensor = aten::logaddexp2(%x, %y)\n" RET), .inputs = {"2x3", "2x1"}},
+    {.name = "kthvalue k=2 along dim 1",
+     .graph = G1(C_I("k", 2) C_I("d", 1) "  %f : bool = prim::Constant[value=0]()\n"
+                 "  %r : Tensor, %i : Tensor = aten::kthvalue(%x, %k, %d, %f)\n  return (%r, %i)\n"),
+     .inputs = {"3x4"}},
+    {.name = "median.dim keepdim",
+     .graph = G1(C_I("d", 0) "  %t : bool = prim::Constant[value=1]()\n"
+                 "  %r : Tensor, %i : Tensor = aten::median(%x, %d, %t)\n  return (%r, %i)\n"),
+     .inputs = {"4x3"}},
+    {.name = "median of every element", .graph = G1("  %r : Tensor = aten::median(%x)\n" RET), .inputs = {"3x3"}},
     /* ---- decompositions: inverse, determinants, solve, cholesky ---- */
     {.name = "linalg_inv of a batch", .graph = G1("  %r : Tensor = aten::linalg_inv(%x)\n" RET), .inputs = {"2x3x3"}},
     {.name = "inverse", .graph = G1("  %r : Tensor = aten::inverse(%x)\n" RET), .inputs = {"4x4"}},
