@@ -130,8 +130,8 @@ static fbx_status *square(const fbx_kctx *ctx, const char *what, const fbx_tenso
     return fbx_kernel_error(ctx, "%s: Expected a floating point or complex tensor as input. Got %s", what,
                             fbx_dtype_torch_name(a->dtype));
   *n = a->sizes[a->ndim - 1];
-  *nb = *n ? a->numel / (*n * *n) : 1;
-  for (int d = 0; d < a->ndim - 2 && !*n; d++) *nb *= a->sizes[d];
+  *nb = 1;
+  for (int d = 0; d < a->ndim - 2; d++) *nb *= a->sizes[d];
   return NULL;
 }
 

@@ -134,9 +134,9 @@ static int64_t floor_index(double c) {
 
 typedef struct gs_taps {
   int n;
-  int64_t off[64];   /* offset in the input plane; -1: outside (reads 0) */
-  double w[64];      /* weight */
-  double dw[64][3];  /* d weight / d coordinate, per axis D, H, W */
+  int64_t off[16];   /* offset in the input plane; -1: outside (reads 0); at most 16 (bicubic) */
+  double w[16];      /* weight */
+  double dw[16][3];  /* d weight / d coordinate, per axis D, H, W */
   double m[3];       /* d coordinate / d grid value, per axis */
 } gs_taps;
 

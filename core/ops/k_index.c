@@ -154,10 +154,14 @@ fbx_status *fbx_k_index_add(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   bool ok = sd == xd;
   for (int d = 0; ok && d < self->ndim; d++) ok = d == dim || src->sizes[d] == self->sizes[d];
   int64_t n = index->numel, len = src->ndim ? src->sizes[dim] : 1;
-  if (!ok || n != len)
+  if (!ok || n != len) {
+    char a[256], b[256];
+    fbx_red_shape_str(a, sizeof a, src->ndim, src->sizes);
+    fbx_red_shape_str(b, sizeof b, self->ndim, self->sizes);
     return fbx_kernel_error(ctx, "index_add_(): source of shape %s does not fit self of shape %s along dim %" PRId64
-                                 " with %" PRId64 " indices", src->ndim ? "[..]" : "[]", self->ndim ? "[..]" : "[]",
-                            dim, n);
+                                 " with %" PRId64 " indices (source must be self's shape with %" PRId64
+                                 " along dim %" PRId64 ")", a, b, dim, n, n, dim);
+  }
   /* index viewed as [1, .., n, .., 1] and expanded to source's shape */
   int64_t vs[FBX_MAX_DIMS], vst[FBX_MAX_DIMS];
   for (int d = 0; d < src->ndim; d++) vs[d] = d == dim ? n : 1;

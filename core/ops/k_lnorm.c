@@ -110,10 +110,11 @@ fbx_status *fbx_k_linalg_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs)
     st = ROW(&out, linalg_vector_norm, TV(x), FV(2.0), args[2], args[3], args[4]);
     return finish(st, outs, &out);
   }
-  if (n > 2 || (n < 0 && (ord ? x->ndim != 2 : x->ndim != 1 && x->ndim != 2)))
-    return fbx_kernel_error(ctx, "linalg.norm: If %s, the input must be %s. Got %dD.",
-                            n > 2 ? "dim is given" : "dim is not specified but ord is", ord ? "2D" : "1D or 2D",
-                            n > 2 ? n : x->ndim);
+  if (n > 2)
+    return fbx_kernel_error(ctx, "linalg.norm: If dim is specified, it must be of length 1 or 2. Got %d dims", n);
+  if (n < 0 && (ord ? x->ndim != 2 : x->ndim != 1 && x->ndim != 2))
+    return fbx_kernel_error(ctx, "linalg.norm: If dim is not specified but ord is, the input must be %s. Got %dD.",
+                            ord ? "2D" : "1D or 2D", x->ndim);
   if (ord || n == 2 || (n < 0 && x->ndim == 2)) {
     int64_t d0, d1;
     if (n == 2) FBX_TRY(two_dims(ctx, x, v, n, &d0, &d1));
