@@ -38,6 +38,7 @@ typedef struct smax_job {
   void *y;
   int64_t A, R, B;
   bool log;
+  bool stream; /* float32 rows: y written past the cache (fbx_row_stream_wanted) */
 } smax_job;
 
 #define SOFTMAX_IMPL(T, EXP, LOG, SUFFIX)                                                      \
@@ -93,8 +94,9 @@ SOFTMAX_IMPL(double, exp, log, f64)
 /* float32: the vectorized row primitives (ops/rowops.h). */
 static void smax_rows_f32(void *c, int64_t begin, int64_t end) {
   const smax_job *j = c;
-  for (int64_t a = begin; a < end; a++)
-    fbx_row_softmax_f32((const float *)j->x + a * j->R, (float *)j->y + a * j->R, j->R, j->log);
+  void (*row)(const float *, float *, int64_t, bool) = j->stream ? fbx_row_softmax_stream_f32 : fbx_row_softmax_f32;
+  for (int64_t a = begin; a < end; a++) row((const float *)j->x + a * j->R, (float *)j->y + a * j->R, j->R, j->log);
+  if (j->stream) fbx_row_stream_fence();
 }
 static void smax_tiles_f32(void *c, int64_t begin, int64_t end) {
   const smax_job *j = c;
@@ -133,6 +135,8 @@ static fbx_status *softmax_common(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *o
   if (x->numel > 0) {
     bool f64 = work == FBX_DTYPE_FLOAT64;
     if (j.B == 1) {
+      /* an output converted to another dtype next is read at once: not streamed */
+      j.stream = !f64 && out == work && fbx_row_stream_wanted(2 * x->numel * (int64_t)sizeof(float));
       fbx_parallel_for(j.A, j.R >= 8192 ? 1 : 8192 / j.R + 1, f64 ? smax_rows_f64 : smax_rows_f32, &j);
     } else {
       int64_t ntiles = (j.B + CH - 1) / CH, per = j.R * min64(j.B, CH);
@@ -208,13 +212,15 @@ typedef struct ln32_job {
   float *y;
   int64_t N;
   float eps;
+  bool stream;
 } ln32_job;
 
 static void ln32_body(void *c, int64_t begin, int64_t end) {
   const ln32_job *j = c;
   float mean, rstd;
   for (int64_t m = begin; m < end; m++)
-    fbx_row_layer_norm_f32(j->x + m * j->N, j->y + m * j->N, j->N, j->w, j->b, j->eps, &mean, &rstd);
+    fbx_row_layer_norm_f32(j->x + m * j->N, j->y + m * j->N, j->N, j->w, j->b, j->eps, &mean, &rstd, j->stream);
+  if (j->stream) fbx_row_stream_fence();
 }
 
 /* A Tensor? parameter of n elements loaded into a fresh double array (NULL when None). */
@@ -295,7 +301,7 @@ fbx_status *fbx_k_layer_norm(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   }
   if (!st && f32) {
     ln32_job k = {.x = c->data, .y = y->data, .N = j.N, .eps = (float)j.eps, .w = w ? wb : NULL,
-                  .b = bias && wb ? wb + j.N : NULL};
+                  .b = bias && wb ? wb + j.N : NULL, .stream = fbx_row_stream_wanted(2 * x->numel * (int64_t)sizeof(float))};
     if (x->numel > 0) fbx_parallel_for(j.M, j.N >= 8192 ? 1 : 8192 / j.N + 1, ln32_body, &k);
     fbx_set_out_tensor(outs, 0, y);
     y = NULL;

@@ -37,7 +37,7 @@
  *
  *   float m = fbx_row_max_f32(x, n);
  *   fbx_row_softmax_f32(x, y, n, false);                  // y = softmax(x)
- *   fbx_row_layer_norm_f32(x, y, n, w, b, 1e-5f, &mean, &rstd);
+ *   fbx_row_layer_norm_f32(x, y, n, w, b, 1e-5f, &mean, &rstd, false);
  */
 #ifndef FBX_OPS_ROWOPS_H
 #define FBX_OPS_ROWOPS_H
@@ -60,13 +60,33 @@ double fbx_row_sumexp_f32(const float *x, int64_t n, float m);
  * generic clones. The two differ in the last bits only. */
 void fbx_row_softmax_f32(const float *x, float *y, int64_t n, bool log);
 void fbx_row_softmax_portable_f32(const float *x, float *y, int64_t n, bool log);
+/* fbx_row_softmax_f32 with y written by non-temporal stores in one last
+ * pass (the exponentials of a row of up to 4096 kept on the stack until
+ * then), for an output that would not stay in cache
+ * (fbx_row_stream_wanted); the same values. Without AVX-512:
+ * fbx_row_softmax_portable_f32. */
+void fbx_row_softmax_stream_f32(const float *x, float *y, int64_t n, bool log);
 /* softmax over R rows of a [R][stride] block, for the n <= 256 neighbouring
  * columns starting at x (the softmax dim is the row index). */
 void fbx_cols_softmax_f32(const float *x, float *y, int64_t R, int64_t stride, int64_t n, bool log);
 /* y = (x - mean) * rstd * w + b over a row of n >= 1 (w, b may be NULL);
  * the row's mean and rstd = 1 / sqrt(biased var + eps) go to *mean, *rstd. */
 void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, const float *w, const float *b, float eps,
-                            float *mean, float *rstd);
+                            float *mean, float *rstd, bool stream);
+/* stream (for fbx_row_layer_norm_f32): write y with non-temporal stores
+ * (on AVX-512; elsewhere ignored). Wanted when the caller's whole pass
+ * reads and writes `bytes` >= the last-level cache (fbx_row_stream_bytes:
+ * the largest cache cpu0 lists in sysfs, else sysconf's, else 32 MiB; the
+ * OpenCL CPU device PoCL reports the same size): its output would not stay
+ * in cache for the next operation anyway, and ordinary stores first read
+ * each line of y from memory. The same values either way. */
+bool fbx_row_stream_wanted(int64_t bytes);
+/* After a thread's last streamed row (not after each: the fence waits for
+ * the stores to drain, 15% of a softmax kernel's time when it followed
+ * every row): orders the non-temporal stores before what the thread does
+ * next (x86 sfence), as the ordinary stores are ordered. */
+void fbx_row_stream_fence(void);
+int64_t fbx_row_stream_bytes(void);
 /* The row statistics fbx_row_layer_norm_f32 uses: mean (the blocked sum
  * of x - x[0], plus n x[0]: within 17 u sum |x_i - x_0|, so a row far from
  * zero with a small spread keeps its mean's bits) and

@@ -157,8 +157,14 @@ END_TEST
  * exponentials 16 float lanes of n / 16 terms each: the relative error is
  * within (n / 16 + 8 + 2 max |x - m|) u. Both paths: _i 0 the one this
  * CPU runs, 1 the portable one (the same on a CPU without AVX-512). */
+/* _i: 0 the dispatching row, 1 the portable one, 2 the streamed one
+ * (non-temporal stores; its bits are the dispatching row's:
+ * test_softmax_stream_bits) */
+static void (*const softmax_fns[3])(const float *, float *, int64_t, bool) = {
+    fbx_row_softmax_f32, fbx_row_softmax_portable_f32, fbx_row_softmax_stream_f32};
+
 START_TEST(test_softmax_rows) {
-  void (*softmax)(const float *, float *, int64_t, bool) = _i ? fbx_row_softmax_portable_f32 : fbx_row_softmax_f32;
+  void (*softmax)(const float *, float *, int64_t, bool) = softmax_fns[_i];
   static const int64_t lens[] = {1, 2, 15, 16, 17, 255, 256, 257, 1024, 4099};
   float x[4099], y[4099];
   uint64_t s = 3;
@@ -188,9 +194,33 @@ START_TEST(test_softmax_rows) {
 }
 END_TEST
 
+/* The streamed softmax and log_softmax rows equal the ordinary ones bit
+ * for bit, at every 4-byte offset from a 64-byte boundary, for rows kept on
+ * the stack (n <= 4096) and longer ones; nothing past the row is written. */
+START_TEST(test_softmax_stream_bits) {
+  enum { MAXN = 4200 };
+  static float x[MAXN], ya[MAXN + 32] __attribute__((aligned(64))), yb[MAXN + 32] __attribute__((aligned(64)));
+  const int64_t ns[] = {1, 7, 16, 33, 1024, 4096, 4100};
+  uint64_t st = 11;
+  for (int i = 0; i < MAXN; i++) x[i] = (float)(30 * unif(&st) - 15);
+  for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+    for (int off = 0; off < 16; off += 3)
+      for (int log = 0; log < 2; log++) {
+        int64_t n = ns[ni];
+        for (int i = 0; i < MAXN + 32; i++) ya[i] = yb[i] = -7.0f;
+        fbx_row_softmax_f32(x, ya + off, n, log);
+        fbx_row_softmax_stream_f32(x, yb + off, n, log);
+        fbx_row_stream_fence();
+        ck_assert_msg(memcmp(ya, yb, sizeof ya) == 0, "n %lld, offset %d, log %d: the streamed row differs",
+                      (long long)n, off, log);
+        ck_assert(ya[off + n] == -7.0f && (off == 0 || ya[off - 1] == -7.0f));
+      }
+}
+END_TEST
+
 /* Rows with infinities and NaN: PyTorch's results (both paths). */
 START_TEST(test_softmax_nonfinite) {
-  void (*softmax)(const float *, float *, int64_t, bool) = _i ? fbx_row_softmax_portable_f32 : fbx_row_softmax_f32;
+  void (*softmax)(const float *, float *, int64_t, bool) = softmax_fns[_i];
   float y[40];
   float a[40];
   for (int i = 0; i < 40; i++) a[i] = -INFINITY;
@@ -208,9 +238,21 @@ START_TEST(test_softmax_nonfinite) {
   a[3] = INFINITY; /* inf - inf reaches the sum */
   softmax(a, y, 40, false);
   for (int i = 0; i < 40; i++) ck_assert_msg(isnan(y[i]), "+inf: [%d] = %g", i, y[i]);
-  a[3] = NAN;
-  softmax(a, y, 40, true);
-  for (int i = 0; i < 40; i++) ck_assert_msg(isnan(y[i]), "NaN: [%d] = %g", i, y[i]);
+  /* a NaN anywhere (a full vector of the max's four chains, or the tail)
+   * makes the whole row NaN, softmax and log_softmax */
+  float b[200];
+  float yb[200];
+  const int ns[2] = {40, 200}, pos[6] = {0, 3, 17, 63, 64, 199};
+  for (int ni = 0; ni < 2; ni++)
+    for (int pi = 0; pi < 6; pi++)
+      for (int log = 0; log < 2; log++) {
+        int n = ns[ni], at = pos[pi] < n ? pos[pi] : n - 1;
+        for (int i = 0; i < n; i++) b[i] = (float)(i % 13) - 6.0f;
+        b[at] = NAN;
+        softmax(b, yb, n, log);
+        for (int i = 0; i < n; i++)
+          ck_assert_msg(isnan(yb[i]), "NaN at %d of %d, log %d: [%d] = %g", at, n, log, i, yb[i]);
+      }
   /* a very negative spread: exponentials that underflow to subnormals and zero */
   for (int i = 0; i < 40; i++) a[i] = -3.0f * (float)i;
   softmax(a, y, 40, false);
@@ -243,6 +285,48 @@ START_TEST(test_moments) {
     ck_assert_msg(fabs(rstd - rs) <= 32 * U * rs, "kind %d: rstd %.9g vs %.17g", kind, rstd, rs);
   }
   free(x);
+}
+END_TEST
+
+/* layer_norm's row with non-temporal stores (stream) gives the values of
+ * the ordinary stores, for rows of every length class, outputs at every
+ * 4-byte offset from a 64-byte boundary, with and without weight and bias;
+ * both within 8 u of a double evaluation; nothing past the row is written. */
+START_TEST(test_layer_norm_stream) {
+  enum { MAXN = 1100 };
+  static float x[MAXN], w[MAXN], b[MAXN];
+  static float ya[MAXN + 32] __attribute__((aligned(64))), yb[MAXN + 32] __attribute__((aligned(64)));
+  const int64_t ns[] = {1, 5, 15, 16, 17, 31, 100, 1024, 1037};
+  for (int i = 0; i < MAXN; i++) x[i] = (float)((i * 37) % 101) * 0.173f - 7.5f, w[i] = 0.5f + 0.01f * (float)(i % 50),
+                                   b[i] = 0.02f * (float)(i % 31) - 0.3f;
+  for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+    for (int off = 0; off < 16; off++)
+      for (int wb = 0; wb < 4; wb++) {
+        int64_t n = ns[ni];
+        const float *wp = wb & 1 ? w : NULL, *bp = wb & 2 ? b : NULL;
+        for (int i = 0; i < MAXN + 32; i++) ya[i] = yb[i] = -1234.5f;
+        float m1, r1, m2, r2;
+        fbx_row_layer_norm_f32(x, ya + off, n, wp, bp, 1e-5f, &m1, &r1, false);
+        fbx_row_layer_norm_f32(x, yb + off, n, wp, bp, 1e-5f, &m2, &r2, true);
+        ck_assert(m1 == m2 && r1 == r2);
+        double s = 0, ss = 0;
+        for (int64_t i = 0; i < n; i++) s += x[i];
+        s /= (double)n;
+        for (int64_t i = 0; i < n; i++) ss += (x[i] - s) * (x[i] - s);
+        double rs = 1 / sqrt(ss / (double)n + 1e-5);
+        for (int i = 0; i < MAXN + 32; i++) {
+          int64_t k = i - off;
+          if (k < 0 || k >= n) {
+            ck_assert_msg(ya[i] == -1234.5f && yb[i] == -1234.5f, "n %lld off %d: [%d] written", (long long)n, off, i);
+            continue;
+          }
+          ck_assert_msg(ya[i] == yb[i], "n %lld off %d wb %d [%lld]: %a streamed, %a", (long long)n, off, wb,
+                        (long long)k, yb[i], ya[i]);
+          double want = (x[k] - s) * rs * (wp ? wp[k] : 1) + (bp ? bp[k] : 0);
+          ck_assert_msg(fabs(yb[i] - want) <= 8 * U * (fabs(want) + 1), "n %lld [%lld]: %g vs %g", (long long)n,
+                        (long long)k, yb[i], want);
+        }
+      }
 }
 END_TEST
 
@@ -361,8 +445,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_sum_bound);
   tcase_add_test(tc, test_sum_nonfinite);
   tcase_add_test(tc, test_sqdev_bound);
-  tcase_add_loop_test(tc, test_softmax_rows, 0, 2);
-  tcase_add_loop_test(tc, test_softmax_nonfinite, 0, 2);
+  tcase_add_loop_test(tc, test_softmax_rows, 0, 3);
+  tcase_add_loop_test(tc, test_softmax_nonfinite, 0, 3);
+  tcase_add_test(tc, test_softmax_stream_bits);
+  tcase_add_test(tc, test_layer_norm_stream);
   tcase_add_test(tc, test_moments);
   tcase_add_test(tc, test_layer_norm_bwd_stats);
   tcase_add_test(tc, test_layer_norm_grads_thread_independent);
