@@ -175,6 +175,7 @@ void nvf_params_print(const nvf_params *p, fbxk_buf *b) {
     fbxk_printf(b, ", %s=%lld B%s", p->cpu_row ? "private" : p->regs ? "registers" : "local", (long long)p->local_bytes,
                 p->regs ? " per row" : "");
   if (p->out_rows) fbxk_printf(b, ", kept in output rows=%d", p->out_rows);
+  if (p->stream) fbxk_puts(b, ", outputs streamed past the cache");
   fbxk_puts(b, ")");
 }
 
@@ -506,7 +507,10 @@ void nvf_emit_store(nvf_lctx *c, int t) {
   nvf_offset(c, t, &a);
   fbxk_puts(&a, vec ? ")" : "]");
   char *lv = take(c, &a);
-  if (vec) fbxk_print_vstore(&b, c->f->tv[t].dtype, c->vw, lv ? lv : "x", val);
+  const nvf_params *p = &c->pl->seg[c->s].p;
+  if (vec && p->stream && c->phase == p->nphases - 1)
+    fbxk_print_vstore_nt(&b, c->f->tv[t].dtype, c->vw, lv ? lv : "x", val);
+  else if (vec) fbxk_print_vstore(&b, c->f->tv[t].dtype, c->vw, lv ? lv : "x", val);
   else fbxk_print_store(&b, c->f->tv[t].dtype, lv ? lv : "x", val, c->k->dialect);
   fbxk_free(lv);
   char *s = take(c, &b);

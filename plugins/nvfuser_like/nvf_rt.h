@@ -42,6 +42,11 @@ const char *nvf_rt_device(const nvf_rt *rt);
 /* Whether the device runs on the host's CPU cores (PoCL's): schedulers
  * then give a whole row to one work-item (sched.h). */
 int nvf_rt_cpu_device(const nvf_rt *rt);
+/* The device's global memory cache in bytes (OpenCL's
+ * CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: a CPU device's last-level cache on
+ * PoCL); 0 when unknown (CUDA). Added by the runtime, beyond the first
+ * contract. */
+int64_t nvf_rt_cache_bytes(const nvf_rt *rt);
 
 /* A compiled kernel: one entry point of one source. Programs are cached by
  * (source, entry): compiling the same text twice returns the same program.

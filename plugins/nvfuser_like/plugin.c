@@ -14,10 +14,12 @@
  * FUSEBOX_NVF_TARGET = opencl | cuda: the device API; default cuda when a
  *   CUDA device opens, else opencl. `fusebox plugins` says which and why
  *   not CUDA.
- * FUSEBOX_NVF_DISABLE = comma list of vectorize, persistent, rows, vload (or
- *   all): the pointwise scheduler's 4 elements per thread; keeping rows in
- *   local memory (the reduction scheduler then recomputes them); a CPU
- *   device's row per work-item; CUDA's 16-byte pointwise accesses.
+ * FUSEBOX_NVF_DISABLE = comma list of vectorize, persistent, rows, vload,
+ *   stream (or all): the pointwise scheduler's 4 elements per thread;
+ *   keeping rows in local memory (the reduction scheduler then recomputes
+ *   them); a CPU device's row per work-item; CUDA's 16-byte pointwise
+ *   accesses; a persistent kernel's non-temporal stores of outputs larger
+ *   than the device's cache.
  * FUSEBOX_NVF_NVRTC_CHECK = a file: every fusion is also scheduled as for a
  *   GPU, printed as CUDA C and compiled with NVRTC (host->nvrtc_compile), one
  *   line per kernel appended ("ok <kernel>" or "fail <kernel>: <log>"),
@@ -36,7 +38,7 @@ static nvf_rt *rt;
 static nvf_target target;
 static char rt_why[512];
 static char description[900];
-static int disable_vec, disable_persist, disable_rows, disable_vload;
+static int disable_vec, disable_persist, disable_rows, disable_vload, disable_stream;
 static const char *nvrtc_check;
 
 typedef struct seg_launch {
@@ -143,6 +145,7 @@ static fbxp_status *nvf_compile(void *state, const fbxp_graph *g, const fbxp_arg
   pl.disable_vload = disable_vload;
   pl.disable_persist = disable_persist;
   pl.cpu_rows = nvf_rt_cpu_device(rt) && !disable_rows;
+  pl.stream_bytes = disable_stream ? 0 : nvf_rt_cache_bytes(rt);
   if (!st) {
     fbxk_printf(&text, "/* ==== nvfuser_like: fusion IR ==== */\n/*\n");
     nvf_fusion_print(f, &text);
@@ -424,7 +427,7 @@ static void warn_env(const char *var, const char *value, const char *why) {
 
 static void read_disable(void) {
   const char *e = getenv("FUSEBOX_NVF_DISABLE");
-  disable_vec = disable_persist = disable_rows = disable_vload = 0;
+  disable_vec = disable_persist = disable_rows = disable_vload = disable_stream = 0;
   if (!e || !*e) return;
   char word[32];
   for (const char *p = e; *p;) {
@@ -436,9 +439,11 @@ static void read_disable(void) {
       else if (!strcmp(word, "persistent")) disable_persist = 1;
       else if (!strcmp(word, "rows")) disable_rows = 1;
       else if (!strcmp(word, "vload")) disable_vload = 1;
-      else if (!strcmp(word, "all")) disable_vec = disable_persist = disable_rows = disable_vload = 1;
+      else if (!strcmp(word, "stream")) disable_stream = 1;
+      else if (!strcmp(word, "all")) disable_vec = disable_persist = disable_rows = disable_vload = disable_stream = 1;
       else
-        warn_env("FUSEBOX_NVF_DISABLE", e, "names an unknown switch (vectorize, persistent, rows, vload, all); ignored");
+        warn_env("FUSEBOX_NVF_DISABLE", e,
+                 "names an unknown switch (vectorize, persistent, rows, vload, stream, all); ignored");
     }
     p += n;
     if (*p == ',') p++;

@@ -39,6 +39,7 @@ struct nvf_rt {
   void *impl;
   char device[512];
   int cpu_device; /* the device runs on the host's CPU cores */
+  int64_t cache_bytes; /* the device's global memory cache, 0: unknown */
   pthread_mutex_t lock; /* the program cache and stats */
   struct nvf_program **buckets;
   size_t nbuckets, nprograms;

@@ -72,6 +72,7 @@ void nvf_rt_close(nvf_rt *rt) {
 nvf_target nvf_rt_target(const nvf_rt *rt) { return rt->target; }
 const char *nvf_rt_device(const nvf_rt *rt) { return rt->device; }
 int nvf_rt_cpu_device(const nvf_rt *rt) { return rt->cpu_device; }
+int64_t nvf_rt_cache_bytes(const nvf_rt *rt) { return rt->cache_bytes; }
 fbxp_status *nvf_rt_copy_bandwidth(nvf_rt *rt, size_t bytes, int reps, double *gbps) {
   *gbps = 0;
   if (!rt->be->copy_bandwidth) return rt->host->status_new(FBXP_ERR_UNSUPPORTED, "nvfuser_like: no copy bandwidth on this device");

@@ -360,18 +360,22 @@ fbxp_status *nvf_rt_open_opencl(nvf_rt *rt) {
   cl_bool unified = CL_FALSE;
   cl_device_type type = 0;
   cl_uint align_bits = 0, units = 0;
+  cl_ulong cache = 0;
   cl_platform_id plat = NULL;
   char dname[256] = "?", pver[256] = "?";
   c->clGetDeviceInfo(c->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
   c->clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
   c->clGetDeviceInfo(c->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
   c->clGetDeviceInfo(c->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+  if (c->clGetDeviceInfo(c->device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache, NULL) != CL_SUCCESS)
+    cache = 0;
   c->clGetDeviceInfo(c->device, CL_DEVICE_NAME, sizeof dname, dname, NULL);
   if (c->clGetDeviceInfo(c->device, CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL) == CL_SUCCESS && plat)
     c->clGetPlatformInfo(plat, CL_PLATFORM_VERSION, sizeof pver, pver, NULL);
   dname[sizeof dname - 1] = pver[sizeof pver - 1] = '\0';
   c->unified = unified == CL_TRUE || (type & CL_DEVICE_TYPE_CPU);
   rt->cpu_device = (type & CL_DEVICE_TYPE_CPU) != 0;
+  rt->cache_bytes = cache <= (cl_ulong)INT64_MAX ? (int64_t)cache : 0;
   c->device_align = c->align = align_bits >= 8 ? align_bits / 8 : 1;
   snprintf(rt->device, sizeof rt->device, "OpenCL: %.200s (%.200s), %u compute units%s", dname, pver, (unsigned)units,
            c->unified ? ", host memory shared" : "");

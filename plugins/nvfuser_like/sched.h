@@ -55,6 +55,7 @@ typedef struct nvf_params {
   int regs; /* inner, CUDA: a thread's share of the row is `regs` elements (j = tid + k * block, k < regs),
                in an unrolled loop; kept rows are registers (p<t>[k]), not shared memory */
   int out_rows; /* persistent, cpu_row: kept rows held in an output's row instead (c->row_home) */
+  int stream;   /* persistent, vector rows: the last phase's outputs written past the cache (FBXK_VSTORE_NT) */
   /* launch */
   int block;
   int64_t groups;
@@ -64,6 +65,7 @@ typedef struct nvf_params {
 #define NVF_LANES 8
 #define NVF_VROW 16 /* a CPU row's vector width: two AVX2 registers of float32, two exp chains interleaved */
 #define NVF_CPU_PRIVATE (128 * 1024) /* bytes of private rows a CPU work-group keeps at most */
+#define NVF_CPU_PRIVATE_STREAM (16 * 1024) /* the same when the outputs stream: half a core's L1 */
 #define NVF_CUDA_ROW_REGS 16 /* an inner row on CUDA: at most this many elements per thread for the unrolled form */
 #define NVF_PW_CHUNK 1024 /* flat elements per work-item of a dense pointwise kernel on a CPU device */
 
@@ -84,6 +86,7 @@ typedef struct nvf_plan {
   int persist_limit; /* bytes of local memory a persistent kernel may keep */
   int disable_vec, disable_persist, disable_vload;
   int cpu_rows; /* a CPU device: a reduction row per work-item, no barriers */
+  int64_t stream_bytes; /* a kernel reading and writing at least this much streams its outputs (0: never) */
 } nvf_plan;
 
 /* lower.c */

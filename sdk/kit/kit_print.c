@@ -260,6 +260,11 @@ void fbxk_print_vstore(fbxk_buf *b, int dt, int w, const char *ptr, const char *
   fbxk_printf(b, "FBXK_VSTORE(%d, convert_%s(%s), %s);", w, t ? t : "?", x, ptr);
 }
 
+void fbxk_print_vstore_nt(fbxk_buf *b, int dt, int w, const char *ptr, const char *x) {
+  const char *t = fbxk_vector_type(dt, w);
+  fbxk_printf(b, "FBXK_VSTORE_NT(%d, convert_%s(%s), %s);", w, t ? t : "?", x, ptr);
+}
+
 /* ---- printer ------------------------------------------------------------------------- */
 
 void fbxk_p_init(fbxk_printer *p, fbxk_dialect d) {

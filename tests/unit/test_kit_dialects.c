@@ -432,6 +432,94 @@ START_TEST(opencl_kernels_run) {
 }
 END_TEST
 
+/* The prelude's 16-lane exps (fbxk_v16expf, fbxk_v16expf_np: nvfuser_like's
+ * CPU row loops; on an AVX-512 device the vrndscaleps/vscalefps form) run
+ * on the OpenCL platform over a sweep of [-110, 95] and the edge values:
+ * NaN stays NaN, -inf and past -104 give 0, past 89 and +inf give inf
+ * (fbxk_v16expf), and every other value is within 1 ulp of the kit's
+ * scalar fbxk_vexpf as the host compiles it (the same reduction and
+ * polynomial; the device contracts products into FMAs, and the AVX-512
+ * round may pick the other integer at a near-tie). */
+static const char V16_EXP_SRC[] =
+    "__kernel void k_v16exp(__global const float *x, __global float *y, __global float *z) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  float16 v = vload16(i, x);\n"
+    "  vstore16(fbxk_v16expf(v), i, y);\n"
+    "  vstore16(fbxk_v16expf_np(v <= 0.0f ? v : -v), i, z);\n"
+    "}\n";
+
+static double ulps_apart(float a, float b) {
+  if (a == b) return 0;
+  double u = fmax(fabs((double)a), fabs((double)b));
+  int e;
+  frexp(u, &e);
+  double ulp = ldexp(1.0, (e - 24 < -149 ? -149 : e - 24));
+  return fabs((double)a - (double)b) / ulp;
+}
+
+START_TEST(opencl_v16_exp) {
+  fbxk_buf sb = {0};
+  fbxk_puts(&sb, fbxk_prelude(FBXK_OPENCL));
+  fbxk_puts(&sb, V16_EXP_SRC);
+  char *src = fbxk_take(&sb);
+  ck_assert_ptr_nonnull(src);
+  void *prog = NULL, *ctx = NULL, *queue = NULL;
+  char *log = NULL;
+  fbxp_status *st = fbx_svc_opencl_build(src, "-cl-std=CL1.2", &prog, &ctx, NULL, &queue, &log);
+  fbxk_free(src);
+  if (st && st->code == FBXP_ERR_UNSUPPORTED) {
+    printf("opencl_v16_exp: skipped: %s\n", st->msg);
+    fbx_host_drop_status(st);
+    fbx_free(log);
+    return;
+  }
+  ck_assert_msg(!st, "%s", st ? st->msg : "");
+  fbx_free(log);
+  ck_assert(cl_syms());
+  enum { N = 16 * 4096 };
+  static float x[N], y[N], z[N];
+  const float edges[] = {NAN, -INFINITY, INFINITY, 0.0f, -0.0f, -104.0f, -104.5f, -103.97f, -103.2f, -87.4f,
+                         -87.3f, 88.72f, 88.73f, 89.0f, 89.5f, 1e-30f, -1e-30f, 0.34657359f, -0.34657359f};
+  int ne = (int)(sizeof edges / sizeof edges[0]);
+  for (int i = 0; i < N; i++) x[i] = i < ne ? edges[i] : -110.0f + 205.0f * (float)(i - ne) / (float)(N - ne);
+  int32_t err;
+  const uint64_t RO_COPY = (1u << 2) | (1u << 5), WO = 1u << 1;
+  cl_mem bx = CL.create_buffer(ctx, RO_COPY, sizeof x, x, &err);
+  cl_mem by = CL.create_buffer(ctx, WO, sizeof y, NULL, &err);
+  cl_mem bz = CL.create_buffer(ctx, WO, sizeof z, NULL, &err);
+  ck_assert(bx && by && bz);
+  cl_kernel k = CL.create_kernel(prog, "k_v16exp", &err);
+  ck_assert_msg(k != NULL, "clCreateKernel: %d", err);
+  ck_assert_int_eq(CL.set_arg(k, 0, sizeof bx, &bx), 0);
+  ck_assert_int_eq(CL.set_arg(k, 1, sizeof by, &by), 0);
+  ck_assert_int_eq(CL.set_arg(k, 2, sizeof bz, &bz), 0);
+  size_t global = N / 16;
+  ck_assert_int_eq(CL.enqueue(queue, k, 1, NULL, &global, NULL, 0, NULL, NULL), 0);
+  ck_assert_int_eq(CL.read(queue, by, 1, 0, sizeof y, y, 0, NULL, NULL), 0);
+  ck_assert_int_eq(CL.read(queue, bz, 1, 0, sizeof z, z, 0, NULL, NULL), 0);
+  int off = 0;
+  for (int i = 0; i < N; i++) {
+    float xn = x[i] <= 0.0f ? x[i] : -x[i];
+    float wy = fbxk_vexpf(x[i]), wz = fbxk_vexpf(xn);
+    if (isnan(x[i])) {
+      ck_assert_msg(isnan(y[i]) && isnan(z[i]), "exp(NaN): %g %g", y[i], z[i]);
+      continue;
+    }
+    if (x[i] < -104.0f) ck_assert_msg(y[i] == 0 && z[i] == 0, "exp(%a): %a %a, want 0", x[i], y[i], z[i]);
+    if (x[i] > 89.0f) ck_assert_msg(isinf(y[i]) && y[i] > 0, "exp(%a): %a, want inf", x[i], y[i]);
+    ck_assert_msg(ulps_apart(y[i], wy) <= 1, "fbxk_v16expf(%a) = %a, fbxk_vexpf %a", x[i], y[i], wy);
+    ck_assert_msg(ulps_apart(z[i], wz) <= 1, "fbxk_v16expf_np(%a) = %a, fbxk_vexpf %a", xn, z[i], wz);
+    off += y[i] != wy || z[i] != wz;
+  }
+  printf("kit OpenCL 16-lane exp: %d values, %d one ulp from fbxk_vexpf\n", N, off);
+  CL.release_kernel(k);
+  CL.release_mem(bx);
+  CL.release_mem(by);
+  CL.release_mem(bz);
+  CL.release_program(prog);
+}
+END_TEST
+
 /* ---- the reference interpreter ---------------------------------------------------------------- */
 
 /* the core schema of an overload; NULL if none */
@@ -797,6 +885,7 @@ int main(void) {
   tcase_add_test(tc, c_kernels_equal_eval);
   tcase_add_test(tc, cuda_kernels_compile_with_nvrtc);
   tcase_add_test(tc, opencl_kernels_run);
+  tcase_add_test(tc, opencl_v16_exp);
   tcase_add_test(tc, eval_matches_reference);
   suite_add_tcase(s, tc);
   SRunner *r = srunner_create(s);

@@ -50,6 +50,8 @@ typedef struct built {
 
 /* set: the next build as under FUSEBOX_NVF_DISABLE=vload */
 static int build_novload;
+/* set: the next build's plan streams outputs of kernels moving this many bytes (the device's cache size) */
+static int64_t build_stream_bytes;
 
 /* cpu: the plan a CPU device gets (a row per work-item); novec: FUSEBOX_NVF_DISABLE=vectorize */
 static void build_for(built *b, const char *ir, const fbxp_arg_spec *specs, int n, fbxk_dialect d, int cpu, int novec) {
@@ -67,6 +69,7 @@ static void build_for(built *b, const char *ir, const fbxp_arg_spec *specs, int 
   b->pl.cpu_rows = cpu;
   b->pl.disable_vec = novec;
   b->pl.disable_vload = build_novload;
+  b->pl.stream_bytes = build_stream_bytes;
   for (int s = 0; s < b->pl.nsegs; s++) {
     ck_assert_ptr_null(nvf_schedule_segment(&b->pl, s, d));
     b->src[s] = nvf_print(&b->pl.seg[s].k);
@@ -362,10 +365,12 @@ END_TEST
 
 /* Segment 0 of b run through the runtime (PoCL) on buffers bufs[0..nbufs),
  * its parameters in order (what plugin.c launches). */
+static size_t run_wrap_align; /* set: host pointers aligned so are wrapped (nvf_rt_set_wrap_align) */
 static void run_seg0(const built *b, nvf_buffer *bufs, int nbufs) {
   nvf_rt *rt = NULL;
   fbxp_status *st = nvf_rt_open(nvf_host, NVF_TARGET_OPENCL, &rt);
   ck_assert_msg(!st, "%s", st ? nvf_host->status_message(st) : "");
+  if (run_wrap_align) nvf_rt_set_wrap_align(rt, run_wrap_align);
   nvf_program *prog = NULL;
   st = nvf_rt_compile(rt, b->src[0], b->pl.seg[0].k.name, &prog);
   ck_assert_msg(!st, "%s", st ? nvf_host->status_message(st) : "");
@@ -380,6 +385,20 @@ static void run_seg0(const built *b, nvf_buffer *bufs, int nbufs) {
   st = nvf_rt_run(rt, bufs, nbufs, &l, 1);
   ck_assert_msg(!st, "%s", st ? nvf_host->status_message(st) : "");
   nvf_rt_close(rt);
+}
+
+/* Six rows of n: ordinary; past exp's clamp at -104; holding -inf (exp
+ * 0); holding +inf (a NaN row); holding NaN (a NaN row); a slow ramp. */
+static void softmax_rows_fill(float *x, int rows, int n) {
+  for (int i = 0; i < rows * n; i++) {
+    int r = i / n % 6, j = i % n;
+    x[i] = r == 0 ? (float)((j * 37) % 101) * 0.25f - 12.0f
+           : r == 1 ? (float)((j * 53) % 211) * 1.5f - 200.0f
+           : r == 2 ? (j == 700 % n ? -INFINITY : (float)(j % 17) - 8.0f)
+           : r == 3 ? (j == 5 ? INFINITY : 1.0f)
+           : r == 4 ? (j == 999 % n ? NAN : 0.5f)
+                    : (float)j * 1e-3f;
+  }
 }
 
 /* A CPU device's softmax row (issue 15): its loops on float16 vectors
@@ -424,15 +443,7 @@ START_TEST(softmax_cpu_vector_rows) {
   ck_assert_int_eq(count(sc.src[0], "vload16"), 0);
   ck_assert_int_eq(count(sc.src[0], "fbxk_vexpf_np(("), 1);
   static float x[R * N], yv[R * N], ys[R * N];
-  for (int i = 0; i < R * N; i++) {
-    int r = i / N, j = i % N;
-    x[i] = r == 0 ? (float)((j * 37) % 101) * 0.25f - 12.0f                 /* ordinary */
-           : r == 1 ? (float)((j * 53) % 211) * 1.5f - 200.0f               /* exp's clamp at -104 */
-           : r == 2 ? (j == 700 ? -INFINITY : (float)(j % 17) - 8.0f)      /* -inf: exp 0 */
-           : r == 3 ? (j == 5 ? INFINITY : 1.0f)                           /* +inf: NaN row */
-           : r == 4 ? (j == 999 ? NAN : 0.5f)                              /* NaN: NaN row */
-                    : (float)j * 1e-3f;
-  }
+  softmax_rows_fill(x, R, N);
   nvf_buffer bv[2] = {{x, sizeof x, NVF_BUF_IN}, {yv, sizeof yv, NVF_BUF_OUT}};
   nvf_buffer bs[2] = {{x, sizeof x, NVF_BUF_IN}, {ys, sizeof ys, NVF_BUF_OUT}};
   run_seg0(&v, bv, 2);
@@ -545,6 +556,84 @@ START_TEST(layer_norm_cpu_vector_rows) {
 }
 END_TEST
 
+/* Outputs larger than the device's cache (the plan's stream_bytes; PoCL
+ * reports its CPU's last level): softmax and layer norm write their
+ * output in the last phase with FBXK_VSTORE_NT, the work-group's last
+ * work-item then FBXK_STREAM_FENCE (R = 13: the last group's last work-item
+ * has no row); softmax keeps exp(x - max) in a private array instead
+ * of the output row (which is then written once), in work-groups whose
+ * private arrays fit 16 KiB; no line of the output is asked for. The
+ * values are the ordinary kernel's, bit for bit, with the output 64-byte
+ * aligned (non-temporal stores) and 4 bytes off (ordinary stores). */
+START_TEST(streamed_outputs) {
+  enum { R = 13, N = 1024 };
+  fbxp_arg_spec s = f32(2, (int64_t[]){R, N});
+  built plain, st;
+  build_stream_bytes = 2 * R * N * (int64_t)sizeof(float) + 1; /* one byte more than the kernel moves */
+  build_for(&plain, softmax_ir, &s, 1, FBXK_OPENCL, 1, 0);
+  build_stream_bytes = 2 * R * N * (int64_t)sizeof(float);
+  build_for(&st, softmax_ir, &s, 1, FBXK_OPENCL, 1, 0);
+  build_stream_bytes = 0;
+  ck_assert_int_eq(plain.pl.seg[0].p.stream, 0);
+  ck_assert_int_eq(plain.pl.seg[0].p.out_rows, 1);
+  const nvf_params *p = &st.pl.seg[0].p;
+  ck_assert_int_eq(p->kind, NVF_SCHED_PERSISTENT);
+  ck_assert_int_eq(p->stream, 1);
+  ck_assert_int_eq(p->out_rows, 0);
+  ck_assert_int_eq(p->local_bytes, N * 4);
+  ck_assert_int_eq(p->block, 4);
+  ck_assert_int_eq(count(st.src[0], "FBXK_VSTORE_NT(16, "), 1);
+  ck_assert_int_eq(count(st.src[0], "FBXK_VSTORE(16, "), 1); /* exp(x - max) into the private row */
+  ck_assert_int_eq(count(st.src[0], "FBXK_STREAM_FENCE();"), 1);
+  ck_assert_int_eq(count(st.src[0], "FBXK_PREFETCH_W(T"), 0);
+  ck_assert_int_eq(count(plain.src[0], "FBXK_VSTORE_NT(16, "), 0);
+  ck_assert_int_eq(count(plain.src[0], "FBXK_STREAM_FENCE();"), 0);
+  fbxk_buf pb = {0};
+  nvf_params_print(p, &pb);
+  char *ps = fbxk_take(&pb);
+  ck_assert_ptr_nonnull(strstr(ps, "outputs streamed past the cache"));
+  fbxk_free(ps);
+  static float x[R * N], y0[R * N + 16] __attribute__((aligned(128))), y1[R * N + 16] __attribute__((aligned(128)));
+  softmax_rows_fill(x, R, N);
+  nvf_buffer b0[2] = {{x, sizeof x, NVF_BUF_IN}, {y0, sizeof x, NVF_BUF_OUT}};
+  run_seg0(&plain, b0, 2);
+  for (int off = 0; off < 2; off++) { /* y1 itself, then 4 bytes on: both wrapped as they are */
+    memset(y1, 0, sizeof y1);
+    nvf_buffer b1[2] = {{x, sizeof x, NVF_BUF_IN}, {y1 + off, sizeof x, NVF_BUF_OUT}};
+    run_wrap_align = 4;
+    run_seg0(&st, b1, 2);
+    run_wrap_align = 0;
+    ck_assert_msg(memcmp(y0, y1 + off, sizeof x) == 0, "softmax streamed, output %d floats past 128 bytes", off);
+  }
+  unbuild(&plain);
+  unbuild(&st);
+
+  /* layer norm: the output pass streams; nothing else changes */
+  fbxp_arg_spec ls[3] = {f32(2, (int64_t[]){R, N}), f32(1, (int64_t[]){N}), f32(1, (int64_t[]){N})};
+  build_for(&plain, layer_norm_ir, ls, 3, FBXK_OPENCL, 1, 0);
+  build_stream_bytes = 1;
+  build_for(&st, layer_norm_ir, ls, 3, FBXK_OPENCL, 1, 0);
+  build_stream_bytes = 0;
+  ck_assert_int_eq(st.pl.seg[0].p.stream, 1);
+  ck_assert_int_eq(st.pl.seg[0].p.local_bytes, 0);
+  ck_assert_int_eq(count(st.src[0], "FBXK_VSTORE_NT(16, "), 1);
+  ck_assert_int_eq(count(st.src[0], "FBXK_PREFETCH_W(T"), 0);
+  ck_assert_int_eq(count(plain.src[0], "FBXK_PREFETCH_W(T"), 1);
+  static float w[N], bias[N];
+  for (int j = 0; j < N; j++) w[j] = 0.5f + (float)(j % 7) * 0.1f, bias[j] = (float)(j % 5) * 0.01f - 0.02f;
+  ck_assert_int_eq(plain.pl.seg[0].k.nparams, 4);
+  nvf_buffer l0[4] = {{x, sizeof x, NVF_BUF_IN}, {w, sizeof w, NVF_BUF_IN}, {bias, sizeof bias, NVF_BUF_IN},
+                      {y0, sizeof x, NVF_BUF_OUT}};
+  nvf_buffer l1[4] = {{x, sizeof x, NVF_BUF_IN}, {w, sizeof w, NVF_BUF_IN}, {bias, sizeof bias, NVF_BUF_IN},
+                      {y1, sizeof x, NVF_BUF_OUT}};
+  run_seg0(&plain, l0, 4);
+  run_seg0(&st, l1, 4);
+  ck_assert(memcmp(y0, y1, sizeof x) == 0);
+  unbuild(&plain);
+  unbuild(&st);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("nvf_compiler");
   TCase *tc = tcase_create("compiler");
@@ -557,6 +646,7 @@ int main(void) {
   tcase_add_test(tc, softmax_cpu_vector_rows);
   tcase_add_test(tc, exp_nonpos_fact);
   tcase_add_test(tc, layer_norm_cpu_vector_rows);
+  tcase_add_test(tc, streamed_outputs);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

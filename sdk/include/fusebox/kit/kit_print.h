@@ -114,6 +114,14 @@ FBXK_API const char *fbxk_vector_type(int dt, int w);
 FBXK_API void fbxk_print_vcast(fbxk_buf *b, int dt, int w, const char *x);
 FBXK_API void fbxk_print_vload(fbxk_buf *b, int w, const char *ptr);
 FBXK_API void fbxk_print_vstore(fbxk_buf *b, int dt, int w, const char *ptr, const char *x);
+/* The same store written past the cache (the prelude's FBXK_VSTORE_NT):
+ * under clang (PoCL), a 64-byte vector whose address is 64-byte aligned
+ * goes out as a non-temporal store (x86 vmovntps: the line is not read
+ * first and does not stay in the cache), any other as FBXK_VSTORE; the
+ * alignment is checked where the store runs. For an output too large to
+ * stay in the cache. FBXK_STREAM_FENCE() orders a thread's streamed stores
+ * before what it does next: a CPU kernel calls it once a work-group. */
+FBXK_API void fbxk_print_vstore_nt(fbxk_buf *b, int dt, int w, const char *ptr, const char *x);
 
 /* ---- printer ------------------------------------------------------------------ */
 
