@@ -79,7 +79,9 @@ void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, const float *w,
  * the largest cache cpu0 lists in sysfs, else sysconf's, else 32 MiB; the
  * OpenCL CPU device PoCL reports the same size): its output would not stay
  * in cache for the next operation anyway, and ordinary stores first read
- * each line of y from memory. The same values either way. */
+ * each line of y from memory. The same operations either way (the
+ * ordinary loop's last multiply-add may or may not be one FMA, as the
+ * compiler chooses: within one rounding). */
 bool fbx_row_stream_wanted(int64_t bytes);
 /* After a thread's last streamed row (not after each: the fence waits for
  * the stores to drain, 15% of a softmax kernel's time when it followed

@@ -83,8 +83,8 @@ void nvf_sched_persistent_decide(nvf_lctx *c) {
   /* An output too large to stay in the cache (the kernel reads and writes
    * at least the device's cache size: PoCL reports its CPU's last level)
    * is written in the last phase with non-temporal stores: an ordinary
-   * store first reads the line from memory, a third of the traffic of a
-   * row read once and written once. Its rows are then not kept values'
+   * store first reads the line from memory, three transfers a value for a
+   * row read once and written once where two will do. Its rows are then not kept values'
    * homes (a home is written in an earlier phase and read back), and the
    * private arrays that hold them instead stay within half a core's L1.
    * PoCL, [4096, 1024], 2 threads, the kernel alone in hand-written
