@@ -176,6 +176,7 @@ void nvf_params_print(const nvf_params *p, fbxk_buf *b) {
                 p->regs ? " per row" : "");
   if (p->out_rows) fbxk_printf(b, ", kept in output rows=%d", p->out_rows);
   if (p->stream) fbxk_puts(b, ", outputs streamed past the cache");
+  if (p->nan_blind) fbxk_printf(b, ", maxima without the NaN test=%d", p->nan_blind);
   fbxk_puts(b, ")");
 }
 
@@ -211,12 +212,15 @@ fbxp_status *nvf_lctx_init(nvf_lctx *c, nvf_plan *pl, int s, fbxk_dialect d) {
   c->row_home = nvf_host->alloc(sizeof(int) * n);
   c->holds = nvf_host->alloc(sizeof(int) * n);
   c->names = nvf_host->alloc(sizeof *c->names * n);
-  if (!c->avail || !c->persist || !c->level || !c->param_of || !c->row_home || !c->holds || !c->names) {
+  c->nan_blind = nvf_host->alloc(n);
+  if (!c->avail || !c->persist || !c->level || !c->param_of || !c->row_home || !c->holds || !c->names ||
+      !c->nan_blind) {
     nvf_lctx_free(c);
     return nvf_host->status_new(FBXP_ERR_NOMEM, "nvfuser_like: out of memory");
   }
   memset(c->avail, 0, n);
   memset(c->persist, 0, n);
+  memset(c->nan_blind, 0, n);
   char name[48];
   snprintf(name, sizeof name, "nvf_k%d", s);
   nvf_kir_free(c->k);
@@ -273,7 +277,8 @@ void nvf_lctx_free(nvf_lctx *c) {
   nvf_host->free(c->row_home);
   nvf_host->free(c->holds);
   nvf_host->free(c->names);
-  c->avail = c->persist = NULL;
+  nvf_host->free(c->nan_blind);
+  c->avail = c->persist = c->nan_blind = NULL;
   c->level = c->param_of = c->row_home = c->holds = NULL;
   c->names = NULL;
 }

@@ -56,6 +56,7 @@ typedef struct nvf_params {
                in an unrolled loop; kept rows are registers (p<t>[k]), not shared memory */
   int out_rows; /* persistent, cpu_row: kept rows held in an output's row instead (c->row_home) */
   int stream;   /* persistent, vector rows: the last phase's outputs written past the cache (FBXK_VSTORE_NT) */
+  int nan_blind; /* maxima/minima taken without the NaN test (c->nan_blind: softmax's max) */
   /* launch */
   int block;
   int64_t groups;
@@ -109,6 +110,7 @@ typedef struct nvf_lctx {
   int *row_home;          /* per TV kept: -1 its own array, else the output TV whose row holds it */
   int *holds;             /* per TV: the kept TV whose row it holds (row_home's inverse), -1 */
   int *param_of;          /* per TV: kernel parameter index, -1 */
+  unsigned char *nan_blind; /* per TV: a max/min whose NaN test no output can see (sched_reduction.c) */
   unsigned rmask;
   int scope;              /* 1 kernel, 2 loop */
   int vw;                 /* in a vector row loop: its width (values varying along the row are vectors) */

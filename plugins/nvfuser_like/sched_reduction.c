@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "nvf.h"
 
@@ -172,6 +173,82 @@ static void persist_store(nvf_lctx *c, int t) {
   fbxk_free(s);
 }
 
+/* ---- maxima whose NaN test no output can see ------------------------------------------------- */
+
+/* Does a NaN operand of x make its result NaN? (operands only; a cast to a
+ * float dtype and a broadcast carry the value) */
+static int nan_carrying(const nvf_fusion *f, const nvf_expr *x) {
+  if (x->kind == NVF_E_BCAST) return 1;
+  if (x->kind != NVF_E_PW) return 0;
+  if (x->op < 0) return fbxk_is_float(f->tv[x->out].dtype);
+  switch (x->op) {
+  case FBXK_OP_ADD_T: case FBXK_OP_SUB_T: case FBXK_OP_MUL_T: case FBXK_OP_DIV_T:
+  case FBXK_OP_NEG: case FBXK_OP_EXP: case FBXK_OP_LOG: case FBXK_OP_RECIPROCAL:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* r[t] = 1 for `from` and every value the segment computes from it, element
+ * for element, through NaN-carrying operations (carry) or any (!carry). */
+static void reach(const nvf_lctx *c, int from, int carry, unsigned char *r) {
+  const nvf_fusion *f = c->f;
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  memset(r, 0, (size_t)f->ntv);
+  r[from] = 1;
+  for (int i = 0; i < sg->nexprs; i++) {
+    const nvf_expr *x = &f->ex[sg->exprs[i]];
+    if (carry && !nan_carrying(f, x)) continue;
+    int n = carry && x->kind == NVF_E_PW ? x->noperands : x->nin;
+    for (int a = 0; a < n && !r[x->out]; a++) r[x->out] = r[x->in[a]];
+  }
+}
+
+/* A max (or min) m of a float row x may skip the NaN test (one instruction
+ * a step where the test takes three: the max phase of softmax, PyTorch,
+ * [4096, 1024], the kernel alone: about 7% of its time) when nothing it
+ * writes can tell: m is not written, and some sum S in the segment adds
+ * values that are NaN wherever x is (exp(x - m): a chain of NaN-carrying
+ * operations from x), and every output that m reaches is NaN wherever S
+ * is. A NaN in x then makes S NaN, hence every output m reaches, whatever
+ * m was (softmax, log_softmax). The max without the test still is the max
+ * of the row's other values, so exp(x - m) keeps x - m <= 0. */
+static void find_nan_blind(nvf_lctx *c) {
+  const nvf_fusion *f = c->f;
+  const nvf_segment *sg = &c->pl->seg[c->s];
+  nvf_params *p = &c->pl->seg[c->s].p;
+  p->nan_blind = 0;
+  if (!p->cpu_row) return; /* a CPU row's loops (a GPU's threads keep the test) */
+  size_t n = (size_t)f->ntv;
+  unsigned char *rx = nvf_host->alloc(n), *rm = nvf_host->alloc(n), *rs = nvf_host->alloc(n);
+  for (int i = 0; rx && rm && rs && i < sg->nexprs; i++) {
+    const nvf_expr *x = &f->ex[sg->exprs[i]];
+    if (x->kind != NVF_E_REDUCE || x->red == NVF_RED_SUM || !fbxk_is_float(x->cdtype) || c->pl->materialize[x->out])
+      continue;
+    reach(c, x->in[0], 1, rx);
+    reach(c, x->out, 0, rm);
+    for (int j = 0; j < sg->nexprs && !c->nan_blind[x->out]; j++) {
+      const nvf_expr *s = &f->ex[sg->exprs[j]];
+      if (s->kind != NVF_E_REDUCE || s->red != NVF_RED_SUM || !rx[s->in[0]]) continue;
+      reach(c, s->out, 1, rs);
+      int ok = 1;
+      for (int t = 0; t < f->ntv && ok; t++)
+        if (rm[t] && c->pl->materialize[t] && nvf_in_seg(c, t) && !rs[t]) ok = 0;
+      if (ok) c->nan_blind[x->out] = 1, p->nan_blind++;
+    }
+  }
+  nvf_host->free(rx);
+  nvf_host->free(rm);
+  nvf_host->free(rs);
+}
+
+/* acc = the larger (smaller) of acc and v without the NaN test, for a
+ * nan_blind reduction: `v > acc ? v : acc` (x86: one vmaxps) */
+static void print_blind_combine(fbxk_buf *b, nvf_red red, const char *acc, const char *v) {
+  fbxk_printf(b, "(((%s) %s (%s)) ? (%s) : (%s))", v, red == NVF_RED_MAX ? ">" : "<", acc, v, acc);
+}
+
 /* A vector row's accumulator lanes for reduction e: a sum keeps the 8 lanes
  * of the scalar kernel (the same rounding); a max or min, whose value does
  * not depend on the order, takes a lane per vector lane: no chain of two
@@ -233,6 +310,7 @@ static void reduce_vec(nvf_lctx *c, int e, const char *v, int unroll) {
     const char *args[2] = {acc, part};
     fbxk_buf b = {0};
     if (x->red == NVF_RED_SUM) fbxk_op_print_vec(&b, FBXK_OP_ADD_T, x->cdtype, al, d, args);
+    else if (c->nan_blind[x->out]) print_blind_combine(&b, x->red, acc, part);
     else fbxk_op_print_vec(&b, x->red == NVF_RED_MAX ? FBXK_OP_MAXIMUM : FBXK_OP_MINIMUM, x->cdtype, al, d, args);
     char *s = fbxk_take(&b);
     if (!s) c->k->oom = 1;
@@ -347,6 +425,7 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
   char buf[160], blk[24], len[24];
   snprintf(blk, sizeof blk, "%d", p->block);
   snprintf(len, sizeof len, "%lld", (long long)p->row_len);
+  find_nan_blind(c);
   /* local memory first: persistent rows, reduction scratch */
   for (int t = 0; t < f->ntv; t++)
     if (c->persist[t] && c->row_home[t] < 0) {
@@ -458,7 +537,8 @@ fbxp_status *nvf_sched_reduction_lower(nvf_lctx *c) {
         char *cv = fbxk_take(&cb);
         char acc[24];
         snprintf(acc, sizeof acc, lanes ? "accl%d[l]" : "acc%d", e);
-        nvf_print_combine(&b, x->red, x->cdtype, d, acc, cv ? cv : "0");
+        if (c->nan_blind[x->out] && x->red != NVF_RED_SUM) print_blind_combine(&b, x->red, acc, cv ? cv : "0");
+        else nvf_print_combine(&b, x->red, x->cdtype, d, acc, cv ? cv : "0");
         char *s = fbxk_take(&b);
         nvf_kir_stmt(k, "%s = %s;", acc, s ? s : "0");
         fbxk_free(cv);

@@ -55,16 +55,17 @@ END_TEST
  * the row's exp values in its output's row (written in the exp pass, read
  * back and scaled in place), not in a private array; log_softmax keeps
  * nothing (x - max is recomputed from the row in the cache) and is still
- * the persistent schedule. FUSEBOX_NVF_DISABLE=rows gives the GPU schedule
+ * the persistent schedule. Both take their max without the NaN test (a NaN
+ * reaches every result through the sum). FUSEBOX_NVF_DISABLE=rows gives the GPU schedule
  * checked below (a work-group per row, trees in local memory). */
 START_TEST(softmax_row_per_work_item_on_a_cpu) {
   char *in = case_inputs("softmax", 1);
   char *out = explain("", "tests/corpus/cases/softmax/graph.ir", in, "--source");
   ck_assert_msg(strstr(out, "optimized, 3 groups\n") != NULL, "%s", out);
   ck_assert_int_eq(count(out, "/* ==== segment 0: persistent(row per work-item, axes=0x2, rows=4, row=5, block=64, groups=1, "
-                              "phases=3, private=0 B, kept in output rows=1)"), 1);
+                              "phases=3, private=0 B, kept in output rows=1, maxima without the NaN test=1)"), 1);
   ck_assert_int_eq(count(out, "/* ==== segment 0: persistent(row per work-item, axes=0x2, rows=4, row=5, block=64, groups=1, "
-                              "phases=3, private=0 B)"), 1);
+                              "phases=3, private=0 B, maxima without the NaN test=1)"), 1);
   ck_assert_int_eq(count(out, "T8[i0 * 5 + i1] = (float)v4;"), 1); /* exp into the output row */
   ck_assert_int_eq(count(out, "const float v4 = T8[i0 * 5 + i1];"), 1); /* read back in the last pass */
   ck_assert_int_eq(count(out, "/* ==== segment 0: reduction(outer, axes=0x1, rows=5, row=4"), 1);
@@ -94,7 +95,8 @@ START_TEST(softmax_rows_in_lanes) {
   ck_assert_int_eq(count(out, "double8 accv"), 2);
   ck_assert_int_eq(count(out, ") + (rv"), 8);     /* each sum: the low half, then the high half */
   ck_assert_int_eq(count(out, "_4 = ((accv"), 4); /* and its 8 lanes folded pairwise after the loop */
-  ck_assert_int_eq(count(out, " = ((((accv"), 4); /* a max: once in the loop, once to fold its 16 lanes */
+  ck_assert_int_eq(count(out, " = (((rv"), 2);    /* a max in the loop: no NaN test (softmax's, nan_blind) */
+  ck_assert_int_eq(count(out, " = ((((accv"), 2); /* and its 16 lanes folded with the test */
   ck_assert_int_eq(count(out, "_8 = ((((accv"), 2); /* (pairwise too) */
   ck_assert_int_eq(count(out, "for (long l = 0; l < 8; l++) {"), 0);
   free(out);

@@ -556,6 +556,61 @@ START_TEST(layer_norm_cpu_vector_rows) {
 }
 END_TEST
 
+/* A CPU row's max without the NaN test (c->nan_blind): only where no output
+ * can tell, i.e. a sum of values NaN wherever x is reaches every output the
+ * max reaches. softmax written out (max, exp(x - max), sum, e / sum) and
+ * log_softmax's (x - max) - log(sum): blind; the same with exp(x - max) also
+ * returned, the max returned, or an output that no sum reaches (e * e next
+ * to the sum): the test kept. Blind or not, a NaN
+ * anywhere in a row makes every result of the row NaN (run on PoCL). */
+START_TEST(nan_blind_max) {
+#define NB_HEAD "graph(%x : Tensor):\n  %d : int[] = prim::Constant[value=[-1]]()\n  %t : bool = prim::Constant[value=1]()\n" \
+                "  %m : Tensor = aten::amax(%x, %d, %t)\n  %one : int = prim::Constant[value=1]()\n"                      \
+                "  %c : Tensor = aten::sub(%x, %m, %one)\n  %e : Tensor = aten::exp(%c)\n"                                 \
+                "  %no : NoneType = prim::Constant()\n  %s : Tensor = aten::sum(%e, %d, %t, %no)\n"
+  static const struct {
+    const char *ir;
+    int blind, nout;
+  } cases[] = {
+      {NB_HEAD "  %y : Tensor = aten::div(%e, %s)\n  return (%y)\n", 1, 1},
+      {NB_HEAD "  %l : Tensor = aten::log(%s)\n  %y : Tensor = aten::sub(%c, %l, %one)\n  return (%y)\n", 1, 1},
+      {NB_HEAD "  %y : Tensor = aten::div(%e, %s)\n  return (%y, %e)\n", 0, 2},
+      {NB_HEAD "  %y : Tensor = aten::div(%e, %s)\n  return (%y, %m)\n", 0, 2},
+      {NB_HEAD "  %y : Tensor = aten::mul(%e, %e)\n  return (%y, %s)\n", 0, 2},
+  };
+#undef NB_HEAD
+  enum { R = 3, N = 64 };
+  fbxp_arg_spec sp = f32(2, (int64_t[]){R, N});
+  static float x[R * N], y[R * N], y2[R * N];
+  for (int i = 0; i < R * N; i++) x[i] = (float)((i * 29) % 23) * 0.5f - 5.0f;
+  x[1 * N + 0] = NAN;  /* row 1: NaN first */
+  x[2 * N + 63] = NAN; /* row 2: NaN last */
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    built b;
+    build_for(&b, cases[i].ir, &sp, 1, FBXK_OPENCL, 1, 0);
+    ck_assert_int_eq(b.pl.nsegs, 1);
+    const nvf_params *p = &b.pl.seg[0].p;
+    ck_assert_msg(p->nan_blind == cases[i].blind, "case %zu: nan_blind %d", i, p->nan_blind);
+    const char *k = strstr(b.src[0], "__kernel");
+    /* the NaN test is the select's "x != x" on the accumulator */
+    ck_assert_msg((count(k, "!= (accu0") == 0) == cases[i].blind, "case %zu:\n%s", i, k);
+    if (cases[i].nout == 1) {
+      nvf_buffer bf[2] = {{x, sizeof x, NVF_BUF_IN}, {y, sizeof y, NVF_BUF_OUT}};
+      run_seg0(&b, bf, 2);
+    } else {
+      ck_assert_int_eq(b.pl.seg[0].k.nparams, 3);
+      /* outputs in the order they are computed: %y last (y2: e, m or s, its first R or R * N values) */
+      nvf_buffer bf[3] = {{x, sizeof x, NVF_BUF_IN}, {y2, sizeof y2, NVF_BUF_OUT}, {y, sizeof y, NVF_BUF_OUT}};
+      run_seg0(&b, bf, 3);
+    }
+    for (int r = 1; r < R; r++)
+      for (int j = 0; j < N; j++) ck_assert_msg(isnan(y[r * N + j]), "case %zu row %d [%d]: %g", i, r, j, y[r * N + j]);
+    for (int j = 0; j < N; j++) ck_assert_msg(!isnan(y[j]), "case %zu row 0 [%d]: NaN", i, j);
+    unbuild(&b);
+  }
+}
+END_TEST
+
 /* Outputs larger than the device's cache (the plan's stream_bytes; PoCL
  * reports its CPU's last level): softmax and layer norm write their
  * output in the last phase with FBXK_VSTORE_NT, the work-group's last
@@ -647,6 +702,7 @@ int main(void) {
   tcase_add_test(tc, exp_nonpos_fact);
   tcase_add_test(tc, layer_norm_cpu_vector_rows);
   tcase_add_test(tc, streamed_outputs);
+  tcase_add_test(tc, nan_blind_max);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
