@@ -26,6 +26,10 @@ void nvf_sched_reduction_params(nvf_lctx *c) {
   const nvf_fusion *f = c->f;
   nvf_params *p = &c->pl->seg[c->s].p;
   p->kind = NVF_SCHED_REDUCTION;
+  /* what the persistent decision and the lowering set: a segment scheduled
+   * again (as for a GPU, FUSEBOX_NVF_NVRTC_CHECK) starts afresh */
+  p->local_bytes = 0;
+  p->out_rows = p->stream = p->nan_blind = 0;
   p->rmask = c->rmask;
   p->rows = p->row_len = 1;
   int max_kept = -1, min_red = NVF_MAX_DIMS;

@@ -660,6 +660,21 @@ START_TEST(streamed_outputs) {
     run_wrap_align = 0;
     ck_assert_msg(memcmp(y0, y1 + off, sizeof x) == 0, "softmax streamed, output %d floats past 128 bytes", off);
   }
+  /* the same segment scheduled again as for a GPU (FUSEBOX_NVF_NVRTC_CHECK):
+   * nothing of the CPU schedule's streaming is left, and the CUDA C compiles */
+  st.pl.cpu_rows = 0;
+  ck_assert_ptr_null(nvf_schedule_segment(&st.pl, 0, FBXK_CUDA));
+  ck_assert_int_eq(st.pl.seg[0].p.stream, 0);
+  ck_assert_int_eq(st.pl.seg[0].p.nan_blind, 0);
+  ck_assert_int_eq(st.pl.seg[0].p.out_rows, 0);
+  fbxk_free(st.src[0]);
+  st.src[0] = nvf_print(&st.pl.seg[0].k);
+  ck_assert_ptr_nonnull(st.src[0]);
+  const char *cu = strstr(st.src[0], "__global__");
+  ck_assert_ptr_nonnull(cu);
+  ck_assert_int_eq(count(cu, "FBXK_STREAM_FENCE"), 0);
+  ck_assert_int_eq(count(cu, "get_local_id"), 0);
+  nvrtc_builds(&st);
   unbuild(&plain);
   unbuild(&st);
 
