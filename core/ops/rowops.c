@@ -537,17 +537,18 @@ FBX_PW_CLONES void fbx_row_layer_norm_f32(const float *x, float *y, int64_t n, c
                                           float eps, float *mean, float *rstd, bool stream) {
   float mf, r;
 #ifdef ROW_AVX512
-  if (stream && __builtin_cpu_supports("avx512f")) {
-    moments_body(x, n, eps, &mf, &r, NULL); /* no lines of y to ask for: they are not read */
-    *mean = mf, *rstd = r;
+  stream = stream && __builtin_cpu_supports("avx512f");
+#else
+  stream = false;
+#endif
+  moments_body(x, n, eps, &mf, &r, stream ? NULL : y); /* streamed, y's lines are not read: none asked for */
+  *mean = mf, *rstd = r;
+#ifdef ROW_AVX512
+  if (stream) {
     ln_apply_stream(x, y, n, w, b, mf, r);
     return;
   }
-#else
-  (void)stream;
 #endif
-  moments_body(x, n, eps, &mf, &r, y);
-  *mean = mf, *rstd = r;
   if (w && b)
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - mf) * r * w[i] + b[i];
   else if (w) /* + 0: PyTorch adds a zero bias, so a zero result is +0 (x = -0 with mean +0, say) */
