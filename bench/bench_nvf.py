@@ -34,7 +34,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -122,6 +121,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--fusers", default="none,tensorexpr,nvfuser_like")
     ap.add_argument("--only", help="comma list of row names: " + ",".join(r[0] for r in ROWS))
+    ap.add_argument("--keep", action="store_true", help="keep the inputs and IR (a temporary directory)")
     a = ap.parse_args()
     rows = [r for r in ROWS if not a.only or r[0] in a.only.split(",")]
     fusers = []
@@ -130,7 +130,7 @@ def main():
             fusers.append(f)
         else:
             print("# %s: not built (no %s/plugins/libfbx_%s.so): column left out" % (f, a.build, f))
-    workdir = tempfile.mkdtemp(prefix="bench_nvf.")
+    workdir = bench_ops.make_workdir("bench_nvf.", a.keep)
     worker = None
     if a.peer:
         worker = start_worker(a.peer, a.threads, workdir)
@@ -192,7 +192,8 @@ def main():
                 line += " %.2fx |" % (t / m[nvf])
             line += " %.2f | %d | %.3g |" % (e["kernel_launches_per_run"], e["fallbacks"], e["max_abs_error"])
         print(line)
-    print("\n(inputs and IR in %s)" % workdir)
+    if a.keep:
+        print("\n(inputs and IR in %s)" % workdir)
 
 
 if __name__ == "__main__":

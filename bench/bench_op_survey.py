@@ -18,8 +18,10 @@ the end the ops where some fuser is above --flag (default 1.5). Nothing here
 asserts a time: the figures move between runs on a shared machine.
 """
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,6 +60,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--only", help="comma-separated ops")
     ap.add_argument("--flag", type=float, default=1.5)
+    ap.add_argument("--keep", action="store_true", help="keep the graphs and results (a temporary directory)")
     a = ap.parse_args()
     exe = os.path.join(a.build, "fusebox")
     if not os.access(exe, os.X_OK):
@@ -79,6 +82,8 @@ def main():
     env = dict(os.environ, FUSEBOX_NUM_THREADS=str(a.threads), POCL_MAX_PTHREAD_COUNT=str(a.threads),
                FUSEBOX_NVF_TARGET="opencl")
     work = tempfile.mkdtemp(prefix="op_survey.")
+    if not a.keep:
+        atexit.register(shutil.rmtree, work, True)
     print("# %s float32 [%s], %d threads, %d timed runs; cells: fuser ms / none ms (groups, max rel error)" %
           (a.build, a.shape, a.threads, a.iters))
     print("%-14s %9s  %s" % ("op", "none ms", "  ".join("%-26s" % f for f in fusers)))
@@ -109,7 +114,8 @@ def main():
         if worst > a.flag:
             flagged.append("%s %.1fx" % (op, worst))
     print("# above %.1fx none in some fuser: %s" % (a.flag, ", ".join(flagged) if flagged else "none"))
-    print("# graphs and results in %s" % work)
+    if a.keep:
+        print("# graphs and results in %s" % work)
 
 
 if __name__ == "__main__":

@@ -35,8 +35,10 @@ single-precision peak, measured by `bench_peak` (an FMA loop on every
 thread; see bench/bench_peak.c). Nothing here asserts a time.
 """
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -217,6 +219,15 @@ for line in sys.stdin:
 '''
 
 
+def make_workdir(prefix, keep):
+    """A fresh temporary directory for inputs, IR and results; removed when the script exits
+    unless `keep` (the inputs of one run take hundreds of MB)."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    if not keep:
+        atexit.register(shutil.rmtree, d, True)
+    return d
+
+
 def start_worker(peer, threads, env_extra, workdir, script=WORKER, name="torch_worker.py", cache="flushed"):
     """A worker process of `peer` running `script` (a line protocol on stdin/stdout; argv: threads, cache
     mode); None unless it says ready."""
@@ -295,9 +306,10 @@ def main():
     ap.add_argument("--malloc", choices=("tuned", "default", "both"), default="both")
     ap.add_argument("--only", help="comma list of row names")
     ap.add_argument("--torch-cache", choices=("flushed", "hot"), default="flushed")
+    ap.add_argument("--keep", action="store_true", help="keep the inputs and IR (a temporary directory)")
     a = ap.parse_args()
     rows = [r for r in ROWS if not a.only or r[0] in a.only.split(",")]
-    workdir = tempfile.mkdtemp(prefix="bench_ops.")
+    workdir = make_workdir("bench_ops.", a.keep)
     workers = []
     if a.peer:
         modes = ["tuned", "default"] if a.malloc == "both" else [a.malloc]
@@ -366,7 +378,7 @@ def main():
         for m, _ in workers:
             line += " %.1f |" % (r[6] / (median(th[(m, r[0])]) * 1e-3) * 1e-9)
         print(line)
-    print("\n(the LSTM row counts only its two mm; inputs and IR in %s)" % workdir)
+    print("\n(the LSTM row counts only its two mm%s)" % ("; inputs and IR in " + workdir if a.keep else ""))
 
 
 if __name__ == "__main__":

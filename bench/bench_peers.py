@@ -34,7 +34,6 @@ asserts a time. bench/bench_ops.py (shared code) has the interpreter's rows.
 import argparse
 import os
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -241,6 +240,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--only", help="comma list of row names")
     ap.add_argument("--fusers", help="comma list (default: none,legacy,tensorexpr and nvfuser_like when built)")
+    ap.add_argument("--keep", action="store_true", help="keep the inputs and IR (a temporary directory)")
     a = ap.parse_args()
     rows = [r for r in ROWS if not a.only or r[0] in a.only.split(",")]
     load0 = os.getloadavg()[0]
@@ -250,7 +250,7 @@ def main():
         fusers = ["none", "legacy", "tensorexpr"]
         if os.path.exists(os.path.join(a.build, "plugins", "libfbx_nvfuser_like.so")):
             fusers.append("nvfuser_like")
-    workdir = tempfile.mkdtemp(prefix="bench_peers.")
+    workdir = bench_ops.make_workdir("bench_peers.", a.keep)
     notes = []
     worker, modes = None, []
     if a.peer:
@@ -363,7 +363,8 @@ def main():
             v = peer_first.get((m, r[0]))
             line += " %s |" % ("%.0f ms" % v if v is not None else "-")
         print(line)
-    print("\n(inputs and IR in %s; FUSEBOX_CACHE_DIR=%s)" % (workdir, os.environ.get("FUSEBOX_CACHE_DIR", "default")))
+    print("\n(%sFUSEBOX_CACHE_DIR=%s)" % ("inputs and IR in %s; " % workdir if a.keep else "",
+                                          os.environ.get("FUSEBOX_CACHE_DIR", "default")))
 
 
 if __name__ == "__main__":

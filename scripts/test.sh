@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --with-fuzz --with-chromium
 jobs=$(nproc)
+# a full run takes about 1.5 GB of build trees here; the log says what was free
+echo "== $(df -Pk . | awk 'NR==2 {printf "%.1f GiB", $4 / 1048576}') free on the disk of $(pwd) =="
 
 echo "== normal build =="
 cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBOX_WERROR=ON >/dev/null
