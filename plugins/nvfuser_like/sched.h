@@ -66,7 +66,6 @@ typedef struct nvf_params {
 #define NVF_LANES 8
 #define NVF_VROW 16 /* a CPU row's vector width: two AVX2 registers of float32, two exp chains interleaved */
 #define NVF_CPU_PRIVATE (128 * 1024) /* bytes of private rows a CPU work-group keeps at most */
-#define NVF_CPU_PRIVATE_STREAM (16 * 1024) /* the same when the outputs stream: half a core's L1 */
 #define NVF_CUDA_ROW_REGS 16 /* an inner row on CUDA: at most this many elements per thread for the unrolled form */
 #define NVF_PW_CHUNK 1024 /* flat elements per work-item of a dense pointwise kernel on a CPU device */
 
