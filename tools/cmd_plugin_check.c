@@ -78,7 +78,7 @@ static void help(void) {
          "  --corpus DIR  the conformance cases (default: $FUSEBOX_CORPUS, else\n"
          "                tests/corpus/cases under the current directory, else the corpus\n"
          "                installed with fusebox (share/fusebox/corpus), else the source\n"
-         "                tree above the fusebox binary's build tree)\n"
+         "                tree of the fusebox binary's build tree, wherever that is)\n"
          "  --case NAME   only this case (repeatable)\n"
          "  --timeout S   with --isolate, a test running longer fails (default 120)\n"
          "  --fuzz S      last, `fusebox fuzz` against the plugin for S seconds (forward and\n"
@@ -1138,15 +1138,21 @@ static bool is_dir(const char *p) {
 }
 
 /* Default corpus: $FUSEBOX_CORPUS, ./tests/corpus/cases, the corpus
- * installed with the command (<bin>/../share/fusebox/corpus), or the source
- * tree above the binary's build directory. */
+ * installed with the command (<bin>/../share/fusebox/corpus), the source
+ * tree of the build tree the binary is in (a build directory outside the
+ * source tree too: cmake -B /tmp/b), or a source tree above the binary. */
 static char *find_corpus(void) {
   const char *env = getenv("FUSEBOX_CORPUS");
   if (env && *env) return fbx_strdup(env);
   if (is_dir("tests/corpus/cases")) return fbx_strdup("tests/corpus/cases");
   /* An installed fusebox: <bin>/../share/fusebox/corpus. */
   char inst[PATH_MAX];
-  if (fbx_exe_relative(inst, sizeof inst, fbx_corpus_from_bin(), NULL) == 0 && is_dir(inst)) return fbx_strdup(inst);
+  bool in_build = false;
+  if (fbx_exe_relative(inst, sizeof inst, fbx_corpus_from_bin(), &in_build) == 0 && is_dir(inst))
+    return fbx_strdup(inst);
+#ifdef FBX_SOURCE_DIR
+  if (in_build && is_dir(FBX_SOURCE_DIR "/tests/corpus/cases")) return fbx_strdup(FBX_SOURCE_DIR "/tests/corpus/cases");
+#endif
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return NULL;
