@@ -61,6 +61,75 @@
   "  %" p "_sz : int[] = aten::size(%" p ")\n"           \
   "  %g_" p " : Tensor = aten::_grad_sum_to_size(%" g ", %" p "_sz)\n"
 
+/* clamp (and its alias clip): the gradient passes where min <= x <= max */
+#define FBX_GF_CLAMP_ \
+  FBX_GF_("%self : Tensor, %min : Scalar?, %max : Scalar?, %result : Tensor, %grad : Tensor",                     \
+                   "  %nomin : bool = aten::__is__(%min, %none)\n"                                                         \
+                   "  %nomax : bool = aten::__is__(%max, %none)\n"                                                         \
+                   "  %g : Tensor = prim::If(%nomin)\n"                                                                    \
+                   "    block0():\n"                                                                                       \
+                   "      %ga : Tensor = prim::If(%nomax)\n"                                                               \
+                   "        block0():\n"                                                                                   \
+                   "          -> (%grad)\n"                                                                                \
+                   "        block1():\n"                                                                                   \
+                   "          %mx : Scalar = prim::unchecked_cast(%max)\n"                                                 \
+                   "          %m : Tensor = aten::le(%self, %mx)\n"                                                        \
+                   "          %w : Tensor = aten::where(%m, %grad, %f0)\n"                                                 \
+                   "          -> (%w)\n"                                                                                   \
+                   "      -> (%ga)\n"                                                                                      \
+                   "    block1():\n"                                                                                       \
+                   "      %mn : Scalar = prim::unchecked_cast(%min)\n"                                                     \
+                   "      %m1 : Tensor = aten::ge(%self, %mn)\n"                                                           \
+                   "      %gb : Tensor = prim::If(%nomax)\n"                                                               \
+                   "        block0():\n"                                                                                   \
+                   "          %w1 : Tensor = aten::where(%m1, %grad, %f0)\n"                                               \
+                   "          -> (%w1)\n"                                                                                  \
+                   "        block1():\n"                                                                                   \
+                   "          %mx2 : Scalar = prim::unchecked_cast(%max)\n"                                                \
+                   "          %m2 : Tensor = aten::le(%self, %mx2)\n"                                                      \
+                   "          %m12 : Tensor = aten::logical_and(%m1, %m2)\n"                                               \
+                   "          %w2 : Tensor = aten::where(%m12, %grad, %f0)\n"                                              \
+                   "          -> (%w2)\n"                                                                                  \
+                   "      -> (%gb)\n",                                                                                     \
+                   "%g, %none, %none")
+/* clamp.Tensor (and clip.Tensor), see the row */
+#define FBX_GF_CLAMP_TENSOR_ \
+  FBX_GF_("%self : Tensor, %min : Tensor?, %max : Tensor?, %result : Tensor, %grad : Tensor",              \
+                          "  %nomin : bool = aten::__is__(%min, %none)\n"                                                  \
+                          "  %nomax : bool = aten::__is__(%max, %none)\n"                                                  \
+                          "  %gs : Tensor, %gmin : Tensor, %gmax : Tensor = prim::If(%nomin)\n"                            \
+                          "    block0():\n"                                                                                \
+                          "      %mx : Tensor = prim::unchecked_cast(%max)\n"                                              \
+                          "      %m : Tensor = aten::le(%self, %mx)\n"                                                     \
+                          "      %ws : Tensor = aten::where(%m, %grad, %f0)\n"                                             \
+                          "      %wx : Tensor = aten::where(%m, %f0, %grad)\n"                                             \
+                          "      -> (%ws, %grad, %wx)\n"                                                                   \
+                          "    block1():\n"                                                                                \
+                          "      %mn : Tensor = prim::unchecked_cast(%min)\n"                                              \
+                          "      %m1 : Tensor = aten::ge(%self, %mn)\n"                                                    \
+                          "      %gs2 : Tensor, %gmin2 : Tensor, %gmax2 : Tensor = prim::If(%nomax)\n"                     \
+                          "        block0():\n"                                                                            \
+                          "          %ws1 : Tensor = aten::where(%m1, %grad, %f0)\n"                                       \
+                          "          %wn1 : Tensor = aten::where(%m1, %f0, %grad)\n"                                       \
+                          "          -> (%ws1, %wn1, %grad)\n"                                                             \
+                          "        block1():\n"                                                                            \
+                          "          %mx2 : Tensor = prim::unchecked_cast(%max)\n"                                         \
+                          "          %m2 : Tensor = aten::le(%self, %mx2)\n"                                               \
+                          "          %m12 : Tensor = aten::logical_and(%m1, %m2)\n"                                        \
+                          "          %ws2 : Tensor = aten::where(%m12, %grad, %f0)\n"                                      \
+                          "          %lt : Tensor = aten::lt(%self, %mn)\n"                                                \
+                          "          %ok : Tensor = aten::lt(%mn, %mx2)\n"                                                 \
+                          "          %pn : Tensor = aten::logical_and(%lt, %ok)\n"                                         \
+                          "          %wn2 : Tensor = aten::where(%pn, %grad, %f0)\n"                                       \
+                          "          %gt : Tensor = aten::gt(%self, %mx2)\n"                                               \
+                          "          %inv : Tensor = aten::lt(%mx2, %mn)\n"                                                \
+                          "          %px : Tensor = aten::logical_or(%gt, %inv)\n"                                         \
+                          "          %wx2 : Tensor = aten::where(%px, %grad, %f0)\n"                                       \
+                          "          -> (%ws2, %wn2, %wx2)\n"                                                              \
+                          "      -> (%gs2, %gmin2, %gmax2)\n" FBX_GF_SUM_("gs", "self") FBX_GF_SUM_("gmin", "min")         \
+                              FBX_GF_SUM_("gmax", "max"),                                                                  \
+                          "%g_self, %g_min, %g_max")
+
 #define FBX_GRAD_FORMULAS_POINTWISE(G) \
   /* ---- unary ---- */                                                                                                    \
   G(abs, FBX_GF_CHAIN_("  %d : Tensor = aten::sgn(%self)\n"))                                                              \
@@ -339,73 +408,11 @@
   G(where_Scalar, FBX_GF_("%condition : Tensor, %self : Scalar, %other : Scalar, %result : Tensor, %grad : Tensor",        \
                           "", "%none, %none, %none"))                                                                      \
   /* ---- clamp: the gradient passes where min <= x <= max (both ends inclusive) ---- */                                   \
-  G(clamp, FBX_GF_("%self : Tensor, %min : Scalar?, %max : Scalar?, %result : Tensor, %grad : Tensor",                     \
-                   "  %nomin : bool = aten::__is__(%min, %none)\n"                                                         \
-                   "  %nomax : bool = aten::__is__(%max, %none)\n"                                                         \
-                   "  %g : Tensor = prim::If(%nomin)\n"                                                                    \
-                   "    block0():\n"                                                                                       \
-                   "      %ga : Tensor = prim::If(%nomax)\n"                                                               \
-                   "        block0():\n"                                                                                   \
-                   "          -> (%grad)\n"                                                                                \
-                   "        block1():\n"                                                                                   \
-                   "          %mx : Scalar = prim::unchecked_cast(%max)\n"                                                 \
-                   "          %m : Tensor = aten::le(%self, %mx)\n"                                                        \
-                   "          %w : Tensor = aten::where(%m, %grad, %f0)\n"                                                 \
-                   "          -> (%w)\n"                                                                                   \
-                   "      -> (%ga)\n"                                                                                      \
-                   "    block1():\n"                                                                                       \
-                   "      %mn : Scalar = prim::unchecked_cast(%min)\n"                                                     \
-                   "      %m1 : Tensor = aten::ge(%self, %mn)\n"                                                           \
-                   "      %gb : Tensor = prim::If(%nomax)\n"                                                               \
-                   "        block0():\n"                                                                                   \
-                   "          %w1 : Tensor = aten::where(%m1, %grad, %f0)\n"                                               \
-                   "          -> (%w1)\n"                                                                                  \
-                   "        block1():\n"                                                                                   \
-                   "          %mx2 : Scalar = prim::unchecked_cast(%max)\n"                                                \
-                   "          %m2 : Tensor = aten::le(%self, %mx2)\n"                                                      \
-                   "          %m12 : Tensor = aten::logical_and(%m1, %m2)\n"                                               \
-                   "          %w2 : Tensor = aten::where(%m12, %grad, %f0)\n"                                              \
-                   "          -> (%w2)\n"                                                                                  \
-                   "      -> (%gb)\n",                                                                                     \
-                   "%g, %none, %none"))                                                                                    \
+  G(clamp, FBX_GF_CLAMP_) \
   /* clamp.Tensor: min gets the gradient where x < min < max, max where                                                    \
    * x > max or max < min (PyTorch's clamp_backward_min_max); a bound that                                                 \
    * is None gets none. */                                                                                                 \
-  G(clamp_Tensor, FBX_GF_("%self : Tensor, %min : Tensor?, %max : Tensor?, %result : Tensor, %grad : Tensor",              \
-                          "  %nomin : bool = aten::__is__(%min, %none)\n"                                                  \
-                          "  %nomax : bool = aten::__is__(%max, %none)\n"                                                  \
-                          "  %gs : Tensor, %gmin : Tensor, %gmax : Tensor = prim::If(%nomin)\n"                            \
-                          "    block0():\n"                                                                                \
-                          "      %mx : Tensor = prim::unchecked_cast(%max)\n"                                              \
-                          "      %m : Tensor = aten::le(%self, %mx)\n"                                                     \
-                          "      %ws : Tensor = aten::where(%m, %grad, %f0)\n"                                             \
-                          "      %wx : Tensor = aten::where(%m, %f0, %grad)\n"                                             \
-                          "      -> (%ws, %grad, %wx)\n"                                                                   \
-                          "    block1():\n"                                                                                \
-                          "      %mn : Tensor = prim::unchecked_cast(%min)\n"                                              \
-                          "      %m1 : Tensor = aten::ge(%self, %mn)\n"                                                    \
-                          "      %gs2 : Tensor, %gmin2 : Tensor, %gmax2 : Tensor = prim::If(%nomax)\n"                     \
-                          "        block0():\n"                                                                            \
-                          "          %ws1 : Tensor = aten::where(%m1, %grad, %f0)\n"                                       \
-                          "          %wn1 : Tensor = aten::where(%m1, %f0, %grad)\n"                                       \
-                          "          -> (%ws1, %wn1, %grad)\n"                                                             \
-                          "        block1():\n"                                                                            \
-                          "          %mx2 : Tensor = prim::unchecked_cast(%max)\n"                                         \
-                          "          %m2 : Tensor = aten::le(%self, %mx2)\n"                                               \
-                          "          %m12 : Tensor = aten::logical_and(%m1, %m2)\n"                                        \
-                          "          %ws2 : Tensor = aten::where(%m12, %grad, %f0)\n"                                      \
-                          "          %lt : Tensor = aten::lt(%self, %mn)\n"                                                \
-                          "          %ok : Tensor = aten::lt(%mn, %mx2)\n"                                                 \
-                          "          %pn : Tensor = aten::logical_and(%lt, %ok)\n"                                         \
-                          "          %wn2 : Tensor = aten::where(%pn, %grad, %f0)\n"                                       \
-                          "          %gt : Tensor = aten::gt(%self, %mx2)\n"                                               \
-                          "          %inv : Tensor = aten::lt(%mx2, %mn)\n"                                                \
-                          "          %px : Tensor = aten::logical_or(%gt, %inv)\n"                                         \
-                          "          %wx2 : Tensor = aten::where(%px, %grad, %f0)\n"                                       \
-                          "          -> (%ws2, %wn2, %wx2)\n"                                                              \
-                          "      -> (%gs2, %gmin2, %gmax2)\n" FBX_GF_SUM_("gs", "self") FBX_GF_SUM_("gmin", "min")         \
-                              FBX_GF_SUM_("gmax", "max"),                                                                  \
-                          "%g_self, %g_min, %g_max"))                                                                      \
+  G(clamp_Tensor, FBX_GF_CLAMP_TENSOR_) \
   G(clamp_min, FBX_GF_MASK_(FBX_GF_P2S_("min", ""), "  %m : Tensor = aten::ge(%self, %min)\n", "%g, %none"))               \
   G(clamp_max, FBX_GF_MASK_(FBX_GF_P2S_("max", ""), "  %m : Tensor = aten::le(%self, %max)\n", "%g, %none"))               \
   G(clamp_min_Tensor, FBX_GF_(FBX_GF_P2_("min", ""),                                                                       \
@@ -555,6 +562,161 @@
   G(max_other, FBX_GF_MAXMIN_("gt", "lt"))                                                                                 \
   G(minimum, FBX_GF_MAXMIN_("lt", "gt"))                                                                                   \
   G(min_other, FBX_GF_MAXMIN_("lt", "gt"))                                                                                 \
+  /* ---- aliases: the formulas of clamp, div, abs, trunc and sigmoid ---- */                                            \
+  G(clip, FBX_GF_CLAMP_)                                                                                                 \
+  G(clip_Tensor, FBX_GF_CLAMP_TENSOR_)                                                                                   \
+  G(true_divide_Tensor, FBX_GF_(FBX_GF_P2_("other", ""),                                                                 \
+                                "  %gs : Tensor = aten::div(%grad, %other)\n"                                            \
+                                "  %o2 : Tensor = aten::mul(%other, %other)\n"                                           \
+                                "  %q : Tensor = aten::div(%self, %o2)\n"                                                \
+                                "  %gq : Tensor = aten::mul(%grad, %q)\n"                                                \
+                                "  %go : Tensor = aten::neg(%gq)\n" FBX_GF_SUM_("gs", "self") FBX_GF_SUM_("go", "other"), \
+                                "%g_self, %g_other"))                                                                    \
+  G(true_divide_Scalar, FBX_GF_(FBX_GF_P2S_("other", ""), "  %g : Tensor = aten::div(%grad, %other)\n", "%g, %none"))    \
+  G(absolute, FBX_GF_CHAIN_("  %d : Tensor = aten::sgn(%self)\n"))                                                       \
+  G(fix, FBX_GF_NONE1_)                                                                                                  \
+  G(special_expit, FBX_GF_CHAIN_("  %d1 : Tensor = aten::rsub(%result, %f1, %i1)\n"                                      \
+                                 "  %d : Tensor = aten::mul(%result, %d1)\n"))                                           \
+  /* ---- inverse hyperbolic functions: 1/sqrt(x^2 + 1), 1/sqrt(x^2 - 1), 1/(1 - x^2) ---- */                            \
+  G(asinh, FBX_GF_CHAIN_("  %x2 : Tensor = aten::mul(%self, %self)\n"                                                    \
+                         "  %c : Tensor = aten::add(%x2, %i1, %i1)\n"                                                    \
+                         "  %d : Tensor = aten::rsqrt(%c)\n"))                                                           \
+  G(acosh, FBX_GF_CHAIN_("  %x2 : Tensor = aten::mul(%self, %self)\n"                                                    \
+                         "  %c : Tensor = aten::sub(%x2, %i1, %i1)\n"                                                    \
+                         "  %d : Tensor = aten::rsqrt(%c)\n"))                                                           \
+  G(atanh, FBX_GF_UNARY_("  %x2 : Tensor = aten::mul(%self, %self)\n"                                                    \
+                         "  %c : Tensor = aten::rsub(%x2, %i1, %i1)\n"                                                   \
+                         "  %g : Tensor = aten::div(%grad, %c)\n"))                                                      \
+  G(deg2rad, FBX_GF_UNARY_("  %k : float = prim::Constant[value=0.017453292519943295]()\n"                               \
+                           "  %g : Tensor = aten::mul(%grad, %k)\n"))                                                    \
+  G(rad2deg, FBX_GF_UNARY_("  %k : float = prim::Constant[value=57.295779513082323]()\n"                                 \
+                           "  %g : Tensor = aten::mul(%grad, %k)\n"))                                                    \
+  /* sinc' = (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at x = 0 (PyTorch's masked_fill) */                              \
+  G(sinc, FBX_GF_UNARY_("  %pi : float = prim::Constant[value=3.1415926535897931]()\n"                                   \
+                        "  %px : Tensor = aten::mul(%self, %pi)\n"                                                       \
+                        "  %c : Tensor = aten::cos(%px)\n"                                                               \
+                        "  %cpx : Tensor = aten::mul(%c, %px)\n"                                                         \
+                        "  %s : Tensor = aten::sin(%px)\n"                                                               \
+                        "  %n : Tensor = aten::sub(%cpx, %s, %i1)\n"                                                     \
+                        "  %den : Tensor = aten::mul(%px, %self)\n"                                                      \
+                        "  %q : Tensor = aten::div(%n, %den)\n"                                                          \
+                        "  %gq : Tensor = aten::mul(%grad, %q)\n"                                                        \
+                        "  %z : Tensor = aten::eq(%self, %i0)\n"                                                         \
+                        "  %g : Tensor = aten::where(%z, %f0, %gq)\n"))                                                  \
+  /* erfinv' = sqrt(pi)/2 exp(erfinv(x)^2) */                                                                            \
+  G(erfinv, FBX_GF_CHAIN_("  %k : float = prim::Constant[value=0.88622692545275801]()\n"                                 \
+                          "  %y2 : Tensor = aten::mul(%result, %result)\n"                                               \
+                          "  %e : Tensor = aten::exp(%y2)\n"                                                             \
+                          "  %d : Tensor = aten::mul(%e, %k)\n"))                                                        \
+  /* copysign: self gets grad * result / self (0 where self == 0); other none (PyTorch: zeros) */                        \
+  G(copysign_Tensor, FBX_GF_(FBX_GF_P2_("other", ""),                                                                    \
+                             "  %r : Tensor = aten::div(%result, %self)\n"                                               \
+                             "  %z : Tensor = aten::eq(%self, %i0)\n"                                                    \
+                             "  %rz : Tensor = aten::where(%z, %f0, %r)\n"                                               \
+                             "  %gs : Tensor = aten::mul(%grad, %rz)\n" FBX_GF_SUM_("gs", "self"),                       \
+                             "%g_self, %none"))                                                                          \
+  G(copysign_Scalar, FBX_GF_(FBX_GF_P2S_("other", ""),                                                                   \
+                             "  %r : Tensor = aten::div(%result, %self)\n"                                               \
+                             "  %z : Tensor = aten::eq(%self, %i0)\n"                                                    \
+                             "  %rz : Tensor = aten::where(%z, %f0, %r)\n"                                               \
+                             "  %g : Tensor = aten::mul(%grad, %rz)\n",                                                  \
+                             "%g, %none"))                                                                               \
+  /* fmax/fmin: self gets the gradient where self >= other (<= for fmin) or other is NaN, other                          \
+   * elsewhere; no halving on ties (PyTorch's formula) */                                                                \
+  G(fmax, FBX_GF_(FBX_GF_P2_("other", ""),                                                                               \
+                  "  %ge : Tensor = aten::ge(%self, %other)\n"                                                           \
+                  "  %on : Tensor = aten::isnan(%other)\n"                                                               \
+                  "  %m : Tensor = aten::logical_or(%ge, %on)\n"                                                         \
+                  "  %gs : Tensor = aten::where(%m, %grad, %f0)\n"                                                       \
+                  "  %go : Tensor = aten::where(%m, %f0, %grad)\n" FBX_GF_SUM_("gs", "self") FBX_GF_SUM_("go", "other"), \
+                  "%g_self, %g_other"))                                                                                  \
+  G(fmin, FBX_GF_(FBX_GF_P2_("other", ""),                                                                               \
+                  "  %le : Tensor = aten::le(%self, %other)\n"                                                           \
+                  "  %on : Tensor = aten::isnan(%other)\n"                                                               \
+                  "  %m : Tensor = aten::logical_or(%le, %on)\n"                                                         \
+                  "  %gs : Tensor = aten::where(%m, %grad, %f0)\n"                                                       \
+                  "  %go : Tensor = aten::where(%m, %f0, %grad)\n" FBX_GF_SUM_("gs", "self") FBX_GF_SUM_("go", "other"), \
+                  "%g_self, %g_other"))                                                                                  \
+  /* xlogy: self gets xlogy(grad, other), 0 where self == 0 and other <= 0; other grad * self / other */                 \
+  G(xlogy_Tensor, FBX_GF_(FBX_GF_P2_("other", ""),                                                                       \
+                          "  %xg : Tensor = aten::xlogy(%grad, %other)\n"                                                \
+                          "  %s0 : Tensor = aten::eq(%self, %i0)\n"                                                      \
+                          "  %ole : Tensor = aten::le(%other, %i0)\n"                                                    \
+                          "  %m : Tensor = aten::logical_and(%s0, %ole)\n"                                               \
+                          "  %gs : Tensor = aten::where(%m, %f0, %xg)\n"                                                 \
+                          "  %q : Tensor = aten::div(%self, %other)\n"                                                   \
+                          "  %go : Tensor = aten::mul(%grad, %q)\n" FBX_GF_SUM_("gs", "self") FBX_GF_SUM_("go", "other"), \
+                          "%g_self, %g_other"))                                                                          \
+  G(xlogy_Scalar_Other, FBX_GF_(FBX_GF_P2S_("other", ""),                                                                \
+                                "  %xg : Tensor = aten::xlogy(%grad, %other)\n"                                          \
+                                "  %ot : Tensor = prim::NumToTensor(%other)\n"                                           \
+                                "  %s0 : Tensor = aten::eq(%self, %i0)\n"                                                \
+                                "  %ole : Tensor = aten::le(%ot, %i0)\n"                                                 \
+                                "  %m : Tensor = aten::logical_and(%s0, %ole)\n"                                         \
+                                "  %g : Tensor = aten::where(%m, %f0, %xg)\n",                                           \
+                                "%g, %none"))                                                                            \
+  G(xlogy_Scalar_Self, FBX_GF_("%self : Scalar, %other : Tensor, %result : Tensor, %grad : Tensor",                      \
+                               "  %gs : Tensor = aten::mul(%grad, %self)\n"                                              \
+                               "  %g : Tensor = aten::div(%gs, %other)\n",                                               \
+                               "%none, %g"))                                                                             \
+  /* float_power: pow's formulas with the powers taken in float64; the result is float64 whatever the                    \
+   * inputs are, so each gradient is converted back to its input's dtype */                                              \
+  G(float_power_Tensor_Tensor, FBX_GF_(FBX_GF_P2_("exponent", ""),                                                       \
+                                       "  %em1 : Tensor = aten::sub(%exponent, %i1, %i1)\n"                              \
+                                       "  %p : Tensor = aten::float_power(%self, %em1)\n"                                \
+                                       "  %ep : Tensor = aten::mul(%exponent, %p)\n"                                     \
+                                       "  %gep : Tensor = aten::mul(%grad, %ep)\n"                                       \
+                                       "  %e0 : Tensor = aten::eq(%exponent, %i0)\n"                                     \
+                                       "  %gs64 : Tensor = aten::where(%e0, %f0, %gep)\n"                                \
+                                       "  %sdt : int = prim::dtype(%self)\n"                                             \
+                                       "  %gs : Tensor = aten::to(%gs64, %sdt, %false, %false, %none)\n"                 \
+                                       "  %lg : Tensor = aten::log(%self)\n"                                             \
+                                       "  %rl : Tensor = aten::mul(%result, %lg)\n"                                      \
+                                       "  %grl : Tensor = aten::mul(%grad, %rl)\n"                                       \
+                                       "  %s0 : Tensor = aten::eq(%self, %i0)\n"                                         \
+                                       "  %epos : Tensor = aten::ge(%exponent, %i0)\n"                                   \
+                                       "  %c : Tensor = aten::logical_and(%s0, %epos)\n"                                 \
+                                       "  %ge64 : Tensor = aten::where(%c, %f0, %grl)\n"                                 \
+                                       "  %edt : int = prim::dtype(%exponent)\n"                                         \
+                                       "  %ge : Tensor = aten::to(%ge64, %edt, %false, %false, %none)\n"                 \
+                                           FBX_GF_SUM_("gs", "self") FBX_GF_SUM_("ge", "exponent"),                      \
+                                       "%g_self, %g_exponent"))                                                          \
+  G(float_power_Tensor_Scalar, FBX_GF_(FBX_GF_P2S_("exponent", ""),                                                      \
+                                       "  %z : bool = aten::eq(%exponent, %i0)\n"                                        \
+                                       "  %g64 : Tensor = prim::If(%z)\n"                                                \
+                                       "    block0():\n"                                                                 \
+                                       "      %zero : Tensor = aten::zeros_like(%result)\n"                              \
+                                       "      -> (%zero)\n"                                                              \
+                                       "    block1():\n"                                                                 \
+                                       "      %em1 : Scalar = aten::sub(%exponent, %i1)\n"                               \
+                                       "      %p : Tensor = aten::float_power(%self, %em1)\n"                            \
+                                       "      %ep : Tensor = aten::mul(%p, %exponent)\n"                                 \
+                                       "      %gep : Tensor = aten::mul(%grad, %ep)\n"                                   \
+                                       "      -> (%gep)\n"                                                               \
+                                       "  %sdt : int = prim::dtype(%self)\n"                                             \
+                                       "  %g : Tensor = aten::to(%g64, %sdt, %false, %false, %none)\n",                  \
+                                       "%g, %none"))                                                                     \
+  G(float_power_Scalar, FBX_GF_("%self : Scalar, %exponent : Tensor, %result : Tensor, %grad : Tensor",                  \
+                                "  %b : Tensor = prim::NumToTensor(%self)\n"                                             \
+                                "  %lb : Tensor = aten::log(%b)\n"                                                       \
+                                "  %rl : Tensor = aten::mul(%result, %lb)\n"                                             \
+                                "  %grl : Tensor = aten::mul(%grad, %rl)\n"                                              \
+                                "  %b0 : Tensor = aten::eq(%b, %i0)\n"                                                   \
+                                "  %epos : Tensor = aten::ge(%exponent, %i0)\n"                                          \
+                                "  %c : Tensor = aten::logical_and(%b0, %epos)\n"                                        \
+                                "  %g64 : Tensor = aten::where(%c, %f0, %grl)\n"                                         \
+                                "  %edt : int = prim::dtype(%exponent)\n"                                                \
+                                "  %g : Tensor = aten::to(%g64, %edt, %false, %false, %none)\n",                         \
+                                "%none, %g"))                                                                            \
+  /* no gradients: bool results, integer-only ops; PyTorch 1.13 has no derivative for heaviside and \
+   * nextafter (it raises): fusebox treats them as zero */                  \
+  G(signbit, FBX_GF_NONE1_)                                                                                              \
+  G(isposinf, FBX_GF_NONE1_)                                                                                             \
+  G(isneginf, FBX_GF_NONE1_)                                                                                             \
+  G(heaviside, FBX_GF_(FBX_GF_P2_("values", ""), "", "%none, %none"))                                                    \
+  G(nextafter, FBX_GF_NONE2_)                                                                                            \
+  G(gcd, FBX_GF_NONE2_)                                                                                                  \
+  G(lcm, FBX_GF_NONE2_)                                                                                                  \
   /* ---- ternary ---- */                                                                                                  \
   G(where_self, FBX_GF_("%condition : Tensor, %self : Tensor, %other : Tensor, %result : Tensor, %grad : Tensor",          \
                         "  %gs : Tensor = aten::where(%condition, %grad, %f0)\n"                                           \

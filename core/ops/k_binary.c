@@ -217,6 +217,65 @@ FBX_PW_INTS(GEN2, bitwise_xor, , a ^ b)
 FBX_PW_BOOLS(GEN2, bitwise_xor, , a ^ b)
 TAB_IB(bitwise_xor)
 
+/* copysign: float results (integers and bool compute in the default float) */
+BF(copysign, copysign(a, b))
+/* fmax/fmin: a NaN loses to a number (NaN only when both are); equal values
+ * (+-0) give the first operand, as std::fmax/fmin in glibc */
+BFIB(fmax, , (a != a) ? b : ((b != b) ? a : (a < b ? b : a)), , a < b ? b : a)
+BFIB(fmin, , (a != a) ? b : ((b != b) ? a : (b < a ? b : a)), , b < a ? b : a)
+/* xlogy(x, y) = x log(y); NaN for a NaN y, 0 for x == 0 otherwise */
+BF(xlogy, (b != b) ? b : (a == 0 ? (T)0 : a * log(b)))
+/* heaviside(x, values): values where x == 0, else x > 0 (NaN: 0) */
+BFIB(heaviside, , a == 0 ? b : (T)(a > 0), , a == 0 ? b : (T)(a > 0))
+/* nextafter: libm for float32/float64; float16 and bfloat16 step their own
+ * 16-bit encodings (PyTorch 1.13 has bfloat16's, refuses float16; fusebox
+ * gives float16 the same definition) */
+static inline float next16(float a, float b, int bf) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return b;
+  uint16_t h = bf ? fbx_float_to_bf16(a) : fbx_float_to_half(a);
+  if ((h & 0x7fffu) == 0) h = (uint16_t)((b > 0 ? 0u : 0x8000u) | 1u);
+  else if ((a < b) == (a > 0)) h++;
+  else h--;
+  return bf ? fbx_bf16_to_float(h) : fbx_half_to_float(h);
+}
+FBX_PW_LOOP2(nextafter_f32, float, float, FBX_PW_ID, float, FBX_PW_ID, , nextafterf(a, b))
+FBX_PW_LOOP2(nextafter_f64, double, double, FBX_PW_ID, double, FBX_PW_ID, , nextafter(a, b))
+FBX_PW_LOOP2(nextafter_f16, uint16_t, float, FBX_PW_LD_F16, uint16_t, FBX_PW_ST_F16, , next16(a, b, 0))
+FBX_PW_LOOP2(nextafter_bf16, uint16_t, float, FBX_PW_LD_BF16, uint16_t, FBX_PW_ST_BF16, , next16(a, b, 1))
+TAB_F(nextafter)
+/* gcd/lcm for integers, as PyTorch computes them in the operands' type:
+ * Euclid on the absolute values taken in that type (int8 -128 stays
+ * -128, so gcd(-128, 6) is -2), lcm = |a / g * b| with the product and the
+ * absolute value in C's promoted type (int for int8/int16/uint8: exact;
+ * int32 and int64 wrap); x % -1 is 0
+ * (no INT64_MIN % -1 trap) */
+static inline int64_t igcd(int64_t a, int64_t b) {
+  while (a != 0) {
+    int64_t c = a;
+    a = a == -1 ? 0 : b % a;
+    b = c;
+  }
+  return b;
+}
+static inline int64_t ilcm(int64_t a, int64_t b, int64_t aa, int64_t ab, int size) {
+  int64_t g = igcd(aa, ab);
+  if (g == 0) return 0;
+  int64_t q = g == -1 ? (int64_t)(0u - (uint64_t)a) : a / g;
+  int64_t m = (int64_t)((uint64_t)q * (uint64_t)b);
+  if (size == 4) m = (int32_t)(uint32_t)(uint64_t)m; /* int32 multiplies in int32; narrower types in int */
+  return m < 0 ? (int64_t)(0u - (uint64_t)m) : m;
+}
+#define IABS_(x) ((x) < 0 ? (T)(0u - (uint64_t)(x)) : (x))
+#define GENGCD(sfx, TS, CT, LD, ST, op, PREP, ...) \
+  FBX_PW_LOOP2(gcd_##sfx, TS, CT, LD, TS, ST, , igcd((T)ST(IABS_(a)), (T)ST(IABS_(b))))
+#define GENLCM(sfx, TS, CT, LD, ST, op, PREP, ...) \
+  FBX_PW_LOOP2(lcm_##sfx, TS, CT, LD, TS, ST, , ilcm(a, b, (T)ST(IABS_(a)), (T)ST(IABS_(b)), (int)sizeof(TS)))
+FBX_PW_INTS(GENGCD, gcd, , 0)
+FBX_PW_INTS(GENLCM, lcm, , 0)
+static const fbx_pw_table gcd_tab = {FBX_PW_TAB_INTS(gcd)};
+static const fbx_pw_table lcm_tab = {FBX_PW_TAB_INTS(lcm)};
+
 /* pow(Tensor, Scalar) specializations PyTorch uses (same rounding as its
  * kernels: x*x, not pow(x, 2)); f[0] = exponent. */
 #define GEN1XB(sfx, TS, CT, LD, ST, op, BVAL, BLOCK, RARE, SLOW) \
@@ -467,3 +526,52 @@ KB(xor_Scalar, bitwise_xor, B_PROMOTE)
 /* clamp_min.Tensor is maximum, clamp_max.Tensor is minimum (NaN from either side). */
 KB(clamp_min_Tensor, maximum, B_PROMOTE)
 KB(clamp_max_Tensor, minimum, B_PROMOTE)
+
+/* ---- aliases and further binary ops ------------------------------------------------------ */
+
+KB(copysign_Tensor, copysign, B_FLOAT)
+KB(copysign_Scalar, copysign, B_FLOAT)
+KB(fmax, fmax, B_PROMOTE)
+KB(fmin, fmin, B_PROMOTE)
+KB(xlogy_Tensor, xlogy, B_FLOAT)
+KB(xlogy_Scalar_Self, xlogy, B_FLOAT)
+KB(xlogy_Scalar_Other, xlogy, B_FLOAT)
+KB(nextafter, nextafter, B_PROMOTE)
+KB(gcd, gcd, B_PROMOTE)
+KB(lcm, lcm, B_PROMOTE)
+
+/* heaviside: no promotion; self and values must have one dtype */
+fbx_status *fbx_k_pw_heaviside(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *v;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &v));
+  if (x->dtype != v->dtype)
+    return fbx_kernel_error(ctx, "heaviside is not yet implemented for tensors with different dtypes.");
+  return run2(ctx, outs, &args[0], &args[1], heaviside_tab, x->dtype, x->dtype, NULL);
+}
+
+/* float_power: pow computed in float64, a float64 result (dtype rule
+ * custom: always float64; PyTorch's complex case does not arise). The
+ * Tensor_Scalar overload takes pow's special exponents as pow does on a
+ * float64 tensor. */
+fbx_status *fbx_k_pw_float_power_Tensor_Tensor(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return run2(ctx, outs, &args[0], &args[1], pow_tab, FBX_DTYPE_FLOAT64, FBX_DTYPE_FLOAT64, NULL);
+}
+fbx_status *fbx_k_pw_float_power_Scalar(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  return run2(ctx, outs, &args[0], &args[1], pow_tab, FBX_DTYPE_FLOAT64, FBX_DTYPE_FLOAT64, NULL);
+}
+fbx_status *fbx_k_pw_float_power_Tensor_Scalar(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  const fbx_ivalue *e = &args[1];
+  if (e->kind == FBX_IV_TENSOR) return fbx_k_pw_float_power_Tensor_Tensor(ctx, args, outs);
+  double x = fbx_iv_to_double(e);
+  const fbx_pw_loop_fn *tab = x == 0.5    ? pow_half_tab
+                              : x == -0.5 ? pow_mhalf_tab
+                              : x == -1.0 ? pow_m1_tab
+                              : x == 2.0  ? pow_2_tab
+                              : x == 3.0  ? pow_3_tab
+                              : x == -2.0 ? pow_m2_tab
+                                          : pow_s_tab;
+  fbx_pw_params P = {{x}, {0}};
+  const fbx_ivalue *v[1] = {&args[0]};
+  return fbx_pw_apply(ctx, outs, tab, FBX_DTYPE_FLOAT64, FBX_DTYPE_FLOAT64, 1, v, &P);
+}

@@ -160,6 +160,75 @@ UB(isfinite, a - a == 0, 1)
 UFIB(nan_to_num, const T nv = (T)P->f[0]; const T pv = (T)P->f[1]; const T mv = (T)P->f[2]; (void)nv; (void)pv;
      (void)mv, a != a ? nv : (a == (T)INFINITY ? pv : (a == -(T)INFINITY ? mv : a)), a, a)
 
+/* Inverse hyperbolic functions (libm, float for float32/float16/bfloat16). */
+UF(asinh, , asinh(a))
+UF(acosh, , acosh(a))
+UF(atanh, , atanh(a))
+/* deg2rad / rad2deg: a times the constant in the compute type, as PyTorch's
+ * multiplication by a wrapped number */
+UF(deg2rad, , a * (T)(3.14159265358979323846 / 180.0))
+UF(rad2deg, , a * (T)(180.0 / 3.14159265358979323846))
+/* sinc(x) = sin(pi x) / (pi x), 1 at 0; the product rounded to the compute
+ * type first (PyTorch multiplies by pi in the type) */
+static inline float sinc_f(float a) {
+  float p = 3.14159265358979323846f * a;
+  return a == 0.0f ? 1.0f : sinf(p) / p;
+}
+static inline double sinc_d(double a) {
+  double p = 3.14159265358979323846 * a;
+  return a == 0.0 ? 1.0 : sin(p) / p;
+}
+#define SINC(x) _Generic((x), float: sinc_f, default: sinc_d)(x)
+UF(sinc, , SINC(a))
+/* erfinv in double: Giles' single-precision approximation ("Approximating
+ * the erfinv function", GPU Computing Gems, 2011) as the start, then two
+ * Newton steps on erf(x) = y; NaN outside [-1, 1], +-inf at +-1, -0 kept.
+ * float32 (and float16/bfloat16) round the double result once. */
+static inline double erfinv_d(double y) {
+  if (!(fabs(y) <= 1.0)) return NAN;
+  if (fabs(y) == 1.0) return copysign(INFINITY, y);
+  if (y == 0.0) return y;
+  double w = -log((1.0 - y) * (1.0 + y)), p;
+  if (w < 5.0) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+  } else {
+    w = sqrt(w) - 3.0;
+    p = -0.000200214257;
+    p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w;
+  }
+  double x = p * y;
+  for (int k = 0; k < 2; k++) x -= (erf(x) - y) / (1.1283791670955126 * exp(-x * x));
+  return x;
+}
+static inline float erfinv_f(float y) { return (float)erfinv_d((double)y); }
+#define ERFINV(x) _Generic((x), float: erfinv_f, default: erfinv_d)(x)
+UF(erfinv, , ERFINV(a))
+/* sign bit (-0 and -NaN too; integers: < 0, bool: false), infinities of one sign */
+/* (the sign bit read from the bits: GCC 12 fails to compile signbit() in the
+ * vectorized bfloat16 loop) */
+static inline int signbit_f(float a) { return (int)(fbx_vm_f2u(a) >> 31); }
+static inline int signbit_d(double a) { return (int)(fbx_vm_d2u(a) >> 63); }
+#define SIGNBIT(x) _Generic((x), float: signbit_f, default: signbit_d)(x)
+UB(signbit, SIGNBIT(a), a < 0)
+UB(isposinf, a == (T)INFINITY, 0)
+UB(isneginf, a == -(T)INFINITY, 0)
+
 /* ---- kernels ------------------------------------------------------------------------ */
 
 typedef enum umode {
@@ -228,6 +297,13 @@ K(erf, U_FLOAT)
 K(erfc, U_FLOAT)
 K(lgamma, U_FLOAT)
 K(sigmoid, U_FLOAT)
+K(asinh, U_FLOAT)
+K(acosh, U_FLOAT)
+K(atanh, U_FLOAT)
+K(deg2rad, U_FLOAT)
+K(rad2deg, U_FLOAT)
+K(sinc, U_FLOAT)
+K(erfinv, U_FLOAT)
 
 /* logit(Tensor self, float? eps=None) */
 fbx_status *fbx_k_pw_logit(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
@@ -256,6 +332,9 @@ K(logical_not, U_BOOL)
 K(isnan, U_BOOL)
 K(isinf, U_BOOL)
 K(isfinite, U_BOOL)
+K(signbit, U_BOOL)
+K(isposinf, U_BOOL)
+K(isneginf, U_BOOL)
 
 
 static fbx_dtype self_dtype(const fbx_ivalue *args) {

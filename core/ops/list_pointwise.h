@@ -268,6 +268,70 @@
     FBX_OPCAT_TERNARY, FBX_DT_SAME, FBX_SH_BROADCAST, 0, fbx_k_pw_masked_fill_Tensor) \
   X(masked_fill_Scalar, "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", \
     FBX_OPCAT_TERNARY, FBX_DT_SAME, FBX_SH_BROADCAST, 0, fbx_k_pw_masked_fill_Scalar) \
+  /* ---- aliases (clip = clamp, true_divide = div, absolute = abs, fix = trunc, special_expit = \
+   * sigmoid) and further unary/binary ops; float_power's result is always float64 ---- */ \
+  X(clip, "aten::clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_PROMOTE, FBX_SH_SAME, 0, fbx_k_pw_clamp) \
+  X(clip_Tensor, "aten::clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", \
+    FBX_OPCAT_TERNARY, FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_clamp_Tensor) \
+  X(true_divide_Tensor, "aten::true_divide.Tensor(Tensor self, Tensor other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_BROADCAST, 0, fbx_k_pw_div_Tensor) \
+  X(true_divide_Scalar, "aten::true_divide.Scalar(Tensor self, Scalar other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_BROADCAST, 0, fbx_k_pw_div_Scalar) \
+  X(absolute, "aten::absolute(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_pw_abs) \
+  X(fix, "aten::fix(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_pw_trunc) \
+  X(special_expit, "aten::special_expit(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_SAME, 0, fbx_k_pw_sigmoid) \
+  X(asinh, "aten::asinh(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_SAME, 0, fbx_k_pw_asinh) \
+  X(acosh, "aten::acosh(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_SAME, 0, fbx_k_pw_acosh) \
+  X(atanh, "aten::atanh(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_SAME, 0, fbx_k_pw_atanh) \
+  X(deg2rad, "aten::deg2rad(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_SAME, 0, fbx_k_pw_deg2rad) \
+  X(rad2deg, "aten::rad2deg(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_SAME, 0, fbx_k_pw_rad2deg) \
+  X(sinc, "aten::sinc(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_SAME, 0, fbx_k_pw_sinc) \
+  X(erfinv, "aten::erfinv(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_SAME, 0, fbx_k_pw_erfinv) \
+  X(signbit, "aten::signbit(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_BOOL, FBX_SH_SAME, 0, fbx_k_pw_signbit) \
+  X(isposinf, "aten::isposinf(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_BOOL, FBX_SH_SAME, 0, fbx_k_pw_isposinf) \
+  X(isneginf, "aten::isneginf(Tensor self) -> Tensor", \
+    FBX_OPCAT_UNARY, FBX_DT_BOOL, FBX_SH_SAME, 0, fbx_k_pw_isneginf) \
+  X(copysign_Tensor, "aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_BROADCAST, 0, fbx_k_pw_copysign_Tensor) \
+  X(copysign_Scalar, "aten::copysign.Scalar(Tensor self, Scalar other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_BROADCAST, 0, fbx_k_pw_copysign_Scalar) \
+  X(fmax, "aten::fmax(Tensor self, Tensor other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_fmax) \
+  X(fmin, "aten::fmin(Tensor self, Tensor other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_fmin) \
+  X(xlogy_Tensor, "aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_BROADCAST, 0, fbx_k_pw_xlogy_Tensor) \
+  X(xlogy_Scalar_Other, "aten::xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_BROADCAST, 0, fbx_k_pw_xlogy_Scalar_Other) \
+  X(xlogy_Scalar_Self, "aten::xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE_FLOAT, FBX_SH_BROADCAST, 0, fbx_k_pw_xlogy_Scalar_Self) \
+  X(float_power_Tensor_Tensor, "aten::float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_CUSTOM, FBX_SH_BROADCAST, 0, fbx_k_pw_float_power_Tensor_Tensor) \
+  X(float_power_Tensor_Scalar, "aten::float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_CUSTOM, FBX_SH_BROADCAST, 0, fbx_k_pw_float_power_Tensor_Scalar) \
+  X(float_power_Scalar, "aten::float_power.Scalar(Scalar self, Tensor exponent) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_CUSTOM, FBX_SH_BROADCAST, 0, fbx_k_pw_float_power_Scalar) \
+  X(heaviside, "aten::heaviside(Tensor self, Tensor values) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_heaviside) \
+  X(nextafter, "aten::nextafter(Tensor self, Tensor other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_nextafter) \
+  X(gcd, "aten::gcd(Tensor self, Tensor other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_gcd) \
+  X(lcm, "aten::lcm(Tensor self, Tensor other) -> Tensor", \
+    FBX_OPCAT_BINARY, FBX_DT_PROMOTE, FBX_SH_BROADCAST, 0, fbx_k_pw_lcm) \
   X(to_dtype, "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", \
     FBX_OPCAT_CONVERSION, FBX_DT_ARG, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k_pw_to_dtype) \
   X(to_device, "aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", \
@@ -285,6 +349,6 @@
   X(type_as, "aten::type_as(Tensor self, Tensor other) -> Tensor", \
     FBX_OPCAT_CONVERSION, FBX_DT_CUSTOM, FBX_SH_SAME, FBX_OPF_ALIAS, fbx_k_pw_type_as) \
 
-#define FBX_OPS_POINTWISE_COUNT 138
+#define FBX_OPS_POINTWISE_COUNT 169
 
 #endif

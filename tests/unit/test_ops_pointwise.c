@@ -519,6 +519,37 @@ START_TEST(rare_paths) {
 }
 END_TEST
 
+/* nextafter in float16, which PyTorch 1.13 refuses ("not implemented for
+ * 'Half'", so no golden case): fusebox steps the binary16 encoding, the
+ * IEEE definition (the expected values are binary16 facts: 1 + 2^-10, the
+ * subnormal 2^-24, the largest finite 65504, ...) */
+START_TEST(nextafter_f16) {
+  static const double x[] = {1.0, 1.0, 0.0, -0.0, 65504.0, INFINITY, -0x1p-24, 2.0, NAN, 0.0, -65504.0, 0x1p-14, 1.0};
+  static const double y[] = {2.0, 0.0, -1.0, 1.0, INFINITY, 0.0, 0.0, 2.0, 1.0, -0.0, -INFINITY, 0.0, NAN};
+  static const double want[] = {1.0 + 0x1p-10, 1.0 - 0x1p-11, -0x1p-24, 0x1p-24, INFINITY, 65504.0, -0.0, 2.0, NAN,
+                                -0.0, -INFINITY, 0x1p-14 - 0x1p-24, NAN};
+  int64_t n = (int64_t)(sizeof x / sizeof x[0]);
+  fbx_tensor *a = NULL, *b = NULL;
+  OK(fbx_tensor_empty(&a, FBX_DTYPE_FLOAT16, 1, &n));
+  OK(fbx_tensor_empty(&b, FBX_DTYPE_FLOAT16, 1, &n));
+  for (int64_t i = 0; i < n; i++) {
+    fbx_tensor_set_f64(a, i, x[i]);
+    fbx_tensor_set_f64(b, i, y[i]);
+  }
+  fbx_ivalue args[2] = {fbx_iv_tensor(a), fbx_iv_tensor(b)}, out = fbx_iv_none();
+  OK(call("aten::nextafter", args, 2, &out));
+  ck_assert_int_eq(out.u.t->dtype, FBX_DTYPE_FLOAT16);
+  for (int64_t i = 0; i < n; i++) {
+    double g = fbx_tensor_get_f64(out.u.t, i);
+    ck_assert_msg(want[i] != want[i] ? g != g : (g == want[i] && signbit(g) == signbit(want[i])),
+                  "nextafter(%a, %a) = %a, want %a", x[i], y[i], g, want[i]);
+  }
+  fbx_iv_release(&out);
+  fbx_tensor_release(a);
+  fbx_tensor_release(b);
+}
+END_TEST
+
 /* fbx_pw_map_into writes into a strided output. */
 FBX_PW_LOOP2(neg_sub_f32, float, float, FBX_PW_ID, float, FBX_PW_ID, , b - a)
 START_TEST(engine_map_into) {
@@ -643,6 +674,7 @@ int main(void) {
   tcase_add_test(tc, mish_threshold);
   tcase_add_test(tc, pow_f32_paths);
   tcase_add_test(tc, rare_paths);
+  tcase_add_test(tc, nextafter_f16);
   tcase_add_test(tc, engine_map_into);
   tcase_add_test(tc, broadcast_error);
   tcase_add_test(tc, to_returns_self);

@@ -199,6 +199,11 @@ static const spec SPECS[] = {
     I(rshift_Tensor), I(rshift_Scalar), P(where_self, "BTT"), P(where_ScalarSelf, "BST"),
     P(where_ScalarOther, "BTS"), P(where_Scalar, "BSS"), F(lerp_Tensor), F(lerp_Scalar),
     V(addcmul, "i:1|f:0.3|i:-2"), V(addcdiv, "i:1|f:0.3|i:-2"), P(masked_fill_Tensor, "TB0"),
+    V(clip, "f:-1 f:2|n f:0.5|f:-0.25 n"), F(clip_Tensor), F(true_divide_Tensor), F(true_divide_Scalar),
+    F(absolute), F(fix), F(special_expit), F(asinh), F(acosh), F(atanh), F(deg2rad), F(rad2deg), F(sinc), F(erfinv),
+    F(signbit), F(isposinf), F(isneginf), F(copysign_Tensor), F(copysign_Scalar), F(fmax), F(fmin), F(xlogy_Tensor),
+    F(xlogy_Scalar_Other), F(xlogy_Scalar_Self), F(float_power_Tensor_Tensor),
+    {"float_power_Tensor_Scalar", NULL, "", 0, NBV}, F(float_power_Scalar), F(heaviside), F(nextafter), I(gcd), I(lcm),
     P(masked_fill_Scalar, "TBS"),
 };
 #undef F
@@ -297,6 +302,12 @@ static uint32_t bits_at(const fbx_tensor *t, int64_t i) {
       return (h & 0x7fffu) > 0x7f80u ? 0x7fc0u : h;
     }
     case FBX_DTYPE_BOOL: return (uint32_t)(*p != 0);
+    case FBX_DTYPE_FLOAT64: { /* float_power: folded to 32 bits (a rounding difference changes the low half) */
+      uint64_t u;
+      memcpy(&u, p, 8);
+      if ((u & 0x7fffffffffffffffull) > 0x7ff0000000000000ull) u = 0x7ff8000000000000ull;
+      return (uint32_t)(u ^ (u >> 32));
+    }
     default: ck_abort_msg("output dtype %s", fbx_dtype_name(t->dtype));
   }
   return 0;
