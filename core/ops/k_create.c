@@ -589,3 +589,164 @@ fbx_status *fbx_k_eye(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_set_out_tensor(outs, 0, t);
   return NULL;
 }
+
+/* ---- linspace / logspace ---------------------------------------------------------------- */
+
+/* T(v) for the integral dtypes: truncation toward zero, wrapped (as C++'s
+ * double -> int64 -> narrower conversions on x86). */
+static void set_int(fbx_tensor *t, int64_t i, double v) { fbx_tensor_set_i64(t, i, (int64_t)v); }
+
+static inline float round_half(float v, bool bf) {
+  return bf ? fbx_bf16_to_float(fbx_float_to_bf16(v)) : fbx_half_to_float(fbx_float_to_half(v));
+}
+
+/* PyTorch's CPU linspace, value for value: element i is start + step * i
+ * below steps / 2 and end - step * (steps - 1 - i) from there, computed in
+ * the dtype (float types) or in double (integral ones, then truncated). The
+ * AVX2 build of PyTorch fills the first steps - steps % (2 V) elements V at
+ * a time (V = 32 bytes / element size): lane j of the vector at c is the
+ * vector's base (c's own value, in the dtype) plus j * step, and the half is
+ * chosen by c. Its compiler contracts start + step * c into an FMA (float,
+ * double and the integral types' double arithmetic; not float16/bfloat16,
+ * which round between the two) but not the lanes' base + j * step (a
+ * separate multiply and add, checked against torch 1.13 value for value).
+ * This reproduces all of that. */
+static void linspace_fill(fbx_tensor *t, double ds, double de, int64_t steps) {
+  fbx_dtype d = t->dtype;
+  int64_t V = 32 / (int64_t)fbx_dtype_size(d), full = steps - steps % (2 * V), half = steps / 2;
+  if (d == FBX_DTYPE_FLOAT16 || d == FBX_DTYPE_BFLOAT16) V = 16, full = steps - steps % 32;
+  if (d == FBX_DTYPE_FLOAT64) {
+    double *o = t->data, step = (de - ds) / (double)(steps - 1);
+    for (int64_t i = 0; i < steps; i++) {
+      int64_t c = i < full ? i - i % V : i, j = i - c;
+      double base = c < half ? fma(step, (double)c, ds) : fma(-step, (double)(steps - c - 1), de);
+      o[i] = j ? base + (double)j * step : base;
+    }
+  } else if (d == FBX_DTYPE_FLOAT32) {
+    float *o = t->data, s = (float)ds, e = (float)de, step = (e - s) / (float)(steps - 1);
+    for (int64_t i = 0; i < steps; i++) {
+      int64_t c = i < full ? i - i % V : i, j = i - c;
+      float base = c < half ? fmaf(step, (float)c, s) : fmaf(-step, (float)(steps - c - 1), e);
+      o[i] = j ? base + (float)j * step : base;
+    }
+  } else if (d == FBX_DTYPE_FLOAT16 || d == FBX_DTYPE_BFLOAT16) {
+    bool bf = d == FBX_DTYPE_BFLOAT16;
+    uint16_t *o = t->data;
+    float s = round_half((float)ds, bf), e = round_half((float)de, bf);
+    float step = round_half(round_half(e - s, bf) / (float)(steps - 1), bf);
+    for (int64_t i = 0; i < steps; i++) {
+      int64_t c = i < full ? i - i % V : i, j = i - c;
+      float base = c < half ? round_half(s + round_half(step * (float)c, bf), bf)
+                            : round_half(e - round_half(step * (float)(steps - c - 1), bf), bf);
+      float v = j ? round_half(base + round_half((float)j * step, bf), bf) : base;
+      o[i] = bf ? fbx_float_to_bf16(v) : fbx_float_to_half(v);
+    }
+  } else {
+    double s = (double)(int64_t)ds, e = (double)(int64_t)de, step = (e - s) / (double)(steps - 1);
+    fbx_tensor tmp = *t;
+    for (int64_t i = 0; i < steps; i++) {
+      int64_t c = i < full ? i - i % V : i, j = i - c;
+      double base = c < half ? fma(step, (double)c, s) : fma(-step, (double)(steps - c - 1), e);
+      if (j) base = (double)(int64_t)base + (double)j * step;
+      set_int(&tmp, i, base);
+    }
+  }
+}
+
+/* aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, ...) -> Tensor
+ * dtype: the argument, else float32. */
+fbx_status *fbx_k_linspace(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_dtype d = FBX_DTYPE_FLOAT32;
+  FBX_TRY(dtype_arg(ctx, &args[3], FBX_DTYPE_FLOAT32, &d));
+  FBX_TRY(layout_arg(ctx, &args[4]));
+  int64_t steps = fbx_iv_to_int(&args[2]);
+  if (steps < 0) return fbx_kernel_error(ctx, "number of steps must be non-negative");
+  if (d == FBX_DTYPE_BOOL) return fbx_kernel_error(ctx, "\"linspace_cpu\" not implemented for 'Bool'");
+  fbx_tensor *t = NULL;
+  FBX_TRY(fbx_tensor_empty(&t, d, 1, &steps));
+  double ds = fbx_iv_to_double(&args[0]), de = fbx_iv_to_double(&args[1]);
+  if (steps == 1) fbx_tensor_set_f64(t, 0, fbx_dtype_is_floating(d) ? ds : (double)(int64_t)ds);
+  else if (steps > 1) linspace_fill(t, ds, de, steps);
+  fbx_set_out_tensor(outs, 0, t);
+  return NULL;
+}
+
+/* aten::logspace(Scalar start, Scalar end, int steps, float base=10., *, ScalarType? dtype=None, ...) -> Tensor
+ * As PyTorch: base ** v in double, with v = start + step * i below steps / 2
+ * and end - step * (steps - 1 - i) from there, start and end in the dtype,
+ * step = (end - start) / (steps - 1) in double; stored in the dtype. */
+fbx_status *fbx_k_logspace(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_dtype d = FBX_DTYPE_FLOAT32;
+  FBX_TRY(dtype_arg(ctx, &args[4], FBX_DTYPE_FLOAT32, &d));
+  FBX_TRY(layout_arg(ctx, &args[5]));
+  int64_t steps = fbx_iv_to_int(&args[2]);
+  if (steps < 0) return fbx_kernel_error(ctx, "number of steps must be non-negative");
+  if (d == FBX_DTYPE_BOOL) return fbx_kernel_error(ctx, "\"logspace_cpu\" not implemented for 'Bool'");
+  double base = fbx_iv_to_double(&args[3]), ds = fbx_iv_to_double(&args[0]), de = fbx_iv_to_double(&args[1]);
+  fbx_tensor *t = NULL;
+  FBX_TRY(fbx_tensor_empty(&t, d, 1, &steps));
+  bool fl = fbx_dtype_is_floating(d);
+  double s, e, span;
+  if (d == FBX_DTYPE_FLOAT64) {
+    s = ds, e = de, span = e - s;
+  } else if (d == FBX_DTYPE_FLOAT32) {
+    s = (float)ds, e = (float)de, span = (float)e - (float)s;
+  } else if (fl) {
+    bool bf = d == FBX_DTYPE_BFLOAT16;
+    s = round_half((float)ds, bf), e = round_half((float)de, bf), span = round_half((float)(e - s), bf);
+  } else {
+    s = (double)(int64_t)ds, e = (double)(int64_t)de, span = e - s;
+  }
+  if (steps == 1) {
+    double v = pow(base, fl ? ds : (double)(int64_t)ds);
+    if (fl) fbx_tensor_set_f64(t, 0, v);
+    else set_int(t, 0, v);
+  } else if (steps > 1) {
+    double step = span / (double)(steps - 1);
+    for (int64_t i = 0; i < steps; i++) {
+      double v = i < steps / 2 ? pow(base, s + step * (double)i) : pow(base, e - step * (double)(steps - i - 1));
+      if (fl) fbx_tensor_set_f64(t, i, v);
+      else set_int(t, i, v);
+    }
+  }
+  fbx_set_out_tensor(outs, 0, t);
+  return NULL;
+}
+
+/* ---- tril_indices / triu_indices --------------------------------------------------------- */
+
+/* aten::tril_indices / triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, ...) -> Tensor
+ * [2, N]: the (row, column) pairs of a row x col matrix's lower (col - row
+ * <= offset) or upper (col - row >= offset) triangle, in row-major order. */
+fbx_status *fbx_k_tri_indices(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_dtype d = FBX_DTYPE_FLOAT32;
+  FBX_TRY(dtype_arg(ctx, &args[3], FBX_DTYPE_INT64, &d));
+  FBX_TRY(layout_arg(ctx, &args[4]));
+  int64_t row = fbx_iv_to_int(&args[0]), col = fbx_iv_to_int(&args[1]), off = fbx_iv_to_int(&args[2]);
+  bool lower = ctx->op->id == FBX_OP_tril_indices;
+  if (row < 0) return fbx_kernel_error(ctx, "row must be non-negative, got%" PRId64, row);
+  if (col < 0) return fbx_kernel_error(ctx, "col must be non-negative, got%" PRId64, col);
+  if (d == FBX_DTYPE_BOOL || fbx_dtype_is_floating(d))
+    return fbx_kernel_error(ctx, "\"%s\" not implemented for '%s'", lower ? "tril_indices" : "triu_indices",
+                            fbx_dtype_torch_name(d));
+  int64_t n = 0;
+  for (int64_t r = 0; r < row; r++) {
+    /* columns c in [0, col) with c <= r + off (lower) or c >= r + off (upper) */
+    int64_t lim = r + off;
+    int64_t k = lower ? (lim < 0 ? 0 : lim + 1 > col ? col : lim + 1) : (lim <= 0 ? col : lim >= col ? 0 : col - lim);
+    if (__builtin_add_overflow(n, k, &n)) return fbx_kernel_error(ctx, "size overflow");
+  }
+  int64_t sizes[2] = {2, n};
+  fbx_tensor *t = NULL;
+  FBX_TRY(fbx_tensor_empty(&t, d, 2, sizes));
+  int64_t k = 0;
+  for (int64_t r = 0; r < row; r++) {
+    int64_t lo = lower ? 0 : (r + off > 0 ? r + off : 0), hi = lower ? (r + off + 1 < col ? r + off + 1 : col) : col;
+    for (int64_t c = lo; c < hi; c++, k++) {
+      fbx_tensor_set_i64(t, k, r);
+      fbx_tensor_set_i64(t, n + k, c);
+    }
+  }
+  fbx_set_out_tensor(outs, 0, t);
+  return NULL;
+}

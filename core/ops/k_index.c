@@ -8,10 +8,12 @@
  * int64 copies and checked once, so the inner loops only compute offsets.
  * Outputs are fresh contiguous tensors (index_put_ writes into self). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/parallel.h"
+#include "ops/kcompose.h"
 #include "ops/kutil.h"
 #include "ops/reduce.h"
 #include "tensor/half.h"
@@ -1038,4 +1040,233 @@ fbx_status *fbx_k_embedding_bag_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_iv
   if (st) return st;
   fbx_set_out_tensor(outs, 0, out);
   return NULL;
+}
+
+/* ---- shape-family indexing rows (ops/list_shape.h) ------------------------------------------ */
+
+/* A sub-row's error as this op's own: "aten::gather: msg" becomes "<op>: msg". */
+static fbx_status *own_error(const fbx_kctx *ctx, fbx_status *st) {
+  if (!st || fbx_status_code(st) != FBX_ERR_RUNTIME) return st;
+  const char *m = fbx_status_message(st), *p = strstr(m, ": ");
+  fbx_status *r = fbx_kernel_error(ctx, "%s", p ? p + 2 : m);
+  fbx_status_free(st);
+  return r;
+}
+
+/* aten::count_nonzero.dim_IntList(Tensor self, int[] dim) and
+ * aten::count_nonzero(Tensor self, int? dim=None) -> Tensor: (self != 0)
+ * summed over the dims (all of them for None or []), int64; NaN counts. */
+fbx_status *fbx_k_count_nonzero(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *m = NULL, *out = NULL;
+  int64_t dims[FBX_MAX_DIMS];
+  int nd = 0;
+  fbx_status *st = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  if (args[1].kind == FBX_IV_LIST) {
+    nd = fbx_arg_int_list(ctx->op, 1, &args[1], dims, FBX_MAX_DIMS, &st);
+    if (nd < 0) return st;
+  } else if (args[1].kind != FBX_IV_NONE) {
+    dims[nd++] = fbx_iv_to_int(&args[1]);
+  }
+  bool seen[FBX_MAX_DIMS] = {false};
+  for (int i = 0; i < nd; i++) {
+    int64_t d;
+    FBX_TRY(fbx_wrap_dim(ctx, &d, dims[i], x->ndim));
+    if (x->ndim && seen[d]) return fbx_kernel_error(ctx, "dim %" PRId64 " appears multiple times in the list of dims", d);
+    if (x->ndim) seen[d] = true;
+  }
+  fbx_ivalue l = fbx_iv_none();
+  st = ROW(&m, ne_Scalar, TV(x), IV(0));
+  if (!st) st = fbx_int_list_iv(&l, nd, dims);
+  if (!st) st = ROW(&out, sum_dim_IntList, TV(m), l, BV(false), NV);
+  fbx_iv_release(&l);
+  fbx_tensor_release(m);
+  return finish(own_error(ctx, st), outs, &out);
+}
+
+/* aten::argwhere(Tensor self) -> Tensor: nonzero's [N, ndim] indices, laid
+ * out column-major (strides [1, N]) as PyTorch's CPU nonzero writes them. */
+fbx_status *fbx_k_argwhere(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *nz = NULL, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  fbx_status *st = ROW(&nz, nonzero, TV(x));
+  if (!st) {
+    int64_t strides[2] = {1, nz->sizes[0]};
+    st = fbx_tensor_empty_strided(&out, FBX_DTYPE_INT64, 2, nz->sizes, strides);
+  }
+  if (!st) st = fbx_tensor_copy_(out, nz);
+  fbx_tensor_release(nz);
+  return finish(st, outs, &out);
+}
+
+/* aten::take(Tensor self, Tensor index) -> Tensor: self's elements in
+ * row-major order picked by an int64 index (negative counts from the end);
+ * the result has index's shape. */
+fbx_status *fbx_k_take(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *index, *src = NULL, *ix = NULL, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &index));
+  if (index->dtype != FBX_DTYPE_INT64)
+    return fbx_kernel_error(ctx, "take(): Expected a long tensor for index, but got %s", fbx_dtype_torch_name(index->dtype));
+  if (x->numel == 0 && index->numel != 0)
+    return fbx_kernel_error(ctx, "take(): tried to take from an empty tensor");
+  fbx_status *st = fbx_tensor_clone_as(&ix, index, FBX_DTYPE_INT64);
+  int64_t n = x->numel;
+  for (int64_t i = 0; !st && i < ix->numel; i++) {
+    int64_t k = ((int64_t *)ix->data)[i];
+    if (k < -n || k >= n)
+      st = fbx_kernel_error(ctx, "out of range: tried to access index %" PRId64 " on a tensor of %" PRId64 " elements.", k, n);
+    else if (k < 0) ((int64_t *)ix->data)[i] = k + n;
+  }
+  if (!st) st = fbx_tensor_contiguous(&src, x);
+  if (!st) st = fbx_tensor_empty(&out, x->dtype, index->ndim, index->sizes);
+  if (!st) {
+    size_t es = fbx_dtype_size(x->dtype);
+    const int64_t *k = ix->data;
+    for (int64_t i = 0; i < ix->numel; i++)
+      elem_copy((char *)out->data + (size_t)i * es, (const char *)src->data + (size_t)k[i] * es, es);
+  }
+  fbx_tensor_release(src);
+  fbx_tensor_release(ix);
+  return finish(st, outs, &out);
+}
+
+/* aten::take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor:
+ * with a dim, self and indices (same rank, int64) broadcast against each
+ * other in every dim but that one, then gather; without, self.view(-1)
+ * gathered by indices.view(-1) (PyTorch's own views, so a self that cannot
+ * be viewed flat is refused as PyTorch refuses it). */
+fbx_status *fbx_k_take_along_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *idx, *xv = NULL, *iv = NULL, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &idx));
+  fbx_status *st = NULL;
+  if (args[2].kind == FBX_IV_NONE) {
+    int64_t m1 = -1;
+    fbx_ivalue l = fbx_iv_none();
+    st = fbx_int_list_iv(&l, 1, &m1);
+    if (!st) st = ROW(&xv, view, TV(x), l);
+    if (!st) st = ROW(&iv, view, TV(idx), l);
+    fbx_iv_release(&l);
+    if (!st) st = ROW(&out, gather, TV(xv), IV(0), TV(iv), BV(false));
+  } else {
+    if (x->ndim != idx->ndim)
+      return fbx_kernel_error(ctx, "torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                              "but got %d dimensions for input, and %d dimensions for indices", x->ndim, idx->ndim);
+    if (idx->dtype != FBX_DTYPE_INT64)
+      return fbx_kernel_error(ctx, "torch.take_along_dim(): dtype of indices should be Long but got %s",
+                              fbx_dtype_torch_name(idx->dtype));
+    int64_t d;
+    FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[2]), x->ndim));
+    int64_t s1[FBX_MAX_DIMS], i1[FBX_MAX_DIMS];
+    int n1 = x->ndim, n2 = x->ndim;
+    memcpy(s1, x->sizes, sizeof s1);
+    memcpy(i1, idx->sizes, sizeof i1);
+    if (x->ndim) {
+      s1[d] = idx->sizes[d];
+      i1[d] = x->sizes[d];
+    }
+    st = fbx_broadcast_into(ctx, s1, &n1, idx->ndim, idx->sizes); /* indices' target */
+    if (!st) st = fbx_broadcast_into(ctx, i1, &n2, x->ndim, x->sizes); /* self's target */
+    if (!st) st = fbx_expand_view(&iv, idx, n1, s1);
+    if (!st) st = fbx_expand_view(&xv, x, n2, i1);
+    if (!st) st = ROW(&out, gather, TV(xv), IV(d), TV(iv), BV(false));
+  }
+  fbx_tensor_release(xv);
+  fbx_tensor_release(iv);
+  return finish(own_error(ctx, st), outs, &out);
+}
+
+/* aten::index_fill.int_Scalar / .int_Tensor(Tensor self, int dim, Tensor
+ * index, Scalar or 0-d Tensor value) -> Tensor: a copy of self (its layout
+ * kept, as clone) with the slices at `index` (int64, 0-d or 1-d, negative
+ * counts from the end) along dim set to value. */
+fbx_status *fbx_k_index_fill(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *index, *out = NULL, *val = NULL;
+  int64_t d;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &index));
+  FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[1]), x->ndim));
+  if (index->ndim > 1) return fbx_kernel_error(ctx, "Index has to be a vector/scalar");
+  if (index->dtype != FBX_DTYPE_INT64) return fbx_kernel_error(ctx, "index_fill_(): Expected dtype int64 for index.");
+  fbx_status *st = NULL;
+  if (args[3].kind == FBX_IV_TENSOR) {
+    fbx_tensor *v = args[3].u.t;
+    if (v->ndim != 0)
+      return fbx_kernel_error(ctx, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
+                              "dimension(s).", v->ndim);
+    st = fbx_tensor_clone_as(&val, v, x->dtype);
+  } else {
+    st = fbx_scalar_tensor(&val, &args[3], x->dtype);
+  }
+  int64_t n = x->ndim ? x->sizes[d] : 1;
+  for (int64_t i = 0; !st && i < index->numel; i++) {
+    int64_t k = fbx_tensor_get_i64(index, i);
+    if (k < -n || k >= n) st = fbx_kernel_error(ctx, "index %" PRId64 " is out of bounds for dimension %d with size %" PRId64, k, (int)d, n);
+  }
+  if (!st) st = ROW(&out, clone, TV(x), NV);
+  for (int64_t i = 0; !st && i < index->numel; i++) {
+    int64_t k = fbx_tensor_get_i64(index, i);
+    if (k < 0) k += n;
+    fbx_tensor *v = NULL;
+    if (x->ndim == 0) {
+      v = fbx_tensor_retain(out);
+    } else {
+      int64_t sizes[FBX_MAX_DIMS], strides[FBX_MAX_DIMS];
+      int m = 0;
+      for (int j = 0; j < x->ndim; j++)
+        if (j != d) sizes[m] = out->sizes[j], strides[m++] = out->strides[j];
+      st = fbx_tensor_view(&v, out, m, sizes, strides, out->offset + k * out->strides[d]);
+    }
+    if (!st) st = fbx_tensor_copy_(v, val);
+    fbx_tensor_release(v);
+  }
+  fbx_tensor_release(val);
+  return finish(st, outs, &out);
+}
+
+/* aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor:
+ * self and mask (bool or uint8) broadcast together; a contiguous copy of
+ * self where the true positions, in row-major order, take source's
+ * elements in row-major order (same dtype as self, at least as many). */
+fbx_status *fbx_k_masked_scatter(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *self, *mask, *src, *sv = NULL, *mv = NULL, *mc = NULL, *sc = NULL, *out = NULL;
+  int64_t shape[FBX_MAX_DIMS];
+  int nd;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &self));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &mask));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &src));
+  if (mask->dtype != FBX_DTYPE_BOOL && mask->dtype != FBX_DTYPE_UINT8)
+    return fbx_kernel_error(ctx, "masked_scatter: expected BoolTensor or ByteTensor for mask");
+  if (src->dtype != self->dtype)
+    return fbx_kernel_error(ctx, "masked_scatter: expected self and source to have same dtypes but got %s and %s",
+                            fbx_dtype_torch_name(self->dtype), fbx_dtype_torch_name(src->dtype));
+  FBX_TRY(fbx_broadcast_shapes(ctx, shape, &nd, self, mask));
+  fbx_status *st = fbx_expand_view(&sv, self, nd, shape);
+  if (!st) st = fbx_expand_view(&mv, mask, nd, shape);
+  for (int64_t i = 0; !st && mask->dtype == FBX_DTYPE_UINT8 && i < mask->numel; i++)
+    if (fbx_tensor_get_i64(mask, i) > 1) st = fbx_kernel_error(ctx, "Mask tensor can take 0 and 1 values only");
+  if (!st) st = fbx_tensor_clone_as(&mc, mv, FBX_DTYPE_BOOL);
+  if (!st) st = fbx_tensor_clone_as(&out, sv, self->dtype);
+  if (!st) {
+    const uint8_t *m = mc->data;
+    int64_t cnt = 0;
+    for (int64_t i = 0; i < mc->numel; i++) cnt += m[i] != 0;
+    if (cnt > src->numel) st = fbx_kernel_error(ctx, "Number of elements of source < number of ones in mask");
+    if (!st && cnt) st = fbx_tensor_contiguous(&sc, src);
+    if (!st && cnt) {
+      size_t es = fbx_dtype_size(self->dtype);
+      const char *s = sc->data;
+      for (int64_t i = 0; i < mc->numel; i++)
+        if (m[i]) {
+          elem_copy((char *)out->data + (size_t)i * es, s, es);
+          s += es;
+        }
+    }
+  }
+  fbx_tensor_release(sv);
+  fbx_tensor_release(mv);
+  fbx_tensor_release(mc);
+  fbx_tensor_release(sc);
+  return finish(st, outs, &out);
 }

@@ -8,6 +8,7 @@
 
 #include "base/alloc.h"
 #include "base/parallel.h"
+#include "ops/kcompose.h"
 #include "ops/kutil.h"
 #include "ops/promote.h"
 
@@ -304,4 +305,231 @@ fbx_status *fbx_k_index_select(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   }
   fbx_set_out_tensor(outs, 0, out);
   return NULL;
+}
+
+/* A sub-row's error as this op's own: "aten::cat: msg" becomes "<op>: msg". */
+static fbx_status *own_error(const fbx_kctx *ctx, fbx_status *st) {
+  if (!st || fbx_status_code(st) != FBX_ERR_RUNTIME) return st;
+  const char *m = fbx_status_message(st), *p = strstr(m, ": ");
+  fbx_status *r = fbx_kernel_error(ctx, "%s", p ? p + 2 : m);
+  fbx_status_free(st);
+  return r;
+}
+
+/* ---- hstack / vstack / dstack / column_stack ------------------------------------------------ */
+
+/* aten::hstack / vstack / dstack / column_stack(Tensor[] tensors) -> Tensor:
+ * cat of the tensors made atleast_1d (hstack: along dim 0 when the first is
+ * then 1-d, else 1), atleast_2d (vstack, dim 0), atleast_3d (dstack, dim
+ * 2), or for column_stack 0-d and 1-d tensors as [numel, 1] columns, dim 1. */
+fbx_status *fbx_k_hvdstack(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  int id = ctx->op->id;
+  const char *nm = id == FBX_OP_hstack ? "hstack" : id == FBX_OP_vstack ? "vstack" : id == FBX_OP_dstack ? "dstack"
+                                                                                                       : "column_stack";
+  char msg[64];
+  snprintf(msg, sizeof msg, "%s expects a non-empty TensorList", nm);
+  fbx_tensor **ts = NULL;
+  int n = 0;
+  FBX_TRY(tensor_list(ctx, &args[0], &ts, &n, msg));
+  fbx_tensor **own = fbx_calloc((size_t)n, sizeof *own);
+  fbx_status *st = own ? NULL : fbx_status_nomem();
+  for (int i = 0; i < n && !st; i++) {
+    fbx_tensor *t = ts[i];
+    if (id == FBX_OP_column_stack) {
+      if (t->ndim <= 1) {
+        int64_t sizes[2] = {t->numel, 1}, strides[2] = {t->ndim ? t->strides[0] : 1, 1};
+        st = fbx_tensor_view(&own[i], t, 2, sizes, strides, t->offset);
+      } else {
+        own[i] = fbx_tensor_retain(t);
+      }
+    } else {
+      fbx_op_id a = id == FBX_OP_hstack ? FBX_OP_atleast_1d : id == FBX_OP_vstack ? FBX_OP_atleast_2d : FBX_OP_atleast_3d;
+      st = fbx_row_tensor(ctx, &own[i], a, (fbx_ivalue[]){TV(t)}, 1);
+    }
+    if (!st) ts[i] = own[i];
+  }
+  if (!st) {
+    int64_t dim = id == FBX_OP_vstack ? 0 : id == FBX_OP_dstack ? 2 : 1;
+    if (id == FBX_OP_hstack && ts[0]->ndim == 1) dim = 0;
+    st = cat_impl(ctx, ts, n, dim, outs);
+  }
+  if (own) release_all(own, n);
+  fbx_free(own);
+  fbx_free(ts);
+  return st;
+}
+
+/* ---- flipud / fliplr / rot90 ------------------------------------------------------------------ */
+
+/* flip(x, dims) in x's layout (PyTorch's flip keeps it, as empty_like does:
+ * a transposed input gives a transposed result). */
+static fbx_status *flip_dims(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor *x, int n, const int64_t *dims) {
+  fbx_ivalue l = fbx_iv_none();
+  fbx_tensor *f = NULL, *o = NULL;
+  fbx_status *st = fbx_int_list_iv(&l, n, dims);
+  if (!st) st = ROW(&f, flip, TV(x), l);
+  fbx_iv_release(&l);
+  if (st || fbx_tensor_is_contiguous(x)) {
+    *out = f;
+    return st;
+  }
+  st = ROW(&o, empty_like, TV(x));
+  if (!st) st = fbx_tensor_copy_(o, f);
+  fbx_tensor_release(f);
+  if (st) fbx_tensor_release(o);
+  else *out = o;
+  return st;
+}
+
+/* aten::flipud(Tensor self) -> Tensor (dim 0, >= 1-d) and aten::fliplr (dim 1, >= 2-d) */
+fbx_status *fbx_k_flipud_lr(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int64_t d = ctx->op->id == FBX_OP_fliplr;
+  if (x->ndim < d + 1) return fbx_kernel_error(ctx, "Input must be >= %d-d.", (int)d + 1);
+  fbx_status *st = flip_dims(ctx, &out, x, 1, &d);
+  return finish(st, outs, &out);
+}
+
+/* aten::rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor: as
+ * PyTorch: k mod 4 = 1 flips dims[1] then transposes (a transposed view of
+ * the flipped copy), 2 flips both, 3 flips dims[0] then transposes, 0 is a
+ * contiguous copy. */
+fbx_status *fbx_k_rot90(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *f = NULL, *out = NULL;
+  int64_t dims[FBX_MAX_DIMS];
+  fbx_status *st = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int64_t k = fbx_iv_to_int(&args[1]);
+  int nd = fbx_arg_int_list(ctx->op, 2, &args[2], dims, FBX_MAX_DIMS, &st);
+  if (nd < 0) return st;
+  int64_t total = x->ndim;
+  if (nd != 2) return fbx_kernel_error(ctx, "expected total rotation dims == 2, but got dims = %d", nd);
+  if (total < 2) return fbx_kernel_error(ctx, "expected total dims >= 2, but got total dims = %d", x->ndim);
+  if (dims[0] == dims[1] || (dims[0] - dims[1] == total || dims[1] - dims[0] == total))
+    return fbx_kernel_error(ctx, "expected rotation dims to be different, but got dim0 = %" PRId64 " and dim1 = %" PRId64,
+                            dims[0], dims[1]);
+  for (int i = 0; i < 2; i++)
+    if (dims[i] >= total || dims[i] < -total)
+      return fbx_kernel_error(ctx, "Rotation dim%d out of range, dim%d = %" PRId64, i, i, dims[i]);
+  k = (4 + k % 4) % 4;
+  if (k == 0) {
+    FBX_TRY(fbx_tensor_empty(&out, x->dtype, x->ndim, x->sizes));
+    st = fbx_tensor_copy_(out, x);
+    return finish(st, outs, &out);
+  }
+  if (k == 2) return finish(flip_dims(ctx, &out, x, 2, dims), outs, &out);
+  st = flip_dims(ctx, &f, x, 1, &dims[k == 1 ? 1 : 0]);
+  if (!st) st = ROW(&out, transpose_int, TV(f), IV(dims[0]), IV(dims[1]));
+  fbx_tensor_release(f);
+  return finish(st, outs, &out);
+}
+
+/* ---- diff --------------------------------------------------------------------------------- */
+
+/* aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor:
+ * as PyTorch, prepend and append are concatenated along dim (unless n is 0,
+ * which copies self), then n (at most the size) times x[1:] - x[:-1]
+ * (logical_xor for bool). */
+fbx_status *fbx_k_diff(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *pre = NULL, *app = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int64_t n = fbx_iv_to_int(&args[1]), d;
+  if (x->ndim < 1) return fbx_kernel_error(ctx, "diff expects input to be at least one-dimensional");
+  if (n < 0) return fbx_kernel_error(ctx, "order must be non-negative but got %" PRId64, n);
+  if (args[3].kind != FBX_IV_NONE) FBX_TRY(fbx_arg_tensor(ctx, args, 3, &pre));
+  if (args[4].kind != FBX_IV_NONE) FBX_TRY(fbx_arg_tensor(ctx, args, 4, &app));
+  if ((pre && pre->ndim != x->ndim) || (app && app->ndim != x->ndim))
+    return fbx_kernel_error(ctx, "diff expects prepend or append to be the same dimension as input");
+  FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[2]), x->ndim));
+  fbx_tensor *cur = NULL;
+  fbx_status *st = NULL;
+  if (n == 0) {
+    FBX_TRY(fbx_tensor_empty(&cur, x->dtype, x->ndim, x->sizes));
+    return finish(fbx_tensor_copy_(cur, x), outs, &cur);
+  }
+  if (pre || app) {
+    fbx_tensor *parts[3];
+    int k = 0;
+    if (pre) parts[k++] = pre;
+    parts[k++] = x;
+    if (app) parts[k++] = app;
+    fbx_ivalue r[1] = {fbx_iv_none()};
+    st = cat_impl(ctx, parts, k, d, r);
+    if (st) return st;
+    cur = r[0].u.t;
+  } else {
+    cur = fbx_tensor_retain(x);
+  }
+  int64_t len = cur->sizes[d];
+  if (n > len) n = len;
+  for (int64_t i = 0; i < n && !st; i++) {
+    fbx_tensor *a = NULL, *b = NULL, *next = NULL;
+    len--;
+    st = ROW(&a, narrow, TV(cur), IV(d), IV(1), IV(len));
+    if (!st) st = ROW(&b, narrow, TV(cur), IV(d), IV(0), IV(len));
+    if (!st && cur->dtype == FBX_DTYPE_BOOL) st = ROW(&next, logical_xor, TV(a), TV(b));
+    else if (!st) st = ROW(&next, sub_Tensor, TV(a), TV(b), IV(1));
+    if (!st && i + 1 == n && !fbx_tensor_is_contiguous(a)) {
+      /* PyTorch's result follows its operand's layout (TensorIterator): a
+       * transposed input gives a transposed result */
+      fbx_tensor *o = NULL;
+      st = ROW(&o, empty_like, TV(a));
+      if (!st) st = fbx_tensor_copy_(o, next);
+      fbx_tensor_release(next);
+      next = st ? NULL : o;
+      if (st) fbx_tensor_release(o);
+    }
+    fbx_tensor_release(a);
+    fbx_tensor_release(b);
+    if (!st) {
+      fbx_tensor_release(cur);
+      cur = next;
+    }
+  }
+  if (!st && n == 0) { /* an empty dim: a copy, never self */
+    fbx_tensor *c = NULL;
+    st = fbx_tensor_clone_as(&c, cur, cur->dtype);
+    fbx_tensor_release(cur);
+    cur = c;
+  }
+  return finish(own_error(ctx, st), outs, &cur);
+}
+
+/* ---- kron ---------------------------------------------------------------------------------- */
+
+/* aten::kron(Tensor self, Tensor other) -> Tensor: both padded with leading
+ * 1s to the same rank r, self viewed as [a0, 1, a1, 1, ...], other as
+ * [1, b0, 1, b1, ...], multiplied (promotion and broadcasting of mul) and
+ * reshaped to [a0 * b0, a1 * b1, ...]. */
+fbx_status *fbx_k_kron(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *a, *b;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &a));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &b));
+  int r = a->ndim > b->ndim ? a->ndim : b->ndim, pa = r - a->ndim, pb = r - b->ndim;
+  if (2 * r > FBX_MAX_DIMS) return fbx_kernel_error(ctx, "kron of %d-d tensors: at most %d dims", r, FBX_MAX_DIMS / 2);
+  int64_t as[FBX_MAX_DIMS], bs[FBX_MAX_DIMS], rs[FBX_MAX_DIMS];
+  for (int i = 0; i < r; i++) {
+    as[2 * i] = i >= pa ? a->sizes[i - pa] : 1;
+    as[2 * i + 1] = 1;
+    bs[2 * i] = 1;
+    bs[2 * i + 1] = i >= pb ? b->sizes[i - pb] : 1;
+    rs[i] = as[2 * i] * bs[2 * i + 1];
+  }
+  fbx_ivalue la = fbx_iv_none(), lb = fbx_iv_none(), lr = fbx_iv_none();
+  fbx_tensor *va = NULL, *vb = NULL, *m = NULL, *out = NULL;
+  fbx_status *st = fbx_int_list_iv(&la, 2 * r, as);
+  if (!st) st = fbx_int_list_iv(&lb, 2 * r, bs);
+  if (!st) st = fbx_int_list_iv(&lr, r, rs);
+  if (!st) st = ROW(&va, reshape, TV(a), la);
+  if (!st) st = ROW(&vb, reshape, TV(b), lb);
+  if (!st) st = ROW(&m, mul_Tensor, TV(va), TV(vb));
+  if (!st) st = ROW(&out, reshape, TV(m), lr);
+  fbx_iv_release(&la);
+  fbx_iv_release(&lb);
+  fbx_iv_release(&lr);
+  fbx_tensor_release(va);
+  fbx_tensor_release(vb);
+  fbx_tensor_release(m);
+  return finish(own_error(ctx, st), outs, &out);
 }

@@ -848,3 +848,213 @@ fbx_status *fbx_k_meshgrid(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   outs[0] = l;
   return NULL;
 }
+
+/* ---- unfold / broadcast_to / atleast_Nd ------------------------------------------------- */
+
+/* aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a):
+ * a view, as in PyTorch: dim d becomes the (size - len) / step + 1 windows
+ * (stride step * stride(d)) and a last dim of `size` (stride(d)) is added;
+ * a 0-d tensor counts as one element of stride 1. */
+fbx_status *fbx_k_unfold(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t;
+  int64_t d;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &t));
+  if (t->ndim + 1 > FBX_MAX_DIMS) return fbx_kernel_error(ctx, "at most %d dims are supported", FBX_MAX_DIMS);
+  FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[1]), t->ndim));
+  int64_t size = fbx_iv_to_int(&args[2]), step = fbx_iv_to_int(&args[3]);
+  int64_t max_size = t->ndim ? t->sizes[d] : 1;
+  if (size > max_size)
+    return fbx_kernel_error(ctx, "maximum size for tensor at dimension %d is %" PRId64 " but size is %" PRId64,
+                            (int)d, max_size, size);
+  if (size < 0) return fbx_kernel_error(ctx, "size is %" PRId64 " but must be >= 0", size);
+  if (step <= 0) return fbx_kernel_error(ctx, "step is %" PRId64 " but must be > 0", step);
+  int64_t sizes[FBX_MAX_DIMS], strides[FBX_MAX_DIMS];
+  int nd = t->ndim;
+  memcpy(sizes, t->sizes, sizeof(int64_t) * (size_t)nd);
+  memcpy(strides, t->strides, sizeof(int64_t) * (size_t)nd);
+  sizes[nd] = size;
+  strides[nd] = nd ? t->strides[d] : 1;
+  if (nd) {
+    sizes[d] = (t->sizes[d] - size) / step + 1;
+    if (__builtin_mul_overflow(step, t->strides[d], &strides[d])) strides[d] = t->strides[d];
+  }
+  return out_view(outs, t, nd + 1, sizes, strides, t->offset);
+}
+
+/* aten::broadcast_to(Tensor(a) self, int[] size) -> Tensor(a): expand. */
+fbx_status *fbx_k_broadcast_to(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t;
+  int64_t shape[FBX_MAX_DIMS];
+  int n = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &t));
+  FBX_TRY(int_list(ctx, args, 1, shape, &n));
+  return expand_to(ctx, outs, t, n, shape);
+}
+
+/* t with at least `want` dims, as PyTorch's atleast_{1,2,3}d: t itself when
+ * it has them; a 0-d tensor reshaped to [1]*want; a 1-d [n] as [1, n]
+ * (2-d) or [1, n, 1] (3-d); a 2-d [m, n] as [m, n, 1]. Views. */
+static fbx_status *atleast(fbx_tensor **out, fbx_tensor *t, int want) {
+  if (t->ndim >= want) {
+    *out = fbx_tensor_retain(t);
+    return NULL;
+  }
+  int64_t sizes[3], strides[3];
+  if (t->ndim == 0) {
+    for (int i = 0; i < want; i++) sizes[i] = 1, strides[i] = 1;
+  } else if (t->ndim == 1) {
+    sizes[0] = 1, sizes[1] = t->sizes[0];
+    strides[1] = t->strides[0];
+    strides[0] = t->sizes[0] * t->strides[0];
+    sizes[2] = 1, strides[2] = 1;
+  } else { /* 2-d to 3-d */
+    sizes[0] = t->sizes[0], sizes[1] = t->sizes[1], sizes[2] = 1;
+    strides[0] = t->strides[0], strides[1] = t->strides[1], strides[2] = 1;
+  }
+  return fbx_tensor_view(out, t, want, sizes, strides, t->offset);
+}
+
+static int atleast_want(const fbx_kctx *ctx) {
+  switch (ctx->op->id) {
+    case FBX_OP_atleast_1d: case FBX_OP_atleast_1d_Sequence: return 1;
+    case FBX_OP_atleast_2d: case FBX_OP_atleast_2d_Sequence: return 2;
+    default: return 3;
+  }
+}
+
+/* aten::atleast_{1,2,3}d(Tensor self) -> Tensor */
+fbx_status *fbx_k_atleast(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t, *v = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &t));
+  FBX_TRY(atleast(&v, t, atleast_want(ctx)));
+  fbx_set_out_tensor(outs, 0, v);
+  return NULL;
+}
+
+/* aten::atleast_{1,2,3}d.Sequence(Tensor[] tensors) -> Tensor[] */
+fbx_status *fbx_k_atleast_seq(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  if (args[0].kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected a list of tensors");
+  int n = fbx_iv_list_len(&args[0]), want = atleast_want(ctx);
+  for (int i = 0; i < n; i++)
+    if (fbx_iv_list_at(&args[0], i)->kind != FBX_IV_TENSOR)
+      return fbx_kernel_error(ctx, "expected a Tensor at list position %d", i);
+  fbx_ivalue l;
+  FBX_TRY(fbx_iv_list_new(&l, n));
+  for (int i = 0; i < n; i++) {
+    fbx_tensor *v = NULL;
+    fbx_status *st = atleast(&v, fbx_iv_list_at(&args[0], i)->u.t, want);
+    if (!st) st = fbx_iv_list_push(&l, fbx_iv_tensor(v));
+    if (st) {
+      fbx_iv_release(&l);
+      return st;
+    }
+  }
+  outs[0] = l;
+  return NULL;
+}
+
+/* ---- tensor_split / hsplit / vsplit / dsplit ---------------------------------------------- */
+
+/* outs[0] = [t[b_0:b_1], t[b_1:b_2], ...] along d, each cut with slice's
+ * clamping (so indices may be negative, unordered or past the end), where
+ * b_0 = 0, b_k = bounds[k-1] and the last piece ends at the size. */
+static fbx_status *split_at(fbx_ivalue *outs, fbx_tensor *t, int64_t d, int n, const int64_t *bounds) {
+  fbx_ivalue l;
+  FBX_TRY(fbx_iv_list_new(&l, n + 1));
+  int64_t sz = t->sizes[d], sizes[FBX_MAX_DIMS];
+  memcpy(sizes, t->sizes, sizeof sizes);
+  for (int k = 0; k <= n; k++) {
+    int64_t start = k ? bounds[k - 1] : 0, end = k < n ? bounds[k] : sz;
+    if (start < 0) start += sz;
+    if (end < 0) end += sz;
+    start = start < 0 ? 0 : start > sz ? sz : start;
+    end = end < start ? start : end > sz ? sz : end;
+    sizes[d] = end - start;
+    fbx_tensor *v = NULL;
+    fbx_status *st = fbx_tensor_view(&v, t, t->ndim, sizes, t->strides, t->offset + start * t->strides[d]);
+    if (!st) st = fbx_iv_list_push(&l, fbx_iv_tensor(v));
+    if (st) {
+      fbx_iv_release(&l);
+      return st;
+    }
+  }
+  outs[0] = l;
+  return NULL;
+}
+
+/* `sections` pieces: the first size % sections one longer than the rest. */
+static fbx_status *split_sections(fbx_kctx *ctx, fbx_ivalue *outs, fbx_tensor *t, int64_t d, int64_t sections) {
+  if (sections <= 0) return fbx_kernel_error(ctx, "number of sections must be larger than 0, got %" PRId64, sections);
+  if (sections > 1 << 20) return fbx_kernel_error(ctx, "%" PRId64 " sections: too many", sections);
+  int64_t sz = t->sizes[d], small[64] = {0}, *b = small, at = 0;
+  if (sections > 64 && !(b = fbx_malloc(sizeof *b * (size_t)sections))) return fbx_status_nomem();
+  for (int64_t k = 0; k + 1 < sections; k++) {
+    at += sz / sections + (k < sz % sections);
+    b[k] = at;
+  }
+  fbx_status *st = split_at(outs, t, d, (int)sections - 1, b);
+  if (b != small) fbx_free(b);
+  return st;
+}
+
+static fbx_status *split_list(fbx_kctx *ctx, fbx_ivalue *outs, fbx_tensor *t, int64_t d, const fbx_ivalue *l) {
+  if (l->kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "indices must be a list of ints");
+  int n = fbx_iv_list_len(l);
+  int64_t small[64] = {0}, *b = small;
+  if (n > 64 && !(b = fbx_malloc(sizeof *b * (size_t)n))) return fbx_status_nomem();
+  for (int i = 0; i < n; i++) b[i] = fbx_iv_to_int(fbx_iv_list_at(l, i));
+  fbx_status *st = split_at(outs, t, d, n, b);
+  if (b != small) fbx_free(b);
+  return st;
+}
+
+/* aten::tensor_split.sections / .indices / .tensor_indices_or_sections
+ * (Tensor(a -> *) self, ..., int dim=0) -> Tensor(a)[]: views. */
+fbx_status *fbx_k_tensor_split(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t;
+  int64_t d;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &t));
+  if (t->ndim == 0)
+    return fbx_kernel_error(ctx, "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+  FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[2]), t->ndim));
+  if (ctx->op->id == FBX_OP_tensor_split_sections) return split_sections(ctx, outs, t, d, fbx_iv_to_int(&args[1]));
+  if (ctx->op->id == FBX_OP_tensor_split_indices) return split_list(ctx, outs, t, d, &args[1]);
+  fbx_tensor *s;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &s));
+  if (s->dtype != FBX_DTYPE_INT64)
+    return fbx_kernel_error(ctx, "tensor_split expected tensor_indices_or_sections to have dtype of long, but got %s",
+                            fbx_dtype_torch_name(s->dtype));
+  if (s->ndim > 1)
+    return fbx_kernel_error(ctx, "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                            "one-dimensional tensor, but got a tensor with %d dims", s->ndim);
+  if (s->ndim == 0) return split_sections(ctx, outs, t, d, fbx_tensor_get_i64(s, 0));
+  int64_t small[64] = {0}, *b = small, n = s->numel;
+  if (n > 1 << 20) return fbx_kernel_error(ctx, "%" PRId64 " indices: too many", n);
+  if (n > 64 && !(b = fbx_malloc(sizeof *b * (size_t)n))) return fbx_status_nomem();
+  for (int64_t i = 0; i < n; i++) b[i] = fbx_tensor_get_i64(s, i);
+  fbx_status *st = split_at(outs, t, d, (int)n, b);
+  if (b != small) fbx_free(b);
+  return st;
+}
+
+/* aten::{h,v,d}split.int(Tensor(a -> *) self, int sections) and .array(self,
+ * int[] indices) -> Tensor(a)[]: tensor_split along dim 1 (dim 0 for a 1-d
+ * hsplit), 0 or 2, which must exist; .int needs sections to divide it. */
+fbx_status *fbx_k_hvdsplit(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *t;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &t));
+  int id = ctx->op->id, need, d;
+  const char *nm;
+  if (id == FBX_OP_hsplit_int || id == FBX_OP_hsplit_array) nm = "hsplit", need = 1, d = t->ndim == 1 ? 0 : 1;
+  else if (id == FBX_OP_vsplit_int || id == FBX_OP_vsplit_array) nm = "vsplit", need = 2, d = 0;
+  else nm = "dsplit", need = 3, d = 2;
+  if (t->ndim < need)
+    return fbx_kernel_error(ctx, "torch.%s requires a tensor with at least %d dimension%s, but got a tensor with %d "
+                            "dimensions!", nm, need, need > 1 ? "s" : "", t->ndim);
+  if (args[1].kind == FBX_IV_LIST) return split_list(ctx, outs, t, d, &args[1]);
+  int64_t sections = fbx_iv_to_int(&args[1]);
+  if (sections == 0 || t->sizes[d] % sections != 0)
+    return fbx_kernel_error(ctx, "torch.%s attempted to split along dimension %d, but the size of the dimension %" PRId64
+                            " is not divisible by the split_size %" PRId64 "!", nm, d, t->sizes[d], sections);
+  return split_sections(ctx, outs, t, d, sections);
+}

@@ -65,6 +65,14 @@
   X(tensor_bool, "aten::tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", \
     FBX_OPCAT_CREATION, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_tensor)                                           \
   X(tensor, "aten::tensor(t[] data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor", \
-    FBX_OPCAT_CREATION, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_tensor)
+    FBX_OPCAT_CREATION, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_tensor)                                           \
+  X(linspace, "aten::linspace(Scalar start, Scalar end, int steps, *, " FBX_CREATE_OPTS_ ") -> Tensor",          \
+    FBX_OPCAT_CREATION, FBX_DT_ARG, FBX_SH_CUSTOM, 0, fbx_k_linspace)                                            \
+  X(logspace, "aten::logspace(Scalar start, Scalar end, int steps, float base=10., *, " FBX_CREATE_OPTS_ ") -> Tensor", \
+    FBX_OPCAT_CREATION, FBX_DT_ARG, FBX_SH_CUSTOM, 0, fbx_k_logspace)                                            \
+  X(tril_indices, "aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", \
+    FBX_OPCAT_CREATION, FBX_DT_ARG, FBX_SH_CUSTOM, 0, fbx_k_tri_indices)                                         \
+  X(triu_indices, "aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", \
+    FBX_OPCAT_CREATION, FBX_DT_ARG, FBX_SH_CUSTOM, 0, fbx_k_tri_indices)
 
 #endif

@@ -99,7 +99,75 @@
     0, fbx_k_cat)                                                                                              \
   X(stack, "aten::stack(Tensor[] tensors, int dim=0) -> Tensor", FBX_OPCAT_SHAPE, FBX_DT_PROMOTE,            \
     FBX_SH_CUSTOM, 0, fbx_k_stack)                                                                             \
-  X(index_select, "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", FBX_OPCAT_SHAPE,       \
-    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_index_select)
+  X(index_select, "aten::index_select(Tensor self, int dim, Tensor index) -> Tensor",                          \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_index_select)                                        \
+  X(unfold, "aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",                    \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_unfold)                                 \
+  X(broadcast_to, "aten::broadcast_to(Tensor(a) self, int[] size) -> Tensor(a)",                               \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_broadcast_to)                           \
+  X(atleast_1d, "aten::atleast_1d(Tensor self) -> Tensor",                                                     \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_atleast)                                \
+  X(atleast_1d_Sequence, "aten::atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]",                            \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_atleast_seq)                            \
+  X(atleast_2d, "aten::atleast_2d(Tensor self) -> Tensor",                                                     \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_atleast)                                \
+  X(atleast_2d_Sequence, "aten::atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]",                            \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_atleast_seq)                            \
+  X(atleast_3d, "aten::atleast_3d(Tensor self) -> Tensor",                                                     \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_atleast)                                \
+  X(atleast_3d_Sequence, "aten::atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]",                            \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_atleast_seq)                            \
+  X(tensor_split_sections, "aten::tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]",\
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_tensor_split)                           \
+  X(tensor_split_indices, "aten::tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]",\
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_tensor_split)                           \
+  X(tensor_split_tensor_indices_or_sections, "aten::tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]",\
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_tensor_split)                           \
+  X(hsplit_int, "aten::hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]",                          \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_hvdsplit)                               \
+  X(hsplit_array, "aten::hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",                     \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_hvdsplit)                               \
+  X(vsplit_int, "aten::vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]",                          \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_hvdsplit)                               \
+  X(vsplit_array, "aten::vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",                     \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_hvdsplit)                               \
+  X(dsplit_int, "aten::dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]",                          \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_hvdsplit)                               \
+  X(dsplit_array, "aten::dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",                     \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_LIST_, fbx_k_hvdsplit)                               \
+  X(hstack, "aten::hstack(Tensor[] tensors) -> Tensor",                                                        \
+    FBX_OPCAT_SHAPE, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_hvdstack)                                         \
+  X(vstack, "aten::vstack(Tensor[] tensors) -> Tensor",                                                        \
+    FBX_OPCAT_SHAPE, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_hvdstack)                                         \
+  X(dstack, "aten::dstack(Tensor[] tensors) -> Tensor",                                                        \
+    FBX_OPCAT_SHAPE, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_hvdstack)                                         \
+  X(column_stack, "aten::column_stack(Tensor[] tensors) -> Tensor",                                            \
+    FBX_OPCAT_SHAPE, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_hvdstack)                                         \
+  X(flipud, "aten::flipud(Tensor self) -> Tensor",                                                             \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_flipud_lr)                                             \
+  X(fliplr, "aten::fliplr(Tensor self) -> Tensor",                                                             \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_flipud_lr)                                             \
+  X(rot90, "aten::rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor",                                   \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_rot90)                                               \
+  X(diff, "aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor", \
+    FBX_OPCAT_SHAPE, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_diff)                                             \
+  X(kron, "aten::kron(Tensor self, Tensor other) -> Tensor",                                                   \
+    FBX_OPCAT_SHAPE, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_kron)                                             \
+  X(count_nonzero_dim_IntList, "aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",            \
+    FBX_OPCAT_SHAPE, FBX_DT_LONG, FBX_SH_CUSTOM, 0, fbx_k_count_nonzero)                                       \
+  X(count_nonzero, "aten::count_nonzero(Tensor self, int? dim=None) -> Tensor",                                \
+    FBX_OPCAT_SHAPE, FBX_DT_LONG, FBX_SH_CUSTOM, 0, fbx_k_count_nonzero)                                       \
+  X(argwhere, "aten::argwhere(Tensor self) -> Tensor",                                                         \
+    FBX_OPCAT_SHAPE, FBX_DT_LONG, FBX_SH_CUSTOM, 0, fbx_k_argwhere)                                            \
+  X(take, "aten::take(Tensor self, Tensor index) -> Tensor",                                                   \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_take)                                                \
+  X(take_along_dim, "aten::take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor",              \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_take_along_dim)                                      \
+  X(index_fill_int_Tensor, "aten::index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",\
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_index_fill)                                            \
+  X(index_fill_int_Scalar, "aten::index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",\
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_index_fill)                                            \
+  X(masked_scatter, "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",                 \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_masked_scatter)
 
 #endif

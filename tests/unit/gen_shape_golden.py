@@ -514,12 +514,238 @@ def create_cases():
     case("tensor_list_empty", "tensor", None, [L([]), N, N, B(False)])
 
 
+# ---------------------------------------------------------------------------
+# added later: unfold, broadcast_to, atleast_*, tensor_split, h/v/dsplit, h/v/dstack,
+# column_stack, flipud/fliplr, rot90, diff, kron, count_nonzero, argwhere, take,
+# take_along_dim, index_fill, masked_scatter (appended so the older cases keep their lines)
+
+def shape_cases_2():
+    x = lambda: T("f32", [2, 3, 4])            # noqa: E731
+    xt = lambda: T("f32", [4, 3, 2], [1, 4, 12])  # noqa: E731
+    xs = lambda: T("f32", [3, 4], [16, 2], 3)  # noqa: E731
+    z0 = lambda: T("f32", [], [], 7)           # noqa: E731
+    e0 = lambda: T("f32", [2, 0, 3])           # noqa: E731
+    v5 = lambda: T("f32", [5], [2], 1)         # noqa: E731
+    # unfold
+    case("unfold_last", "unfold", None, [x(), I(2), I(2), I(1)])
+    case("unfold_step2", "unfold", None, [x(), I(-1), I(2), I(2)])
+    case("unfold_dim0", "unfold", None, [x(), I(0), I(2), I(1)])
+    case("unfold_step_big", "unfold", None, [T("f32", [7, 2]), I(0), I(3), I(5)])
+    case("unfold_transposed", "unfold", None, [xt(), I(1), I(2), I(1)])
+    case("unfold_strided", "unfold", None, [xs(), I(1), I(3), I(1)])
+    case("unfold_size0", "unfold", None, [xs(), I(0), I(0), I(1)])
+    case("unfold_0d", "unfold", None, [z0(), I(0), I(1), I(1)])
+    case("unfold_empty", "unfold", None, [e0(), I(2), I(2), I(1)])
+    case("unfold_int", "unfold", None, [T("i64", [6]), I(0), I(3), I(2)])
+    case("err_unfold_size", "unfold", None, [xs(), I(1), I(5), I(1)])
+    case("err_unfold_step", "unfold", None, [xs(), I(1), I(2), I(0)])
+    case("err_unfold_dim", "unfold", None, [xs(), I(2), I(2), I(1)])
+    case("err_unfold_neg_size", "unfold", None, [xs(), I(1), I(-1), I(1)])
+    # broadcast_to
+    case("broadcast_to_lead", "broadcast_to", None, [T("f32", [3], [2], 1), L([2, 4, 3])])
+    case("broadcast_to_minus1", "broadcast_to", None, [T("f32", [3, 1], [1, 1]), L([-1, 5])])
+    case("broadcast_to_same", "broadcast_to", None, [xs(), L([3, 4])])
+    case("broadcast_to_0d", "broadcast_to", None, [z0(), L([2, 2])])
+    case("broadcast_to_empty", "broadcast_to", None, [T("i64", [1, 3]), L([0, 3])])
+    case("err_broadcast_to", "broadcast_to", None, [T("f32", [3]), L([2, 4])])
+    case("err_broadcast_to_fewer", "broadcast_to", None, [x(), L([3, 4])])
+    # atleast_*
+    for k in (1, 2, 3):
+        op = "atleast_%dd" % k
+        case(op + "_0d", op, None, [z0()])
+        case(op + "_1d", op, None, [v5()])
+        case(op + "_2d", op, None, [xs()])
+        case(op + "_3d", op, None, [xt()])
+        case(op + "_empty1d", op, None, [T("i64", [0])])
+        case(op + "_seq", op, "Sequence", [TL(z0(), v5(), xs(), T("b1", [2, 2, 2]))])
+        case(op + "_seq_empty", op, "Sequence", [TL()])
+    # tensor_split
+    case("tensor_split_sections", "tensor_split", "sections", [T("f32", [7, 2]), I(3), I(0)])
+    case("tensor_split_sections_many", "tensor_split", "sections", [T("f32", [2, 3]), I(4), I(-1)])
+    case("tensor_split_sections_t", "tensor_split", "sections", [xt(), I(2), I(1)])
+    case("tensor_split_sections_empty", "tensor_split", "sections", [T("f32", [0, 3]), I(2), I(0)])
+    case("err_tensor_split_sections0", "tensor_split", "sections", [xs(), I(0), I(0)])
+    case("err_tensor_split_0d", "tensor_split", "sections", [z0(), I(2), I(0)])
+    case("err_tensor_split_dim", "tensor_split", "sections", [xs(), I(2), I(2)])
+    case("tensor_split_indices", "tensor_split", "indices", [T("f32", [7, 2]), L([1, 4]), I(0)])
+    case("tensor_split_indices_unordered", "tensor_split", "indices", [T("f32", [7, 2]), L([5, 2, 9]), I(0)])
+    case("tensor_split_indices_neg", "tensor_split", "indices", [xs(), L([-1, -3]), I(1)])
+    case("tensor_split_indices_none", "tensor_split", "indices", [xs(), L([]), I(1)])
+    case("tensor_split_tensor_1d", "tensor_split", "tensor_indices_or_sections", [T("f32", [7, 2]), T("idx", [2], [3], 1), I(0)])
+    case("tensor_split_tensor_0d", "tensor_split", "tensor_indices_or_sections", [xt(), T("idx", [], [], 4), I(0)])
+    case("err_tensor_split_tensor_dtype", "tensor_split", "tensor_indices_or_sections", [xs(), T("idx32", [2]), I(0)])
+    case("err_tensor_split_tensor_2d", "tensor_split", "tensor_indices_or_sections", [xs(), T("idx", [1, 2]), I(0)])
+    # hsplit / vsplit / dsplit
+    case("hsplit_int", "hsplit", "int", [T("f32", [2, 4, 3]), I(2)])
+    case("hsplit_1d", "hsplit", "int", [T("f32", [6]), I(3)])
+    case("hsplit_array", "hsplit", "array", [xs(), L([1, 3])])
+    case("err_hsplit_divisible", "hsplit", "int", [xs(), I(3)])
+    case("err_hsplit_0d", "hsplit", "int", [z0(), I(1)])
+    case("vsplit_int", "vsplit", "int", [T("f32", [4, 3]), I(2)])
+    case("vsplit_array", "vsplit", "array", [xt(), L([1])])
+    case("err_vsplit_1d", "vsplit", "int", [v5(), I(1)])
+    case("dsplit_int", "dsplit", "int", [x(), I(2)])
+    case("dsplit_array", "dsplit", "array", [xt(), L([1, 5])])
+    case("err_dsplit_2d", "dsplit", "array", [xs(), L([1])])
+    # hstack / vstack / dstack / column_stack
+    for op in ("hstack", "vstack", "dstack", "column_stack"):
+        case(op + "_1d", op, None, [TL(v5(), T("f32", [5]))])
+        case(op + "_0d", op, None, [TL(z0(), T("f32", [], [], 3))])
+        case(op + "_2d", op, None, [TL(xs(), T("f32", [3, 4], [1, 3]))])
+        case(op + "_promote", op, None, [TL(T("i32", [2, 2]), T("f64", [2, 2], [1, 2]), T("b1", [2, 2]))])
+        case("err_" + op + "_empty", op, None, [TL()])
+    case("hstack_3d", "hstack", None, [TL(x(), T("f32", [2, 1, 4], [4, 4, 1], 3))])
+    case("vstack_1d_2d", "vstack", None, [TL(T("f32", [4]), xs())])
+    case("dstack_3d", "dstack", None, [TL(x(), T("f32", [2, 3, 1]))])
+    case("column_stack_mixed", "column_stack", None, [TL(T("f32", [3]), xs(), T("i64", [3, 2]))])
+    case("err_hstack_shapes", "hstack", None, [TL(T("f32", [2, 3]), T("f32", [3, 3]))])
+    case("err_vstack_shapes", "vstack", None, [TL(T("f32", [2, 3]), T("f32", [2]))])
+    # flipud / fliplr
+    case("flipud", "flipud", None, [xs()])
+    case("flipud_1d", "flipud", None, [T("i64", [5], [2], 1)])
+    case("flipud_3d", "flipud", None, [xt()])
+    case("flipud_empty", "flipud", None, [e0()])
+    case("err_flipud_0d", "flipud", None, [z0()])
+    case("fliplr", "fliplr", None, [xs()])
+    case("fliplr_3d_bool", "fliplr", None, [T("b1", [2, 3, 2])])
+    case("err_fliplr_1d", "fliplr", None, [v5()])
+    # rot90
+    for k in (1, 2, 3, 0, -1, 6):
+        case("rot90_k%d" % k, "rot90", None, [T("f32", [3, 4]), I(k), L([0, 1])])
+    case("rot90_default", "rot90", None, [T("i64", [2, 3])])
+    case("rot90_3d_dims", "rot90", None, [x(), I(1), L([2, 0])])
+    case("rot90_3d_neg", "rot90", None, [x(), I(3), L([-1, -2])])
+    case("rot90_noncontig", "rot90", None, [xs(), I(1), L([0, 1])])
+    case("err_rot90_dims_len", "rot90", None, [x(), I(1), L([0])])
+    case("err_rot90_same", "rot90", None, [x(), I(1), L([1, 1])])
+    case("err_rot90_wrap_same", "rot90", None, [x(), I(1), L([0, -3])])
+    case("err_rot90_range", "rot90", None, [x(), I(1), L([0, 3])])
+    case("err_rot90_1d", "rot90", None, [v5(), I(1), L([0, 1])])
+    # diff
+    case("diff_default", "diff", None, [xs(), I(1), I(-1), N, N])
+    case("diff_n2_dim0", "diff", None, [x(), I(2), I(0), N, N])
+    case("diff_n_big", "diff", None, [xs(), I(7), I(1), N, N])
+    case("diff_n0", "diff", None, [xs(), I(0), I(1), N, N])
+    case("diff_prepend_append", "diff", None, [xs(), I(1), I(1), T("f32", [3, 1]), T("f32", [3, 2], [2, 1], 9)])
+    case("diff_prepend_f64", "diff", None, [T("f32", [4]), I(2), I(0), T("f64", [2]), N])
+    case("diff_n0_prepend", "diff", None, [xs(), I(0), I(1), T("f32", [3, 1]), N])
+    case("diff_bool", "diff", None, [T("b1", [2, 5]), I(1), I(1), N, N])
+    case("diff_u8", "diff", None, [T("u8", [6], [3], 1), I(1), I(0), N, N])
+    case("diff_i32_n3", "diff", None, [T("i32", [3, 5]), I(3), I(-1), N, N])
+    case("diff_transposed", "diff", None, [xt(), I(1), I(0), N, N])
+    case("err_diff_0d", "diff", None, [z0(), I(1), I(-1), N, N])
+    # n < 0: torch 1.13 returns self itself (later versions refuse it, as fusebox does; test_ops_shape.c)
+    case("err_diff_prepend_dims", "diff", None, [xs(), I(1), I(-1), T("f32", [3]), N])
+    case("err_diff_dim", "diff", None, [xs(), I(1), I(2), N, N])
+    case("err_diff_prepend_shape", "diff", None, [xs(), I(1), I(1), T("f32", [2, 1]), N])
+    # kron
+    # a transposed operand makes torch 1.13 fail ("view size is not compatible"), a bug of its own
+    case("kron_2d", "kron", None, [T("f32", [2, 3]), T("f32", [2, 2], [2, 1], 5)])
+    case("kron_1d_2d", "kron", None, [T("f32", [3]), T("f32", [2, 2])])
+    case("kron_promote", "kron", None, [T("i64", [2, 2]), T("f64", [3])])
+    case("kron_0d", "kron", None, [z0(), xs()])
+    case("kron_3d", "kron", None, [T("i32", [1, 2, 2]), T("i32", [2, 1, 2])])
+    case("kron_empty", "kron", None, [T("f32", [0, 2]), T("f32", [2, 2])])
+    # count_nonzero
+    cz = lambda: T("i64", [3, 4], [8, 3], 38)  # noqa: E731 holds zeros
+    case("count_nonzero_all", "count_nonzero", None, [cz(), N])
+    case("count_nonzero_dim", "count_nonzero", None, [cz(), I(1)])
+    case("count_nonzero_dim_neg", "count_nonzero", None, [T("b1", [2, 3, 2]), I(-2)])
+    case("count_nonzero_list", "count_nonzero", "dim_IntList", [T("f32", [4, 6], [1, 4], 16), L([0, 1])])
+    case("count_nonzero_list_one", "count_nonzero", "dim_IntList", [T("i32", [2, 3, 4]), L([2])])
+    case("count_nonzero_list_empty", "count_nonzero", "dim_IntList", [cz(), L([])])
+    case("count_nonzero_0d", "count_nonzero", None, [z0(), N])
+    case("err_count_nonzero_dim", "count_nonzero", None, [cz(), I(2)])
+    case("err_count_nonzero_dup", "count_nonzero", "dim_IntList", [cz(), L([0, -2])])
+    # argwhere
+    case("argwhere", "argwhere", None, [cz()])
+    case("argwhere_bool", "argwhere", None, [T("b1", [2, 3, 2])])
+    case("argwhere_0d", "argwhere", None, [T("i64", [], [], 40)])
+    case("argwhere_empty", "argwhere", None, [e0()])
+    # take
+    case("take", "take", None, [xs(), T("idx", [2, 3])])
+    case("take_neg", "take", None, [T("i32", [2, 4]), T("idx", [3], [1], 6)])
+    case("take_0d_index", "take", None, [xt(), T("idx", [], [], 7)])
+    case("take_empty", "take", None, [xs(), T("idx", [0])])
+    case("take_0d_self", "take", None, [z0(), T("idx", [2], [4], 1)])
+    case("err_take_range", "take", None, [xs(), T("f32", [1], [1], 96 - 96) if False else T("idx", [1], [1], 9)] if False else [T("f32", [2, 2]), T("idx", [1], [1], 9)])
+    case("err_take_dtype", "take", None, [xs(), T("idx32", [2])])
+    case("err_take_empty_self", "take", None, [e0(), T("idx", [1])])
+    # take_along_dim
+    ia = lambda: T("idx", [3, 2], [1, 0], 0)  # noqa: E731 values 2, 0, 1 in rows, expanded columns
+    case("take_along_dim_0", "take_along_dim", None, [T("f32", [4, 2]), T("idx", [3, 2], [2, 1], 1), I(0)])
+    case("take_along_dim_1", "take_along_dim", None, [xs(), ia(), I(1)])
+    case("take_along_dim_bcast", "take_along_dim", None, [T("f32", [3, 1, 4]), T("idx", [1, 5, 2], [2, 0, 1], 1), I(2)])
+    case("take_along_dim_none", "take_along_dim", None, [x(), T("idx", [2, 2]), N])
+    case("take_along_dim_neg", "take_along_dim", None, [xt(), T("idx", [4, 3, 1], [0, 1, 1], 1), I(-1)])
+    case("err_take_along_dim_none_view", "take_along_dim", None, [xt(), T("idx", [2]), N])
+    case("err_take_along_dim_ndim", "take_along_dim", None, [xs(), T("idx", [2]), I(0)])
+    case("err_take_along_dim_dtype", "take_along_dim", None, [xs(), T("idx32", [1, 2]), I(0)])
+    case("err_take_along_dim_range", "take_along_dim", None, [xs(), T("idx", [1, 2], [1, 1], 6), I(1)])
+    # index_fill
+    case("index_fill_scalar", "index_fill", "int_Scalar", [x(), I(1), T("idx", [2], [1], 1), F(-2.5)])
+    case("index_fill_neg", "index_fill", "int_Scalar", [xs(), I(-1), T("idx", [2], [1], 8), I(7)])
+    case("index_fill_preserve", "index_fill", "int_Scalar", [xt(), I(0), T("idx", [], [], 4), F(1.0)])
+    case("index_fill_tensor", "index_fill", "int_Tensor", [T("i64", [3, 3]), I(0), T("idx", [2]), T("f64", [], [], 5)])
+    case("index_fill_bool", "index_fill", "int_Scalar", [T("b1", [2, 3]), I(1), T("idx", [1], [1], 2), B(True)])
+    case("index_fill_0d", "index_fill", "int_Scalar", [z0(), I(0), T("idx", [1], [1], 1), F(3.0)])
+    case("index_fill_empty_index", "index_fill", "int_Scalar", [xs(), I(0), T("idx", [0]), F(3.0)])
+    case("err_index_fill_range", "index_fill", "int_Scalar", [xs(), I(0), T("idx", [1], [1], 7), F(0.0)])
+    case("err_index_fill_dtype", "index_fill", "int_Scalar", [xs(), I(0), T("idx32", [1]), F(0.0)])
+    case("err_index_fill_value_dims", "index_fill", "int_Tensor", [xs(), I(0), T("idx", [1]), T("f32", [1])])
+    case("err_index_fill_dim", "index_fill", "int_Scalar", [xs(), I(2), T("idx", [1]), F(0.0)])
+    # masked_scatter
+    src = lambda: T("f32", [12], [1], 40)  # noqa: E731
+    case("masked_scatter", "masked_scatter", None, [xs(), T("b1", [3, 4]), src()])
+    case("masked_scatter_bcast_mask", "masked_scatter", None, [xs(), T("b1", [4], [1], 1), src()])
+    case("masked_scatter_bcast_self", "masked_scatter", None, [T("f32", [4], [2], 1), T("b1", [3, 4], [4, 1], 2), src()])
+    case("masked_scatter_src_2d", "masked_scatter", None, [T("i64", [2, 3]), T("b1", [2, 3]), T("i64", [2, 2], [1, 2], 50)])
+    case("err_masked_scatter_u8_mask", "masked_scatter", None, [T("f32", [2, 3]), T("u8", [2, 3]), src()])
+    case("masked_scatter_u8_mask", "masked_scatter", None, [T("f32", [2, 3]), T("u8", [2], [1], 0), src()])
+    case("err_masked_scatter_short", "masked_scatter", None, [xs(), T("b1", [3, 4]), T("f32", [2])])
+    case("err_masked_scatter_dtype", "masked_scatter", None, [xs(), T("b1", [3, 4]), T("f64", [12])])
+    case("err_masked_scatter_mask_dtype", "masked_scatter", None, [xs(), T("i64", [3, 4]), src()])
+
+
+def create_cases_2():
+    nn = [N, N, N, N]
+    case("linspace", "linspace", None, [F(-1.0), F(2.0), I(7)] + nn)
+    case("linspace_ints", "linspace", None, [I(0), I(10), I(5)] + nn)
+    case("linspace_long", "linspace", None, [F(-3.3), F(7.9), I(50)] + nn)
+    case("linspace_f64_long", "linspace", None, [F(-3.3), F(7.9), I(37), I(7), N, N, N])
+    case("linspace_desc", "linspace", None, [F(5.0), F(-5.0), I(11)] + nn)
+    case("linspace_one", "linspace", None, [F(2.5), F(9.0), I(1)] + nn)
+    case("linspace_zero", "linspace", None, [F(2.5), F(9.0), I(0)] + nn)
+    case("linspace_int64", "linspace", None, [I(-7), I(20), I(6), I(4), N, N, N])
+    case("linspace_int64_long", "linspace", None, [I(-7), I(20), I(19), I(4), N, N, N])
+    case("linspace_int32", "linspace", None, [F(0.5), F(10.5), I(4), I(3), N, N, N])
+    case("linspace_f16", "linspace", None, [F(0.0), F(1.0), I(5), I(5), N, N, N])
+    case("err_linspace_negative", "linspace", None, [F(0.0), F(1.0), I(-1)] + nn)
+    case("logspace", "logspace", None, [F(-1.0), F(2.0), I(7), F(10.0)] + nn)
+    case("logspace_base2", "logspace", None, [I(0), I(10), I(11), F(2.0)] + nn)
+    case("logspace_f64", "logspace", None, [F(-2.0), F(3.0), I(9), F(10.0), I(7), N, N, N])
+    case("logspace_int", "logspace", None, [I(0), I(3), I(4), F(10.0), I(4), N, N, N])
+    case("logspace_one", "logspace", None, [F(1.5), F(3.0), I(1), F(10.0)] + nn)
+    case("err_logspace_negative", "logspace", None, [F(0.0), F(1.0), I(-2), F(10.0)] + nn)
+    for op in ("tril_indices", "triu_indices"):
+        case(op, op, None, [I(3), I(4), I(0), N, N, N, N])
+        case(op + "_offset", op, None, [I(4), I(3), I(1), N, N, N, N])
+        case(op + "_neg_offset", op, None, [I(4), I(5), I(-2), I(3), N, N, N])
+        case(op + "_far_offset", op, None, [I(3), I(3), I(9), N, N, N, N])
+        case(op + "_far_neg", op, None, [I(3), I(3), I(-9), N, N, N, N])
+        case(op + "_empty", op, None, [I(0), I(3), I(0), N, N, N, N])
+        case("err_" + op + "_row", op, None, [I(-1), I(3), I(0), N, N, N, N])
+        case("err_" + op + "_col", op, None, [I(2), I(-3), I(0), N, N, N, N])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, t in BASES.items():
         np.save(os.path.join(OUT, "base_%s.npy" % name), t.numpy())
     shape_cases()
     create_cases()
+    shape_cases_2()
+    create_cases_2()
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write("# generated by tests/unit/gen_shape_golden.py with torch %s; do not edit\n" % torch.__version__)
         f.write("\n".join(lines) + "\n")
