@@ -18,6 +18,9 @@ typedef fbx_status *(*fbx_grad_builder_fn)(const fbx_grad_env *env, const fbx_no
   B(split_Tensor, fbx_grad_split_like)                                                                    \
   B(split_sizes, fbx_grad_split_like)                                                                     \
   B(split_with_sizes, fbx_grad_split_like)                                                                \
+  B(tensor_split_sections, fbx_grad_split_like)                                                           \
+  B(tensor_split_indices, fbx_grad_split_like)                                                            \
+  B(tensor_split_tensor_indices_or_sections, fbx_grad_split_like)                                         \
   B(unbind_int, fbx_grad_unbind)                                                                          \
   B(broadcast_tensors, fbx_grad_broadcast_tensors)                                                        \
   B(meshgrid, fbx_grad_meshgrid)                                                                          \

@@ -183,6 +183,82 @@
   G(sort_stable,                                                                                                    \
     "graph(%self : Tensor, %stable : bool?, %dim : int, %descending : bool, %result0 : Tensor, %result1 : Tensor, " \
     "%grad0 : Tensor, %grad1 : Tensor):\n" FBX_GFS_PICKED_                                                          \
-    "  return (%gi, %none, %none, %none)\n")
+    "  return (%gi, %none, %none, %none)\n")                                                                  \
+  /* ops added with the shape family's second batch (ops/list_shape.h) */                                           \
+  G(unfold,                                                                                                         \
+    "graph(%self : Tensor, %dimension : int, %size : int, %step : int, %result : Tensor, %grad : Tensor):\n"        \
+    FBX_GFS_NONE_                                                                                                   \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                        \
+    "  %gi : Tensor = aten::unfold_backward(%grad, %sizes, %dimension, %size, %step)\n"                             \
+    "  return (%gi, %none, %none, %none)\n")                                                                        \
+  G(broadcast_to, "graph(%self : Tensor, %size : int[], %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_         \
+                  "  %sizes : int[] = aten::size(%self)\n"                                                          \
+                  "  %gi : Tensor = aten::_grad_sum_to_size(%grad, %sizes)\n"                                       \
+                  "  return (%gi, %none)\n")                                                                        \
+  G(atleast_1d, "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_ "  return (%gi)\n")  \
+  G(atleast_2d, "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_ "  return (%gi)\n")  \
+  G(atleast_3d, "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_RESHAPE_ "  return (%gi)\n")  \
+  G(flipud, "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n"                                            \
+            "  %gi : Tensor = aten::flipud(%grad)\n"                                                                \
+            "  return (%gi)\n")                                                                                     \
+  G(fliplr, "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n"                                            \
+            "  %gi : Tensor = aten::fliplr(%grad)\n"                                                                \
+            "  return (%gi)\n")                                                                                     \
+  /* rotated back: -k turns */                                                                                      \
+  G(rot90, "graph(%self : Tensor, %k : int, %dims : int[], %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_      \
+           "  %nk : int = aten::neg(%k)\n"                                                                          \
+           "  %gi : Tensor = aten::rot90(%grad, %nk, %dims)\n"                                                      \
+           "  return (%gi, %none, %none)\n")                                                                        \
+  /* the filled slices get no gradient; a value tensor gets the sum of the gradient over them (each slice once,   \
+     however often index repeats it: the mask of filled positions is itself an index_fill) */                     \
+  G(index_fill_int_Scalar,                                                                                          \
+    "graph(%self : Tensor, %dim : int, %index : Tensor, %value : Scalar, %result : Tensor, %grad : Tensor):\n"      \
+    FBX_GFS_NONE_                                                                                                   \
+    "  %zero : int = prim::Constant[value=0]()\n"                                                                   \
+    "  %gi : Tensor = aten::index_fill(%grad, %dim, %index, %zero)\n"                                               \
+    "  return (%gi, %none, %none, %none)\n")                                                                        \
+  G(index_fill_int_Tensor,                                                                                          \
+    "graph(%self : Tensor, %dim : int, %index : Tensor, %value : Tensor, %result : Tensor, %grad : Tensor):\n"      \
+    FBX_GFS_NONE_                                                                                                   \
+    "  %zero : int = prim::Constant[value=0]()\n"                                                                   \
+    "  %one : int = prim::Constant[value=1]()\n"                                                                    \
+    "  %gi : Tensor = aten::index_fill(%grad, %dim, %index, %zero)\n"                                               \
+    "  %z : Tensor = aten::zeros_like(%grad)\n"                                                                     \
+    "  %m : Tensor = aten::index_fill(%z, %dim, %index, %one)\n"                                                    \
+    "  %gm : Tensor = aten::mul(%grad, %m)\n"                                                                       \
+    "  %gv : Tensor = aten::sum(%gm)\n"                                                                             \
+    "  return (%gi, %none, %none, %gv)\n")                                                                          \
+  /* self: the gradient where mask is false (summed back over broadcast dims); source: the gradient at the        \
+     true positions in order, zero-padded to source's size */                                                     \
+  G(masked_scatter,                                                                                                 \
+    "graph(%self : Tensor, %mask : Tensor, %source : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_    \
+    "  %zero : int = prim::Constant[value=0]()\n"                                                                   \
+    "  %gm : Tensor = aten::masked_fill(%grad, %mask, %zero)\n"                                                     \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                        \
+    "  %gi : Tensor = aten::sum_to_size(%gm, %sizes)\n"                                                             \
+    "  %sel : Tensor = aten::masked_select(%grad, %mask)\n"                                                         \
+    "  %ns : int = aten::numel(%source)\n"                                                                          \
+    "  %nk : int = aten::numel(%sel)\n"                                                                             \
+    "  %np : int = aten::sub(%ns, %nk)\n"                                                                           \
+    "  %pad : int[] = prim::ListConstruct(%zero, %np)\n"                                                            \
+    "  %padded : Tensor = aten::constant_pad_nd(%sel, %pad, %zero)\n"                                               \
+    "  %ss : int[] = aten::size(%source)\n"                                                                         \
+    "  %gs : Tensor = aten::reshape(%padded, %ss)\n"                                                                \
+    "  return (%gi, %none, %gs)\n")                                                                                 \
+  /* each index's gradient accumulated at its (wrapped) position of the flattened self */                         \
+  G(take, "graph(%self : Tensor, %index : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_               \
+          "  %zero : int = prim::Constant[value=0]()\n"                                                             \
+          "  %m1 : int = prim::Constant[value=-1]()\n"                                                              \
+          "  %flat : int[] = prim::ListConstruct(%m1)\n"                                                            \
+          "  %n : int = aten::numel(%self)\n"                                                                       \
+          "  %i1 : Tensor = aten::reshape(%index, %flat)\n"                                                         \
+          "  %iw : Tensor = aten::remainder(%i1, %n)\n"                                                             \
+          "  %g1 : Tensor = aten::reshape(%grad, %flat)\n"                                                          \
+          "  %nl : int[] = prim::ListConstruct(%n)\n"                                                               \
+          "  %z : Tensor = aten::new_zeros(%grad, %nl)\n"                                                           \
+          "  %acc : Tensor = aten::index_add(%z, %zero, %iw, %g1)\n"                                                \
+          "  %sizes : int[] = aten::size(%self)\n"                                                                  \
+          "  %gi : Tensor = aten::reshape(%acc, %sizes)\n"                                                          \
+          "  return (%gi, %none)\n")
 
 #endif

@@ -533,3 +533,46 @@ fbx_status *fbx_k_kron(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor_release(m);
   return finish(own_error(ctx, st), outs, &out);
 }
+
+/* ---- unfold_backward ----------------------------------------------------------------------- */
+
+/* aten::unfold_backward(Tensor grad_in, int[] input_sizes, int dim, int size, int step) -> Tensor:
+ * the gradient of unfold: zeros of input_sizes, each window's gradient
+ * added where the window came from (windows overlap when step < size).
+ * Accumulated in double, stored in grad_in's dtype. */
+fbx_status *fbx_k_unfold_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, *out = NULL;
+  int64_t sizes[FBX_MAX_DIMS], d = 0;
+  fbx_status *st = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  int nd = fbx_arg_int_list(ctx->op, 1, &args[1], sizes, FBX_MAX_DIMS, &st);
+  if (nd < 0) return st;
+  FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[2]), nd));
+  int64_t size = fbx_iv_to_int(&args[3]), step = fbx_iv_to_int(&args[4]);
+  int64_t len = nd ? sizes[d] : 1;
+  if (step <= 0 || size < 0 || size > len) return fbx_kernel_error(ctx, "bad unfold geometry (size %" PRId64 ", step %" PRId64 ")", size, step);
+  int64_t nwin = (len - size) / step + 1;
+  bool ok = g->ndim == nd + 1 && g->sizes[nd] == size && (nd == 0 || g->sizes[d] == nwin);
+  for (int k = 0; ok && k < nd; k++) ok = k == d || g->sizes[k] == sizes[k];
+  if (!ok) return fbx_kernel_error(ctx, "grad_in's sizes do not match unfold's output for input_sizes");
+  FBX_TRY(fbx_tensor_zeros(&out, g->dtype, nd, sizes));
+  if (g->numel == 0) return finish(NULL, outs, &out);
+  double *acc = fbx_calloc((size_t)out->numel, sizeof *acc);
+  if (!acc) return finish(fbx_status_nomem(), outs, &out);
+  for (int64_t i = 0; i < g->numel; i++) {
+    /* grad coordinates: (outer..., w at d, rest..., j); input index at d is w * step + j */
+    int64_t j = i % size, rest = i / size, pos = 0, mul = 1;
+    for (int k = nd - 1; k >= 0; k--) {
+      int64_t gk = g->sizes[k], c = rest % gk;
+      rest /= gk;
+      if (k == d) c = c * step + j;
+      pos += c * mul;
+      mul *= sizes[k];
+    }
+    if (nd == 0) pos = 0;
+    acc[pos] += fbx_tensor_get_f64(g, i);
+  }
+  for (int64_t i = 0; i < out->numel; i++) fbx_tensor_set_f64(out, i, acc[i]);
+  fbx_free(acc);
+  return finish(NULL, outs, &out);
+}

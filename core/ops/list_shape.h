@@ -168,6 +168,8 @@
   X(index_fill_int_Scalar, "aten::index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",\
     FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_index_fill)                                            \
   X(masked_scatter, "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",                 \
-    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_masked_scatter)
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_masked_scatter)                                      \
+  X(unfold_backward, "aten::unfold_backward(Tensor grad_in, int[] input_sizes, int dim, int size, int step) -> Tensor", \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_unfold_backward)
 
 #endif

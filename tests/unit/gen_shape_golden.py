@@ -541,6 +541,10 @@ def shape_cases_2():
     case("err_unfold_step", "unfold", None, [xs(), I(1), I(2), I(0)])
     case("err_unfold_dim", "unfold", None, [xs(), I(2), I(2), I(1)])
     case("err_unfold_neg_size", "unfold", None, [xs(), I(1), I(-1), I(1)])
+    case("unfold_backward", "unfold_backward", None, [T("f32", [2, 3, 3]), L([2, 5]), I(1), I(3), I(1)])
+    case("unfold_backward_gap", "unfold_backward", None, [T("f64", [2, 2, 2], [1, 2, 4]), L([7, 2]), I(0), I(2), I(3)])
+    case("unfold_backward_neg_dim", "unfold_backward", None, [T("f32", [2, 2, 2]), L([2, 4]), I(-1), I(2), I(2)])
+    case("unfold_backward_0d", "unfold_backward", None, [T("f32", [1], [1], 5), L([]), I(0), I(1), I(1)])
     # broadcast_to
     case("broadcast_to_lead", "broadcast_to", None, [T("f32", [3], [2], 1), L([2, 4, 3])])
     case("broadcast_to_minus1", "broadcast_to", None, [T("f32", [3, 1], [1, 1]), L([-1, 5])])

@@ -305,6 +305,38 @@ static const gc_case cases[] = {
                                          "  %r : Tensor = aten::flip(%x, %d)\n" RET),
      .inputs = {"3x4"}},
     {.name = "tril", .graph = G1(C_I("a", 0) "  %r : Tensor = aten::tril(%x, %a)\n" RET), .inputs = {"4x4"}},
+    /* ---- the shape family's second batch ---- */
+    {.name = "unfold overlapping", .graph = G1(C_I("d", 1) C_I("s", 3) C_I("t", 1) "  %r : Tensor = aten::unfold(%x, %d, %s, %t)\n" RET),
+     .inputs = {"3x5"}},
+    {.name = "unfold step > size", .graph = G1(C_I("d", -2) C_I("s", 2) C_I("t", 3) "  %r : Tensor = aten::unfold(%x, %d, %s, %t)\n" RET),
+     .inputs = {"7x2"}},
+    {.name = "unfold 0-d", .graph = G1(C_I("d", 0) C_I("s", 1) C_I("t", 1) "  %r : Tensor = aten::unfold(%x, %d, %s, %t)\n" RET),
+     .inputs = {"-"}},
+    {.name = "broadcast_to", .graph = G1(C_I("a", 2) C_I("b", 3) C_I("c", 4) "  %s : int[] = prim::ListConstruct(%a, %b, %c)\n"
+                                                  "  %r : Tensor = aten::broadcast_to(%x, %s)\n" RET),
+     .inputs = {"3x1"}},
+    {.name = "atleast_1d 0-d", .graph = G1("  %r : Tensor = aten::atleast_1d(%x)\n" RET), .inputs = {"-"}},
+    {.name = "atleast_2d 1-d", .graph = G1("  %r : Tensor = aten::atleast_2d(%x)\n" RET), .inputs = {"4"}},
+    {.name = "atleast_3d 2-d", .graph = G1("  %r : Tensor = aten::atleast_3d(%x)\n" RET), .inputs = {"2x3"}},
+    {.name = "flipud", .graph = G1("  %r : Tensor = aten::flipud(%x)\n" RET), .inputs = {"3x4"}},
+    {.name = "fliplr", .graph = G1("  %r : Tensor = aten::fliplr(%x)\n" RET), .inputs = {"3x4x2"}},
+    {.name = "rot90 k=1", .graph = G1(C_I("k", 1) C_I("a", 0) C_I("b", 1) "  %d : int[] = prim::ListConstruct(%a, %b)\n"
+                                      "  %r : Tensor = aten::rot90(%x, %k, %d)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "rot90 k=-5 dims [2, 0]", .graph = G1(C_I("k", -5) C_I("a", 2) C_I("b", 0) "  %d : int[] = prim::ListConstruct(%a, %b)\n"
+                                                   "  %r : Tensor = aten::rot90(%x, %k, %d)\n" RET),
+     .inputs = {"2x3x4"}},
+    {.name = "index_fill.int_Scalar", .graph = G2(C_I("d", 1) "  %v : float = prim::Constant[value=1.5]()\n"
+                                                  "  %r : Tensor = aten::index_fill(%x, %d, %y, %v)\n" RET),
+     .inputs = {"3x4", "3:-4:3:i64"}},
+    {.name = "index_fill.int_Tensor, repeated index", .graph = G3(C_I("d", 0) "  %r : Tensor = aten::index_fill(%x, %d, %z, %y)\n" RET),
+     .inputs = {"3x4", "-", "4:0:1:i64"}},
+    {.name = "masked_scatter", .graph = G3("  %r : Tensor = aten::masked_scatter(%x, %y, %z)\n" RET),
+     .inputs = {"3x4", "3x4:0:1:bool", "14"}, .seed = 3},
+    {.name = "masked_scatter, self broadcast", .graph = G3("  %r : Tensor = aten::masked_scatter(%x, %y, %z)\n" RET),
+     .inputs = {"4", "3x4:0:1:bool", "2x7"}, .seed = 5},
+    {.name = "take, negative and repeated", .graph = G2("  %r : Tensor = aten::take(%x, %y)\n" RET),
+     .inputs = {"3x4", "2x5:-12:11:i64"}},
     {.name = "triu", .graph = G1(C_I("a", 1) "  %r : Tensor = aten::triu(%x, %a)\n" RET), .inputs = {"3x4"}},
     /* ---- indexing, repeated indices accumulate ---- */
     {.name = "index_select", .graph = G2(C_I("a", 1) "  %r : Tensor = aten::index_select(%x, %a, %y)\n" RET), .inputs = {"3x4", "5:0:3:i64"}},
@@ -1152,6 +1184,24 @@ START_TEST(test_list_ops) {
   expect_part(fbx_iv_list_at(&r, 1)->u.t, g3, 1, 4, 4, 4); /* G[1] */
   fbx_iv_release(&r);
   fbx_tensor_release(g3);
+
+  /* tensor_split into 2 sections along dim 1 ([2, 3] and [2, 2]): grad of self = cat of the pieces */
+  OK(fbx_iv_list_new(&gl, 2));
+  OK(fbx_iv_list_push(&gl, fbx_iv_tensor(fbx_tensor_retain(y))));
+  OK(fbx_iv_list_push(&gl, fbx_iv_tensor(fbx_tensor_retain(x))));
+  r = list_grad("graph(%x : Tensor):\n"
+                "  %n : int = prim::Constant[value=2]()\n"
+                "  %d : int = prim::Constant[value=1]()\n"
+                "  %r : Tensor[] = aten::tensor_split(%x, %n, %d)\n"
+                "  return (%r)\n",
+                sins, 1, gl);
+  ck_assert_int_eq(r.kind, FBX_IV_TENSOR);
+  ck_assert_int_eq(r.u.t->sizes[1], 5);
+  for (int64_t i = 0; i < 2; i++)
+    for (int64_t c = 0; c < 5; c++)
+      ck_assert(fbx_tensor_get_f64(r.u.t, i * 5 + c) ==
+                (c < 3 ? fbx_tensor_get_f64(y, i * 3 + c) : fbx_tensor_get_f64(x, i * 2 + c - 3)));
+  fbx_iv_release(&r);
   fbx_tensor_release(self);
   fbx_tensor_release(g);
   fbx_tensor_release(y);
