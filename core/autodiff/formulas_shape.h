@@ -259,6 +259,27 @@
           "  %acc : Tensor = aten::index_add(%z, %zero, %iw, %g1)\n"                                                \
           "  %sizes : int[] = aten::size(%self)\n"                                                                  \
           "  %gi : Tensor = aten::reshape(%acc, %sizes)\n"                                                          \
-          "  return (%gi, %none)\n")
+          "  return (%gi, %none)\n")                                                                                \
+  G(take_along_dim,                                                                                                 \
+    "graph(%self : Tensor, %indices : Tensor, %dim : int?, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_      \
+    "  %gi : Tensor = fusebox::take_along_dim_backward(%grad, %self, %indices, %dim)\n"                             \
+    "  return (%gi, %none, %none)\n")                                                                               \
+  G(kron, "graph(%self : Tensor, %other : Tensor, %result : Tensor, %grad : Tensor):\n"                             \
+          "  %zero : int = prim::Constant[value=0]()\n"                                                             \
+          "  %one : int = prim::Constant[value=1]()\n"                                                              \
+          "  %ga : Tensor = fusebox::kron_backward(%grad, %self, %other, %zero)\n"                                  \
+          "  %gb : Tensor = fusebox::kron_backward(%grad, %self, %other, %one)\n"                                   \
+          "  return (%ga, %gb)\n")                                                                                  \
+  /* one helper call per tensor: only those whose gradient is wanted are built (prepend/append may be None) */     \
+  G(diff,                                                                                                           \
+    "graph(%self : Tensor, %n : int, %dim : int, %prepend : Tensor?, %append : Tensor?, %result : Tensor, "         \
+    "%grad : Tensor):\n" FBX_GFS_NONE_                                                                              \
+    "  %p0 : int = prim::Constant[value=0]()\n"                                                                     \
+    "  %p1 : int = prim::Constant[value=1]()\n"                                                                     \
+    "  %p2 : int = prim::Constant[value=2]()\n"                                                                     \
+    "  %gi : Tensor = fusebox::diff_backward(%grad, %self, %n, %dim, %prepend, %append, %p0)\n"                     \
+    "  %gp : Tensor = fusebox::diff_backward(%grad, %self, %n, %dim, %prepend, %append, %p1)\n"                     \
+    "  %ga : Tensor = fusebox::diff_backward(%grad, %self, %n, %dim, %prepend, %append, %p2)\n"                     \
+    "  return (%gi, %none, %none, %gp, %ga)\n")
 
 #endif

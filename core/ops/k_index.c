@@ -1270,3 +1270,46 @@ fbx_status *fbx_k_masked_scatter(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *ou
   fbx_tensor_release(sc);
   return finish(st, outs, &out);
 }
+
+/* fusebox::take_along_dim_backward(Tensor grad, Tensor self, Tensor indices, int? dim) -> Tensor
+ * take_along_dim's gradient for self: grad added (scatter_add) into zeros
+ * of self broadcast against indices (every dim but dim, which keeps self's
+ * size), then summed back to self's sizes; without a dim, into the
+ * flattened self. */
+fbx_status *fbx_k_take_along_dim_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, *x, *idx, *iv = NULL, *gv = NULL, *z = NULL, *acc = NULL, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &idx));
+  fbx_ivalue l = fbx_iv_none(), ls = fbx_iv_none();
+  fbx_status *st = NULL;
+  if (args[3].kind == FBX_IV_NONE) {
+    int64_t m1 = -1, n = x->numel;
+    st = fbx_int_list_iv(&l, 1, &m1);
+    if (!st) st = ROW(&iv, reshape, TV(idx), l);
+    if (!st) st = ROW(&gv, reshape, TV(g), l);
+    if (!st) st = fbx_tensor_zeros(&z, g->dtype, 1, &n);
+    if (!st) st = ROW(&acc, scatter_add, TV(z), IV(0), TV(iv), TV(gv));
+  } else {
+    int64_t d, sizes[FBX_MAX_DIMS];
+    st = fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[3]), x->ndim);
+    if (!st && g->ndim != x->ndim) st = fbx_kernel_error(ctx, "grad and self differ in rank");
+    if (!st) {
+      memcpy(sizes, g->sizes, sizeof sizes);
+      if (x->ndim) sizes[d] = x->sizes[d];
+      st = fbx_expand_view(&iv, idx, g->ndim, g->sizes);
+    }
+    if (!st) st = fbx_tensor_zeros(&z, g->dtype, g->ndim, sizes);
+    if (!st) st = ROW(&acc, scatter_add, TV(z), IV(d), TV(iv), TV(g));
+  }
+  if (!st) st = fbx_int_list_iv(&ls, x->ndim, x->sizes);
+  if (!st && args[3].kind == FBX_IV_NONE) st = ROW(&out, reshape, TV(acc), ls);
+  else if (!st) st = ROW(&out, sum_to_size, TV(acc), ls);
+  fbx_iv_release(&l);
+  fbx_iv_release(&ls);
+  fbx_tensor_release(iv);
+  fbx_tensor_release(gv);
+  fbx_tensor_release(z);
+  fbx_tensor_release(acc);
+  return finish(own_error(ctx, st), outs, &out);
+}

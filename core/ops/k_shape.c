@@ -576,3 +576,113 @@ fbx_status *fbx_k_unfold_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *o
   fbx_free(acc);
   return finish(NULL, outs, &out);
 }
+
+/* ---- gradient helpers of diff and kron (autodiff/formulas_shape.h) -------------------------- */
+
+/* The pad list of constant_pad_nd that adds `before` and `after` entries
+ * to dim d of an nd-dim tensor. */
+static fbx_status *pad_dim(fbx_ivalue *l, int nd, int64_t d, int64_t before, int64_t after) {
+  int64_t p[2 * FBX_MAX_DIMS] = {0};
+  int np = 2 * (nd - (int)d);
+  p[np - 2] = before;
+  p[np - 1] = after;
+  return fbx_int_list_iv(l, np, p);
+}
+
+/* fusebox::diff_backward(Tensor grad, Tensor self, int n, int dim, Tensor? prepend, Tensor? append, int part) -> Tensor
+ * diff's gradient for one of its tensors (part 0 self, 1 prepend, 2
+ * append): the adjoint of x -> x[1:] - x[:-1], (g padded before) - (g
+ * padded after), applied as often as the forward differenced the
+ * concatenation along dim, then that tensor's slice of it. n = 0 passes
+ * grad to self and nothing to prepend/append (diff ignores them then). */
+fbx_status *fbx_k_diff_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, *x, *pre = NULL, *app = NULL, *cur = NULL, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
+  if (args[4].kind != FBX_IV_NONE) FBX_TRY(fbx_arg_tensor(ctx, args, 4, &pre));
+  if (args[5].kind != FBX_IV_NONE) FBX_TRY(fbx_arg_tensor(ctx, args, 5, &app));
+  int64_t n = fbx_iv_to_int(&args[2]), part = fbx_iv_to_int(&args[6]), d;
+  FBX_TRY(fbx_wrap_dim(ctx, &d, fbx_iv_to_int(&args[3]), x->ndim));
+  fbx_tensor *want = part == 0 ? x : part == 1 ? pre : app;
+  if (!want || x->ndim == 0) return fbx_kernel_error(ctx, "no such part %" PRId64, part);
+  if (n <= 0) {
+    if (part == 0) return finish(fbx_tensor_clone_as(&out, g, g->dtype), outs, &out);
+    return finish(ROW(&out, zeros_like, TV(want)), outs, &out);
+  }
+  int64_t lp = pre ? pre->sizes[d] : 0, lx = x->sizes[d], la = app ? app->sizes[d] : 0, len = lp + lx + la;
+  if (n > len) n = len;
+  fbx_status *st = NULL;
+  cur = fbx_tensor_retain(g);
+  for (int64_t i = 0; i < n && !st; i++) {
+    fbx_ivalue l1 = fbx_iv_none(), l2 = fbx_iv_none();
+    fbx_tensor *a = NULL, *b = NULL, *next = NULL;
+    st = pad_dim(&l1, x->ndim, d, 1, 0);
+    if (!st) st = pad_dim(&l2, x->ndim, d, 0, 1);
+    if (!st) st = ROW(&a, constant_pad_nd, TV(cur), l1, IV(0));
+    if (!st) st = ROW(&b, constant_pad_nd, TV(cur), l2, IV(0));
+    if (!st) st = ROW(&next, sub_Tensor, TV(a), TV(b), IV(1));
+    fbx_iv_release(&l1);
+    fbx_iv_release(&l2);
+    fbx_tensor_release(a);
+    fbx_tensor_release(b);
+    fbx_tensor_release(cur);
+    cur = next;
+  }
+  int64_t start = part == 0 ? lp : part == 1 ? 0 : lp + lx, length = part == 0 ? lx : part == 1 ? lp : la;
+  if (!st && cur->sizes[d] != len) st = fbx_kernel_error(ctx, "grad's size %" PRId64 " at dim %d does not match", cur->sizes[d], (int)d);
+  fbx_tensor *v = NULL;
+  if (!st) st = ROW(&v, narrow, TV(cur), IV(d), IV(start), IV(length));
+  if (!st) st = fbx_tensor_clone_as(&out, v, v->dtype);
+  fbx_tensor_release(v);
+  fbx_tensor_release(cur);
+  return finish(st, outs, &out);
+}
+
+/* fusebox::kron_backward(Tensor grad, Tensor self, Tensor other, int which) -> Tensor
+ * kron's gradient for self (which 0) or other (1): grad viewed as
+ * [a0, b0, a1, b1, ...], times the other operand viewed as in the forward,
+ * summed over the other operand's dims and reshaped to the operand's sizes. */
+fbx_status *fbx_k_kron_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, *a, *b;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &a));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 2, &b));
+  int which = fbx_iv_to_int(&args[3]) != 0;
+  int r = a->ndim > b->ndim ? a->ndim : b->ndim, pa = r - a->ndim, pb = r - b->ndim;
+  if (2 * r > FBX_MAX_DIMS) return fbx_kernel_error(ctx, "at most %d dims", FBX_MAX_DIMS / 2);
+  int64_t gs[FBX_MAX_DIMS], os[FBX_MAX_DIMS], sumd[FBX_MAX_DIMS], ws[FBX_MAX_DIMS];
+  for (int i = 0; i < r; i++) {
+    int64_t ai = i >= pa ? a->sizes[i - pa] : 1, bi = i >= pb ? b->sizes[i - pb] : 1;
+    gs[2 * i] = ai, gs[2 * i + 1] = bi;
+    os[2 * i] = which ? ai : 1, os[2 * i + 1] = which ? 1 : bi;
+    sumd[i] = 2 * i + (which ? 0 : 1);
+  }
+  fbx_tensor *w = which ? a : b, *t = which ? b : a;
+  for (int i = 0; i < t->ndim; i++) ws[i] = t->sizes[i];
+  fbx_ivalue lg = fbx_iv_none(), lo = fbx_iv_none(), ls = fbx_iv_none(), lw = fbx_iv_none();
+  fbx_tensor *gv = NULL, *ov = NULL, *m = NULL, *s = NULL, *out = NULL;
+  fbx_status *st = fbx_int_list_iv(&lg, 2 * r, gs);
+  if (!st) st = fbx_int_list_iv(&lo, 2 * r, os);
+  if (!st) st = fbx_int_list_iv(&ls, r, sumd);
+  if (!st) st = fbx_int_list_iv(&lw, t->ndim, ws);
+  if (!st) st = ROW(&gv, reshape, TV(g), lg);
+  if (!st) st = ROW(&ov, reshape, TV(w), lo);
+  if (!st) st = ROW(&m, mul_Tensor, TV(gv), TV(ov));
+  if (!st) st = ROW(&s, sum_dim_IntList, TV(m), ls, BV(false), NV);
+  if (!st) st = ROW(&out, reshape, TV(s), lw);
+  fbx_iv_release(&lg);
+  fbx_iv_release(&lo);
+  fbx_iv_release(&ls);
+  fbx_iv_release(&lw);
+  fbx_tensor_release(gv);
+  fbx_tensor_release(ov);
+  fbx_tensor_release(m);
+  fbx_tensor_release(s);
+  if (!st && out->storage == g->storage) { /* a reshape of grad itself: give a copy */
+    fbx_tensor *c = NULL;
+    st = fbx_tensor_clone_as(&c, out, out->dtype);
+    fbx_tensor_release(out);
+    out = c;
+  }
+  return finish(st, outs, &out);
+}

@@ -170,6 +170,14 @@
   X(masked_scatter, "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",                 \
     FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_masked_scatter)                                      \
   X(unfold_backward, "aten::unfold_backward(Tensor grad_in, int[] input_sizes, int dim, int size, int step) -> Tensor", \
-    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_unfold_backward)
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_unfold_backward)                                     \
+  X(diff_backward,                                                                                             \
+    "fusebox::diff_backward(Tensor grad, Tensor self, int n, int dim, Tensor? prepend, Tensor? append, int part) -> Tensor", \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_diff_backward)                                       \
+  X(kron_backward, "fusebox::kron_backward(Tensor grad, Tensor self, Tensor other, int which) -> Tensor",      \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_kron_backward)                                       \
+  X(take_along_dim_backward,                                                                                   \
+    "fusebox::take_along_dim_backward(Tensor grad, Tensor self, Tensor indices, int? dim) -> Tensor",          \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_take_along_dim_backward)
 
 #endif

@@ -46,7 +46,7 @@ static const struct {
     {"_cast_Short", "integral result"},
     {"_cast_Int", "integral result"},
     {"_cast_Long", "integral result"},
-    /* not on purpose: a gap (the shape family's second batch has forward kernels only for these) */
+    /* not on purpose: a gap (Tensor[] rows of the shape family's second batch; forward kernels only) */
     {"atleast_1d_Sequence", "NOT YET: Tensor[] in and out (needs a C builder)"},
     {"atleast_2d_Sequence", "NOT YET: Tensor[] in and out (needs a C builder)"},
     {"atleast_3d_Sequence", "NOT YET: Tensor[] in and out (needs a C builder)"},
@@ -60,9 +60,6 @@ static const struct {
     {"vstack", "NOT YET: Tensor[] in (needs a C builder)"},
     {"dstack", "NOT YET: Tensor[] in (needs a C builder)"},
     {"column_stack", "NOT YET: Tensor[] in (needs a C builder)"},
-    {"diff", "NOT YET: needs a backward helper (n-fold adjoint, prepend/append parts)"},
-    {"kron", "NOT YET: needs a backward helper (rank-dependent interleaved sums)"},
-    {"take_along_dim", "NOT YET: needs a backward helper (broadcast scatter_add)"},
 };
 
 /* The *_backward rows of backward graphs (aten::*_backward, fusebox::*):
