@@ -280,6 +280,54 @@
     "  %gi : Tensor = fusebox::diff_backward(%grad, %self, %n, %dim, %prepend, %append, %p0)\n"                     \
     "  %gp : Tensor = fusebox::diff_backward(%grad, %self, %n, %dim, %prepend, %append, %p1)\n"                     \
     "  %ga : Tensor = fusebox::diff_backward(%grad, %self, %n, %dim, %prepend, %append, %p2)\n"                     \
-    "  return (%gi, %none, %none, %gp, %ga)\n")
+    "  return (%gi, %none, %none, %gp, %ga)\n")                                                                     \
+  /* hstack, vstack, dstack, column_stack: each tensor's slice of the gradient, in its own shape */               \
+  G(hstack, "graph(%tensors : Tensor[], %result : Tensor, %grad : Tensor):\n"                                       \
+            "  %op : str = prim::Constant[value=\"hstack\"]()\n"                                                    \
+            "  %gi : Tensor[] = fusebox::stack_like_backward(%grad, %tensors, %op)\n"                               \
+            "  return (%gi)\n")                                                                                     \
+  G(vstack, "graph(%tensors : Tensor[], %result : Tensor, %grad : Tensor):\n"                                       \
+            "  %op : str = prim::Constant[value=\"vstack\"]()\n"                                                    \
+            "  %gi : Tensor[] = fusebox::stack_like_backward(%grad, %tensors, %op)\n"                               \
+            "  return (%gi)\n")                                                                                     \
+  G(dstack, "graph(%tensors : Tensor[], %result : Tensor, %grad : Tensor):\n"                                       \
+            "  %op : str = prim::Constant[value=\"dstack\"]()\n"                                                    \
+            "  %gi : Tensor[] = fusebox::stack_like_backward(%grad, %tensors, %op)\n"                               \
+            "  return (%gi)\n")                                                                                     \
+  G(column_stack, "graph(%tensors : Tensor[], %result : Tensor, %grad : Tensor):\n"                                 \
+                  "  %op : str = prim::Constant[value=\"column_stack\"]()\n"                                        \
+                  "  %gi : Tensor[] = fusebox::stack_like_backward(%grad, %tensors, %op)\n"                         \
+                  "  return (%gi)\n")                                                                               \
+  /* hsplit, vsplit, dsplit: the pieces' gradients concatenated along the split dim (hsplit: 1, or 0 for 1-d) */   \
+  G(hsplit_int, "graph(%self : Tensor, %sections : int, %result : Tensor[], %grad : Tensor[]):\n" FBX_GFS_NONE_     \
+                "  %one : int = prim::Constant[value=1]()\n"                                                        \
+                "  %nd : int = aten::dim(%self)\n"                                                                  \
+                "  %nd1 : int = aten::sub(%nd, %one)\n"                                                             \
+                "  %d : int = prim::min(%nd1, %one)\n"                                                              \
+                "  %gi : Tensor = aten::cat(%grad, %d)\n"                                                           \
+                "  return (%gi, %none)\n")                                                                          \
+  G(hsplit_array, "graph(%self : Tensor, %indices : int[], %result : Tensor[], %grad : Tensor[]):\n" FBX_GFS_NONE_  \
+                  "  %one : int = prim::Constant[value=1]()\n"                                                      \
+                  "  %nd : int = aten::dim(%self)\n"                                                                \
+                  "  %nd1 : int = aten::sub(%nd, %one)\n"                                                           \
+                  "  %d : int = prim::min(%nd1, %one)\n"                                                            \
+                  "  %gi : Tensor = aten::cat(%grad, %d)\n"                                                         \
+                  "  return (%gi, %none)\n")                                                                        \
+  G(vsplit_int, "graph(%self : Tensor, %sections : int, %result : Tensor[], %grad : Tensor[]):\n" FBX_GFS_NONE_     \
+                "  %d : int = prim::Constant[value=0]()\n"                                                          \
+                "  %gi : Tensor = aten::cat(%grad, %d)\n"                                                           \
+                "  return (%gi, %none)\n")                                                                          \
+  G(vsplit_array, "graph(%self : Tensor, %indices : int[], %result : Tensor[], %grad : Tensor[]):\n" FBX_GFS_NONE_  \
+                  "  %d : int = prim::Constant[value=0]()\n"                                                        \
+                  "  %gi : Tensor = aten::cat(%grad, %d)\n"                                                         \
+                  "  return (%gi, %none)\n")                                                                        \
+  G(dsplit_int, "graph(%self : Tensor, %sections : int, %result : Tensor[], %grad : Tensor[]):\n" FBX_GFS_NONE_     \
+                "  %d : int = prim::Constant[value=2]()\n"                                                          \
+                "  %gi : Tensor = aten::cat(%grad, %d)\n"                                                           \
+                "  return (%gi, %none)\n")                                                                          \
+  G(dsplit_array, "graph(%self : Tensor, %indices : int[], %result : Tensor[], %grad : Tensor[]):\n" FBX_GFS_NONE_  \
+                  "  %d : int = prim::Constant[value=2]()\n"                                                        \
+                  "  %gi : Tensor = aten::cat(%grad, %d)\n"                                                         \
+                  "  return (%gi, %none)\n")
 
 #endif

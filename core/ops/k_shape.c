@@ -686,3 +686,56 @@ fbx_status *fbx_k_kron_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *out
   }
   return finish(st, outs, &out);
 }
+
+/* fusebox::stack_like_backward(Tensor grad, Tensor[] tensors, str op) -> Tensor[]
+ * The gradient of hstack/vstack/dstack/column_stack (op) for each tensor:
+ * its slice of grad along the concatenation dim, as the forward laid it
+ * out, reshaped to the tensor's own sizes (a copy) and, for a floating
+ * tensor, converted to its dtype. */
+fbx_status *fbx_k_stack_like_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, **ts = NULL;
+  int n = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(tensor_list(ctx, &args[1], &ts, &n, "expected a non-empty TensorList"));
+  const char *op = fbx_iv_str_data(&args[2]);
+  int want = !op ? 0 : !strcmp(op, "hstack") ? 1 : !strcmp(op, "vstack") ? 2 : !strcmp(op, "dstack") ? 3 : !strcmp(op, "column_stack") ? 4 : 0;
+  if (!want) {
+    fbx_free(ts);
+    return fbx_kernel_error(ctx, "unknown op '%s'", op ? op : "?");
+  }
+  /* the dim and each tensor's length along it, as the forward saw them */
+  int64_t dim = want == 2 ? 0 : want == 3 ? 2 : 1;
+  if (want == 1 && ts[0]->ndim <= 1) dim = 0;
+  fbx_ivalue l = fbx_iv_none();
+  fbx_status *st = fbx_iv_list_new(&l, n);
+  if (!st && (dim >= g->ndim)) st = fbx_kernel_error(ctx, "grad has %d dims", g->ndim);
+  int64_t off = 0;
+  for (int i = 0; i < n && !st; i++) {
+    fbx_tensor *t = ts[i], *v = NULL, *r = NULL;
+    int64_t len;
+    if (want == 4) len = t->ndim > 1 ? t->sizes[1] : 1;
+    else if (want == 1) len = t->ndim == 0 ? 1 : t->sizes[dim < t->ndim ? dim : 0];
+    else if (want == 2) len = t->ndim <= 1 ? 1 : t->sizes[0];
+    else len = t->ndim <= 2 ? 1 : t->sizes[2];
+    if (off + len > g->sizes[dim]) st = fbx_kernel_error(ctx, "grad is too short for the tensors");
+    if (!st) st = ROW(&v, narrow, TV(g), IV(dim), IV(off), IV(len));
+    if (!st) st = fbx_tensor_clone_as(&r, v, fbx_dtype_is_floating(t->dtype) ? t->dtype : g->dtype);
+    if (!st && r->numel != t->numel) st = fbx_kernel_error(ctx, "grad slice %d does not match its tensor", i);
+    fbx_tensor_release(v);
+    fbx_tensor *w = NULL;
+    if (!st) st = fbx_tensor_view(&w, r, t->ndim, t->sizes, NULL, r->offset);
+    fbx_tensor_release(r);
+    if (!st) {
+      st = fbx_iv_list_push(&l, fbx_iv_tensor(w));
+      if (st) fbx_tensor_release(w);
+    }
+    off += len;
+  }
+  fbx_free(ts);
+  if (st) {
+    fbx_iv_release(&l);
+    return st;
+  }
+  outs[0] = l;
+  return NULL;
+}

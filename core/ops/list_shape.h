@@ -178,6 +178,8 @@
     FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_kron_backward)                                       \
   X(take_along_dim_backward,                                                                                   \
     "fusebox::take_along_dim_backward(Tensor grad, Tensor self, Tensor indices, int? dim) -> Tensor",          \
-    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_take_along_dim_backward)
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_take_along_dim_backward)                             \
+  X(stack_like_backward, "fusebox::stack_like_backward(Tensor grad, Tensor[] tensors, str op) -> Tensor[]",   \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_stack_like_backward)
 
 #endif

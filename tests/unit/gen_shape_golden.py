@@ -716,7 +716,12 @@ def grad_case(name, kind, args, r):
     text = ["case %s %s -" % (name, kind)]
     for a in args:
         text += a.text
-    text += out_tensor(r.contiguous(), [], False)
+    if isinstance(r, list):
+        text.append("out TL %d" % len(r))
+        for x in r:
+            text += out_tensor(x.clone(memory_format=torch.contiguous_format), [], False)
+    else:
+        text += out_tensor(r.clone(memory_format=torch.contiguous_format), [], False)
     text.append("end")
     lines.extend(text)
 
@@ -773,6 +778,17 @@ def helper_cases():
         Ix = own("hidx", iv.contiguous())
         g, (gx,) = autograd(lambda t: torch.take_along_dim(t, iv, dim), X.value)
         grad_case("take_along_dim_backward_" + nm, "fusebox::take_along_dim_backward", [G(g), X, Ix, I(dim) if dim is not None else N], gx)
+    stacks = (("hstack", [[3], [], [2]]), ("hstack", [[2, 1], [2, 3]]), ("vstack", [[4], [2, 4], []]),
+              ("dstack", [[2, 3], [2, 3, 2]]), ("dstack", [[1], []]), ("column_stack", [[3], [3, 2]]),
+              ("vstack", [[2, 3, 2], [1, 3, 2]]), ("column_stack", [[], []]))
+    for k, (op, shapes) in enumerate(stacks):
+        if op == "vstack" and k == 2:
+            shapes = [[4], [2, 4], [4]]
+        xs = [T("f64", sh, None, 3 * i) for i, sh in enumerate(shapes)]
+        fn = getattr(torch, op)
+        g, grads = autograd(lambda *v: fn(list(v)), *[x.value for x in xs])
+        grad_case("stack_like_backward_%d_%s" % (k, op), "fusebox::stack_like_backward",
+                  [G(g), TL(*xs), S(op)], list(grads))
     BASES["hg"] = torch.cat(pool["hg"])
     BASES["hidx"] = torch.cat(pool["hidx"])
 

@@ -1216,6 +1216,37 @@ START_TEST(test_list_ops) {
       ck_assert(fbx_tensor_get_f64(r.u.t, i * 5 + c) ==
                 (c < 3 ? fbx_tensor_get_f64(y, i * 3 + c) : fbx_tensor_get_f64(x, i * 2 + c - 3)));
   fbx_iv_release(&r);
+
+  /* hstack of [2, 2] and [2, 3] (dim 1): each input gets its columns of G, through
+   * fusebox::stack_like_backward */
+  r = list_grad("graph(%x : Tensor, %y : Tensor):\n"
+                "  %l : Tensor[] = prim::ListConstruct(%x, %y)\n"
+                "  %r : Tensor = aten::hstack(%l)\n"
+                "  return (%r)\n",
+                ins, 2, fbx_iv_tensor(fbx_tensor_retain(g)));
+  ck_assert_int_eq(r.kind, FBX_IV_LIST);
+  ck_assert_int_eq(fbx_iv_list_len(&r), 2);
+  expect_part(fbx_iv_list_at(&r, 0)->u.t, g, 2, 2, 5, 0);
+  expect_part(fbx_iv_list_at(&r, 1)->u.t, g, 2, 3, 5, 2);
+  fbx_iv_release(&r);
+
+  /* hsplit of [2, 5] at column 3 ([2, 3] and [2, 2]): grad of self = the pieces side by side */
+  OK(fbx_iv_list_new(&gl, 2));
+  OK(fbx_iv_list_push(&gl, fbx_iv_tensor(fbx_tensor_retain(y))));
+  OK(fbx_iv_list_push(&gl, fbx_iv_tensor(fbx_tensor_retain(x))));
+  r = list_grad("graph(%x : Tensor):\n"
+                "  %a : int = prim::Constant[value=3]()\n"
+                "  %s : int[] = prim::ListConstruct(%a)\n"
+                "  %r : Tensor[] = aten::hsplit(%x, %s)\n"
+                "  return (%r)\n",
+                sins, 1, gl);
+  ck_assert_int_eq(r.kind, FBX_IV_TENSOR);
+  ck_assert_int_eq(r.u.t->sizes[1], 5);
+  for (int64_t i = 0; i < 2; i++)
+    for (int64_t c = 0; c < 5; c++)
+      ck_assert(fbx_tensor_get_f64(r.u.t, i * 5 + c) ==
+                (c < 3 ? fbx_tensor_get_f64(y, i * 3 + c) : fbx_tensor_get_f64(x, i * 2 + c - 3)));
+  fbx_iv_release(&r);
   fbx_tensor_release(self);
   fbx_tensor_release(g);
   fbx_tensor_release(y);

@@ -50,16 +50,6 @@ static const struct {
     {"atleast_1d_Sequence", "NOT YET: Tensor[] in and out (needs a C builder)"},
     {"atleast_2d_Sequence", "NOT YET: Tensor[] in and out (needs a C builder)"},
     {"atleast_3d_Sequence", "NOT YET: Tensor[] in and out (needs a C builder)"},
-    {"hsplit_int", "NOT YET: Tensor[] out along a rank-dependent dim (needs a C builder)"},
-    {"hsplit_array", "NOT YET: Tensor[] out along a rank-dependent dim (needs a C builder)"},
-    {"vsplit_int", "NOT YET: Tensor[] out (needs a C builder)"},
-    {"vsplit_array", "NOT YET: Tensor[] out (needs a C builder)"},
-    {"dsplit_int", "NOT YET: Tensor[] out (needs a C builder)"},
-    {"dsplit_array", "NOT YET: Tensor[] out (needs a C builder)"},
-    {"hstack", "NOT YET: Tensor[] in (needs a C builder)"},
-    {"vstack", "NOT YET: Tensor[] in (needs a C builder)"},
-    {"dstack", "NOT YET: Tensor[] in (needs a C builder)"},
-    {"column_stack", "NOT YET: Tensor[] in (needs a C builder)"},
 };
 
 /* The *_backward rows of backward graphs (aten::*_backward, fusebox::*):
