@@ -619,6 +619,87 @@ START_TEST(test_alloc_failures) {
 }
 END_TEST
 
+/* The shape family's second batch: unfold and tensor_split are views (writes
+ * reach the base), diff refuses a negative order (torch 1.13 returned self
+ * unchanged; later versions refuse it too), and the composite kernels
+ * release everything when an allocation fails. */
+START_TEST(test_batch2_literal) {
+  OK(fbx_op_table_init());
+  int64_t s[2] = {3, 5};
+  fbx_tensor *x = arange_f32(15, 2, s);
+  const fbx_op *op;
+  fbx_ivalue outs[FBX_SCHEMA_MAX_RETS];
+  /* x.unfold(1, 2, 1)[2, 3, 1] is x[2, 4] (offset 14) */
+  fbx_ivalue u[4] = {fbx_iv_tensor(x), fbx_iv_int(1), fbx_iv_int(2), fbx_iv_int(1)};
+  OK(run(&op, "aten::unfold", u, 4, outs));
+  ck_assert_ptr_eq(outs[0].u.t->storage, x->storage);
+  fbx_tensor_set_f64(outs[0].u.t, 2 * 8 + 3 * 2 + 1, 77.0);
+  ck_assert(fbx_tensor_get_f64(x, 14) == 77.0);
+  fbx_iv_release(&outs[0]);
+  /* x.tensor_split(2, 1)[1][0, 0] is x[0, 3] */
+  fbx_ivalue ts[3] = {fbx_iv_tensor(x), fbx_iv_int(2), fbx_iv_int(1)};
+  OK(run(&op, "aten::tensor_split", ts, 3, outs));
+  fbx_tensor_set_f64(fbx_iv_list_at(&outs[0], 1)->u.t, 0, -3.0);
+  ck_assert(fbx_tensor_get_f64(x, 3) == -3.0);
+  fbx_iv_release(&outs[0]);
+  /* diff with n = -1 */
+  fbx_ivalue df[5] = {fbx_iv_tensor(x), fbx_iv_int(-1), fbx_iv_int(-1), fbx_iv_none(), fbx_iv_none()};
+  expect_err(run(&op, "aten::diff", df, 5, outs), "aten::diff: order must be non-negative but got -1", NULL);
+
+  /* allocation failures */
+  fbx_tensor *t = NULL;
+  fbx_ivalue tr[3] = {fbx_iv_tensor(x), fbx_iv_int(0), fbx_iv_int(1)};
+  OK(run(&op, "aten::transpose", tr, 3, outs));
+  t = outs[0].u.t; /* [5, 3], non-contiguous */
+  fbx_ivalue l;
+  OK(fbx_iv_list_new(&l, 2));
+  OK(fbx_iv_list_push(&l, fbx_iv_tensor(fbx_tensor_retain(t))));
+  OK(fbx_iv_list_push(&l, fbx_iv_tensor(fbx_tensor_retain(t))));
+  fail_sweep("aten::hstack", (fbx_ivalue[]){l}, 1);
+  fail_sweep("aten::vstack", (fbx_ivalue[]){l}, 1);
+  fail_sweep("aten::dstack", (fbx_ivalue[]){l}, 1);
+  fail_sweep("aten::column_stack", (fbx_ivalue[]){l}, 1);
+  fail_sweep("aten::atleast_3d", (fbx_ivalue[]){l}, 1);
+  fbx_iv_release(&l);
+  fail_sweep("aten::diff", (fbx_ivalue[]){fbx_iv_tensor(t), fbx_iv_int(2), fbx_iv_int(1), fbx_iv_tensor(t), fbx_iv_none()}, 5);
+  fail_sweep("aten::kron", (fbx_ivalue[]){fbx_iv_tensor(t), fbx_iv_tensor(x)}, 2);
+  fbx_ivalue dims = int_list(2, (int64_t[]){1, 0});
+  fail_sweep("aten::rot90", (fbx_ivalue[]){fbx_iv_tensor(t), fbx_iv_int(1), dims}, 3);
+  fbx_iv_release(&dims);
+  fail_sweep("aten::fliplr", (fbx_ivalue[]){fbx_iv_tensor(t)}, 1);
+  fail_sweep("aten::tensor_split", (fbx_ivalue[]){fbx_iv_tensor(t), fbx_iv_int(7), fbx_iv_int(0)}, 3);
+  fail_sweep("aten::hsplit", (fbx_ivalue[]){fbx_iv_tensor(t), fbx_iv_int(3)}, 2);
+  fail_sweep("aten::count_nonzero", (fbx_ivalue[]){fbx_iv_tensor(t), fbx_iv_int(0)}, 2);
+  fail_sweep("aten::argwhere", (fbx_ivalue[]){fbx_iv_tensor(t)}, 1);
+  fbx_tensor *idx = NULL, *mask = NULL;
+  int64_t n4[2] = {5, 2}, iv[10] = {0, 2, 1, 1, -1, 0, 2, 2, 0, 1};
+  OK(fbx_tensor_from_data(&idx, FBX_DTYPE_INT64, 2, n4, iv));
+  fail_sweep("aten::take", (fbx_ivalue[]){fbx_iv_tensor(t), fbx_iv_tensor(idx)}, 2);
+  fbx_tensor_set_i64(idx, 4, 1);
+  fail_sweep("aten::take_along_dim", (fbx_ivalue[]){fbx_iv_tensor(t), fbx_iv_tensor(idx), fbx_iv_int(1)}, 3);
+  fail_sweep("aten::take_along_dim", (fbx_ivalue[]){fbx_iv_tensor(x), fbx_iv_tensor(idx), fbx_iv_none()}, 3);
+  fbx_tensor *idx1 = NULL;
+  int64_t three = 3, iv1[3] = {0, -1, 2};
+  OK(fbx_tensor_from_data(&idx1, FBX_DTYPE_INT64, 1, &three, iv1));
+  fail_sweep("aten::index_fill", (fbx_ivalue[]){fbx_iv_tensor(t), fbx_iv_int(0), fbx_iv_tensor(idx1), fbx_iv_float(2.0)}, 4);
+  fbx_tensor_release(idx1);
+  OK(fbx_tensor_zeros(&mask, FBX_DTYPE_BOOL, 2, (int64_t[]){5, 3}));
+  fbx_tensor_set_i64(mask, 4, 1);
+  fbx_tensor_set_i64(mask, 7, 1);
+  fail_sweep("aten::masked_scatter", (fbx_ivalue[]){fbx_iv_tensor(t), fbx_iv_tensor(mask), fbx_iv_tensor(x)}, 3);
+  fbx_ivalue szs = int_list(2, s);
+  fbx_tensor *g = NULL;
+  OK(fbx_tensor_zeros(&g, FBX_DTYPE_FLOAT32, 3, (int64_t[]){1, 5, 3}));
+  fail_sweep("aten::unfold_backward", (fbx_ivalue[]){fbx_iv_tensor(g), szs, fbx_iv_int(0), fbx_iv_int(3), fbx_iv_int(1)}, 5);
+  fbx_iv_release(&szs);
+  fbx_tensor_release(g);
+  fbx_tensor_release(mask);
+  fbx_tensor_release(idx);
+  fbx_iv_release(&outs[0]);
+  fbx_tensor_release(x);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ops_shape");
   TCase *tc = tcase_create("core");
@@ -630,6 +711,7 @@ int main(void) {
   tcase_add_test(tc, test_literal_facts);
   tcase_add_test(tc, test_large_paths);
   tcase_add_test(tc, test_alloc_failures);
+  tcase_add_test(tc, test_batch2_literal);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
