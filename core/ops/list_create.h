@@ -6,7 +6,9 @@
  * float (then float32); *_like and new_* default to self's dtype. rand*
  * draw from the run's seeded generator (ctx->rng_state): deterministic per
  * seed and node order, not PyTorch's numbers. eye and eye.m: ones on the
- * main diagonal. Kernels: k_create.c. */
+ * main diagonal. linspace/logspace: float32 unless dtype, PyTorch's CPU
+ * arithmetic reproduced (see linspace_fill); tril/triu_indices: int64 unless
+ * dtype. Kernels: k_create.c. */
 #ifndef FBX_OPS_LIST_CREATE_H
 #define FBX_OPS_LIST_CREATE_H
 

@@ -9,7 +9,19 @@
  * overload-less aten::split has the same signature and is left out, since
  * resolution could never pick it). Kernels: k_view.c,
  * k_shape.c (size, dim, numel, cat, stack, index_select), k_create.c
- * (clone, which shares the *_like layout rule). */
+ * (clone, which shares the *_like layout rule).
+ *
+ * Also: unfold (a view, as PyTorch's), broadcast_to, atleast_{1,2,3}d
+ * (self itself when it has the dims, else a view; .Sequence a list),
+ * tensor_split and h/v/dsplit (lists of views, cut with slice's clamping)
+ * in k_view.c; h/v/dstack, column_stack, flipud, fliplr, rot90 (flips keep
+ * the input's layout, as PyTorch's; rot90 k = 1, 3 is a transposed view of
+ * the flipped copy), diff, kron, unfold_backward and the gradient helpers
+ * fusebox::{diff,kron,stack_like}_backward in k_shape.c; count_nonzero,
+ * argwhere (column-major [N, ndim], as PyTorch's CPU nonzero), take,
+ * take_along_dim, index_fill, masked_scatter and
+ * fusebox::take_along_dim_backward in k_index.c. Their .out and in-place
+ * overloads are not rows. */
 #ifndef FBX_OPS_LIST_SHAPE_H
 #define FBX_OPS_LIST_SHAPE_H
 
