@@ -633,11 +633,13 @@ static void linspace_fill(fbx_tensor *t, double ds, double de, int64_t steps) {
     bool bf = d == FBX_DTYPE_BFLOAT16;
     uint16_t *o = t->data;
     float s = round_half((float)ds, bf), e = round_half((float)de, bf);
-    float step = round_half(round_half(e - s, bf) / (float)(steps - 1), bf);
+    /* c10::Half/BFloat16 arithmetic: integer operands are converted to the type
+     * first (999 is 1000 in bfloat16), every result rounded to it */
+    float step = round_half(round_half(e - s, bf) / round_half((float)(steps - 1), bf), bf);
     for (int64_t i = 0; i < steps; i++) {
       int64_t c = i < full ? i - i % V : i, j = i - c;
-      float base = c < half ? round_half(s + round_half(step * (float)c, bf), bf)
-                            : round_half(e - round_half(step * (float)(steps - c - 1), bf), bf);
+      float base = c < half ? round_half(s + round_half(step * round_half((float)c, bf), bf), bf)
+                            : round_half(e - round_half(step * round_half((float)(steps - c - 1), bf), bf), bf);
       float v = j ? round_half(base + round_half((float)j * step, bf), bf) : base;
       o[i] = bf ? fbx_float_to_bf16(v) : fbx_float_to_half(v);
     }

@@ -806,6 +806,12 @@ def create_cases_2():
     case("linspace_int64_long", "linspace", None, [I(-7), I(20), I(19), I(4), N, N, N])
     case("linspace_int32", "linspace", None, [F(0.5), F(10.5), I(4), I(3), N, N, N])
     case("linspace_f16", "linspace", None, [F(0.0), F(1.0), I(5), I(5), N, N, N])
+    # long enough for the vectorized fill of torch's AVX2 kernel, halfway inside a vector
+    case("linspace_f32_1000", "linspace", None, [F(-3.3), F(7.9), I(1000)] + nn)
+    case("linspace_f64_1001", "linspace", None, [F(-1.0), F(1.0), I(1001), I(7), N, N, N])
+    case("linspace_i64_1000", "linspace", None, [I(-7), I(1000), I(1000), I(4), N, N, N])
+    case("linspace_f16_1000", "linspace", None, [F(-3.3), F(7.9), I(1000), I(5), N, N, N])
+    case("linspace_bf16_1000", "linspace", None, [F(-3.3), F(7.9), I(1000), I(15), N, N, N])
     case("err_linspace_negative", "linspace", None, [F(0.0), F(1.0), I(-1)] + nn)
     case("logspace", "logspace", None, [F(-1.0), F(2.0), I(7), F(10.0)] + nn)
     case("logspace_base2", "logspace", None, [I(0), I(10), I(11), F(2.0)] + nn)
