@@ -298,6 +298,16 @@
                   "  %op : str = prim::Constant[value=\"column_stack\"]()\n"                                        \
                   "  %gi : Tensor[] = fusebox::stack_like_backward(%grad, %tensors, %op)\n"                         \
                   "  return (%gi)\n")                                                                               \
+  /* atleast_*d.Sequence: each gradient reshaped to its tensor's sizes */                                            \
+  G(atleast_1d_Sequence, "graph(%tensors : Tensor[], %result : Tensor[], %grad : Tensor[]):\n"                      \
+                         "  %gi : Tensor[] = fusebox::reshape_each_backward(%grad, %tensors)\n"                     \
+                         "  return (%gi)\n")                                                                        \
+  G(atleast_2d_Sequence, "graph(%tensors : Tensor[], %result : Tensor[], %grad : Tensor[]):\n"                      \
+                         "  %gi : Tensor[] = fusebox::reshape_each_backward(%grad, %tensors)\n"                     \
+                         "  return (%gi)\n")                                                                        \
+  G(atleast_3d_Sequence, "graph(%tensors : Tensor[], %result : Tensor[], %grad : Tensor[]):\n"                      \
+                         "  %gi : Tensor[] = fusebox::reshape_each_backward(%grad, %tensors)\n"                     \
+                         "  return (%gi)\n")                                                                        \
   /* hsplit, vsplit, dsplit: the pieces' gradients concatenated along the split dim (hsplit: 1, or 0 for 1-d) */   \
   G(hsplit_int, "graph(%self : Tensor, %sections : int, %result : Tensor[], %grad : Tensor[]):\n" FBX_GFS_NONE_     \
                 "  %one : int = prim::Constant[value=1]()\n"                                                        \

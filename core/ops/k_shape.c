@@ -739,3 +739,36 @@ fbx_status *fbx_k_stack_like_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
   outs[0] = l;
   return NULL;
 }
+
+/* fusebox::reshape_each_backward(Tensor[] grads, Tensor[] tensors) -> Tensor[]
+ * The gradient of atleast_{1,2,3}d.Sequence: grads[i] (a copy) in
+ * tensors[i]'s sizes. */
+fbx_status *fbx_k_reshape_each_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor **gs = NULL, **ts = NULL;
+  int n = 0, m = 0;
+  FBX_TRY(tensor_list(ctx, &args[0], &gs, &n, "expected a non-empty list of gradients"));
+  fbx_status *st = tensor_list(ctx, &args[1], &ts, &m, "expected a non-empty TensorList");
+  if (!st && n != m) st = fbx_kernel_error(ctx, "%d gradients for %d tensors", n, m);
+  fbx_ivalue l = fbx_iv_none();
+  if (!st) st = fbx_iv_list_new(&l, n);
+  for (int i = 0; i < n && !st; i++) {
+    fbx_tensor *c = NULL, *v = NULL;
+    if (gs[i]->numel != ts[i]->numel) st = fbx_kernel_error(ctx, "gradient %d has %" PRId64 " elements, its tensor %" PRId64,
+                                                            i, gs[i]->numel, ts[i]->numel);
+    if (!st) st = fbx_tensor_clone_as(&c, gs[i], gs[i]->dtype);
+    if (!st) st = fbx_tensor_view(&v, c, ts[i]->ndim, ts[i]->sizes, NULL, c->offset);
+    fbx_tensor_release(c);
+    if (!st) {
+      st = fbx_iv_list_push(&l, fbx_iv_tensor(v));
+      if (st) fbx_tensor_release(v);
+    }
+  }
+  fbx_free(gs);
+  fbx_free(ts);
+  if (st) {
+    fbx_iv_release(&l);
+    return st;
+  }
+  outs[0] = l;
+  return NULL;
+}

@@ -17,7 +17,7 @@
  * in k_view.c; h/v/dstack, column_stack, flipud, fliplr, rot90 (flips keep
  * the input's layout, as PyTorch's; rot90 k = 1, 3 is a transposed view of
  * the flipped copy), diff, kron, unfold_backward and the gradient helpers
- * fusebox::{diff,kron,stack_like}_backward in k_shape.c; count_nonzero,
+ * fusebox::{diff,kron,stack_like,reshape_each}_backward in k_shape.c; count_nonzero,
  * argwhere (column-major [N, ndim], as PyTorch's CPU nonzero), take,
  * take_along_dim, index_fill, masked_scatter and
  * fusebox::take_along_dim_backward in k_index.c. Their .out and in-place
@@ -192,6 +192,8 @@
     "fusebox::take_along_dim_backward(Tensor grad, Tensor self, Tensor indices, int? dim) -> Tensor",          \
     FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_take_along_dim_backward)                             \
   X(stack_like_backward, "fusebox::stack_like_backward(Tensor grad, Tensor[] tensors, str op) -> Tensor[]",   \
-    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_stack_like_backward)
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_stack_like_backward)                \
+  X(reshape_each_backward, "fusebox::reshape_each_backward(Tensor[] grads, Tensor[] tensors) -> Tensor[]",   \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_reshape_each_backward)
 
 #endif

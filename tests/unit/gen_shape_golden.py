@@ -789,6 +789,15 @@ def helper_cases():
         g, grads = autograd(lambda *v: fn(list(v)), *[x.value for x in xs])
         grad_case("stack_like_backward_%d_%s" % (k, op), "fusebox::stack_like_backward",
                   [G(g), TL(*xs), S(op)], list(grads))
+    for k in (1, 2, 3):
+        xs = [T("f64", [], [], 2), T("f64", [3]), T("f64", [2, 2], None, 5), T("f64", [1, 2, 2], None, 9)]
+        fn = getattr(torch, "atleast_%dd" % k)
+        vals = [x.value.detach().clone().requires_grad_() for x in xs]
+        outs = fn(vals)
+        gl = [torch.arange(o.numel(), dtype=o.dtype).reshape(o.shape) * 0.5 - 1.0 for o in outs]
+        torch.autograd.backward(list(outs), gl)
+        grad_case("reshape_each_backward_%dd" % k, "fusebox::reshape_each_backward",
+                  [TL(*[G(g) for g in gl]), TL(*xs)], [v.grad for v in vals])
     BASES["hg"] = torch.cat(pool["hg"])
     BASES["hidx"] = torch.cat(pool["hidx"])
 

@@ -1230,6 +1230,27 @@ START_TEST(test_list_ops) {
   expect_part(fbx_iv_list_at(&r, 1)->u.t, g, 2, 3, 5, 2);
   fbx_iv_release(&r);
 
+  /* atleast_3d.Sequence of [2, 2] and [2, 3]: gradients [2, 2, 1] and [2, 3, 1] come back in the inputs' sizes */
+  int64_t x3s[3] = {2, 2, 1}, y3s[3] = {2, 3, 1};
+  fbx_tensor *gx3 = arange_t(3, x3s), *gy3 = arange_t(3, y3s);
+  OK(fbx_iv_list_new(&gl, 2));
+  OK(fbx_iv_list_push(&gl, fbx_iv_tensor(gx3)));
+  OK(fbx_iv_list_push(&gl, fbx_iv_tensor(gy3)));
+  r = list_grad("graph(%x : Tensor, %y : Tensor):\n"
+                "  %l : Tensor[] = prim::ListConstruct(%x, %y)\n"
+                "  %r : Tensor[] = aten::atleast_3d(%l)\n"
+                "  return (%r)\n",
+                ins, 2, gl);
+  ck_assert_int_eq(r.kind, FBX_IV_LIST);
+  ck_assert_int_eq(fbx_iv_list_len(&r), 2);
+  for (int k = 0; k < 2; k++) {
+    const fbx_tensor *gk = fbx_iv_list_at(&r, k)->u.t;
+    ck_assert_int_eq(gk->ndim, 2);
+    ck_assert_int_eq(gk->sizes[1], k ? 3 : 2);
+    for (int64_t i = 0; i < gk->numel; i++) ck_assert(fbx_tensor_get_f64(gk, i) == (double)(i + 1));
+  }
+  fbx_iv_release(&r);
+
   /* hsplit of [2, 5] at column 3 ([2, 3] and [2, 2]): grad of self = the pieces side by side */
   OK(fbx_iv_list_new(&gl, 2));
   OK(fbx_iv_list_push(&gl, fbx_iv_tensor(fbx_tensor_retain(y))));

@@ -46,10 +46,6 @@ static const struct {
     {"_cast_Short", "integral result"},
     {"_cast_Int", "integral result"},
     {"_cast_Long", "integral result"},
-    /* not on purpose: a gap (Tensor[] rows of the shape family's second batch; forward kernels only) */
-    {"atleast_1d_Sequence", "NOT YET: Tensor[] in and out (needs a C builder)"},
-    {"atleast_2d_Sequence", "NOT YET: Tensor[] in and out (needs a C builder)"},
-    {"atleast_3d_Sequence", "NOT YET: Tensor[] in and out (needs a C builder)"},
 };
 
 /* The *_backward rows of backward graphs (aten::*_backward, fusebox::*):
