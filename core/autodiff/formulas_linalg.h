@@ -185,6 +185,89 @@
     "  %ga : Tensor, %gb : Tensor = fusebox::linalg_solve_backward(%grad, %A, %B, %result)\n"                 \
     "  return (%ga, %gb, %none)\n")                                                                           \
   G(linalg_cholesky, FBX_GFL_CHOL_)                                                                           \
-  G(cholesky, FBX_GFL_CHOL_)
+  G(cholesky, FBX_GFL_CHOL_)                                                                                  \
+  /* tensordot / inner: both gradients from one kernel (ops/k_search.c) */                                  \
+  G(tensordot,                                                                                                \
+    "graph(%self : Tensor, %other : Tensor, %dims_self : int[], %dims_other : int[], %result : Tensor, "       \
+    "%grad : Tensor):\n"                                                                                      \
+    "  %none : NoneType = prim::Constant()\n"                                                                 \
+    "  %ga : Tensor, %gb : Tensor = fusebox::tensordot_backward(%grad, %self, %other, %dims_self, %dims_other)\n" \
+    "  return (%ga, %gb, %none, %none)\n")                                                                    \
+  G(inner,                                                                                                    \
+    "graph(%self : Tensor, %other : Tensor, %result : Tensor, %grad : Tensor):\n"                             \
+    "  %ga : Tensor, %gb : Tensor = fusebox::inner_backward(%grad, %self, %other)\n"                          \
+    "  return (%ga, %gb)\n")                                                                                  \
+  G(addmv,                                                                                                    \
+    "graph(%self : Tensor, %mat : Tensor, %vec : Tensor, %beta : number, %alpha : number, %result : Tensor, "  \
+    "%grad : Tensor):\n"                                                                                      \
+    "  %none : NoneType = prim::Constant()\n"                                                                 \
+    "  %gb : Tensor = aten::mul(%grad, %beta)\n"                                                              \
+    "  %s : int[] = aten::size(%self)\n"                                                                      \
+    "  %g_self : Tensor = aten::_grad_sum_to_size(%gb, %s)\n"                                                 \
+    "  %ga : Tensor = aten::mul(%grad, %alpha)\n"                                                             \
+    "  %g_mat : Tensor = aten::outer(%ga, %vec)\n"                                                            \
+    "  %mt : Tensor = aten::t(%mat)\n"                                                                        \
+    "  %g_vec : Tensor = aten::mv(%mt, %ga)\n"                                                                \
+    "  return (%g_self, %g_mat, %g_vec, %none, %none)\n")                                                     \
+  G(addr,                                                                                                     \
+    "graph(%self : Tensor, %vec1 : Tensor, %vec2 : Tensor, %beta : number, %alpha : number, %result : Tensor, " \
+    "%grad : Tensor):\n"                                                                                      \
+    "  %none : NoneType = prim::Constant()\n"                                                                 \
+    "  %gb : Tensor = aten::mul(%grad, %beta)\n"                                                              \
+    "  %s : int[] = aten::size(%self)\n"                                                                      \
+    "  %g_self : Tensor = aten::_grad_sum_to_size(%gb, %s)\n"                                                 \
+    "  %ga : Tensor = aten::mul(%grad, %alpha)\n"                                                             \
+    "  %g_vec1 : Tensor = aten::mv(%ga, %vec2)\n"                                                             \
+    "  %gt : Tensor = aten::t(%ga)\n"                                                                         \
+    "  %g_vec2 : Tensor = aten::mv(%gt, %vec1)\n"                                                             \
+    "  return (%g_self, %g_vec1, %g_vec2, %none, %none)\n")                                                   \
+  /* addbmm: every batch's product gets the same (alpha-scaled) gradient */                                 \
+  G(addbmm,                                                                                                   \
+    "graph(%self : Tensor, %batch1 : Tensor, %batch2 : Tensor, %beta : number, %alpha : number, "             \
+    "%result : Tensor, %grad : Tensor):\n"                                                                    \
+    "  %none : NoneType = prim::Constant()\n"                                                                 \
+    "  %one : int = prim::Constant[value=1]()\n"                                                              \
+    "  %two : int = prim::Constant[value=2]()\n"                                                              \
+    "  %gb : Tensor = aten::mul(%grad, %beta)\n"                                                              \
+    "  %s : int[] = aten::size(%self)\n"                                                                      \
+    "  %g_self : Tensor = aten::_grad_sum_to_size(%gb, %s)\n"                                                 \
+    "  %ga : Tensor = aten::mul(%grad, %alpha)\n"                                                             \
+    "  %b2t : Tensor = aten::transpose(%batch2, %one, %two)\n"                                                \
+    "  %g_batch1 : Tensor = aten::matmul(%ga, %b2t)\n"                                                        \
+    "  %b1t : Tensor = aten::transpose(%batch1, %one, %two)\n"                                                \
+    "  %g_batch2 : Tensor = aten::matmul(%b1t, %ga)\n"                                                        \
+    "  return (%g_self, %g_batch1, %g_batch2, %none, %none)\n")                                               \
+  /* cross: d self = other x g, d other = g x self, summed back over broadcast dims */                       \
+  G(linalg_cross,                                                                                             \
+    "graph(%self : Tensor, %other : Tensor, %dim : int, %result : Tensor, %grad : Tensor):\n"                 \
+    "  %none : NoneType = prim::Constant()\n"                                                                 \
+    "  %ca : Tensor = aten::linalg_cross(%other, %grad, %dim)\n"                                              \
+    "  %sa : int[] = aten::size(%self)\n"                                                                     \
+    "  %ga : Tensor = aten::_grad_sum_to_size(%ca, %sa)\n"                                                    \
+    "  %cb : Tensor = aten::linalg_cross(%grad, %self, %dim)\n"                                               \
+    "  %sb : int[] = aten::size(%other)\n"                                                                    \
+    "  %gb : Tensor = aten::_grad_sum_to_size(%cb, %sb)\n"                                                    \
+    "  return (%ga, %gb, %none)\n")                                                                           \
+  G(cross,                                                                                                    \
+    "graph(%self : Tensor, %other : Tensor, %dim : int?, %result : Tensor, %grad : Tensor):\n"                \
+    "  %none : NoneType = prim::Constant()\n"                                                                 \
+    "  %ca : Tensor = aten::cross(%other, %grad, %dim)\n"                                                     \
+    "  %sa : int[] = aten::size(%self)\n"                                                                     \
+    "  %ga : Tensor = aten::_grad_sum_to_size(%ca, %sa)\n"                                                    \
+    "  %cb : Tensor = aten::cross(%grad, %self, %dim)\n"                                                      \
+    "  %sb : int[] = aten::size(%other)\n"                                                                    \
+    "  %gb : Tensor = aten::_grad_sum_to_size(%cb, %sb)\n"                                                    \
+    "  return (%ga, %gb, %none)\n")                                                                           \
+  G(vdot,                                                                                                     \
+    "graph(%self : Tensor, %other : Tensor, %result : Tensor, %grad : Tensor):\n"                             \
+    "  %g_self : Tensor = aten::mul(%other, %grad)\n"                                                         \
+    "  %g_other : Tensor = aten::mul(%self, %grad)\n"                                                         \
+    "  return (%g_self, %g_other)\n")                                                                         \
+  G(ger,                                                                                                      \
+    "graph(%self : Tensor, %vec2 : Tensor, %result : Tensor, %grad : Tensor):\n"                              \
+    "  %g_self : Tensor = aten::mv(%grad, %vec2)\n"                                                           \
+    "  %gt : Tensor = aten::t(%grad)\n"                                                                       \
+    "  %g_vec2 : Tensor = aten::mv(%gt, %self)\n"                                                             \
+    "  return (%g_self, %g_vec2)\n")
 
 #endif

@@ -72,6 +72,26 @@
   "  %gi : Tensor = aten::where(%m, %g, %z)\n"                                                                \
   "  return (%gi)\n"
 
+#define FBX_GFR_TRAPZ_X_                                                                                      \
+  "graph(%y : Tensor, %x : Tensor, %dim : int, %result : Tensor, %grad : Tensor):\n"                          \
+  "  %none : NoneType = prim::Constant()\n"                                                                   \
+  "  %one : float = prim::Constant[value=1.]()\n"                                                             \
+  "  %gy : Tensor, %gx : Tensor = fusebox::trapz_backward(%grad, %y, %x, %one, %dim)\n"                       \
+  "  return (%gy, %gx, %none)\n"
+#define FBX_GFR_TRAPZ_DX_                                                                                     \
+  "graph(%y : Tensor, %dx : Scalar, %dim : int, %result : Tensor, %grad : Tensor):\n"                         \
+  "  %none : NoneType = prim::Constant()\n"                                                                   \
+  "  %gy : Tensor, %gx : Tensor = fusebox::trapz_backward(%grad, %y, %none, %dx, %dim)\n"                     \
+  "  return (%gy, %none, %none)\n"
+#define FBX_GFR_QUANTILE_(QTYPE, IGNORE)                                                                      \
+  "graph(%self : Tensor, %q : " QTYPE ", %dim : int?, %keepdim : bool, %interpolation : str, "                \
+  "%result : Tensor, %grad : Tensor):\n"                                                                      \
+  "  %none : NoneType = prim::Constant()\n"                                                                   \
+  "  %false : bool = prim::Constant[value=0]()\n"                                                             \
+  "  %true : bool = prim::Constant[value=1]()\n"                                                              \
+  "  %gi : Tensor = fusebox::quantile_backward(%grad, %self, %q, %dim, %keepdim, %interpolation, " IGNORE ")\n" \
+  "  return (%gi, %none, %none, %none, %none)\n"
+
 #define FBX_GRAD_FORMULAS_REDUCE(G)                                                                           \
   G(sum,                                                                                                      \
     "graph(%self : Tensor, %dtype : int?, %result : Tensor, %grad : Tensor):\n" FBX_GFR_CONSTS_                \
@@ -206,6 +226,58 @@
     "  %ps : Tensor = aten::mul(%p, %s)\n"                                                                    \
     "  %one : int = prim::Constant[value=1]()\n"                                                              \
     "  %g : Tensor = aten::sub(%grad, %ps, %one)\n" FBX_GFR_CAST_("%g")                                       \
-    "  return (%gi, %none, %none)\n")
+    "  return (%gi, %none, %none)\n")                                                                         \
+  /* nansum / nanmean: sum's / mean's gradient, 0 at the NaNs (mean over the count of the others) */          \
+  G(nansum,                                                                                                   \
+    "graph(%self : Tensor, %dim : int[]?, %keepdim : bool, %dtype : int?, %result : Tensor, %grad : Tensor):\n" \
+    FBX_GFR_CONSTS_                                                                                           \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                  \
+    "  %g : Tensor = fusebox::sum_backward(%grad, %sizes, %dim, %keepdim)\n"                                  \
+    "  %nan : Tensor = aten::isnan(%self)\n"                                                                  \
+    "  %zero : int = prim::Constant[value=0]()\n"                                                             \
+    "  %gz : Tensor = aten::masked_fill(%g, %nan, %zero)\n" FBX_GFR_CAST_("%gz")                              \
+    "  return (%gi, %none, %none, %none)\n")                                                                  \
+  G(nanmean,                                                                                                  \
+    "graph(%self : Tensor, %dim : int[]?, %keepdim : bool, %dtype : int?, %result : Tensor, %grad : Tensor):\n" \
+    FBX_GFR_CONSTS_                                                                                           \
+    "  %sizes : int[] = aten::size(%self)\n"                                                                  \
+    "  %g : Tensor = fusebox::sum_backward(%grad, %sizes, %dim, %keepdim)\n"                                  \
+    "  %nan : Tensor = aten::isnan(%self)\n"                                                                  \
+    "  %ok : Tensor = aten::logical_not(%nan)\n"                                                              \
+    "  %cnt : Tensor = aten::sum(%ok, %dim, %true, %none)\n"                                                  \
+    "  %gd : Tensor = aten::div(%g, %cnt)\n"                                                                  \
+    "  %zero : int = prim::Constant[value=0]()\n"                                                             \
+    "  %gz : Tensor = aten::masked_fill(%gd, %nan, %zero)\n" FBX_GFR_CAST_("%gz")                             \
+    "  return (%gi, %none, %none, %none)\n")                                                                  \
+  /* aminmax: amin's and amax's gradients (shared among ties), added */                                      \
+  G(aminmax,                                                                                                  \
+    "graph(%self : Tensor, %dim : int?, %keepdim : bool, %result0 : Tensor, %result1 : Tensor, %grad0 : Tensor, " \
+    "%grad1 : Tensor):\n"                                                                                     \
+    "  %none : NoneType = prim::Constant()\n"                                                                 \
+    "  %gi : Tensor = fusebox::aminmax_backward(%grad0, %grad1, %self, %result0, %result1, %dim, %keepdim)\n" \
+    "  return (%gi, %none, %none)\n")                                                                         \
+  /* trapz / trapezoid (fusebox::trapz_backward, ops/k_search.c) */                                          \
+  G(trapz_x, FBX_GFR_TRAPZ_X_)                                                                                \
+  G(trapezoid_x, FBX_GFR_TRAPZ_X_)                                                                            \
+  G(trapz_dx, FBX_GFR_TRAPZ_DX_)                                                                              \
+  G(trapezoid_dx, FBX_GFR_TRAPZ_DX_)                                                                          \
+  /* quantile / nanquantile: to the sorted elements each result interpolates (ops/k_search.c) */             \
+  G(quantile, FBX_GFR_QUANTILE_("Tensor", "%false"))                                                          \
+  G(quantile_scalar, FBX_GFR_QUANTILE_("float", "%false"))                                                    \
+  G(nanquantile, FBX_GFR_QUANTILE_("Tensor", "%true"))                                                        \
+  G(nanquantile_scalar, FBX_GFR_QUANTILE_("float", "%true"))                                                  \
+  G(renorm,                                                                                                   \
+    "graph(%self : Tensor, %p : Scalar, %dim : int, %maxnorm : Scalar, %result : Tensor, %grad : Tensor):\n"  \
+    "  %none : NoneType = prim::Constant()\n"                                                                 \
+    "  %gi : Tensor = fusebox::renorm_backward(%grad, %self, %p, %dim, %maxnorm)\n"                           \
+    "  return (%gi, %none, %none, %none)\n")                                                                  \
+  /* msort: the gradient scattered back to where sort took each value from */                                \
+  G(msort,                                                                                                    \
+    "graph(%self : Tensor, %result : Tensor, %grad : Tensor):\n" FBX_GFR_CONSTS_                              \
+    "  %zero : int = prim::Constant[value=0]()\n"                                                             \
+    "  %v : Tensor, %i : Tensor = aten::sort(%self, %zero, %false)\n"                                         \
+    "  %z : Tensor = aten::zeros_like(%self, %none, %none, %none, %none, %none)\n"                            \
+    "  %gi : Tensor = aten::scatter(%z, %zero, %i, %grad)\n"                                                  \
+    "  return (%gi)\n")
 
 #endif

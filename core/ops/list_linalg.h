@@ -29,7 +29,19 @@
  * scaled_dot_product_attention (PyTorch 2.x; k_attn.c): softmax(q kᵀ scale
  * + mask) v over the last two dims, batch dims broadcast as matmul's; its
  * gradient fusebox::sdpa_backward (query, key and value; none for a float
- * attn_mask). */
+ * attn_mask).
+ *
+ * Products on the rows above (k_search.c): tensordot permutes and reshapes
+ * both operands into one mm (contracted dims of equal sizes); inner is
+ * tensordot over both last dims (mul when either is 0-d); addmv, addr and
+ * addbmm are beta * self + alpha * (mv, outer, sum over the batch of bmm),
+ * beta == 0 ignoring self (NaNs too), self broadcasting to the product's
+ * shape; addmv and addbmm have the product's dtype (self is cast), addr
+ * promotes. vdot is dot for real dtypes, ger is outer. linalg_cross/cross:
+ * same dtypes, broadcast, the dim must have length 3 (cross's dim None:
+ * the first dim of length 3). Their in-place forms (FBX_OPF_INPLACE) copy
+ * the result into self. fusebox::tensordot_backward and inner_backward are
+ * the gradients of tensordot and inner. */
 #ifndef FBX_OPS_LIST_LINALG_H
 #define FBX_OPS_LIST_LINALG_H
 
@@ -113,6 +125,41 @@
     "fusebox::convolution_backward(Tensor grad, Tensor input, Tensor weight, Tensor? bias, "        \
     "int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, "          \
     "int groups) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",                    \
-    FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_convolution_backward)
+    FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_convolution_backward)            \
+  /* ---- products built on mm/mv/outer (k_search.c) ---- */                                     \
+  X(tensordot, "aten::tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor", \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_tensordot)                             \
+  X(fbx_tensordot_backward,                                                                        \
+    "fusebox::tensordot_backward(Tensor grad, Tensor self, Tensor other, int[] dims_self, "        \
+    "int[] dims_other) -> (Tensor grad_self, Tensor grad_other)",                                  \
+    FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_tensordot_backward)               \
+  X(inner, "aten::inner(Tensor self, Tensor other) -> Tensor", FBX_OPCAT_LINALG, FBX_DT_SAME,      \
+    FBX_SH_CUSTOM, 0, fbx_k_inner)                                                                 \
+  X(fbx_inner_backward,                                                                            \
+    "fusebox::inner_backward(Tensor grad, Tensor self, Tensor other) -> (Tensor grad_self, "       \
+    "Tensor grad_other)", FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_inner_backward) \
+  X(addmv, "aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", \
+    FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_addmv)                                \
+  X(addmv_, "aten::addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> " \
+    "Tensor(a!)", FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_SAME, FBX_OPF_INPLACE | FBX_OPF_ALIAS,     \
+    fbx_k_red_inplace)                                                                             \
+  X(addr, "aten::addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", \
+    FBX_OPCAT_LINALG, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_addr)                                \
+  X(addr_, "aten::addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> " \
+    "Tensor(a!)", FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_SAME, FBX_OPF_INPLACE | FBX_OPF_ALIAS,      \
+    fbx_k_red_inplace)                                                                             \
+  X(addbmm, "aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> " \
+    "Tensor", FBX_OPCAT_LINALG, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_addbmm)                     \
+  X(addbmm_, "aten::addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "     \
+    "Scalar alpha=1) -> Tensor(a!)", FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_SAME,                   \
+    FBX_OPF_INPLACE | FBX_OPF_ALIAS, fbx_k_red_inplace)                                            \
+  X(linalg_cross, "aten::linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor",       \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_BROADCAST, 0, fbx_k_cross)                               \
+  X(cross, "aten::cross(Tensor self, Tensor other, int? dim=None) -> Tensor", FBX_OPCAT_LINALG,    \
+    FBX_DT_SAME, FBX_SH_BROADCAST, 0, fbx_k_cross)                                                 \
+  X(vdot, "aten::vdot(Tensor self, Tensor other) -> Tensor", FBX_OPCAT_LINALG, FBX_DT_SAME,        \
+    FBX_SH_CUSTOM, 0, fbx_k_vdot)                                                                  \
+  X(ger, "aten::ger(Tensor self, Tensor vec2) -> Tensor", FBX_OPCAT_LINALG, FBX_DT_PROMOTE,        \
+    FBX_SH_CUSTOM, 0, fbx_k_ger)
 
 #endif

@@ -30,6 +30,26 @@
  * does not update running_mean/running_var (the interpreter does not mutate
  * inputs). dropout with train=True draws from the run's generator
  * (FBX_OPF_NONDET); with train=False it returns its input (FBX_OPF_ALIAS).
+ *
+ * k_search.c: nansum/nanmean are sum/mean with NaNs left out (nanmean
+ * counts the others; floating inputs only; nansum's dtype rule is sum's).
+ * aminmax(dim=None) reduces every dim (keepdim keeps them all as 1); its
+ * gradient fusebox::aminmax_backward shares each result's gradient among
+ * the elements equal to it, as amin's and amax's do.
+ * quantile/nanquantile: floating input, q (float, or a 0-d or 1-D tensor of
+ * the input's dtype, a 1-D q adding a leading dim of its length) in [0, 1];
+ * the rank q (n - 1) in the sorted row is interpolated linearly (lower,
+ * higher, nearest (ties to even), midpoint); quantile gives NaN for a row
+ * holding NaN, nanquantile skips them (NaN when all are). trapz/trapezoid:
+ * the trapezoidal rule along dim, spacing dx or the differences of x (1-D,
+ * along dim, or broadcasting with y); integral y gives the default float
+ * dtype. bincount: int64 counts, or sums of weights (float32 for float32
+ * weights, else float64). histc: floating only; min == max takes the data's
+ * range (+-1 when that is one value). renorm_ (FBX_OPF_INPLACE): renorm's
+ * result copied into self. Gradients: fusebox::trapz_backward (x None for
+ * the dx forms), quantile_backward (to the one or two sorted elements a
+ * result interpolates; for quantile, a row with NaN gives it all to its
+ * last, the NaN, as PyTorch's sort-based gradient does) and renorm_backward.
  */
 #ifndef FBX_OPS_LIST_REDUCE_H
 #define FBX_OPS_LIST_REDUCE_H
@@ -126,6 +146,49 @@
     "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",            \
     FBX_LR_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_batch_norm)                                                   \
   X(dropout, "aten::dropout(Tensor input, float p, bool train) -> Tensor", FBX_LR_CMP_, FBX_DT_SAME,              \
-    FBX_SH_SAME, FBX_OPF_NONDET | FBX_OPF_ALIAS, fbx_k_dropout)
+    FBX_SH_SAME, FBX_OPF_NONDET | FBX_OPF_ALIAS, fbx_k_dropout)                                            \
+  /* ---- NaN-aware, order-statistic and counting reductions (k_search.c) ---- */                              \
+  X(nansum, "aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", \
+    FBX_LR_RED_, FBX_DT_CUSTOM, FBX_SH_REDUCE, 0, fbx_k_nansum)                                                   \
+  X(nanmean, "aten::nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", \
+    FBX_LR_RED_, FBX_DT_ARG, FBX_SH_REDUCE, 0, fbx_k_nanmean)                                                     \
+  X(aminmax, "aten::aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",       \
+    FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_aminmax)                                                    \
+  X(fbx_aminmax_backward,                                                                                      \
+    "fusebox::aminmax_backward(Tensor grad_min, Tensor grad_max, Tensor self, Tensor min, Tensor max, int? dim, " \
+    "bool keepdim) -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_fbx_aminmax_backward)             \
+  X(quantile, "aten::quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, "                    \
+    "str interpolation=\"linear\") -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_quantile)      \
+  X(quantile_scalar, "aten::quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, "       \
+    "str interpolation=\"linear\") -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_quantile)      \
+  X(nanquantile, "aten::nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, "              \
+    "str interpolation=\"linear\") -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_quantile)      \
+  X(nanquantile_scalar, "aten::nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, " \
+    "str interpolation=\"linear\") -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_REDUCE, 0, fbx_k_quantile)      \
+  X(trapz_x, "aten::trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor", FBX_LR_RED_, FBX_DT_PROMOTE_FLOAT,    \
+    FBX_SH_CUSTOM, 0, fbx_k_trapz)                                                                             \
+  X(trapz_dx, "aten::trapz.dx(Tensor y, *, float dx=1., int dim=-1) -> Tensor", FBX_LR_RED_, FBX_DT_PROMOTE_FLOAT, \
+    FBX_SH_CUSTOM, 0, fbx_k_trapz)                                                                             \
+  X(trapezoid_x, "aten::trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor", FBX_LR_RED_,                  \
+    FBX_DT_PROMOTE_FLOAT, FBX_SH_CUSTOM, 0, fbx_k_trapz)                                                       \
+  X(trapezoid_dx, "aten::trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor", FBX_LR_RED_,             \
+    FBX_DT_PROMOTE_FLOAT, FBX_SH_CUSTOM, 0, fbx_k_trapz)                                                       \
+  X(fbx_trapz_backward,                                                                                         \
+    "fusebox::trapz_backward(Tensor grad, Tensor y, Tensor? x, float dx, int dim) -> (Tensor grad_y, "         \
+    "Tensor grad_x)", FBX_LR_RED_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_fbx_trapz_backward)                    \
+  X(fbx_quantile_backward,                                                                                      \
+    "fusebox::quantile_backward(Tensor grad, Tensor self, Any q, int? dim, bool keepdim, str interpolation, "   \
+    "bool ignore_nan) -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_quantile_backward)       \
+  X(bincount, "aten::bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor", FBX_LR_RED_,       \
+    FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_bincount)                                                           \
+  X(histc, "aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", FBX_LR_RED_,          \
+    FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_histc)                                                                \
+  X(msort, "aten::msort(Tensor self) -> Tensor", FBX_LR_RED_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_msort)          \
+  X(renorm, "aten::renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor", FBX_LR_CMP_, FBX_DT_SAME,  \
+    FBX_SH_SAME, 0, fbx_k_renorm)                                                                              \
+  X(fbx_renorm_backward, "fusebox::renorm_backward(Tensor grad, Tensor self, Scalar p, int dim, Scalar maxnorm) -> " \
+    "Tensor", FBX_LR_CMP_, FBX_DT_SAME, FBX_SH_SAME, 0, fbx_k_fbx_renorm_backward)                               \
+  X(renorm_, "aten::renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)", FBX_LR_CMP_,     \
+    FBX_DT_SAME, FBX_SH_SAME, FBX_OPF_INPLACE | FBX_OPF_ALIAS, fbx_k_red_inplace)
 
 #endif

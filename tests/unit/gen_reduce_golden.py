@@ -475,6 +475,299 @@ def error(name, op, *args, expect):
     lines.append(" ".join([name, "aten::" + base] + [arg_token(a) for a in args] + ["->", "E:" + expect]))
 
 
+def case_inplace(name, op, *args, tol=None):
+    """An in-place row: the tokens (and data) are written before PyTorch
+    mutates a copy of self; the expected output is the mutated copy."""
+    base, _, ov = op.partition(".")
+    fn = getattr(getattr(torch.ops.aten, base), ov or "default")
+    toks = [name, "aten::" + base] + [arg_token(a) for a in args] + ["->"]
+    targs = [torch_arg(a) for a in args]
+    targs[0] = targs[0].clone()
+    r = call(fn, targs)
+    toks.append("O:%s:%d" % (save(r.contiguous().numpy()), CODES[r.dtype]))
+    toks.append("tol:%g,%g" % (tol or tol_for(r.dtype)))
+    lines.append(" ".join(toks))
+
+
+def nan_reduce_cases():
+    """nansum, nanmean, aminmax (and fusebox::aminmax_backward against
+    PyTorch's autograd), msort, renorm. Last in the file: new random draws
+    here do not move the earlier cases' data."""
+    nan, inf = float("nan"), float("inf")
+    xn = T(torch.tensor([[1.0, nan, 3.0, -2.0], [nan, nan, nan, nan], [inf, 1.0, nan, 2.5]]))
+    x = T(randn(3, 4, 5))
+    i23 = T(torch.tensor([[1, 2, 3], [4, 5, 6]], dtype=torch.int32))
+    empty = T(torch.zeros(0, 3))
+    case("nansum_full", "nansum.default", xn, None, False, None)
+    case("nansum_dim", "nansum.default", xn, [1], False, None)
+    case("nansum_dim_neg_keep", "nansum.default", xn, [-2], True, None)
+    case("nansum_dims", "nansum.default", x, [0, 2], False, None)
+    case("nansum_int", "nansum.default", i23, [0], False, None)
+    case("nansum_int_dtype", "nansum.default", i23, None, False, torch.float64)
+    case("nansum_dtype", "nansum.default", xn, [1], False, torch.float64)
+    case("nansum_empty", "nansum.default", empty, [0], False, None)
+    case("nansum_T", "nansum.default", T(randn(4, 3), t=True), [1], True, None)
+    case("nansum_half", "nansum.default", T(torch.tensor([[1.5, nan], [2.0, -0.5]]).half()), [1], False, None, via32=True)
+    case("nanmean_full", "nanmean.default", xn, None, False, None)
+    case("nanmean_dim", "nanmean.default", xn, [1], False, None)
+    case("nanmean_dim0_keep", "nanmean.default", xn, [0], True, None)
+    case("nanmean_dims_empty", "nanmean.default", x, [], False, None)
+    case("nanmean_f64", "nanmean.default", T(randn(4, 6).double()), [-1], False, None)
+    case("nanmean_dtype", "nanmean.default", xn, [1], False, torch.float64)
+    case("nanmean_empty", "nanmean.default", empty, [0], False, None)
+    error("err_nanmean_int", "nanmean.default", i23, None, False, None,
+          expect="nanmean(): expected input to have floating point dtype but got Int")
+    case("aminmax_full", "aminmax.default", x, None, False)
+    case("aminmax_full_keep", "aminmax.default", x, None, True)
+    case("aminmax_dim", "aminmax.default", x, 1, False)
+    case("aminmax_dim_neg_keep", "aminmax.default", x, -1, True)
+    case("aminmax_nan", "aminmax.default", xn, 1, False)
+    case("aminmax_int", "aminmax.default", i23, 0, False)
+    case("aminmax_0d", "aminmax.default", T(torch.tensor(2.5)), None, False)
+    case("aminmax_0d_dim", "aminmax.default", T(torch.tensor(2.5)), 0, False)
+    case("aminmax_empty_other", "aminmax.default", empty, 1, False)
+    error("err_aminmax_empty", "aminmax.default", empty, None, False, expect="cannot compute aminmax over an empty dimension")
+    error("err_aminmax_empty_dim", "aminmax.default", empty, 0, False, expect="cannot compute aminmax over an empty dimension")
+    error("err_aminmax_dim", "aminmax.default", x, 3, False, expect="dim 3 out of range")
+    # aminmax's gradient with ties
+    for name, xv, dim, keep in [("ammbwd_dim", torch.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, -1.0]]), 1, False),
+                                ("ammbwd_full_keep", torch.tensor([[1.0, 3.0, 3.0], [1.0, 2.0, -1.0]]), None, True),
+                                ("ammbwd_dim0_keep", torch.tensor([[1.0, 3.0], [1.0, 2.0], [0.5, 3.0]]), 0, True)]:
+        xr = xv.clone().requires_grad_()
+        # 1.13 has no derivative for aminmax itself: amin's and amax's autograd (which later PyTorch uses)
+        dl = [] if dim is None else [dim]
+        lo, hi = torch.amin(xr, dl, keep), torch.amax(xr, dl, keep)
+        g0, g1 = randn(*lo.shape), randn(*hi.shape)
+        (gx,) = torch.autograd.grad([lo, hi], [xr], [g0, g1])
+        case_as(name, "fusebox::aminmax_backward", [T(g0), T(g1), T(xv), T(lo.detach()), T(hi.detach()), dim, keep],
+                [gx], (1e-6, 1e-6))
+    case("msort_2d", "msort.default", T(torch.tensor([[3.0, 1.0], [nan, 2.0], [-1.0, inf]])))
+    case("msort_3d", "msort.default", x)
+    case("msort_int", "msort.default", T(torch.tensor([5, -1, 3, 3], dtype=torch.int64)))
+    case("msort_T", "msort.default", T(randn(4, 3), t=True))
+    case("msort_0d", "msort.default", T(torch.tensor(1.5)))
+    case("renorm_dim0", "renorm.default", x, 2, 0, 1.0)
+    case("renorm_dim1_p1", "renorm.default", x, 1, 1, 3.0)
+    case("renorm_neg_big", "renorm.default", T(randn(4, 3)), 3.0, -1, 100.0)
+    case("renorm_f64", "renorm.default", T(randn(3, 5).double()), 2.5, 0, 0.5)
+    case_inplace("renorm_inplace", "renorm_.default", T(randn(3, 4)), 2, 1, 0.5)
+    for name, xv, p, dim, mx in [("renormbwd_p2", randn(3, 4), 2.0, 0, 1.0), ("renormbwd_p3", randn(2, 3, 2) * 2, 3.0, -1, 0.8),
+                                 ("renormbwd_p1_zero", torch.tensor([[0.0, 0.0], [1.0, -2.0]]), 1.0, 0, 1.0)]:
+        xr = xv.clone().requires_grad_()
+        out = torch.renorm(xr, p, dim, mx)
+        gy = randn(*out.shape, 1).reshape(out.shape)
+        (gx,) = torch.autograd.grad(out, [xr], gy)
+        case_as(name, "fusebox::renorm_backward", [T(gy), T(xv), p, dim, mx], [gx], (1e-5, 1e-6))
+    error("err_renorm_p", "renorm.default", x, 0, 0, 1.0, expect="non-positive-norm not supported")
+    error("err_renorm_maxnorm", "renorm.default", x, 2, 0, -1.0, expect="expected maxnorm to be >= 0")
+    error("err_renorm_int", "renorm.default", i23, 2, 0, 1.0, expect="renorm")
+
+
+def quantile_cases():
+    """quantile / nanquantile (scalar and tensor q, every interpolation), trapz/trapezoid,
+    bincount, histc. Last in the file."""
+    nan, inf = float("nan"), float("inf")
+    x = T(randn(4, 7))
+    x3 = T(randn(3, 5, 4))
+    xn = T(torch.tensor([[1.0, nan, 3.0, -2.0, 0.5], [nan, nan, nan, nan, nan], [inf, 1.0, nan, 2.5, -inf]]))
+    q3 = T(torch.tensor([0.0, 0.25, 0.9]))
+    for mode in ["linear", "lower", "higher", "midpoint", "nearest"]:
+        case("quantile_scalar_" + mode, "quantile.scalar", x, 0.3, 1, False, mode)
+        case("quantile_tensor_" + mode, "quantile.default", x3, q3, 0, True, mode)
+        case("nanquantile_" + mode, "nanquantile.scalar", xn, 0.75, 1, False, mode)
+    case("quantile_half_rank", "quantile.scalar", T(torch.tensor([1.0, 2.0, 3.0, 4.0])), 0.5, None, False, "nearest")
+    case("quantile_half_rank2", "quantile.scalar", T(torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])), 0.5, None, False, "nearest")
+    case("quantile_full", "quantile.scalar", x3, 0.4, None, False, "linear")
+    case("quantile_full_keep", "quantile.default", x3, q3, None, True, "linear")
+    case("quantile_q0d", "quantile.default", x, T(torch.tensor(0.6)), -1, False, "linear")
+    case("quantile_nan", "quantile.scalar", xn, 0.5, 1, True, "linear")
+    case("quantile_nan_tensor", "quantile.default", xn, q3, 1, False, "linear")
+    case("nanquantile_tensor", "nanquantile.default", xn, q3, None, False, "midpoint")
+    case("nanquantile_dim0", "nanquantile.default", xn, q3, 0, True, "linear")
+    case("quantile_f64", "quantile.scalar", T(randn(5, 6).double()), 0.33, 0, False, "linear")
+    case("quantile_T", "quantile.scalar", T(randn(6, 4), t=True), 0.8, 1, False, "linear")
+    case("quantile_0d", "quantile.scalar", T(torch.tensor(1.5)), 0.2, None, False, "linear")
+    case("quantile_ends", "quantile.default", x, T(torch.tensor([0.0, 1.0])), 1, False, "linear")
+    # fusebox::quantile_backward against PyTorch's autograd (ties and NaN rows included)
+    tie = torch.tensor([[1.0, 2.0, 2.0, 0.5, 3.0], [4.0, -1.0, 0.0, 2.0, 1.0], [0.0, nan, 1.0, 2.0, 3.0]])
+    for name, xv, q, dim, keep, mode, nanq in [("qbwd_linear", randn(3, 6), 0.3, 1, False, "linear", False),
+                                               ("qbwd_tensor_q", randn(4, 5), torch.tensor([0.1, 0.5, 1.0]), 0, True, "linear", False),
+                                               ("qbwd_full_mid", randn(2, 4), 0.5, None, False, "midpoint", False),
+                                               ("qbwd_nearest", randn(3, 4), 0.5, -1, False, "nearest", False),
+                                               ("qbwd_lower_ties", tie[:2], 0.4, 1, False, "lower", False),
+                                               ("qbwd_higher", randn(5, 2), 0.7, 0, False, "higher", False),
+                                               ("qbwd_nan_row", tie, 0.5, 1, False, "linear", False),
+                                               ("qbwd_nanquantile", tie, 0.5, 1, False, "linear", True)]:
+        xr = xv.clone().requires_grad_()
+        fn = torch.nanquantile if nanq else torch.quantile
+        out = fn(xr, q, dim=dim, keepdim=keep, interpolation=mode)
+        gy = randn(*out.shape, 1).reshape(out.shape)
+        (gx,) = torch.autograd.grad(out, [xr], gy)
+        case_as(name, "fusebox::quantile_backward", [T(gy), T(xv), T(q) if isinstance(q, torch.Tensor) else q, dim, keep, mode, nanq],
+                [gx], (1e-5, 1e-6))
+    error("err_quantile_q", "quantile.scalar", x, 1.5, None, False, "linear", expect="quantile() q must be in the range [0, 1] but got 1.5")
+    error("err_quantile_qt", "quantile.default", x, T(torch.tensor([0.5, -0.1])), None, False, "linear", expect="q values must be in the range [0, 1]")
+    error("err_quantile_q2d", "quantile.default", x, T(torch.tensor([[0.5]])), None, False, "linear", expect="q must be a scalar or 1D tensor")
+    error("err_quantile_qdtype", "quantile.default", x, T(torch.tensor([0.5]).double()), None, False, "linear", expect="q tensor must be same dtype as the input tensor")
+    error("err_quantile_int", "quantile.scalar", T(torch.tensor([1, 2])), 0.5, None, False, "linear", expect="input tensor must be either float or double dtype")
+    error("err_quantile_empty", "quantile.scalar", T(torch.zeros(0)), 0.5, None, False, "linear", expect="input tensor must be non-empty")
+    error("err_quantile_mode", "quantile.scalar", x, 0.5, None, False, "cubic", expect="interpolation must be one of linear, lower, higher, midpoint or nearest. Got cubic")
+    error("err_nanquantile_dim", "nanquantile.scalar", x, 0.5, 2, False, "linear", expect="dim 2 out of range")
+    # trapz / trapezoid
+    y = T(randn(3, 6))
+    case("trapz_dx", "trapz.dx", y, 0.5, -1)
+    case("trapz_dx_dim0", "trapz.dx", y, 2.0, 0)
+    case("trapz_x1d", "trapz.x", y, T(torch.tensor([0.0, 0.5, 1.5, 2.0, 4.0, 4.5])), 1)
+    case("trapz_x1d_dim0", "trapz.x", x3, T(torch.tensor([0.0, 1.0, 3.0])), 0)
+    case("trapz_x_same", "trapz.x", y, T(randn(3, 6)), -1)
+    case("trapz_x_bcast", "trapz.x", x3, T(randn(5, 4)), 1)
+    case("trapz_int", "trapz.dx", T(torch.tensor([[1, 2, 4], [0, -3, 5]])), 1.0, 1)
+    case("trapz_int_x", "trapz.x", T(torch.tensor([[1, 2, 4], [0, -3, 5]])), T(torch.tensor([0, 2, 3])), 1)
+    case("trapz_one", "trapz.dx", T(randn(3, 1)), 1.0, 1)
+    case("trapz_empty", "trapz.dx", T(torch.zeros(3, 0)), 1.0, 1)
+    case("trapz_f64_x32", "trapz.x", T(randn(2, 4).double()), T(torch.tensor([0.0, 1.0, 2.0, 2.5])), 1)
+    case("trapezoid_dx_int", "trapezoid.dx", y, 3, 1)
+    case("trapezoid_dx_float", "trapezoid.dx", y, 0.25, 0)
+    case("trapezoid_x", "trapezoid.x", y, T(torch.tensor([1.0, 2.0, 2.5, 3.0, 5.0, 8.0])), -1)
+    # fusebox::trapz_backward against PyTorch's autograd
+    for name, yv, xv, dx, dim in [("trapzbwd_x1d", randn(4, 3), torch.tensor([0.0, 0.5, 2.0, 2.5]), 1.0, 0),
+                                  ("trapzbwd_xbcast", randn(2, 3, 4), randn(3, 4), 1.0, -1),
+                                  ("trapzbwd_dx", randn(3, 5), None, 0.25, 1),
+                                  ("trapzbwd_dx_one", randn(3, 1), None, 2.0, 1),
+                                  ("trapzbwd_x_one", randn(1, 3), randn(1, 3), 1.0, 0)]:
+        yr = yv.clone().requires_grad_()
+        xr = xv.clone().requires_grad_() if xv is not None else None
+        out = torch.trapz(yr, xr, dim=dim) if xv is not None else torch.trapz(yr, dx=dx, dim=dim)
+        gy = randn(*out.shape, 1).reshape(out.shape)
+        gs = torch.autograd.grad(out, [yr] + ([xr] if xv is not None else []), gy, allow_unused=True)
+        gs = [t if t is not None else torch.zeros_like(v) for t, v in zip(gs, [yv, xv])]
+        case_as(name, "fusebox::trapz_backward", [T(gy), T(yv), T(xv) if xv is not None else None, dx, dim],
+                [gs[0], gs[1] if xv is not None else None], (1e-5, 1e-6))
+    error("err_trapz_x_len", "trapezoid.x", y, T(torch.tensor([0.0, 1.0])), -1, expect="There must be one `x` value for each sample point")
+    error("err_trapz_dim", "trapz.dx", y, 1.0, 2, expect="dim 2 out of range")
+    # bincount
+    idx = T(torch.tensor([0, 3, 3, 1, 7, 3], dtype=torch.int64))
+    case("bincount_basic", "bincount.default", idx, None, 0)
+    case("bincount_minlength", "bincount.default", idx, None, 10)
+    case("bincount_w32", "bincount.default", idx, T(torch.tensor([0.5, 1.0, 2.0, -1.0, 3.0, 0.25])), 0)
+    case("bincount_w64", "bincount.default", idx, T(torch.tensor([0.5, 1.0, 2.0, -1.0, 3.0, 0.25]).double()), 2)
+    case("bincount_wint", "bincount.default", idx, T(torch.tensor([1, 2, 3, 4, 5, 6])), 0)
+    case("bincount_u8", "bincount.default", T(torch.tensor([2, 2, 0], dtype=torch.uint8)), None, 0)
+    case("bincount_empty", "bincount.default", T(torch.zeros(0, dtype=torch.int64)), None, 0)
+    case("bincount_empty_min", "bincount.default", T(torch.zeros(0, dtype=torch.int64)), None, 4)
+    error("err_bincount_neg", "bincount.default", T(torch.tensor([1, -1])), None, 0, expect="bincount only supports 1-d non-negative integral inputs.")
+    error("err_bincount_2d", "bincount.default", T(torch.tensor([[1, 1]])), None, 0, expect="bincount only supports 1-d non-negative integral inputs.")
+    error("err_bincount_float", "bincount.default", T(torch.tensor([1.0])), None, 0, expect="bincount only supports 1-d non-negative integral inputs.")
+    error("err_bincount_w", "bincount.default", idx, T(torch.ones(3)), 0, expect="weights should be 1-d and have the same length as input")
+    error("err_bincount_minlength", "bincount.default", idx, None, -1, expect="minlength should be >= 0")
+    # histc
+    hx = T(torch.tensor([1.0, 2.0, 1.0, 2.5, -1.0, 4.0, 3.0, nan]))
+    case("histc_range", "histc.default", hx, 4, 0, 3)
+    case("histc_auto", "histc.default", T(torch.tensor([1.0, 2.0, 1.0, 2.5, -1.0, 4.0, 3.0])), 5, 0, 0)
+    case("histc_same", "histc.default", T(torch.tensor([2.0, 2.0])), 3, 0, 0)
+    case("histc_2d", "histc.default", x, 10, -1.5, 1.5)
+    case("histc_f64", "histc.default", T(randn(50).double()), 7, -2, 2)
+    case("histc_default", "histc.default", T(randn(100)), 100, 0, 0)
+    case("histc_empty", "histc.default", T(torch.zeros(0)), 4, 0, 0)
+    error("err_histc_int", "histc.default", T(torch.tensor([1, 2])), 4, 0, 3, expect="not implemented for 'Long'")
+    error("err_histc_bins", "histc.default", hx, 0, 0, 3, expect="bins must be > 0")
+    error("err_histc_minmax", "histc.default", hx, 4, 3, 1, expect="max must be larger than min")
+    case("histc_nan_first_bin", "histc.default", T(torch.tensor([nan, 0.5, 5.0])), 3, 0, 3)
+    error("err_histc_nan_auto", "histc.default", T(torch.tensor([nan, 1.0])), 4, 0, 0, expect="is not finite")
+    error("err_histc_inf", "histc.default", T(torch.tensor([1.0, inf])), 4, 0, 0, expect="range of [1, inf] is not finite")
+
+
+def product_cases():
+    """tensordot, inner (and their backward helpers against PyTorch's autograd),
+    addmv, addr, addbmm (and in-place forms), cross, vdot, ger. Last in the file."""
+    nan = float("nan")
+    a, b = randn(2, 3, 4), randn(4, 3, 5)
+    case("tensordot_1", "tensordot.default", T(a), T(b), [2], [0])
+    case("tensordot_2", "tensordot.default", T(a), T(b), [1, 2], [1, 0])
+    case("tensordot_neg", "tensordot.default", T(a), T(b), [-1, -2], [0, 1])
+    case("tensordot_none", "tensordot.default", T(randn(2, 3)), T(randn(4)), [], [])
+    case("tensordot_f64", "tensordot.default", T(randn(3, 4).double()), T(randn(4, 3).double()), [0, 1], [1, 0])
+    case("tensordot_int", "tensordot.default", T(torch.tensor([[1, 2], [3, 4]])), T(torch.tensor([[5, 6], [7, 8]])), [1], [0])
+    case("tensordot_T", "tensordot.default", T(randn(5, 3), t=True), T(randn(5, 2)), [1], [0])
+    case("tensordot_empty", "tensordot.default", T(torch.zeros(2, 0)), T(torch.zeros(0, 3)), [1], [0])
+    error("err_tensordot_len", "tensordot.default", T(a), T(b), [2], [0, 1], expect="both dimension lists should have same length")
+    error("err_tensordot_size", "tensordot.default", T(a), T(b), [1], [0], expect="contracted dimensions need to match, but first has size 3 in dim 1 and second has size 4 in dim 0")
+    error("err_tensordot_dtype", "tensordot.default", T(a), T(b.double()), [2], [0], expect="expected scalar type Float but found Double")
+    for name, dims_a, dims_b in [("tdbwd_1", [2], [0]), ("tdbwd_2", [1, 2], [1, 0]), ("tdbwd_none", [], [])]:
+        ar, br = a.clone().requires_grad_(), b.clone().requires_grad_()
+        y = torch.tensordot(ar, br, dims=(dims_a, dims_b))
+        gy = randn(*y.shape)
+        ga, gb = torch.autograd.grad(y, [ar, br], gy)
+        case_as(name, "fusebox::tensordot_backward", [T(gy), T(a), T(b), dims_a, dims_b], [ga, gb], (1e-5, 1e-5))
+    case("inner_vv", "inner.default", T(randn(4)), T(randn(4)))
+    case("inner_mm", "inner.default", T(randn(2, 3, 4)), T(randn(5, 4)))
+    case("inner_0d", "inner.default", T(torch.tensor(2.5)), T(randn(2, 3)))
+    case("inner_0d_right", "inner.default", T(randn(3)), T(torch.tensor(-1.5)))
+    case("inner_int", "inner.default", T(torch.tensor([[1, 2], [3, 4]])), T(torch.tensor([5, 6])))
+    error("err_inner_shape", "inner.default", T(randn(2, 3)), T(randn(4)), expect="inner() the last dimension must match on both input tensors but got shapes [2, 3] and [4]")
+    for name, sa, sb in [("innerbwd_mm", (2, 3, 4), (5, 4)), ("innerbwd_0d", (), (2, 3)), ("innerbwd_0d_right", (3,), ())]:
+        av, bv = randn(*sa, 1).reshape(sa), randn(*sb, 1).reshape(sb)
+        ar, br = av.clone().requires_grad_(), bv.clone().requires_grad_()
+        y = torch.inner(ar, br)
+        gy = randn(*y.shape)
+        ga, gb = torch.autograd.grad(y, [ar, br], gy)
+        case_as(name, "fusebox::inner_backward", [T(gy), T(av), T(bv)], [ga, gb], (1e-5, 1e-5))
+    m, v = T(randn(3, 4)), T(randn(4))
+    case("addmv_basic", "addmv.default", T(randn(3)), m, v, 1, 1)
+    case("addmv_beta_alpha", "addmv.default", T(randn(1)), m, v, 0.5, -2.0)
+    case("addmv_beta0_nan", "addmv.default", T(torch.full((3,), nan)), m, v, 0, 1)
+    case("addmv_0d_self", "addmv.default", T(torch.tensor(1.5)), m, v, 2, 1)
+    case("addmv_f64_self", "addmv.default", T(randn(3).double()), m, v, 1, 1)
+    case("addmv_T", "addmv.default", T(randn(3)), T(randn(4, 3), t=True), v, 1, 0.5)
+    case("addmv_empty", "addmv.default", T(randn(3)), T(torch.zeros(3, 0)), T(torch.zeros(0)), 1, 1)
+    case("addmv_int", "addmv.default", T(torch.tensor([1, 2])), T(torch.tensor([[1, 2], [3, 4]])), T(torch.tensor([1, -1])), 2, 3)
+    case("addmv_int_fbeta", "addmv.default", T(torch.tensor([1, 2])), T(torch.tensor([[1, 2], [3, 4]])), T(torch.tensor([1, -1])), 0.5, 3)
+    case("addmv_int_self_float", "addmv.default", T(torch.tensor([1, 2, 3])), m, v, 1, 1)
+    case_inplace("addmv_inplace", "addmv_.default", T(randn(3)), m, v, 0.5, 2.0)
+    error("err_addmv_shape", "addmv.default", T(randn(3)), m, T(randn(3)), 1, 1, expect="size mismatch")
+    error("err_addmv_self", "addmv.default", T(randn(2)), m, v, 1, 1, expect="shapes do not broadcast")
+    error("err_addmv_dtype", "addmv.default", T(randn(3)), m, T(randn(4).double()), 1, 1, expect="expected scalar type Float but found Double")
+    v1, v2 = T(randn(3)), T(randn(5))
+    case("addr_basic", "addr.default", T(randn(3, 5)), v1, v2, 1, 1)
+    case("addr_beta_alpha", "addr.default", T(randn(5)), v1, v2, 0.5, 3.0)
+    case("addr_beta0_nan", "addr.default", T(torch.full((3, 5), nan)), v1, v2, 0, 2)
+    case("addr_int_self", "addr.default", T(torch.zeros(3, 5, dtype=torch.int32)), v1, v2, 1, 1)
+    case("addr_int", "addr.default", T(torch.ones(2, 2, dtype=torch.int64)), T(torch.tensor([1, 2])), T(torch.tensor([3, -1])), 2, 3)
+    case_inplace("addr_inplace", "addr_.default", T(randn(3, 5)), v1, v2, 1, -1.0)
+    error("err_addr_int_fbeta", "addr.default", T(torch.ones(2, 2, dtype=torch.int64)), T(torch.tensor([1, 2])), T(torch.tensor([3, -1])), 0.5, 1, expect="For integral input tensors, argument beta must not be a floating point number.")
+    error("err_addr_2d", "addr.default", T(randn(3, 5)), T(randn(3, 1)), v2, 1, 1, expect="addr: Expected 1-D argument vec1, but got 2-D")
+    b1, b2 = T(randn(4, 2, 3)), T(randn(4, 3, 5))
+    case("addbmm_basic", "addbmm.default", T(randn(2, 5)), b1, b2, 1, 1)
+    case("addbmm_beta_alpha", "addbmm.default", T(randn(5)), b1, b2, 0.5, 2.0)
+    case("addbmm_beta0_nan", "addbmm.default", T(torch.full((2, 5), nan)), b1, b2, 0, 1)
+    case("addbmm_T", "addbmm.default", T(randn(2, 5)), T(randn(4, 3, 2), t=True), b2, 1, 1)
+    case("addbmm_empty_batch", "addbmm.default", T(randn(2, 5)), T(torch.zeros(0, 2, 3)), T(torch.zeros(0, 3, 5)), 1, 1)
+    case("addbmm_f64", "addbmm.default", T(randn(2, 2).double()), T(randn(3, 2, 4).double()), T(randn(3, 4, 2).double()), 1, 1)
+    case_inplace("addbmm_inplace", "addbmm_.default", T(randn(2, 5)), b1, b2, 2, 1)
+    error("err_addbmm_batch", "addbmm.default", T(randn(2, 5)), b1, T(randn(3, 3, 5)), 1, 1, expect="batch1 and batch2 must have same number of batches")
+    error("err_addbmm_self_dtype", "addbmm.default", T(randn(2, 5).double()), b1, b2, 0, 1, expect="self and mat2 must have the same dtype")
+    error("err_addbmm_2d", "addbmm.default", T(randn(2, 5)), T(randn(2, 3)), b2, 1, 1, expect="batch1 must be a 3D tensor")
+    ca, cb = T(randn(4, 3)), T(randn(4, 3))
+    case("linalg_cross_basic", "linalg_cross.default", ca, cb, -1)
+    case("linalg_cross_dim0", "linalg_cross.default", T(randn(3, 2)), T(randn(3, 2)), 0)
+    case("linalg_cross_bcast", "linalg_cross.default", T(randn(1, 3)), cb, -1)
+    case("linalg_cross_int", "linalg_cross.default", T(torch.tensor([1, 0, 2])), T(torch.tensor([0, 3, -1])), 0)
+    case("cross_default", "cross.default", T(randn(3, 4)), T(randn(3, 4)), None)
+    case("cross_dim", "cross.default", T(randn(2, 3, 3)), T(randn(2, 3, 3)), -1)
+    case("cross_default_bcast", "cross.default", T(randn(3, 1)), T(randn(3, 3)), None)
+    error("err_cross_len", "linalg_cross.default", T(randn(4, 2)), T(randn(4, 2)), -1, expect="linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2")
+    error("err_cross_none", "cross.default", T(randn(2, 4)), T(randn(2, 4)), None, expect="no dimension of size 3 in input")
+    error("err_cross_ndim", "cross.default", T(randn(3)), T(randn(2, 3)), None, expect="linalg.cross: inputs must have the same number of dimensions.")
+    error("err_cross_dtype", "linalg_cross.default", ca, T(randn(4, 3).double()), -1, expect="expected scalar type Float but found Double")
+    case("vdot_basic", "vdot.default", T(randn(6)), T(randn(6)))
+    case("vdot_int", "vdot.default", T(torch.tensor([1, 2, 3])), T(torch.tensor([4, 5, -6])))
+    case("vdot_empty", "vdot.default", T(torch.zeros(0)), T(torch.zeros(0)))
+    error("err_vdot_dtype", "vdot.default", T(randn(3)), T(randn(3).double()), expect="expected both vectors to have same dtype, but found Float and Double")
+    error("err_vdot_2d", "vdot.default", T(randn(3, 1)), T(randn(3)), expect="1D tensors expected, but got 2D and 1D tensors")
+    case("ger_basic", "ger.default", T(randn(3)), T(randn(4)))
+    case("ger_promote", "ger.default", T(torch.tensor([1, 2], dtype=torch.int32)), T(randn(3)))
+
+
 def randn(*s):
     return torch.randn(*s, generator=g)
 
@@ -879,6 +1172,9 @@ def main():
     conv_padding_cases()
     sdpa_cases()
     var_mean_cases()
+    nan_reduce_cases()
+    quantile_cases()
+    product_cases()
 
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write("# generated by tests/unit/gen_reduce_golden.py with torch %s; do not edit\n" % torch.__version__)

@@ -272,6 +272,74 @@ static const gc_case cases[] = {
     {.name = "dot", .graph = G2("  %r : Tensor = aten::dot(%x, %y)\n" RET), .inputs = {"4", "4"}},
     {.name = "mv", .graph = G2("  %r : Tensor = aten::mv(%x, %y)\n" RET), .inputs = {"3x4", "4"}},
     {.name = "outer", .graph = G2("  %r : Tensor = aten::outer(%x, %y)\n" RET), .inputs = {"3", "4"}},
+    /* reductions and products of ops/list_reduce.h and list_linalg.h that compose other rows */
+    {.name = "nansum dim [1]", .graph = G1(C_NONE C_F C_I("a", 1) "  %d : int[] = prim::ListConstruct(%a)\n"
+                                           "  %r : Tensor = aten::nansum(%x, %d, %f, %none)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "nansum of everything", .graph = G1(C_NONE C_F "  %r : Tensor = aten::nansum(%x, %none, %f, %none)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "nanmean dim [-1] keepdim", .graph = G1(C_NONE C_T C_I("a", -1) "  %d : int[] = prim::ListConstruct(%a)\n"
+                                                     "  %r : Tensor = aten::nanmean(%x, %d, %t, %none)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "nanmean of everything", .graph = G1(C_NONE C_F "  %r : Tensor = aten::nanmean(%x, %none, %f, %none)\n" RET),
+     .inputs = {"2x3x2"}},
+    {.name = "aminmax dim 1", .graph = G1(C_F C_I("a", 1) "  %r : Tensor, %i : Tensor = aten::aminmax(%x, %a, %f)\n"
+                                          "  return (%r, %i)\n"),
+     .inputs = {"3x4"}},
+    {.name = "aminmax of everything keepdim", .graph = G1(C_NONE C_T "  %r : Tensor, %i : Tensor = aten::aminmax(%x, %none, %t)\n"
+                                                          "  return (%r, %i)\n"),
+     .inputs = {"3x4"}},
+    {.name = "msort", .graph = G1("  %r : Tensor = aten::msort(%x)\n" RET), .inputs = {"4x3"}},
+    {.name = "tensordot one dim", .graph = G2(C_I("a", 2) C_I("b", 0) "  %da : int[] = prim::ListConstruct(%a)\n"
+                                              "  %db : int[] = prim::ListConstruct(%b)\n"
+                                              "  %r : Tensor = aten::tensordot(%x, %y, %da, %db)\n" RET),
+     .inputs = {"2x3x4", "4x3x5"}},
+    {.name = "tensordot two dims crossed", .graph = G2(C_I("a", 1) C_I("b", -1) C_I("c", 0)
+                                                       "  %da : int[] = prim::ListConstruct(%a, %b)\n"
+                                                       "  %db : int[] = prim::ListConstruct(%a, %c)\n"
+                                                       "  %r : Tensor = aten::tensordot(%x, %y, %da, %db)\n" RET),
+     .inputs = {"2x3x4", "4x3x5"}},
+    {.name = "inner", .graph = G2("  %r : Tensor = aten::inner(%x, %y)\n" RET), .inputs = {"2x3x4", "5x4"}},
+    {.name = "inner 0-d", .graph = G2("  %r : Tensor = aten::inner(%x, %y)\n" RET), .inputs = {"-", "2x3"}},
+    {.name = "addmv beta alpha", .graph = G3(UPS_F("b", "0.5") UPS_F("a", "2.") "  %r : Tensor = aten::addmv(%x, %y, %z, %b, %a)\n" RET),
+     .inputs = {"1", "3x4", "4"}},
+    {.name = "addr beta alpha", .graph = G3(UPS_F("b", "-1.5") UPS_F("a", "0.5") "  %r : Tensor = aten::addr(%x, %y, %z, %b, %a)\n" RET),
+     .inputs = {"5", "3", "5"}},
+    {.name = "addbmm beta alpha", .graph = G3(UPS_F("b", "2.") UPS_F("a", "-1.") "  %r : Tensor = aten::addbmm(%x, %y, %z, %b, %a)\n" RET),
+     .inputs = {"2x5", "4x2x3", "4x3x5"}},
+    {.name = "linalg_cross broadcast", .graph = G2(C_I("a", -1) "  %r : Tensor = aten::linalg_cross(%x, %y, %a)\n" RET),
+     .inputs = {"4x3", "1x3"}},
+    {.name = "cross dim None", .graph = G2(C_NONE "  %r : Tensor = aten::cross(%x, %y, %none)\n" RET), .inputs = {"3x4", "3x4"}},
+    {.name = "vdot", .graph = G2("  %r : Tensor = aten::vdot(%x, %y)\n" RET), .inputs = {"4", "4"}},
+    {.name = "trapz.x 1-D x along dim 0", .graph = G2(C_I("a", 0) "  %r : Tensor = aten::trapz(%x, %y, %a)\n" RET),
+     .inputs = {"4x3", "4"}},
+    {.name = "trapz.x broadcast x", .graph = G2(C_I("a", -1) "  %r : Tensor = aten::trapz(%x, %y, %a)\n" RET),
+     .inputs = {"2x3x4", "3x4"}},
+    {.name = "trapezoid.x same shape", .graph = G2(C_I("a", 1) "  %r : Tensor = aten::trapezoid(%x, %y, %a)\n" RET),
+     .inputs = {"3x5", "3x5"}},
+    {.name = "trapz.dx", .graph = G1(UPS_F("d", "0.5") C_I("a", 1) "  %r : Tensor = aten::trapz(%x, %d, %a)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "trapezoid.dx one sample", .graph = G1(C_I("d", 2) C_I("a", 0) "  %r : Tensor = aten::trapezoid(%x, %d, %a)\n" RET),
+     .inputs = {"1x4"}},
+    {.name = "quantile.scalar linear dim 1",
+     .graph = G1(C_F UPS_F("q", "0.3") C_I("a", 1) "  %m : str = prim::Constant[value=\"linear\"]()\n"
+                 "  %r : Tensor = aten::quantile(%x, %q, %a, %f, %m)\n" RET),
+     .inputs = {"3x6"}},
+    {.name = "quantile.scalar midpoint of everything keepdim",
+     .graph = G1(C_NONE C_T UPS_F("q", "0.5") "  %m : str = prim::Constant[value=\"midpoint\"]()\n"
+                 "  %r : Tensor = aten::quantile(%x, %q, %none, %t, %m)\n" RET),
+     .inputs = {"2x4"}},
+    {.name = "nanquantile.scalar lower dim 0",
+     .graph = G1(C_F UPS_F("q", "0.6") C_I("a", 0) "  %m : str = prim::Constant[value=\"lower\"]()\n"
+                 "  %r : Tensor = aten::nanquantile(%x, %q, %a, %f, %m)\n" RET),
+     .inputs = {"5x3"}},
+    {.name = "renorm p=2 dim 0", .graph = G1(UPS_F("p", "2.") UPS_F("m", "1.") C_I("a", 0)
+                                             "  %r : Tensor = aten::renorm(%x, %p, %a, %m)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "renorm p=3 dim -1", .graph = G1(UPS_F("p", "3.") UPS_F("m", "0.8") C_I("a", -1)
+                                              "  %r : Tensor = aten::renorm(%x, %p, %a, %m)\n" RET),
+     .inputs = {"2x3x2"}},
+    {.name = "ger", .graph = G2("  %r : Tensor = aten::ger(%x, %y)\n" RET), .inputs = {"3", "4"}},
     /* ---- views and shape ops ---- */
     {.name = "view", .graph = G1(C_I("a", -1) "  %s : int[] = prim::ListConstruct(%a)\n  %r : Tensor = aten::view(%x, %s)\n" RET),
      .inputs = {"3x4"}},

@@ -40,6 +40,8 @@ static const struct {
     {"bucketize_Scalar", "integer result (int64, or int32 with out_int32)"},
     {"native_multi_head_attention", "fused fast path, taken only when nothing requires grad (list_runtime.h)"},
     {"transformer_encoder_layer_fwd", "fused fast path, taken only when nothing requires grad (list_runtime.h)"},
+    {"bincount", "counts (int64) or sums of weights: no gradient in PyTorch either"},
+    {"histc", "a histogram: no gradient in PyTorch either"},
     /* not on purpose: a gap (issue 16 added the forward kernels only) */
     {"_cast_Byte", "integral result"},
     {"_cast_Char", "integral result"},
