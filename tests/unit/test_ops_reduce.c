@@ -564,6 +564,26 @@ START_TEST(test_alloc_failures_reduce) {
   fail_allocations("aten::batch_norm", a9, 9);
   fbx_ivalue a10[6] = {a2[0], fbx_iv_int(3), p3, p3, fbx_iv_float(1e-5), fbx_iv_bool(false)}; /* strided: a copy */
   fail_allocations("aten::group_norm", a10, 6);
+  /* rows composed of other rows (k_search.c): every error path releases what it made */
+  fbx_ivalue b1[4] = {a2[0], l, fbx_iv_bool(true), fbx_iv_none()};
+  fail_allocations("aten::nansum", b1, 4);
+  fail_allocations("aten::nanmean", b1, 4);
+  fbx_ivalue b2[3] = {a2[0], fbx_iv_int(1), fbx_iv_bool(false)};
+  fail_allocations("aten::aminmax", b2, 3);
+  fbx_ivalue lin;
+  OK(fbx_iv_str_new(&lin, "linear", 6));
+  fbx_ivalue b3[5] = {a2[0], fbx_iv_float(0.3), fbx_iv_int(1), fbx_iv_bool(false), lin};
+  fail_allocations("aten::quantile", b3, 5);
+  fbx_ivalue b4[4] = {a2[0], fbx_iv_float(2), fbx_iv_int(0), fbx_iv_float(10)};
+  fail_allocations("aten::renorm", b4, 4);
+  fbx_ivalue b5[3] = {a2[0], a2[0], fbx_iv_int(1)};
+  fail_allocations("aten::trapz", b5, 3);
+  int64_t gs[2] = {4, 2};
+  fbx_ivalue gt = fbx_iv_tensor(make_f32(2, gs, d));
+  fbx_ivalue b6[5] = {gt, a2[0], a2[0], fbx_iv_float(1), fbx_iv_int(1)};
+  fail_allocations("fusebox::trapz_backward", b6, 5);
+  fbx_iv_release(&gt);
+  fbx_iv_release(&lin);
   fbx_iv_release(&p3);
   fbx_iv_release(&w);
   fbx_iv_release(&nsl);
@@ -717,6 +737,21 @@ START_TEST(test_alloc_failures_linalg) {
   fbx_ivalue largs[3] = {fbx_iv_tensor(h), fbx_iv_tensor(wh), fbx_iv_none()};
   fail_allocations("aten::linear", largs, 3);
   release_all(largs, 3);
+  /* products composed of other rows (k_search.c) */
+  int64_t one = 1, zero = 0, m4 = 4;
+  fbx_ivalue d1 = int_list(1, &one), d0 = int_list(1, &zero);
+  fbx_ivalue targs[4] = {a, b, d1, d0};
+  fail_allocations("aten::tensordot", targs, 4);
+  fbx_ivalue iargs[2] = {a, a};
+  fail_allocations("aten::inner", iargs, 2);
+  fbx_ivalue s4 = fbx_iv_tensor(make_f32(1, &m4, d));
+  fbx_ivalue abargs[5] = {s4, x3, y3, fbx_iv_float(0.5), fbx_iv_int(2)};
+  fail_allocations("aten::addbmm", abargs, 5);
+  fbx_ivalue cargs[3] = {x3, x3, fbx_iv_int(-1)};
+  fail_allocations("aten::linalg_cross", cargs, 3);
+  fbx_iv_release(&s4);
+  fbx_iv_release(&d1);
+  fbx_iv_release(&d0);
   fbx_iv_release(&bias);
   fbx_iv_release(&x3);
   fbx_iv_release(&y3);
