@@ -295,9 +295,12 @@ fbx_status *fbx_k_trapz(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   if (with_x && x->ndim == 1 && x->sizes[0] != n) {
     st = fbx_kernel_error(ctx, "trapezoid: There must be one `x` value for each sample point");
   } else if (n == 0) {
-    /* no intervals: zeros of the reduced shape (sum over the empty dim, times 0 for the dtype) */
-    st = ROW(&s, sum_dim_IntList, TV(y), dl, BV(false), NV);
-    if (!st) st = ROW(&out, mul_Scalar, TV(s), with_x ? IV(0) : args[1]);
+    /* no intervals: zeros of the reduced shape in y's dtype (integral too, as PyTorch's) */
+    int64_t rs[FBX_MAX_DIMS];
+    int rn = 0;
+    for (int i = 0; i < y->ndim; i++)
+      if (i != dim) rs[rn++] = y->sizes[i];
+    st = fbx_tensor_zeros(&out, y->dtype, rn, rs);
   } else if (!with_x) {
     /* dx * (sum(y) - (y[0] + y[-1]) / 2) */
     st = ROW(&s, sum_dim_IntList, TV(y), dl, BV(false), NV);

@@ -43,7 +43,7 @@
  * holding NaN, nanquantile skips them (NaN when all are). trapz/trapezoid:
  * the trapezoidal rule along dim, spacing dx or the differences of x (1-D,
  * along dim, or broadcasting with y); integral y gives the default float
- * dtype. bincount: int64 counts, or sums of weights (float32 for float32
+ * dtype, except that no intervals (dim of length 0) give zeros in y's dtype. bincount: int64 counts, or sums of weights (float32 for float32
  * weights, else float64). histc: floating only; min == max takes the data's
  * range (+-1 when that is one value). renorm_ (FBX_OPF_INPLACE): renorm's
  * result copied into self. Gradients: fusebox::trapz_backward (x None for

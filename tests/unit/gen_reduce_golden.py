@@ -625,6 +625,8 @@ def quantile_cases():
     case("trapz_int_x", "trapz.x", T(torch.tensor([[1, 2, 4], [0, -3, 5]])), T(torch.tensor([0, 2, 3])), 1)
     case("trapz_one", "trapz.dx", T(randn(3, 1)), 1.0, 1)
     case("trapz_empty", "trapz.dx", T(torch.zeros(3, 0)), 1.0, 1)
+    case("trapz_empty_int", "trapz.dx", T(torch.zeros(3, 0, dtype=torch.int32)), 1.0, 1)
+    case("trapz_empty_x64", "trapz.x", T(torch.zeros(3, 0)), T(torch.zeros(0, dtype=torch.float64)), 1)
     case("trapz_f64_x32", "trapz.x", T(randn(2, 4).double()), T(torch.tensor([0.0, 1.0, 2.0, 2.5])), 1)
     case("trapezoid_dx_int", "trapezoid.dx", y, 3, 1)
     case("trapezoid_dx_float", "trapezoid.dx", y, 0.25, 0)
