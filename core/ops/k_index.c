@@ -1044,15 +1044,6 @@ fbx_status *fbx_k_embedding_bag_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_iv
 
 /* ---- shape-family indexing rows (ops/list_shape.h) ------------------------------------------ */
 
-/* A sub-row's error as this op's own: "aten::gather: msg" becomes "<op>: msg". */
-static fbx_status *own_error(const fbx_kctx *ctx, fbx_status *st) {
-  if (!st || fbx_status_code(st) != FBX_ERR_RUNTIME) return st;
-  const char *m = fbx_status_message(st), *p = strstr(m, ": ");
-  fbx_status *r = fbx_kernel_error(ctx, "%s", p ? p + 2 : m);
-  fbx_status_free(st);
-  return r;
-}
-
 /* aten::count_nonzero.dim_IntList(Tensor self, int[] dim) and
  * aten::count_nonzero(Tensor self, int? dim=None) -> Tensor: (self != 0)
  * summed over the dims (all of them for None or []), int64; NaN counts. */
@@ -1081,7 +1072,7 @@ fbx_status *fbx_k_count_nonzero(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *out
   if (!st) st = ROW(&out, sum_dim_IntList, TV(m), l, BV(false), NV);
   fbx_iv_release(&l);
   fbx_tensor_release(m);
-  return finish(own_error(ctx, st), outs, &out);
+  return finish(fbx_row_own_error(ctx, st), outs, &out);
 }
 
 /* aten::argwhere(Tensor self) -> Tensor: nonzero's [N, ndim] indices, laid
@@ -1174,7 +1165,7 @@ fbx_status *fbx_k_take_along_dim(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *ou
   }
   fbx_tensor_release(xv);
   fbx_tensor_release(iv);
-  return finish(own_error(ctx, st), outs, &out);
+  return finish(fbx_row_own_error(ctx, st), outs, &out);
 }
 
 /* aten::index_fill.int_Scalar / .int_Tensor(Tensor self, int dim, Tensor
@@ -1311,5 +1302,5 @@ fbx_status *fbx_k_take_along_dim_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_i
   fbx_tensor_release(gv);
   fbx_tensor_release(z);
   fbx_tensor_release(acc);
-  return finish(own_error(ctx, st), outs, &out);
+  return finish(fbx_row_own_error(ctx, st), outs, &out);
 }

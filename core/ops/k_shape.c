@@ -307,15 +307,6 @@ fbx_status *fbx_k_index_select(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs
   return NULL;
 }
 
-/* A sub-row's error as this op's own: "aten::cat: msg" becomes "<op>: msg". */
-static fbx_status *own_error(const fbx_kctx *ctx, fbx_status *st) {
-  if (!st || fbx_status_code(st) != FBX_ERR_RUNTIME) return st;
-  const char *m = fbx_status_message(st), *p = strstr(m, ": ");
-  fbx_status *r = fbx_kernel_error(ctx, "%s", p ? p + 2 : m);
-  fbx_status_free(st);
-  return r;
-}
-
 /* ---- hstack / vstack / dstack / column_stack ------------------------------------------------ */
 
 /* aten::hstack / vstack / dstack / column_stack(Tensor[] tensors) -> Tensor:
@@ -493,7 +484,7 @@ fbx_status *fbx_k_diff(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
     fbx_tensor_release(cur);
     cur = c;
   }
-  return finish(own_error(ctx, st), outs, &cur);
+  return finish(fbx_row_own_error(ctx, st), outs, &cur);
 }
 
 /* ---- kron ---------------------------------------------------------------------------------- */
@@ -531,7 +522,7 @@ fbx_status *fbx_k_kron(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor_release(va);
   fbx_tensor_release(vb);
   fbx_tensor_release(m);
-  return finish(own_error(ctx, st), outs, &out);
+  return finish(fbx_row_own_error(ctx, st), outs, &out);
 }
 
 /* ---- unfold_backward ----------------------------------------------------------------------- */

@@ -135,6 +135,14 @@ fbx_status *fbx_row_tensor(const fbx_kctx *ctx, fbx_tensor **out, fbx_op_id id, 
   return NULL;
 }
 
+fbx_status *fbx_row_own_error(const fbx_kctx *ctx, fbx_status *st) {
+  if (!st || fbx_status_code(st) != FBX_ERR_RUNTIME) return st;
+  const char *m = fbx_status_message(st), *p = strstr(m, ": ");
+  fbx_status *r = fbx_kernel_error(ctx, "%s", p ? p + 2 : m);
+  fbx_status_free(st);
+  return r;
+}
+
 fbx_status *fbx_loss_reduce(const fbx_kctx *ctx, fbx_tensor **out, fbx_tensor *l, int64_t reduction) {
   switch (reduction) {
     case 0: *out = fbx_tensor_retain(l); return NULL;

@@ -44,6 +44,10 @@ fbx_status *fbx_size_add(const fbx_kctx *ctx, int64_t a, int64_t b, int64_t *out
 fbx_status *fbx_row_run(const fbx_kctx *ctx, fbx_op_id id, const fbx_ivalue *args, int n, fbx_ivalue *outs);
 /* A row with one tensor result into *out. */
 fbx_status *fbx_row_tensor(const fbx_kctx *ctx, fbx_tensor **out, fbx_op_id id, const fbx_ivalue *args, int n);
+/* A sub-row's error as this op's own (takes st): a runtime error
+ * "aten::cat: msg" of a row a composite kernel ran becomes "<op>: msg";
+ * other statuses (out of memory, ...) pass through. */
+fbx_status *fbx_row_own_error(const fbx_kctx *ctx, fbx_status *st);
 /* Output helper: set outs[i] to a tensor (takes the reference). */
 static inline void fbx_set_out_tensor(fbx_ivalue *outs, int i, fbx_tensor *t) { outs[i] = fbx_iv_tensor(t); }
 
