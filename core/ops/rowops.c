@@ -73,36 +73,57 @@ ROW_INLINE double fold_sd(const float *a0, const float *a1) {
   return d[0];
 }
 
-/* NaN sticks: once m is NaN neither test replaces it; a NaN x replaces m. */
-ROW_INLINE float max_body(const float *x, int64_t n) {
-  float m[FL];
-  for (int k = 0; k < FL; k++) m[k] = -INFINITY;
-  int64_t i = 0;
-  for (; i + FL <= n; i += FL) {
-    ROW_PREFETCH(x + i, PF_AHEAD);
-    for (int k = 0; k < FL; k++) m[k] = (x[i + k] > m[k] || x[i + k] != x[i + k]) ? x[i + k] : m[k];
+/* NaN sticks: once m is NaN neither test replaces it; a NaN x replaces m.
+ * The exact form, which GCC leaves scalar (the || does not vectorize); the
+ * fallback of extreme_body. */
+ROW_INLINE float extreme_exact(const float *x, int64_t n, bool is_max) {
+  float r = is_max ? -INFINITY : INFINITY;
+  for (int64_t i = 0; i < n; i++) {
+    bool better = is_max ? x[i] > r : x[i] < r;
+    r = (better || x[i] != x[i]) ? x[i] : r;
   }
-  for (; i < n; i++) m[0] = (x[i] > m[0] || x[i] != x[i]) ? x[i] : m[0];
-  float r = m[0];
-  for (int k = 1; k < FL; k++) r = (m[k] > r || m[k] != m[k]) ? m[k] : r;
   return r;
 }
+
+/* max (is_max) or min of x[0, n): 16 lanes (two 8-float vectors, in GCC's
+ * vector extension: the autovectorizer left the select of a lane loop
+ * scalar) of plain compare-selects, where a NaN x never wins a compare,
+ * and beside them 16 lanes adding x - x, which is 0 for every finite x and
+ * NaN once an inf or NaN has passed. A row whose check is not 0 is taken
+ * again by extreme_exact, so NaN propagates as in PyTorch (and rows
+ * holding +-inf, rare, pay a second pass). */
+typedef float row_v8 __attribute__((vector_size(32), aligned(4), may_alias));
+typedef int32_t row_i8 __attribute__((vector_size(32)));
+/* take_a ? a : b per lane (a macro: a function returning a 32-byte vector
+ * would warn of the ABI in the default clone) */
+#define ROW_SEL(take_a, a, b) ((row_v8)(((row_i8)(a) & (take_a)) | ((row_i8)(b) & ~(take_a))))
+ROW_INLINE float extreme_body(const float *x, int64_t n, bool is_max) {
+  float init = is_max ? -INFINITY : INFINITY;
+  row_v8 m0 = {init, init, init, init, init, init, init, init}, m1 = m0, b0 = {0}, b1 = {0};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    ROW_PREFETCH(x + i, PF_AHEAD);
+    row_v8 v0 = *(const row_v8 *)(x + i), v1 = *(const row_v8 *)(x + i + 8);
+    m0 = ROW_SEL(is_max ? v0 > m0 : v0 < m0, v0, m0);
+    m1 = ROW_SEL(is_max ? v1 > m1 : v1 < m1, v1, m1);
+    b0 += v0 - v0;
+    b1 += v1 - v1;
+  }
+  m0 = ROW_SEL(is_max ? m1 > m0 : m1 < m0, m1, m0);
+  b0 += b1;
+  float r = m0[0], b = 0;
+  for (int k = 1; k < 8; k++) r = (is_max ? m0[k] > r : m0[k] < r) ? m0[k] : r;
+  for (int k = 0; k < 8; k++) b += b0[k];
+  for (; i < n; i++) {
+    r = (is_max ? x[i] > r : x[i] < r) ? x[i] : r;
+    b += x[i] - x[i];
+  }
+  return b == 0 ? r : extreme_exact(x, n, is_max);
+}
+ROW_INLINE float max_body(const float *x, int64_t n) { return extreme_body(x, n, true); }
 
 FBX_PW_CLONES float fbx_row_max_f32(const float *x, int64_t n) { return max_body(x, n); }
-
-FBX_PW_CLONES float fbx_row_min_f32(const float *x, int64_t n) {
-  float m[FL];
-  for (int k = 0; k < FL; k++) m[k] = INFINITY;
-  int64_t i = 0;
-  for (; i + FL <= n; i += FL) {
-    ROW_PREFETCH(x + i, PF_AHEAD);
-    for (int k = 0; k < FL; k++) m[k] = (x[i + k] < m[k] || x[i + k] != x[i + k]) ? x[i + k] : m[k];
-  }
-  for (; i < n; i++) m[0] = (x[i] < m[0] || x[i] != x[i]) ? x[i] : m[0];
-  float r = m[0];
-  for (int k = 1; k < FL; k++) r = (m[k] < r || m[k] != m[k]) ? m[k] : r;
-  return r;
-}
+FBX_PW_CLONES float fbx_row_min_f32(const float *x, int64_t n) { return extreme_body(x, n, false); }
 
 /* The double-lane sums: the exact fallback of the blocked float sums. */
 ROW_INLINE double sum_body_d(const float *x, int64_t n) {

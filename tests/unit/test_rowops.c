@@ -94,6 +94,44 @@ START_TEST(test_sum_bound) {
 }
 END_TEST
 
+/* max and min of rows of every tail length: random values, then each
+ * position in turn (body lanes and tail) holding NaN (the result is NaN),
+ * +inf or -inf (the result as the plain comparison gives), and rows of
+ * -inf / +inf alone; the expected value by a plain loop in double. */
+static double ref_extreme(const float *x, int64_t n, bool is_max) {
+  double r = is_max ? -INFINITY : INFINITY;
+  for (int64_t i = 0; i < n; i++) {
+    if (isnan(x[i])) return NAN;
+    if (is_max ? x[i] > r : x[i] < r) r = x[i];
+  }
+  return r;
+}
+START_TEST(test_max_min_rows) {
+  static const int64_t lens[] = {1, 7, 8, 15, 16, 17, 31, 33, 100, 1024, 1031};
+  float x[1031];
+  uint64_t s = 11;
+  const float special[] = {NAN, INFINITY, -INFINITY};
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    int64_t n = lens[li];
+    for (int64_t at = -1; at < n; at++)
+      for (int sp = 0; sp < 3; sp++) {
+        if (at < 0 && sp > 0) continue;
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(unif(&s) * 200.0 - 100.0);
+        if (at >= 0) x[at] = special[sp];
+        for (int is_max = 0; is_max < 2; is_max++) {
+          double want = ref_extreme(x, n, is_max), got = is_max ? fbx_row_max_f32(x, n) : fbx_row_min_f32(x, n);
+          ck_assert_msg(isnan(want) ? isnan(got) : got == want, "n %lld, special %d at %lld, %s: %g, want %g",
+                        (long long)n, sp, (long long)at, is_max ? "max" : "min", got, want);
+        }
+      }
+    for (int sign = -1; sign <= 1; sign += 2) {
+      for (int64_t i = 0; i < n; i++) x[i] = sign * INFINITY;
+      ck_assert(fbx_row_max_f32(x, n) == sign * INFINITY && fbx_row_min_f32(x, n) == sign * INFINITY);
+    }
+  }
+}
+END_TEST
+
 /* Non-finite values give PyTorch's results: inf, NaN for inf - inf, NaN. */
 START_TEST(test_sum_nonfinite) {
   float x[100];
@@ -447,6 +485,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_sum_bound);
   tcase_add_test(tc, test_sum_nonfinite);
+  tcase_add_test(tc, test_max_min_rows);
   tcase_add_test(tc, test_sqdev_bound);
   tcase_add_loop_test(tc, test_softmax_rows, 0, 3);
   tcase_add_loop_test(tc, test_softmax_nonfinite, 0, 3);
