@@ -28,6 +28,13 @@ run, fallbacks to the interpreter during the timed runs, and its largest
 error against the reference interpreter. The issue's goals: every row
 >= 1.0x none; softmax and layer norm >= 2x torch eager and te/nvf >= 0.67
 (within 1.5x of tensorexpr). Nothing here asserts a time.
+
+Under the table, the memory floor of the [4096, 1024] rows, measured in
+the same rounds (BUILD/bench/bench_peak --stream: T threads read 16 MiB and
+write 16 MiB with non-temporal stores, cache flushed): no kernel that reads
+its input once and writes its output once (softmax, layer norm) can take
+less on this machine, so torch eager / floor bounds the speedup over torch
+any fuser can reach on those rows.
 """
 import argparse
 import json
@@ -113,6 +120,22 @@ def fusebox_row(build, row, fusers, workdir, threads, use_npy):
         return {e["name"]: e for e in json.load(f)["fusers"]}, None
 
 
+FLOOR_BYTES = 4096 * 1024 * 4
+
+
+def floor_ms(build, threads):
+    """(rw_nt, rw, read) medians in ms from one bench_peak --stream run, or None."""
+    exe = os.path.join(build, "bench", "bench_peak")
+    if not os.path.exists(exe):
+        return None
+    r = subprocess.run([exe, "--stream", str(FLOOR_BYTES), "--reps", "40"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, env=dict(os.environ, FUSEBOX_NUM_THREADS=str(threads)))
+    f = r.stdout.split()
+    if r.returncode != 0 or len(f) != 11 or f[0] != "stream":
+        return None
+    return float(f[3]), float(f[6]), float(f[9])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build")
@@ -144,7 +167,11 @@ def main():
     last = {}
     torch_ms = {r[0]: [] for r in rows}
     errors = {}
+    floors = []
     for _ in range(a.rounds):
+        fl = floor_ms(a.build, a.threads)
+        if fl:
+            floors.append(fl)
         for r in rows:
             got, err = fusebox_row(a.build, r, fusers, workdir, a.threads, worker is not None)
             if got is None:
@@ -192,6 +219,18 @@ def main():
                 line += " %.2fx |" % (t / m[nvf])
             line += " %.2f | %d | %.3g |" % (e["kernel_launches_per_run"], e["fallbacks"], e["max_abs_error"])
         print(line)
+    if floors:
+        fm = [med([f[k] for f in floors]) for k in range(3)]
+        print("\nMemory floor of a [4096, 1024] float32 row-wise kernel (bench_peak --stream %d, %d threads, "
+              "median over rounds): read 16 MiB + write 16 MiB non-temporally %s (ordinary stores %s, the read "
+              "alone %s)." % (FLOOR_BYTES, a.threads, fmt(fm[0]), fmt(fm[1]), fmt(fm[2])))
+        for r in rows:
+            if r[0] in ("softmax", "layer_norm") and nvf and res[(r[0], nvf)]:
+                line = "  %s: nvfuser_like / floor %.2f" % (r[0], med(res[(r[0], nvf)]) / fm[0])
+                if worker and torch_ms[r[0]]:
+                    line += "; torch eager / floor %.2f (the most any kernel could be faster than torch here)" % (
+                        med(torch_ms[r[0]]) / fm[0])
+                print(line)
     if a.keep:
         print("\n(inputs and IR in %s)" % workdir)
 

@@ -14,7 +14,21 @@
  * spread over the pool (FUSEBOX_NUM_THREADS), and prints per shape
  *   sgemm M N K t best_gflops median_gflops best_share median_share
  * (shares of the peak above), plus the thread count OpenBLAS reports: the
- * GEMM's own efficiency, apart from anything the interpreter adds. */
+ * GEMM's own efficiency, apart from anything the interpreter adds.
+ *
+ *   bench_peak --stream BYTES [--reps 100]
+ *
+ * --stream BYTES also measures the memory floor of a kernel that reads one
+ * float32 tensor of BYTES and writes another of BYTES (a row-wise softmax
+ * or layer norm reads its input once and writes its output once): the
+ * pool's threads each take a slice, cache flushed before each run (a
+ * 64 MiB buffer written), three loops alternated run by run, and prints
+ *   stream BYTES rw_nt MED P10 rw MED P10 read MED P10
+ * in ms (median and 10th percentile): rw_nt reads x and writes y = 1.5 x
+ * with non-temporal stores (no read of y's lines first: the least traffic a
+ * read-once write-once kernel can make), rw the same with ordinary stores,
+ * read only sums x. No kernel that must move those bytes beats rw_nt's
+ * figure on this machine; bench/bench_nvf.py prints it under its table. */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
 #include <stdbool.h>
@@ -40,6 +54,7 @@ static double now(void) {
 static volatile float sink;
 
 #if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
 typedef float v16f __attribute__((vector_size(64)));
 typedef float v8f __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
@@ -74,6 +89,35 @@ static void body(void *ctx, int64_t begin, int64_t end) {
     if (lanes == 16) fma512();
     else if (lanes == 8) fma256();
     else mul128();
+  }
+}
+
+/* --stream: x, y of n floats, 64-byte aligned; the mode of the run */
+static float *sx, *sy;
+static int64_t sn;
+static int smode; /* 0 rw_nt, 1 rw, 2 read */
+static volatile float ssink;
+__attribute__((target("avx2"))) static void stream_slice(int64_t b, int64_t e) {
+  const __m256 k = _mm256_set1_ps(1.5f);
+  if (smode == 0) {
+    for (int64_t i = b; i < e; i += 8) _mm256_stream_ps(sy + i, _mm256_mul_ps(_mm256_load_ps(sx + i), k));
+    _mm_sfence();
+  } else if (smode == 1) {
+    for (int64_t i = b; i < e; i += 8) _mm256_store_ps(sy + i, _mm256_mul_ps(_mm256_load_ps(sx + i), k));
+  } else {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+    for (int64_t i = b; i < e; i += 16)
+      a0 = _mm256_add_ps(a0, _mm256_load_ps(sx + i)), a1 = _mm256_add_ps(a1, _mm256_load_ps(sx + i + 8));
+    float t[8];
+    _mm256_storeu_ps(t, _mm256_add_ps(a0, a1));
+    ssink = t[0];
+  }
+}
+static void stream_body(void *ctx, int64_t begin, int64_t end) {
+  int threads = *(const int *)ctx;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t per = (sn / threads + 15) / 16 * 16, b = t * per, e = b + per < sn ? b + per : sn;
+    if (b < e) stream_slice(b, e);
   }
 }
 
@@ -124,18 +168,59 @@ static int time_sgemm(const char *spec, int reps, double peak) {
   return 0;
 }
 
+/* --stream BYTES: see the top of the file; 0 on success. */
+static int time_stream(long bytes, int reps, int threads) {
+  if (!__builtin_cpu_supports("avx2")) {
+    printf("stream %ld unavailable (needs AVX2)\n", bytes);
+    return 0;
+  }
+  sn = bytes / 64 * 16; /* whole 64-byte steps */
+  size_t flush_bytes = (size_t)64 << 20;
+  sx = aligned_alloc(64, (size_t)sn * 4 + 64), sy = aligned_alloc(64, (size_t)sn * 4 + 64);
+  char *flush = aligned_alloc(64, flush_bytes);
+  double *ts = malloc(sizeof(double) * 3 * (size_t)reps);
+  if (!sx || !sy || !flush || !ts) {
+    fprintf(stderr, "bench_peak: out of memory for --stream %ld\n", bytes);
+    free(sx), free(sy), free(flush), free(ts);
+    return 1;
+  }
+  for (int64_t i = 0; i < sn; i++) sx[i] = (float)(i % 1000) * 0.001f, sy[i] = 0;
+  for (int r = -1; r < reps; r++) /* one untimed round first */
+    for (smode = 0; smode < 3; smode++) {
+      memset(flush, r & 0xff, flush_bytes);
+      double t0 = now();
+      fbx_parallel_for(threads, 1, stream_body, &threads);
+      if (r >= 0) ts[smode * reps + r] = now() - t0;
+    }
+  printf("stream %ld", (long)(sn * 4));
+  static const char *names[3] = {"rw_nt", "rw", "read"};
+  for (int m = 0; m < 3; m++) {
+    qsort(ts + m * reps, (size_t)reps, sizeof *ts, cmp_d);
+    printf(" %s %.3f %.3f", names[m], ts[m * reps + reps / 2] * 1e3, ts[m * reps + reps / 10] * 1e3);
+  }
+  printf("\n");
+  free(sx), free(sy), free(flush), free(ts);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *shapes[16];
-  int nshapes = 0, reps = 20;
+  int nshapes = 0, reps = 20, reps_given = 0;
+  long stream_bytes = 0;
   for (int i = 1; i < argc; i++) {
     long m, n, k;
     char t;
     if (!strcmp(argv[i], "--sgemm") && i + 1 < argc && nshapes < 16) {
       if (!parse_shape(argv[i + 1], &m, &n, &k, &t)) return 2;
       shapes[nshapes++] = argv[++i];
-    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc && (reps = atoi(argv[++i])) > 0) continue;
-    else {
-      fprintf(stderr, "usage: bench_peak [--sgemm MxNxK[t]]... [--reps N]  (at most 16 shapes, N >= 1)\n");
+    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc && (reps = atoi(argv[++i])) > 0) {
+      reps_given = 1;
+    } else if (!strcmp(argv[i], "--stream") && i + 1 < argc && (stream_bytes = atol(argv[++i])) >= 64 &&
+               stream_bytes <= (1L << 32)) {
+      continue;
+    } else {
+      fprintf(stderr, "usage: bench_peak [--sgemm MxNxK[t]]... [--stream BYTES] [--reps N]  (at most 16 shapes, "
+                      "64 <= BYTES <= 2^32, N >= 1)\n");
       return 2;
     }
   }
@@ -145,6 +230,7 @@ int main(int argc, char **argv) {
   if (__builtin_cpu_supports("avx512f")) lanes = 16, isa = "avx512f";
   else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) lanes = 8, isa = "avx2+fma";
   int threads = fbx_parallel_threads();
+  if (stream_bytes) return time_stream(stream_bytes, reps_given ? reps : 100, threads);
   double best = 1e30;
   for (int r = 0; r < 30; r++) {
     double t0 = now();
