@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #define FBX_HUGEPAGES_MIN ((size_t)4 << 20) /* always holds one whole 2 MiB page */
+#define FBX_HUGEPAGES_ALIGN ((size_t)2 << 20) /* a huge page; storage.c starts such buffers there */
 
 /* Advise the 2 MiB pages inside [p, p + n) when n >= FBX_HUGEPAGES_MIN and
  * FUSEBOX_HUGE_PAGES is not 0. Returns the bytes advised (0 when none, or
