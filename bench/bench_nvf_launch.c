@@ -9,14 +9,30 @@
  * fusion's sequence). Median of 5 rounds after a warm-up. On CUDA also the
  * device's copy bandwidth (cuMemcpyDtoD, timed by events): the reference of
  * a copy-bound kernel's bandwidth (FUSEBOX_CUDA_KERNEL_TIMING=1 gives the
- * kernels' device time; see bench/nvf_gpu.sh). */
+ * kernels' device time; see bench/nvf_gpu.sh).
+ *
+ *   bench_nvf_launch --stream BYTES [--reps N]
+ *
+ * The floor of a row-wise kernel on the OpenCL device instead: a kernel
+ * that only reads float32 rows of 1024 (BYTES in all) and writes x * 1.5
+ * with the stores the persistent scheduler's streamed outputs use
+ * (FBXK_VSTORE_NT, the next row prefetched, 64 rows a work-group: the
+ * layer-norm schedule without its arithmetic), buffers wrapped, each run
+ * preceded by the eviction `fusebox bench` makes (the pool copies a BYTES
+ * buffer into another). N runs (default 100) after a warm-up; prints
+ *   stream BYTES opencl MEDIAN_MS P10_MS
+ * A softmax or layer norm kernel of the same size cannot beat it on that
+ * device; bench/bench_nvf.py prints it under its table. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/parallel.h"
 #include "host/hostimpl.h"
+#include "tensor/hugepages.h"
+#include <fusebox/kit/kit_math.h>
 
 #include "../plugins/nvfuser_like/nvf_rt.h"
 
@@ -91,13 +107,97 @@ static void bench(nvf_target target, const char *src, int iters) {
   nvf_rt_close(rt);
 }
 
+/* A 2 MiB-aligned block of n bytes, advised huge pages as tensors are. */
+static void *big_block(size_t n) {
+  size_t r = (n + ((size_t)2 << 20) - 1) / ((size_t)2 << 20) * ((size_t)2 << 20);
+  void *p = aligned_alloc((size_t)2 << 20, r);
+  if (p) fbx_hugepages_advise(p, r);
+  return p;
+}
+
+typedef struct {
+  char *dst;
+  const char *src;
+} evict_ctx;
+static void evict_range(void *ctx, int64_t begin, int64_t end) {
+  evict_ctx *c = ctx;
+  memcpy(c->dst + begin, c->src + begin, (size_t)(end - begin));
+}
+
+static const char STREAM_KERNEL[] =
+    "__kernel void nvf_stream(__global const float *restrict x, __global float *restrict y, const long rows) {\n"
+    "  const long row = (long)get_global_id(0);\n"
+    "  if (row < rows) {\n"
+    "    for (long j = 0; j < 1024; j += 16) {\n"
+    "      FBXK_PREFETCH(x, row * 1024 + j + 1024);\n"
+    "      FBXK_VSTORE_NT(16, vload16(0, x + row * 1024 + j) * 1.5f, y + row * 1024 + j);\n"
+    "    }\n"
+    "  }\n"
+    "  if (get_local_id(0) == get_local_size(0) - 1) FBXK_STREAM_FENCE();\n"
+    "}\n";
+
+/* --stream BYTES: see the top of the file; the exit status. */
+static int stream_floor(long bytes, int reps) {
+  nvf_rt *rt = NULL;
+  fbxp_status *st = nvf_rt_open(H, NVF_TARGET_OPENCL, &rt);
+  if (st) {
+    printf("stream %ld unavailable: %s\n", bytes, H->status_message(st));
+    H->status_free(st);
+    return 0;
+  }
+  const char *prelude = fbxk_prelude(FBXK_OPENCL);
+  size_t n = strlen(prelude) + sizeof STREAM_KERNEL + 2;
+  char *src = malloc(n);
+  if (!src) exit(1);
+  snprintf(src, n, "%s\n%s", prelude, STREAM_KERNEL);
+  nvf_program *p = NULL;
+  check(nvf_rt_compile(rt, src, "nvf_stream", &p), "compile");
+  free(src);
+  int64_t rows = bytes / 4096;
+  size_t nb = (size_t)rows * 4096;
+  char *x = big_block(nb), *y = big_block(nb), *esrc = big_block(nb), *edst = big_block(nb);
+  double *ts = malloc(sizeof(double) * (size_t)reps);
+  if (!x || !y || !esrc || !edst || !ts) {
+    fprintf(stderr, "bench_nvf_launch: out of memory for --stream %ld\n", bytes);
+    return 1;
+  }
+  for (size_t i = 0; i < nb / 4; i++) ((float *)x)[i] = (float)(i % 1000) * 0.001f;
+  memset(y, 0, nb), memset(esrc, 1, nb), memset(edst, 2, nb);
+  nvf_buffer buf[2] = {{x, nb, NVF_BUF_IN}, {y, nb, NVF_BUF_OUT}};
+  nvf_arg args[3] = {{.kind = NVF_ARG_BUFFER, .buffer = 0}, {.kind = NVF_ARG_BUFFER, .buffer = 1},
+                     {.kind = NVF_ARG_I64, .i = rows}};
+  nvf_launch l = {.program = p, .args = args, .nargs = 3, .dims = 1, .global = {(size_t)(rows + 63) / 64 * 64},
+                  .local = {64}};
+  evict_ctx ev = {edst, esrc};
+  for (int r = -2; r < reps; r++) {
+    fbx_parallel_for((int64_t)nb, 4 * 32768, evict_range, &ev); /* as fusebox bench's fbx_br_evict */
+    double t0 = now();
+    check(nvf_rt_run(rt, buf, 2, &l, 1), "stream run");
+    if (r >= 0) ts[r] = now() - t0;
+  }
+  qsort(ts, (size_t)reps, sizeof *ts, cmp);
+  printf("stream %lld opencl %.3f %.3f\n", (long long)nb, ts[reps / 2] * 1e3, ts[reps / 10] * 1e3);
+  free(x), free(y), free(esrc), free(edst), free(ts);
+  nvf_rt_close(rt);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  H = fbx_host_api_table();
+  if (argc > 1 && !strcmp(argv[1], "--stream")) {
+    long bytes = argc > 2 ? atol(argv[2]) : 0;
+    int reps = argc == 5 && !strcmp(argv[3], "--reps") ? atoi(argv[4]) : 100;
+    if (bytes < 4096 || bytes > (1L << 32) || reps < 1 || (argc != 3 && argc != 5)) {
+      fprintf(stderr, "usage: bench_nvf_launch --stream BYTES [--reps N]  (4096 <= BYTES <= 2^32, N >= 1)\n");
+      return 2;
+    }
+    return stream_floor(bytes, reps);
+  }
   int iters = argc > 1 ? atoi(argv[1]) : 2000;
-  if (iters < 1) {
-    fprintf(stderr, "usage: bench_nvf_launch [ITERS >= 1]\n");
+  if (iters < 1 || argc > 2) {
+    fprintf(stderr, "usage: bench_nvf_launch [ITERS >= 1] | --stream BYTES [--reps N]\n");
     return 2;
   }
-  H = fbx_host_api_table();
   bench(NVF_TARGET_OPENCL, "__kernel void tick(__global float *x) { x[0] += 1.0f; }\n", iters);
   bench(NVF_TARGET_CUDA, "extern \"C\" __global__ void tick(float *x) { x[0] += 1.0f; }\n", iters);
   return 0;
