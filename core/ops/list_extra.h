@@ -13,7 +13,10 @@
  * row's order), data movement (repeat, tile, repeat_interleave, flip,
  * roll, tril/triu, constant_pad_nd/pad, broadcast_tensors; im2col and col2im,
  * F.unfold and F.fold, in k_conv.c), sorting (topk, sort, argsort: stable,
- * NaN sorts as the largest value, as in PyTorch), norms (norm,
+ * NaN sorts as the largest value, as in PyTorch), unique values and slices
+ * (k_unique.c: _unique2, _unique, unique_consecutive, unique_dim,
+ * unique_dim_consecutive; sorted=False sorts too, each NaN is a value of its
+ * own), norms (norm,
  * frobenius_norm, linalg_vector_norm; linalg_norm and linalg_matrix_norm
  * in k_lnorm.c: no singular-value orders), scans (cumprod, cummax, cummin,
  * logcumsumexp: cumsum's scan in k_reduce.c; a NaN stays in cummax/cummin
@@ -139,6 +142,21 @@
     FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_SAME, 0, fbx_k_sort)                                                       \
   X(argsort, "aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", FBX_EX_IDX_, FBX_DT_LONG, \
     FBX_SH_SAME, 0, fbx_k_sort)                                                                                   \
+  /* ---- unique values and slices (k_unique.c) -------------------------------------------------- */          \
+  X(_unique2,                                                                                                     \
+    "aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> "     \
+    "(Tensor, Tensor, Tensor)", FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_unique)                        \
+  X(_unique, "aten::_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)",       \
+    FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_unique)                                                    \
+  X(unique_consecutive,                                                                                           \
+    "aten::unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) "  \
+    "-> (Tensor, Tensor, Tensor)", FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_unique)                     \
+  X(unique_dim,                                                                                                   \
+    "aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) " \
+    "-> (Tensor, Tensor, Tensor)", FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_unique)                     \
+  X(unique_dim_consecutive,                                                                                       \
+    "aten::unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) "   \
+    "-> (Tensor, Tensor, Tensor)", FBX_EX_IDX_, FBX_DT_CUSTOM, FBX_SH_CUSTOM, 0, fbx_k_unique)                     \
   /* ---- norms and scans ----------------------------------------------------------------------- */          \
   X(norm_Scalar, "aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_REDUCE, \
     0, fbx_k_norm)                                                                                                \

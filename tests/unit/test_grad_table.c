@@ -41,6 +41,11 @@ static const struct {
     {"native_multi_head_attention", "fused fast path, taken only when nothing requires grad (list_runtime.h)"},
     {"transformer_encoder_layer_fwd", "fused fast path, taken only when nothing requires grad (list_runtime.h)"},
     {"bincount", "counts (int64) or sums of weights: no gradient in PyTorch either"},
+    {"_unique2", "unique values: PyTorch has no derivative for _unique2 either"},
+    {"_unique", "unique values: PyTorch has no derivative for _unique either"},
+    {"unique_consecutive", "unique values: PyTorch has no derivative for unique_consecutive either"},
+    {"unique_dim", "unique slices: PyTorch has no derivative for unique_dim either"},
+    {"unique_dim_consecutive", "unique slices: PyTorch has no derivative for unique_dim_consecutive either"},
     {"histc", "a histogram: no gradient in PyTorch either"},
     /* not on purpose: a gap (issue 16 added the forward kernels only) */
     {"_cast_Byte", "integral result"},

@@ -362,6 +362,43 @@ START_TEST(test_inplace_view) {
 }
 END_TEST
 
+/* unique where PyTorch 1.13 gives no defined answer (k_unique.c): sorted=False
+ * sorts as sorted=True does, and every NaN is a value of its own, counted
+ * once, after all numbers; -0.0 and 0.0 are one value (the first seen). The
+ * expected values are written here from those rules. */
+START_TEST(test_unique_choices) {
+  OK(fbx_op_table_init());
+  const double nan = NAN;
+  const double in[] = {3.0, nan, -0.0, 1.0, 3.0, nan, 0.0, -5.0};
+  int64_t n = 8;
+  fbx_tensor *x = NULL;
+  OK(fbx_tensor_empty(&x, FBX_DTYPE_FLOAT32, 1, &n));
+  for (int64_t i = 0; i < n; i++) fbx_tensor_set_f64(x, i, in[i]);
+  for (int sorted = 0; sorted < 2; sorted++) {
+    gcase c = {.name = "_unique2 with NaN", .kind = "aten::_unique2", .nargs = 4};
+    c.args[0] = fbx_iv_tensor(x);
+    c.args[1] = fbx_iv_bool(sorted);
+    c.args[2] = fbx_iv_bool(true);
+    c.args[3] = fbx_iv_bool(true);
+    const fbx_op *op;
+    fbx_ivalue outs[FBX_SCHEMA_MAX_RETS];
+    OK(run_case(&c, &op, outs));
+    const fbx_tensor *v = outs[0].u.t, *inv = outs[1].u.t, *cnt = outs[2].u.t;
+    /* values -5, -0 (first seen of -0/0), 1, 3, NaN, NaN */
+    ck_assert_int_eq(v->numel, 6);
+    const double want[] = {-5.0, -0.0, 1.0, 3.0};
+    for (int i = 0; i < 4; i++) ck_assert(fbx_tensor_get_f64(v, i) == want[i]);
+    ck_assert(signbit(fbx_tensor_get_f64(v, 1)));
+    ck_assert(isnan(fbx_tensor_get_f64(v, 4)) && isnan(fbx_tensor_get_f64(v, 5)));
+    const int64_t winv[] = {3, 4, 1, 2, 3, 5, 1, 0}, wcnt[] = {1, 2, 1, 2, 1, 1};
+    for (int i = 0; i < 8; i++) ck_assert_int_eq(fbx_tensor_get_i64(inv, i), winv[i]);
+    for (int i = 0; i < 6; i++) ck_assert_int_eq(fbx_tensor_get_i64(cnt, i), wcnt[i]);
+    for (int i = 0; i < 3; i++) fbx_iv_release(&outs[i]);
+  }
+  fbx_tensor_release(x);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ops_extra");
   TCase *tc = tcase_create("core");
@@ -369,6 +406,7 @@ int main(void) {
   tcase_add_test(tc, test_golden);
   tcase_add_test(tc, test_rows);
   tcase_add_test(tc, test_inplace_view);
+  tcase_add_test(tc, test_unique_choices);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
