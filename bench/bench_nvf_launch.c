@@ -186,8 +186,9 @@ int main(int argc, char **argv) {
   H = fbx_host_api_table();
   if (argc > 1 && !strcmp(argv[1], "--stream")) {
     long bytes = argc > 2 ? atol(argv[2]) : 0;
-    int reps = argc == 5 && !strcmp(argv[3], "--reps") ? atoi(argv[4]) : 100;
-    if (bytes < 4096 || bytes > (1L << 32) || reps < 1 || (argc != 3 && argc != 5)) {
+    int reps = argc == 5 ? atoi(argv[4]) : 100;
+    if (bytes < 4096 || bytes > (1L << 32) || reps < 1 || (argc != 3 && argc != 5) ||
+        (argc == 5 && strcmp(argv[3], "--reps"))) {
       fprintf(stderr, "usage: bench_nvf_launch --stream BYTES [--reps N]  (4096 <= BYTES <= 2^32, N >= 1)\n");
       return 2;
     }
