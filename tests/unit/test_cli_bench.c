@@ -319,7 +319,9 @@ START_TEST(shapes_and_bandwidth) {
                 "%s", good);
   ck_assert_int_eq(kernels, 1);
   ck_assert_int_eq(disk, 0);
-  ck_assert_msg(gbs > 0 && ratio > 0, "%s", good);
+  /* the printed ratio has two decimals: 0.00 for a kernel far below memcpy's bandwidth (this
+   * 8 KiB chain under ASan on a loaded machine: 0.22 GB/s); the JSON's, checked below, is exact */
+  ck_assert_msg(gbs > 0 && ratio >= 0, "%s", good);
   free(out);
   char *json = tu_read_file(path_in("bw.json"), NULL);
   ck_assert(json);
@@ -331,7 +333,7 @@ START_TEST(shapes_and_bandwidth) {
          jratio = json_number(grow, "bandwidth_vs_memcpy");
   ck_assert_msg(fabs(jgbs - 24576 / (jmed * 1e-3) / 1e9) <= 1e-6 * jgbs, "%s", json);
   double m1 = json_number(json, "gbs_1_thread"), mn = json_number(json, "gbs_threads");
-  ck_assert_msg(fabs(jratio - jgbs / (m1 > mn ? m1 : mn)) <= 1e-6 * jratio, "%s", json);
+  ck_assert_msg(jratio > 0 && fabs(jratio - jgbs / (m1 > mn ? m1 : mn)) <= 1e-6 * jratio, "%s", json);
   const char *keys[] = {"\"bytes_moved\": 24576", "\"bytes_moved_from\": \"graph\"", "\"memcpy\": {\"bytes\": 8192",
                         "\"gbs_1_thread\"", "\"gbs_threads\"", "\"kernels_compiled\": 1", "\"disk_cache_hits\": 0",
                         "\"compile_ms_per_kernel\"", "\"gbs\"", "\"bandwidth_vs_memcpy\"", "\"cache_dir\"", NULL};
