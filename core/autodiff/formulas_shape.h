@@ -298,6 +298,17 @@
                   "  %op : str = prim::Constant[value=\"column_stack\"]()\n"                                        \
                   "  %gi : Tensor[] = fusebox::stack_like_backward(%grad, %tensors, %op)\n"                         \
                   "  return (%gi)\n")                                                                               \
+  /* block_diag: each tensor's block; cartesian_prod: each tensor's column summed over the others' positions */    \
+  G(block_diag, "graph(%tensors : Tensor[], %result : Tensor, %grad : Tensor):\n"                                  \
+                "  %gi : Tensor[] = fusebox::block_diag_backward(%grad, %tensors)\n"                               \
+                "  return (%gi)\n")                                                                                \
+  G(cartesian_prod, "graph(%tensors : Tensor[], %result : Tensor, %grad : Tensor):\n"                              \
+                    "  %gi : Tensor[] = fusebox::cartesian_prod_backward(%grad, %tensors)\n"                       \
+                    "  return (%gi)\n")                                                                            \
+  G(combinations,                                                                                                   \
+    "graph(%self : Tensor, %r : int, %with_replacement : bool, %result : Tensor, %grad : Tensor):\n" FBX_GFS_NONE_  \
+    "  %gi : Tensor = fusebox::combinations_backward(%grad, %self, %r, %with_replacement)\n"                        \
+    "  return (%gi, %none, %none)\n")                                                                              \
   /* atleast_*d.Sequence: each gradient reshaped to its tensor's sizes */                                            \
   G(atleast_1d_Sequence, "graph(%tensors : Tensor[], %result : Tensor[], %grad : Tensor[]):\n"                      \
                          "  %gi : Tensor[] = fusebox::reshape_each_backward(%grad, %tensors)\n"                     \

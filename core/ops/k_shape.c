@@ -763,3 +763,383 @@ fbx_status *fbx_k_reshape_each_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_iva
   outs[0] = l;
   return NULL;
 }
+
+/* ---- block_diag / cartesian_prod / combinations / channel_shuffle --------------------------- */
+
+/* t as the 2-d block block_diag lays out: 0-d as [1, 1], 1-d [n] as a row [1, n]. */
+static fbx_status *as_block(fbx_tensor **out, fbx_tensor *t) {
+  if (t->ndim == 2) {
+    *out = fbx_tensor_retain(t);
+    return NULL;
+  }
+  int64_t sizes[2] = {1, t->ndim ? t->sizes[0] : 1}, strides[2] = {0, t->ndim ? t->strides[0] : 0};
+  return fbx_tensor_view(out, t, 2, sizes, strides, t->offset);
+}
+
+/* aten::block_diag(Tensor[] tensors) -> Tensor: the tensors (promoted to one
+ * dtype) as the diagonal blocks of a zero matrix. An empty list gives a
+ * [1, 0] float tensor, as PyTorch's. */
+fbx_status *fbx_k_block_diag(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  if (args[0].kind == FBX_IV_LIST && fbx_iv_list_len(&args[0]) == 0) {
+    fbx_tensor *e = NULL;
+    FBX_TRY(fbx_tensor_empty(&e, FBX_DTYPE_FLOAT32, 2, (int64_t[]){1, 0}));
+    fbx_set_out_tensor(outs, 0, e);
+    return NULL;
+  }
+  fbx_tensor **ts = NULL;
+  int n = 0;
+  FBX_TRY(tensor_list(ctx, &args[0], &ts, &n, "expected a list of tensors"));
+  fbx_dtype dt = ts[0]->dtype;
+  int64_t rows = 0, cols = 0;
+  fbx_status *st = NULL;
+  for (int i = 0; i < n && !st; i++) {
+    fbx_tensor *t = ts[i];
+    if (t->ndim > 2) {
+      st = fbx_kernel_error(ctx,
+                            "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input %d has %d dimensions",
+                            i, t->ndim);
+      break;
+    }
+    dt = fbx_promote_types(dt, t->dtype);
+    st = fbx_size_add(ctx, rows, t->ndim == 2 ? t->sizes[0] : 1, &rows, "block_diag");
+    if (!st) st = fbx_size_add(ctx, cols, t->ndim == 2 ? t->sizes[1] : t->ndim == 1 ? t->sizes[0] : 1, &cols, "block_diag");
+  }
+  fbx_tensor *out = NULL;
+  if (!st) st = fbx_tensor_zeros(&out, dt, 2, (int64_t[]){rows, cols});
+  int64_t r0 = 0, c0 = 0;
+  for (int i = 0; i < n && !st; i++) {
+    fbx_tensor *b = NULL, *o = NULL;
+    st = as_block(&b, ts[i]);
+    if (!st) st = fbx_tensor_view(&o, out, 2, b->sizes, (int64_t[]){cols, 1}, r0 * cols + c0);
+    if (!st) st = fbx_tensor_copy_(o, b);
+    if (b) r0 += b->sizes[0], c0 += b->sizes[1];
+    fbx_tensor_release(b);
+    fbx_tensor_release(o);
+  }
+  fbx_free(ts);
+  return finish(st, outs, &out);
+}
+
+/* Checks shared by cartesian_prod and its gradient: 1-d tensors of one
+ * dtype, in PyTorch's order (the 1-d check first, then meshgrid's). */
+static fbx_status *cartesian_check(fbx_kctx *ctx, const fbx_ivalue *arg, fbx_tensor ***ts, int *n) {
+  if (arg->kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected a list of tensors, got %s", fbx_iv_kind_name(arg->kind));
+  int k = fbx_iv_list_len(arg);
+  for (int i = 0; i < k; i++) {
+    const fbx_ivalue *e = fbx_iv_list_at(arg, i);
+    if (e->kind == FBX_IV_TENSOR && e->u.t->ndim != 1) {
+      char b[256];
+      return fbx_kernel_error(ctx, "Expect a 1D vector, but got shape %s", shape_str(b, sizeof b, e->u.t->ndim, e->u.t->sizes));
+    }
+  }
+  FBX_TRY(tensor_list(ctx, arg, ts, n, "meshgrid expects a non-empty TensorList"));
+  for (int i = 1; i < *n; i++)
+    if ((*ts)[i]->dtype != (*ts)[0]->dtype) {
+      fbx_free(*ts);
+      return fbx_kernel_error(ctx, "meshgrid expects all tensors to have the same dtype");
+    }
+  if (*n > FBX_MAX_DIMS) {
+    fbx_free(*ts);
+    return fbx_kernel_error(ctx, "cartesian_prod of %d tensors: at most %d", *n, FBX_MAX_DIMS);
+  }
+  return NULL;
+}
+
+/* aten::cartesian_prod(Tensor[] tensors) -> Tensor: [prod of lengths, n],
+ * row k the k-th tuple in row-major order. One tensor comes back itself (as
+ * PyTorch returns it). Each column is written as one strided copy: the
+ * output column seen as an n-d grid, tensor i expanded along dim i. */
+fbx_status *fbx_k_cartesian_prod(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor **ts = NULL;
+  int n = 0;
+  FBX_TRY(cartesian_check(ctx, &args[0], &ts, &n));
+  if (n == 1) {
+    fbx_set_out_tensor(outs, 0, fbx_tensor_retain(ts[0]));
+    fbx_free(ts);
+    return NULL;
+  }
+  int64_t grid[FBX_MAX_DIMS], gstr[FBX_MAX_DIMS], total = 1;
+  fbx_status *st = NULL;
+  for (int i = 0; i < n && !st; i++) st = fbx_size_mul(ctx, total, grid[i] = ts[i]->sizes[0], &total, "cartesian_prod");
+  fbx_tensor *out = NULL;
+  if (!st) st = fbx_tensor_empty(&out, ts[0]->dtype, 2, (int64_t[]){total, n});
+  if (!st) { /* the output's row strides over the grid */
+    int64_t s = n;
+    for (int i = n - 1; i >= 0; i--) gstr[i] = s, s *= grid[i] > 1 ? grid[i] : 1;
+  }
+  for (int i = 0; i < n && !st && total; i++) {
+    int64_t istr[FBX_MAX_DIMS] = {0};
+    istr[i] = ts[i]->strides[0];
+    fbx_tensor *src = NULL, *dst = NULL;
+    st = fbx_tensor_view(&src, ts[i], n, grid, istr, ts[i]->offset);
+    if (!st) st = fbx_tensor_view(&dst, out, n, grid, gstr, i);
+    if (!st) st = fbx_tensor_copy_(dst, src);
+    fbx_tensor_release(src);
+    fbx_tensor_release(dst);
+  }
+  fbx_free(ts);
+  return finish(st, outs, &out);
+}
+
+/* The index tuples of combinations(arange(n), r, with_replacement), in
+ * PyTorch's (lexicographic) order, into a fresh int64 [m * r] array. */
+static fbx_status *combination_indices(fbx_kctx *ctx, int64_t n, int64_t r, bool rep, int64_t **out, int64_t *m) {
+  /* m = C(n, r), or C(n + r - 1, r) with replacement, with checked products */
+  int64_t top = rep ? n + r - 1 : n, cnt = 1;
+  if (r > top) cnt = 0;
+  for (int64_t k = 1; k <= r && cnt; k++) {
+    /* cnt * (top - r + k) / k stays exact: cnt is C(top - r + k - 1, k - 1) */
+    FBX_TRY(fbx_size_mul(ctx, cnt, top - r + k, &cnt, "combinations"));
+    cnt /= k;
+  }
+  int64_t total;
+  FBX_TRY(fbx_size_mul(ctx, cnt, r, &total, "combinations"));
+  int64_t *idx = fbx_malloc(sizeof *idx * (size_t)(total ? total : 1));
+  int64_t *cur = fbx_malloc(sizeof *cur * (size_t)(r ? r : 1));
+  if (!idx || !cur) {
+    fbx_free(idx);
+    fbx_free(cur);
+    return fbx_status_nomem();
+  }
+  if (cnt) {
+    for (int64_t j = 0; j < r; j++) cur[j] = rep ? 0 : j;
+    for (int64_t row = 0; row < cnt; row++) {
+      memcpy(idx + row * r, cur, sizeof *cur * (size_t)r);
+      /* advance: the last position that can still grow, the rest after it at their least */
+      int64_t j = r - 1;
+      while (j >= 0 && cur[j] == (rep ? n - 1 : n - r + j)) j--;
+      if (j < 0) break;
+      cur[j]++;
+      for (int64_t k = j + 1; k < r; k++) cur[k] = rep ? cur[j] : cur[k - 1] + 1;
+    }
+  }
+  fbx_free(cur);
+  *out = idx;
+  *m = cnt;
+  return NULL;
+}
+
+/* aten::combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor:
+ * [m, r], the r-element combinations of the 1-d self's elements (by
+ * position) in lexicographic order; r = 0 gives an empty 1-d tensor. */
+fbx_status *fbx_k_combinations(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int64_t r = fbx_iv_to_int(&args[1]);
+  bool rep = fbx_iv_to_int(&args[2]) != 0;
+  char b[256];
+  if (x->ndim != 1)
+    return fbx_kernel_error(ctx, "Expect a 1D vector, but got shape %s", shape_str(b, sizeof b, x->ndim, x->sizes));
+  if (r < 0) return fbx_kernel_error(ctx, "Expect a non-negative number, but got %" PRId64, r);
+  if (r == 0) {
+    FBX_TRY(fbx_tensor_empty(&out, x->dtype, 1, (int64_t[]){0}));
+    fbx_set_out_tensor(outs, 0, out);
+    return NULL;
+  }
+  int64_t *idx = NULL, m = 0;
+  FBX_TRY(combination_indices(ctx, x->sizes[0], r, rep, &idx, &m));
+  fbx_tensor *it = NULL, *flat = NULL;
+  fbx_status *st = fbx_tensor_from_data(&it, FBX_DTYPE_INT64, 1, (int64_t[]){m * r}, idx);
+  fbx_free(idx);
+  if (!st) st = ROW(&flat, index_select, TV(x), IV(0), TV(it));
+  if (!st) st = fbx_tensor_view(&out, flat, 2, (int64_t[]){m, r}, (int64_t[]){r, 1}, flat->offset);
+  fbx_tensor_release(it);
+  fbx_tensor_release(flat);
+  return finish(st, outs, &out);
+}
+
+/* PyTorch's is_channels_last_strides_2d / _3d (suggest_memory_format): the
+ * channel dim densest, then the spatial dims from the last, then the batch. */
+static bool strides_channels_last(const fbx_tensor *t) {
+  static const int o4[] = {1, 3, 2, 0}, o5[] = {1, 4, 3, 2, 0};
+  if (t->ndim != 4 && t->ndim != 5) return false;
+  const int *order = t->ndim == 4 ? o4 : o5;
+  if (t->strides[1] == 0) return false;
+  int64_t min = 0;
+  for (int k = 0; k < t->ndim; k++) {
+    int d = order[k];
+    if (t->sizes[d] == 0 || t->strides[d] < min) return false;
+    if (d == 0 && min == t->strides[1]) return false;
+    min = t->strides[d];
+    if (t->sizes[d] > 1) min *= t->sizes[d];
+  }
+  return true;
+}
+
+/* aten::channel_shuffle(Tensor self, int groups) -> Tensor: channel c = j * g + i
+ * of the result is channel i * (C / g) + j of self. Written as one strided
+ * copy: self's channels seen as [g, C/g] and transposed onto the result's
+ * [C/g, g]. The result is contiguous, or channels-last where self is (as
+ * PyTorch's suggest_memory_format picks); an empty self comes back as a
+ * view of itself, as PyTorch's does. */
+fbx_status *fbx_k_channel_shuffle(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *x, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &x));
+  int64_t g = fbx_iv_to_int(&args[1]);
+  char b[256];
+  if (x->ndim <= 2)
+    return fbx_kernel_error(ctx, "channel_shuffle expects input with > 2 dims, but got input with sizes %s",
+                            shape_str(b, sizeof b, x->ndim, x->sizes));
+  int64_t c = x->sizes[1];
+  if (g <= 0)
+    return fbx_kernel_error(ctx, "Number of groups to divide channels in must be positive. Value of groups:%" PRId64, g);
+  if (c % g)
+    return fbx_kernel_error(ctx, "Number of channels must be divisible by groups. Got %" PRId64 " channels and %" PRId64
+                                 " groups.", c, g);
+  if (x->numel == 0) {
+    FBX_TRY(fbx_tensor_view(&out, x, x->ndim, x->sizes, x->strides, x->offset));
+    fbx_set_out_tensor(outs, 0, out);
+    return NULL;
+  }
+  if (x->ndim + 1 > FBX_MAX_DIMS) return fbx_kernel_error(ctx, "channel_shuffle: at most %d dims", FBX_MAX_DIMS - 1);
+  int64_t ostr[FBX_MAX_DIMS];
+  if (strides_channels_last(x)) {
+    static const int o4[] = {1, 3, 2, 0}, o5[] = {1, 4, 3, 2, 0};
+    const int *order = x->ndim == 4 ? o4 : o5;
+    int64_t acc = 1;
+    for (int k = 0; k < x->ndim; k++) ostr[order[k]] = acc, acc *= x->sizes[order[k]];
+  } else {
+    fbx_contiguous_strides(x->ndim, x->sizes, ostr);
+  }
+  FBX_TRY(fbx_tensor_empty_strided(&out, x->dtype, x->ndim, x->sizes, ostr));
+  /* both as [N, C/g, g, rest...]: the result's channel dim split as it is laid
+   * out, self's split as [g, C/g] and the two halves swapped */
+  int nd = x->ndim + 1;
+  int64_t sz[FBX_MAX_DIMS], xs[FBX_MAX_DIMS], os[FBX_MAX_DIMS];
+  sz[0] = x->sizes[0], xs[0] = x->strides[0], os[0] = ostr[0];
+  sz[1] = c / g, xs[1] = x->strides[1], os[1] = g * ostr[1];
+  sz[2] = g, xs[2] = (c / g) * x->strides[1], os[2] = ostr[1];
+  for (int d = 2; d < x->ndim; d++) sz[d + 1] = x->sizes[d], xs[d + 1] = x->strides[d], os[d + 1] = ostr[d];
+  fbx_tensor *src = NULL, *dst = NULL;
+  fbx_status *st = fbx_tensor_view(&src, x, nd, sz, xs, x->offset);
+  if (!st) st = fbx_tensor_view(&dst, out, nd, sz, os, out->offset);
+  if (!st) st = fbx_tensor_copy_(dst, src);
+  fbx_tensor_release(src);
+  fbx_tensor_release(dst);
+  return finish(st, outs, &out);
+}
+
+/* Push t (taken) onto list l; releases t on failure. */
+static fbx_status *push_tensor(fbx_ivalue *l, fbx_tensor *t) {
+  fbx_status *st = fbx_iv_list_push(l, fbx_iv_tensor(t));
+  if (st) fbx_tensor_release(t);
+  return st;
+}
+
+/* A copy of v in t's sizes, in t's dtype where t is floating (the forward
+ * promoted it) and v's otherwise. */
+static fbx_status *grad_as(fbx_tensor **out, fbx_tensor *v, const fbx_tensor *t) {
+  fbx_tensor *c = NULL;
+  FBX_TRY(fbx_tensor_clone_as(&c, v, fbx_dtype_is_floating(t->dtype) ? t->dtype : v->dtype));
+  fbx_status *st = fbx_tensor_view(out, c, t->ndim, t->sizes, NULL, c->offset);
+  fbx_tensor_release(c);
+  return st;
+}
+
+/* fusebox::block_diag_backward(Tensor grad, Tensor[] tensors) -> Tensor[]
+ * Each tensor's block of grad (the blocks as block_diag laid them out). */
+fbx_status *fbx_k_fbx_block_diag_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, **ts = NULL;
+  int n = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(tensor_list(ctx, &args[1], &ts, &n, "expected a non-empty TensorList"));
+  fbx_ivalue l = fbx_iv_none();
+  fbx_status *st = g->ndim == 2 ? fbx_iv_list_new(&l, n) : fbx_kernel_error(ctx, "grad has %d dims, expected 2", g->ndim);
+  int64_t r0 = 0, c0 = 0;
+  for (int i = 0; i < n && !st; i++) {
+    fbx_tensor *t = ts[i], *v = NULL, *r = NULL;
+    if (t->ndim > 2) st = fbx_kernel_error(ctx, "tensor %d has %d dims", i, t->ndim);
+    int64_t h = t->ndim == 2 ? t->sizes[0] : 1, w = t->ndim == 2 ? t->sizes[1] : t->ndim == 1 ? t->sizes[0] : 1;
+    if (!st && (r0 + h > g->sizes[0] || c0 + w > g->sizes[1])) st = fbx_kernel_error(ctx, "grad is too small for the blocks");
+    if (!st)
+      st = fbx_tensor_view(&v, g, 2, (int64_t[]){h, w}, g->strides, g->offset + r0 * g->strides[0] + c0 * g->strides[1]);
+    if (!st) st = grad_as(&r, v, t);
+    fbx_tensor_release(v);
+    if (!st) st = push_tensor(&l, r);
+    r0 += h, c0 += w;
+  }
+  fbx_free(ts);
+  if (st) {
+    fbx_iv_release(&l);
+    return st;
+  }
+  outs[0] = l;
+  return NULL;
+}
+
+/* fusebox::cartesian_prod_backward(Tensor grad, Tensor[] tensors) -> Tensor[]
+ * Tensor i's gradient: column i of grad seen as the n-d grid of tuples,
+ * summed over every dim but i (one tensor: grad itself, copied). */
+fbx_status *fbx_k_fbx_cartesian_prod_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, **ts = NULL;
+  int n = 0;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(cartesian_check(ctx, &args[1], &ts, &n));
+  fbx_ivalue l = fbx_iv_none();
+  fbx_status *st = fbx_iv_list_new(&l, n);
+  int64_t grid[FBX_MAX_DIMS], gstr[FBX_MAX_DIMS], total = 1;
+  for (int i = 0; i < n; i++) total *= grid[i] = ts[i]->sizes[0];
+  if (!st && n > 1 && (g->ndim != 2 || g->sizes[0] != total || g->sizes[1] != n))
+    st = fbx_kernel_error(ctx, "grad does not have the result's shape");
+  if (!st && n == 1) {
+    fbx_tensor *r = NULL;
+    st = g->numel == ts[0]->numel ? grad_as(&r, g, ts[0]) : fbx_kernel_error(ctx, "grad does not have the result's shape");
+    if (!st) st = push_tensor(&l, r);
+  } else if (!st) {
+    int64_t s = g->strides[0];
+    for (int i = n - 1; i >= 0; i--) gstr[i] = s, s *= grid[i] > 1 ? grid[i] : 1;
+  }
+  for (int i = 0; i < n && !st && n > 1; i++) {
+    int64_t dims[FBX_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < n; d++)
+      if (d != i) dims[nd++] = d;
+    fbx_ivalue ld = fbx_iv_none();
+    fbx_tensor *v = NULL, *sum = NULL, *r = NULL;
+    st = fbx_tensor_view(&v, g, n, grid, gstr, g->offset + i * g->strides[1]);
+    if (!st) st = fbx_int_list_iv(&ld, nd, dims);
+    if (!st) st = ROW(&sum, sum_dim_IntList, TV(v), ld, BV(false), NV);
+    if (!st) st = grad_as(&r, sum, ts[i]);
+    fbx_iv_release(&ld);
+    fbx_tensor_release(v);
+    fbx_tensor_release(sum);
+    if (!st) st = push_tensor(&l, r);
+  }
+  fbx_free(ts);
+  if (st) {
+    fbx_iv_release(&l);
+    return st;
+  }
+  outs[0] = l;
+  return NULL;
+}
+
+/* fusebox::combinations_backward(Tensor grad, Tensor self, int r, bool with_replacement) -> Tensor
+ * Each element of grad added to the element of self that it copied. */
+fbx_status *fbx_k_fbx_combinations_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
+  fbx_tensor *g, *x, *out = NULL;
+  FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
+  FBX_TRY(fbx_arg_tensor(ctx, args, 1, &x));
+  int64_t r = fbx_iv_to_int(&args[2]);
+  if (x->ndim != 1 || r < 0) return fbx_kernel_error(ctx, "expected a 1-d self and r >= 0");
+  FBX_TRY(fbx_tensor_zeros(&out, g->dtype, 1, x->sizes));
+  if (r == 0) {
+    fbx_set_out_tensor(outs, 0, out);
+    return NULL;
+  }
+  int64_t *idx = NULL, m = 0;
+  fbx_tensor *it = NULL, *gf = NULL, *acc = NULL;
+  fbx_status *st = combination_indices(ctx, x->sizes[0], r, fbx_iv_to_int(&args[3]) != 0, &idx, &m);
+  if (!st && g->numel != m * r) st = fbx_kernel_error(ctx, "grad has %" PRId64 " elements, expected %" PRId64, g->numel, m * r);
+  if (!st) st = fbx_tensor_from_data(&it, FBX_DTYPE_INT64, 1, (int64_t[]){m * r}, idx);
+  fbx_free(idx);
+  if (!st) st = fbx_tensor_clone_as(&gf, g, g->dtype);
+  fbx_tensor *gv = NULL;
+  if (!st) st = fbx_tensor_view(&gv, gf, 1, (int64_t[]){m * r}, NULL, gf->offset);
+  if (!st) st = ROW(&acc, index_add, TV(out), IV(0), TV(it), TV(gv), IV(1));
+  fbx_tensor_release(it);
+  fbx_tensor_release(gf);
+  fbx_tensor_release(gv);
+  fbx_tensor_release(out);
+  return finish(st, outs, &acc);
+}

@@ -62,6 +62,11 @@
  *       grid k's gradient summed over every dim but tensor k's own (k, or
  *       with xy the first two swapped), in tensor k's shape (zeros for a
  *       None gradient), for lists that no prim::ListConstruct builds.
+ *   fusebox::block_diag_backward(grad, tensors), cartesian_prod_backward(grad, tensors)
+ *       each tensor's block of grad (block_diag), or its column of grad summed
+ *       over the other tensors' positions (cartesian_prod), in its shape.
+ *   fusebox::combinations_backward(grad, self, r, with_replacement)
+ *       each output element's gradient added to the self element it copied.
  */
 #ifndef FBX_OPS_LIST_BACKWARD_H
 #define FBX_OPS_LIST_BACKWARD_H
@@ -157,6 +162,13 @@
     fbx_k_fbx_bilinear_backward)                                                                                     \
   X(fbx_meshgrid_backward,                                                                                           \
     "fusebox::meshgrid_backward(Tensor?[] grads, Tensor[] tensors, bool xy) -> Tensor[]", FBX_OPCAT_SHAPE,           \
-    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_meshgrid_backward)
+    FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_meshgrid_backward)                                   \
+  X(fbx_block_diag_backward, "fusebox::block_diag_backward(Tensor grad, Tensor[] tensors) -> Tensor[]",               \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_block_diag_backward)                 \
+  X(fbx_cartesian_prod_backward, "fusebox::cartesian_prod_backward(Tensor grad, Tensor[] tensors) -> Tensor[]",       \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_cartesian_prod_backward)             \
+  X(fbx_combinations_backward,                                                                                       \
+    "fusebox::combinations_backward(Tensor grad, Tensor self, int r, bool with_replacement) -> Tensor",              \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_combinations_backward)
 
 #endif

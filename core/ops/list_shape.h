@@ -16,7 +16,11 @@
  * tensor_split and h/v/dsplit (lists of views, cut with slice's clamping)
  * in k_view.c; h/v/dstack, column_stack, flipud, fliplr, rot90 (flips keep
  * the input's layout, as PyTorch's; rot90 k = 1, 3 is a transposed view of
- * the flipped copy), diff, kron, unfold_backward and the gradient helpers
+ * the flipped copy), diff, kron, block_diag, cartesian_prod (a single
+ * tensor comes back itself, as PyTorch's), combinations, channel_shuffle (an
+ * empty input comes back as a view of itself, as PyTorch's: both are
+ * rows that may alias),
+ * unfold_backward and the gradient helpers
  * fusebox::{diff,kron,stack_like,reshape_each}_backward in k_shape.c; count_nonzero,
  * argwhere (column-major [N, ndim], as PyTorch's CPU nonzero), take,
  * take_along_dim, index_fill, masked_scatter and
@@ -165,6 +169,14 @@
     FBX_OPCAT_SHAPE, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_diff)                                             \
   X(kron, "aten::kron(Tensor self, Tensor other) -> Tensor",                                                   \
     FBX_OPCAT_SHAPE, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_kron)                                             \
+  X(block_diag, "aten::block_diag(Tensor[] tensors) -> Tensor",                                                \
+    FBX_OPCAT_SHAPE, FBX_DT_PROMOTE, FBX_SH_CUSTOM, 0, fbx_k_block_diag)                                       \
+  X(cartesian_prod, "aten::cartesian_prod(Tensor[] tensors) -> Tensor",                                        \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_SHAPE_VIEW_, fbx_k_cartesian_prod)                         \
+  X(combinations, "aten::combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor",            \
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_combinations)                                        \
+  X(channel_shuffle, "aten::channel_shuffle(Tensor self, int groups) -> Tensor",                               \
+    FBX_OPCAT_VIEW, FBX_DT_SAME, FBX_SH_SAME, FBX_SHAPE_VIEW_, fbx_k_channel_shuffle)                          \
   X(count_nonzero_dim_IntList, "aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",            \
     FBX_OPCAT_SHAPE, FBX_DT_LONG, FBX_SH_CUSTOM, 0, fbx_k_count_nonzero)                                       \
   X(count_nonzero, "aten::count_nonzero(Tensor self, int? dim=None) -> Tensor",                                \

@@ -839,6 +839,62 @@ def create_cases_2():
         case("err_" + op + "_col", op, None, [I(2), I(-3), I(0), N, N, N, N])
 
 
+def shape_cases_3():
+    """block_diag, cartesian_prod, combinations, channel_shuffle."""
+    case("block_diag", "block_diag", None, [TL(T("f32", [2, 3]), T("f32", [4], [1], 7), T("f32", []))])
+    case("block_diag_promote", "block_diag", None, [TL(T("i64", [2, 2]), T("f64", [3], [2], 1), T("b1", [1, 2]))])
+    case("block_diag_bool", "block_diag", None, [TL(T("b1", [2, 2]), T("b1", [1], [1], 3))])
+    case("block_diag_int_bool", "block_diag", None, [TL(T("b1", [1]), T("i32", [2, 2]))])
+    case("block_diag_noncontig", "block_diag", None, [TL(T("f32", [3, 2], [1, 3]), T("f32", [2, 2], [0, 1], 5))])
+    case("block_diag_empty_list", "block_diag", None, [TL()])
+    case("block_diag_empty_blocks", "block_diag", None,
+         [TL(T("f32", [0, 3]), T("f32", [2, 0]), T("f32", [0]), T("f32", [1, 1], [1, 1], 9))])
+    case("block_diag_single", "block_diag", None, [TL(T("i64", [2, 3], [1, 2]))])
+    case("err_block_diag_3d", "block_diag", None, [TL(T("f32", [2, 2]), T("f32", [1, 2, 2]))])
+    case("cartesian_prod", "cartesian_prod", None, [TL(T("f32", [3]), T("f32", [2], [2], 5))])
+    case("cartesian_prod_three", "cartesian_prod", None, [TL(T("i64", [2]), T("i64", [3], [3], 1), T("i64", [2], [7]))])
+    case("cartesian_prod_one", "cartesian_prod", None, [TL(T("f32", [4], [2], 1))])
+    case("cartesian_prod_bool", "cartesian_prod", None, [TL(T("b1", [2]), T("b1", [3], [1], 1))])
+    case("cartesian_prod_empty", "cartesian_prod", None, [TL(T("f32", [2]), T("f32", [0]))])
+    case("cartesian_prod_expanded", "cartesian_prod", None, [TL(T("f64", [3], [0], 4), T("f64", [2]))])
+    case("err_cartesian_prod_2d", "cartesian_prod", None, [TL(T("f32", [2, 2]))])
+    case("err_cartesian_prod_0d", "cartesian_prod", None, [TL(T("f32", [2]), T("f32", []))])
+    case("err_cartesian_prod_dtypes", "cartesian_prod", None, [TL(T("f32", [2]), T("i64", [2]))])
+    case("err_cartesian_prod_empty_list", "cartesian_prod", None, [TL()])
+    case("combinations", "combinations", None, [T("f32", [4]), I(2), B(False)])
+    case("combinations_default", "combinations", None, [T("f32", [5], [3], 2)])
+    case("combinations_r3_rep", "combinations", None, [T("i64", [3], [2]), I(3), B(True)])
+    case("combinations_r3", "combinations", None, [T("f64", [5], [1], 3), I(3), B(False)])
+    case("combinations_r2_rep", "combinations", None, [T("f32", [4], [0], 6), I(2), B(True)])
+    case("combinations_r1", "combinations", None, [T("i32", [3]), I(1), B(False)])
+    case("combinations_r0", "combinations", None, [T("f32", [3]), I(0), B(False)])
+    case("combinations_r_gt_n", "combinations", None, [T("f32", [3]), I(4), B(False)])
+    case("combinations_r_gt_n_rep", "combinations", None, [T("i64", [2]), I(3), B(True)])
+    case("combinations_bool", "combinations", None, [T("b1", [3]), I(2), B(True)])
+    case("combinations_empty", "combinations", None, [T("f32", [0]), I(2), B(False)])
+    case("combinations_empty_rep", "combinations", None, [T("f32", [0]), I(2), B(True)])
+    case("combinations_empty_r0", "combinations", None, [T("f32", [0]), I(0), B(True)])
+    case("err_combinations_r_negative", "combinations", None, [T("f32", [3]), I(-1), B(False)])
+    case("err_combinations_2d", "combinations", None, [T("f32", [2, 3]), I(2), B(False)])
+    case("err_combinations_0d", "combinations", None, [T("f32", []), I(2), B(False)])
+    case("channel_shuffle", "channel_shuffle", None, [T("f32", [2, 6, 2]), I(3)])
+    case("channel_shuffle_4d", "channel_shuffle", None, [T("i64", [1, 4, 2, 3]), I(2)])
+    case("channel_shuffle_noncontig", "channel_shuffle", None, [T("f32", [2, 4, 3], [1, 6, 2]), I(2)])
+    case("channel_shuffle_channels_last", "channel_shuffle", None, [T("f32", [2, 4, 2, 3], [24, 1, 12, 4]), I(2)])
+    case("channel_shuffle_channels_last_3d", "channel_shuffle", None,
+         [T("f64", [1, 4, 2, 2, 2], [32, 1, 16, 8, 4]), I(4)])
+    case("channel_shuffle_expanded", "channel_shuffle", None, [T("f32", [2, 4, 3], [0, 3, 1]), I(2)])
+    case("channel_shuffle_bool", "channel_shuffle", None, [T("b1", [1, 6, 2]), I(2)])
+    case("channel_shuffle_g1", "channel_shuffle", None, [T("f32", [1, 4, 2]), I(1)])
+    case("channel_shuffle_gC", "channel_shuffle", None, [T("f32", [1, 4, 2]), I(4)])
+    case("channel_shuffle_empty", "channel_shuffle", None, [T("f32", [0, 4, 2]), I(2)])
+    case("channel_shuffle_no_channels", "channel_shuffle", None, [T("f32", [2, 0, 2]), I(3)])
+    case("err_channel_shuffle_2d", "channel_shuffle", None, [T("f32", [2, 4]), I(2)])
+    case("err_channel_shuffle_groups_0", "channel_shuffle", None, [T("f32", [1, 4, 2]), I(0)])
+    case("err_channel_shuffle_groups_negative", "channel_shuffle", None, [T("f32", [1, 4, 2]), I(-2)])
+    case("err_channel_shuffle_indivisible", "channel_shuffle", None, [T("f32", [1, 3, 2]), I(2)])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     shape_cases()
@@ -846,6 +902,7 @@ def main():
     shape_cases_2()
     create_cases_2()
     helper_cases()  # adds bases of its own
+    shape_cases_3()
     for name, t in BASES.items():
         np.save(os.path.join(OUT, "base_%s.npy" % name), t.numpy())
     with open(os.path.join(OUT, "cases.txt"), "w") as f:

@@ -409,6 +409,13 @@ static const gc_case cases[] = {
      .inputs = {"3x4", "2x5:0:11:i64"}},
     {.name = "kron 2-d x 2-d", .graph = G2("  %r : Tensor = aten::kron(%x, %y)\n" RET), .inputs = {"2x3", "3x2"}},
     {.name = "kron 1-d x 3-d", .graph = G2("  %r : Tensor = aten::kron(%x, %y)\n" RET), .inputs = {"3", "2x1x2"}},
+    /* combinations: each output element's gradient back to the element it copied */
+    {.name = "combinations r=2", .graph = G1(C_F C_I("n", 2) "  %r : Tensor = aten::combinations(%x, %n, %f)\n" RET),
+     .inputs = {"4"}},
+    {.name = "combinations r=3 with replacement",
+     .graph = G1(C_T C_I("n", 3) "  %r : Tensor = aten::combinations(%x, %n, %t)\n" RET), .inputs = {"3"}},
+    {.name = "combinations r=0", .graph = G1(C_F C_I("n", 0) "  %r : Tensor = aten::combinations(%x, %n, %f)\n" RET),
+     .inputs = {"3"}},
     {.name = "diff n=1", .graph = G1(C_NONE C_I("n", 1) C_I("d", -1) "  %r : Tensor = aten::diff(%x, %n, %d, %none, %none)\n" RET),
      .inputs = {"3x5"}},
     {.name = "diff n=3 dim 0", .graph = G1(C_NONE C_I("n", 3) C_I("d", 0) "  %r : Tensor = aten::diff(%x, %n, %d, %none, %none)\n" RET),
@@ -1412,6 +1419,54 @@ START_TEST(test_einsum) {
 }
 END_TEST
 
+/* The gradient of a Tensor[] op on the list of arange tensors of `shapes`
+ * (1, 2, ...; ranks 0-2) for the output gradient 1, 2, ... of shape gsizes,
+ * against PyTorch 1.13's (want[k]: tensor k's gradient, flattened), from
+ *   ts = [torch.arange(1., 1 + n, dtype=torch.float64).reshape(s).requires_grad_() for s in shapes]
+ *   r = op(ts); r.backward(torch.arange(1., 1 + r.numel(), dtype=torch.float64).reshape(r.shape)) */
+static void check_list_op(const char *op, int n, const int64_t (*shapes)[2], const int *ranks, int grank,
+                          const int64_t *gsizes, const double *const *want) {
+  static const char *names[] = {"x", "y", "z", "w"};
+  char text[1024];
+  int len = snprintf(text, sizeof text, "graph(");
+  for (int k = 0; k < n; k++) len += snprintf(text + len, sizeof text - (size_t)len, "%s%%%s : Tensor", k ? ", " : "", names[k]);
+  len += snprintf(text + len, sizeof text - (size_t)len, "):\n  %%l : Tensor[] = prim::ListConstruct(");
+  for (int k = 0; k < n; k++) len += snprintf(text + len, sizeof text - (size_t)len, "%s%%%s", k ? ", " : "", names[k]);
+  snprintf(text + len, sizeof text - (size_t)len, ")\n  %%r : Tensor = %s(%%l)\n  return (%%r)\n", op);
+  fbx_tensor *ins[4];
+  for (int k = 0; k < n; k++) ins[k] = arange_t(ranks[k], shapes[k]);
+  fbx_ivalue r = list_grad(text, ins, n, fbx_iv_tensor(arange_t(grank, gsizes)));
+  ck_assert_int_eq(r.kind, FBX_IV_LIST);
+  ck_assert_int_eq(fbx_iv_list_len(&r), n);
+  for (int k = 0; k < n; k++) {
+    const fbx_tensor *g = fbx_iv_list_at(&r, k)->u.t;
+    ck_assert_int_eq(g->ndim, ins[k]->ndim);
+    ck_assert_int_eq(g->numel, ins[k]->numel);
+    for (int i = 0; i < g->ndim; i++) ck_assert_int_eq(g->sizes[i], ins[k]->sizes[i]);
+    for (int64_t i = 0; i < g->numel; i++)
+      ck_assert_msg(fbx_tensor_get_f64(g, i) == want[k][i], "%s: tensor %d element %lld is %g, PyTorch %g", op, k,
+                    (long long)i, fbx_tensor_get_f64(g, i), want[k][i]);
+  }
+  fbx_iv_release(&r);
+  for (int k = 0; k < n; k++) fbx_tensor_release(ins[k]);
+}
+
+/* block_diag and cartesian_prod: their gradient helpers
+ * (fusebox::block_diag_backward, cartesian_prod_backward) against
+ * PyTorch's gradients. */
+START_TEST(test_list_op_grads) {
+  OK(fbx_op_table_init());
+  /* block_diag of [2, 2], [3] (a row) and [1, 2]: a [4, 7] result */
+  check_list_op("aten::block_diag", 3, (const int64_t[][2]){{2, 2}, {3}, {1, 2}}, (const int[]){2, 1, 2}, 2,
+                (const int64_t[]){4, 7},
+                (const double *const[]){V_(1, 2, 8, 9), V_(17, 18, 19), V_(27, 28)});
+  check_list_op("aten::cartesian_prod", 2, (const int64_t[][2]){{2}, {3}}, (const int[]){1, 1}, 2, (const int64_t[]){6, 2},
+                (const double *const[]){V_(9, 27), V_(10, 14, 18)});
+  check_list_op("aten::cartesian_prod", 1, (const int64_t[][2]){{3}}, (const int[]){1}, 1, (const int64_t[]){3},
+                (const double *const[]){V_(1, 2, 3)});
+}
+END_TEST
+
 /* add/sub's default alpha: `aten::mul(%grad, 1)` is dropped when the
  * gradient's dtype is known floating, kept when it is unknown. */
 START_TEST(test_mul_by_one_dropped) {
@@ -1445,6 +1500,7 @@ int main(void) {
   tcase_add_test(tk, test_backward_ops);
   tcase_add_test(tk, test_list_ops);
   tcase_add_test(tk, test_einsum);
+  tcase_add_test(tk, test_list_op_grads);
   tcase_add_test(tk, test_mul_by_one_dropped);
   suite_add_tcase(s, tk);
   SRunner *sr = srunner_create(s);

@@ -47,6 +47,7 @@ static const struct {
     {"unique_dim", "unique slices: PyTorch has no derivative for unique_dim either"},
     {"unique_dim_consecutive", "unique slices: PyTorch has no derivative for unique_dim_consecutive either"},
     {"histc", "a histogram: no gradient in PyTorch either"},
+    {"channel_shuffle", "PyTorch 1.13 has no derivative for channel_shuffle either (its grad_fn is NotImplemented)"},
     /* not on purpose: a gap (issue 16 added the forward kernels only) */
     {"_cast_Byte", "integral result"},
     {"_cast_Char", "integral result"},
