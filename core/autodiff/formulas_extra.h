@@ -718,6 +718,24 @@
   FBX_GFX_CTC_INTERNAL_(G, _ctc_loss, "int[]")                                                                    \
   FBX_GFX_CTC_INTERNAL_(G, _ctc_loss_Tensor, "Tensor")                                                            \
   FBX_GFX_CTC_(G, ctc_loss_IntList, "int[]", FBX_GFX_CTC_LIST_)                                                   \
-  FBX_GFX_CTC_(G, ctc_loss_Tensor, "Tensor", FBX_GFX_CTC_TENSOR_)
+  FBX_GFX_CTC_(G, ctc_loss_Tensor, "Tensor", FBX_GFX_CTC_TENSOR_)                                                  \
+  /* pdist: ATen's _pdist_backward, which wants the contiguous self that _pdist_forward saw */                    \
+  G(pdist, "graph(%self : Tensor, %p : float, %result : Tensor, %grad : Tensor):\n"                                \
+           "  %none : NoneType = prim::Constant()\n"                                                              \
+           "  %zero : int = prim::Constant[value=0]()\n"                                                          \
+           "  %x : Tensor = aten::contiguous(%self, %zero)\n"                                                     \
+           "  %gi : Tensor = aten::_pdist_backward(%grad, %x, %p, %result)\n"                                     \
+           "  return (%gi, %none)\n")                                                                             \
+  G(_pdist_forward, "graph(%self : Tensor, %p : float, %result : Tensor, %grad : Tensor):\n"                       \
+                    "  %none : NoneType = prim::Constant()\n"                                                     \
+                    "  %gi : Tensor = aten::_pdist_backward(%grad, %self, %p, %result)\n"                         \
+                    "  return (%gi, %none)\n")                                                                    \
+  /* the chained products: each factor's gradient from the prefix and suffix products */                         \
+  G(linalg_multi_dot, "graph(%tensors : Tensor[], %result : Tensor, %grad : Tensor):\n"                            \
+                      "  %gi : Tensor[] = fusebox::multi_dot_backward(%grad, %tensors)\n"                         \
+                      "  return (%gi)\n")                                                                         \
+  G(chain_matmul, "graph(%matrices : Tensor[], %result : Tensor, %grad : Tensor):\n"                               \
+                  "  %gi : Tensor[] = fusebox::multi_dot_backward(%grad, %matrices)\n"                            \
+                  "  return (%gi)\n")
 
 #endif

@@ -67,6 +67,9 @@
  *       over the other tensors' positions (cartesian_prod), in its shape.
  *   fusebox::combinations_backward(grad, self, r, with_replacement)
  *       each output element's gradient added to the self element it copied.
+ *   fusebox::multi_dot_backward(grad, tensors)
+ *       (A_1 .. A_i-1)^T grad (A_i+1 .. A_n)^T for each A_i of
+ *       linalg_multi_dot/chain_matmul (1-d ends as a row and a column).
  */
 #ifndef FBX_OPS_LIST_BACKWARD_H
 #define FBX_OPS_LIST_BACKWARD_H
@@ -169,6 +172,8 @@
     FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_cartesian_prod_backward)             \
   X(fbx_combinations_backward,                                                                                       \
     "fusebox::combinations_backward(Tensor grad, Tensor self, int r, bool with_replacement) -> Tensor",              \
-    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_combinations_backward)
+    FBX_OPCAT_SHAPE, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_fbx_combinations_backward)                                 \
+  X(fbx_multi_dot_backward, "fusebox::multi_dot_backward(Tensor grad, Tensor[] tensors) -> Tensor[]",                 \
+    FBX_OPCAT_LINALG, FBX_DT_SAME, FBX_SH_CUSTOM, FBX_OPF_MUTABLE_OUT, fbx_k_fbx_multi_dot_backward)
 
 #endif

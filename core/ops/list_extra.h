@@ -34,7 +34,10 @@
  * bilinear (its gradient fusebox::bilinear_backward),
  * cosine_similarity, log_sigmoid, selu, celu, sgn, hardshrink, softshrink),
  * losses (reduction: 0 none, 1 mean, 2 sum; kl_div, pairwise_distance and
- * the distance, ranking, margin and CTC losses in k_loss.c), and in-place
+ * the distance, ranking, margin and CTC losses in k_loss.c), pdist and
+ * _pdist_forward/_pdist_backward (float and double only, as ATen's kernel)
+ * and the chained products linalg_multi_dot and chain_matmul (k_chain.c, on
+ * mm's row, their gradient fusebox::multi_dot_backward), and in-place
  * variants (add_, mul_, clamp_, ...: computed out of place by the row they
  * mirror, then copied into self, whose dtype and shape they keep, as
  * PyTorch requires).
@@ -357,6 +360,17 @@
     "aten::_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "     \
     "int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)",                                                \
     FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_ctc_loss)                                                  \
+  /* ---- pdist and chained products (k_chain.c) ---------------------------------------------- */            \
+  X(pdist, "aten::pdist(Tensor self, float p=2.) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0,         \
+    fbx_k_pdist)                                                                                                 \
+  X(_pdist_forward, "aten::_pdist_forward(Tensor self, float p=2.) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME,         \
+    FBX_SH_CUSTOM, 0, fbx_k_pdist)                                                                               \
+  X(_pdist_backward, "aten::_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor",         \
+    FBX_EX_CMP_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, fbx_k_pdist_backward)                                            \
+  X(linalg_multi_dot, "aten::linalg_multi_dot(Tensor[] tensors) -> Tensor", FBX_EX_LIN_, FBX_DT_SAME,            \
+    FBX_SH_CUSTOM, 0, fbx_k_multi_dot)                                                                           \
+  X(chain_matmul, "aten::chain_matmul(Tensor[] matrices) -> Tensor", FBX_EX_LIN_, FBX_DT_SAME, FBX_SH_CUSTOM, 0, \
+    fbx_k_multi_dot)                                                                                             \
   /* ---- ATen's internal and legacy overloads (k_compat.c) ------------------------------------- */     \
   X(_softmax, "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", FBX_EX_CMP_, FBX_DT_SAME,    \
     FBX_SH_SAME, 0, fbx_k__softmax)                                                                              \

@@ -409,7 +409,19 @@ static const gc_case cases[] = {
      .inputs = {"3x4", "2x5:0:11:i64"}},
     {.name = "kron 2-d x 2-d", .graph = G2("  %r : Tensor = aten::kron(%x, %y)\n" RET), .inputs = {"2x3", "3x2"}},
     {.name = "kron 1-d x 3-d", .graph = G2("  %r : Tensor = aten::kron(%x, %y)\n" RET), .inputs = {"3", "2x1x2"}},
-    /* combinations: each output element's gradient back to the element it copied */
+    /* pdist (through aten::_pdist_backward) in each of PyTorch's cases of p; combinations */
+    {.name = "pdist p=2", .graph = G1(UPS_F("p", "2.") "  %r : Tensor = aten::pdist(%x, %p)\n" RET), .inputs = {"4x3"}},
+    {.name = "pdist p=1", .graph = G1(UPS_F("p", "1.") "  %r : Tensor = aten::pdist(%x, %p)\n" RET), .inputs = {"4x3"}},
+    {.name = "pdist p=0.5", .graph = G1(UPS_F("p", "0.5") "  %r : Tensor = aten::pdist(%x, %p)\n" RET),
+     .inputs = {"4x3"}},
+    {.name = "pdist p=1.5", .graph = G1(UPS_F("p", "1.5") "  %r : Tensor = aten::pdist(%x, %p)\n" RET),
+     .inputs = {"3x4"}},
+    {.name = "pdist p=3", .graph = G1(UPS_F("p", "3.") "  %r : Tensor = aten::pdist(%x, %p)\n" RET), .inputs = {"4x3"}},
+    {.name = "pdist p=inf", .graph = G1(UPS_F("p", "inf") "  %r : Tensor = aten::pdist(%x, %p)\n" RET),
+     .inputs = {"4x3"}},
+    {.name = "pdist p=0", .graph = G1(UPS_F("p", "0.") "  %r : Tensor = aten::pdist(%x, %p)\n" RET), .inputs = {"3x2"}},
+    {.name = "_pdist_forward", .graph = G1(UPS_F("p", "2.") "  %r : Tensor = aten::_pdist_forward(%x, %p)\n" RET),
+     .inputs = {"4x2"}},
     {.name = "combinations r=2", .graph = G1(C_F C_I("n", 2) "  %r : Tensor = aten::combinations(%x, %n, %f)\n" RET),
      .inputs = {"4"}},
     {.name = "combinations r=3 with replacement",
@@ -1451,9 +1463,9 @@ static void check_list_op(const char *op, int n, const int64_t (*shapes)[2], con
   for (int k = 0; k < n; k++) fbx_tensor_release(ins[k]);
 }
 
-/* block_diag and cartesian_prod: their gradient helpers
- * (fusebox::block_diag_backward, cartesian_prod_backward) against
- * PyTorch's gradients. */
+/* block_diag, cartesian_prod, linalg_multi_dot and chain_matmul: their
+ * gradient helpers (fusebox::block_diag_backward, cartesian_prod_backward,
+ * multi_dot_backward) against PyTorch's gradients. */
 START_TEST(test_list_op_grads) {
   OK(fbx_op_table_init());
   /* block_diag of [2, 2], [3] (a row) and [1, 2]: a [4, 7] result */
@@ -1464,6 +1476,18 @@ START_TEST(test_list_op_grads) {
                 (const double *const[]){V_(9, 27), V_(10, 14, 18)});
   check_list_op("aten::cartesian_prod", 1, (const int64_t[][2]){{3}}, (const int[]){1}, 1, (const int64_t[]){3},
                 (const double *const[]){V_(1, 2, 3)});
+  /* 1-d ends: a 0-d result */
+  check_list_op("aten::linalg_multi_dot", 4, (const int64_t[][2]){{3}, {3, 2}, {2, 2}, {2}}, (const int[]){1, 2, 2, 1}, 0,
+                (const int64_t[]){0},
+                (const double *const[]){V_(27, 59, 91), V_(5, 11, 10, 22, 15, 33), V_(22, 44, 28, 56), V_(106, 156)});
+  check_list_op("aten::linalg_multi_dot", 2, (const int64_t[][2]){{2, 3}, {3, 2}}, (const int[]){2, 2}, 2,
+                (const int64_t[]){2, 2},
+                (const double *const[]){V_(5, 11, 17, 11, 25, 39), V_(13, 18, 17, 24, 21, 30)});
+  check_list_op("aten::chain_matmul", 3, (const int64_t[][2]){{2, 3}, {3, 2}, {2, 1}}, (const int[]){2, 2, 2}, 2,
+                (const int64_t[]){2, 1},
+                (const double *const[]){V_(5, 11, 17, 10, 22, 34), V_(9, 18, 12, 24, 15, 30), V_(120, 156)});
+  check_list_op("aten::chain_matmul", 1, (const int64_t[][2]){{2, 3}}, (const int[]){2}, 2, (const int64_t[]){2, 3},
+                (const double *const[]){V_(1, 2, 3, 4, 5, 6)});
 }
 END_TEST
 
