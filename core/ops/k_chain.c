@@ -169,21 +169,7 @@ static const char *sizes_str(char *buf, size_t n, const fbx_tensor *t) {
 
 /* The tensors of a Tensor[] argument (borrowed) into a fresh array; *n may be 0. */
 static fbx_status *list_of(fbx_kctx *ctx, const fbx_ivalue *arg, fbx_tensor ***out, int *n) {
-  if (arg->kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected a list of tensors, got %s", fbx_iv_kind_name(arg->kind));
-  int k = fbx_iv_list_len(arg);
-  fbx_tensor **ts = fbx_malloc(sizeof *ts * (size_t)(k ? k : 1));
-  if (!ts) return fbx_status_nomem();
-  for (int i = 0; i < k; i++) {
-    const fbx_ivalue *e = fbx_iv_list_at(arg, i);
-    if (e->kind != FBX_IV_TENSOR) {
-      fbx_free(ts);
-      return fbx_kernel_error(ctx, "expected a Tensor at list position %d, got %s", i, fbx_iv_kind_name(e->kind));
-    }
-    ts[i] = e->u.t;
-  }
-  *out = ts;
-  *n = k;
-  return NULL;
+  return fbx_arg_tensor_list(ctx, arg, out, n, NULL);
 }
 
 /* multi_dot's checks, in ATen's order: count, the ends 1-d or 2-d, the

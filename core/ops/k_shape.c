@@ -129,24 +129,9 @@ static fbx_status *concat_into(fbx_tensor *out, fbx_tensor **ts, int n, int d, b
   return NULL;
 }
 
-/* The tensors of a Tensor[] argument into a fresh array (borrowed pointers). */
+/* The tensors of a Tensor[] argument into a fresh array (borrowed pointers); an empty list is the error `what`. */
 static fbx_status *tensor_list(fbx_kctx *ctx, const fbx_ivalue *arg, fbx_tensor ***out, int *n, const char *what) {
-  if (arg->kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected a list of tensors, got %s", fbx_iv_kind_name(arg->kind));
-  int k = fbx_iv_list_len(arg);
-  if (k == 0) return fbx_kernel_error(ctx, "%s", what);
-  fbx_tensor **ts = fbx_malloc(sizeof *ts * (size_t)k);
-  if (!ts) return fbx_status_nomem();
-  for (int i = 0; i < k; i++) {
-    const fbx_ivalue *e = fbx_iv_list_at(arg, i);
-    if (e->kind != FBX_IV_TENSOR) {
-      fbx_free(ts);
-      return fbx_kernel_error(ctx, "expected a Tensor at list position %d, got %s", i, fbx_iv_kind_name(e->kind));
-    }
-    ts[i] = e->u.t;
-  }
-  *out = ts;
-  *n = k;
-  return NULL;
+  return fbx_arg_tensor_list(ctx, arg, out, n, what);
 }
 
 /* aten::cat(Tensor[] tensors, int dim=0) -> Tensor

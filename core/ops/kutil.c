@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "ops/kcompose.h"
 
 fbx_status *fbx_wrap_dim(const fbx_kctx *ctx, int64_t *out, int64_t dim, int ndim) {
@@ -65,6 +66,26 @@ fbx_status *fbx_arg_tensor(const fbx_kctx *ctx, const fbx_ivalue *args, int i, f
                             fbx_iv_kind_name(args[i].kind));
   }
   *out = args[i].u.t;
+  return NULL;
+}
+
+fbx_status *fbx_arg_tensor_list(const fbx_kctx *ctx, const fbx_ivalue *arg, fbx_tensor ***out, int *n,
+                                const char *empty_msg) {
+  if (arg->kind != FBX_IV_LIST) return fbx_kernel_error(ctx, "expected a list of tensors, got %s", fbx_iv_kind_name(arg->kind));
+  int k = fbx_iv_list_len(arg);
+  if (k == 0 && empty_msg) return fbx_kernel_error(ctx, "%s", empty_msg);
+  fbx_tensor **ts = fbx_malloc(sizeof *ts * (size_t)(k ? k : 1));
+  if (!ts) return fbx_status_nomem();
+  for (int i = 0; i < k; i++) {
+    const fbx_ivalue *e = fbx_iv_list_at(arg, i);
+    if (e->kind != FBX_IV_TENSOR) {
+      fbx_free(ts);
+      return fbx_kernel_error(ctx, "expected a Tensor at list position %d, got %s", i, fbx_iv_kind_name(e->kind));
+    }
+    ts[i] = e->u.t;
+  }
+  *out = ts;
+  *n = k;
   return NULL;
 }
 

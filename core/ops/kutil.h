@@ -25,6 +25,11 @@ fbx_status *fbx_broadcast_into(const fbx_kctx *ctx, int64_t *out, int *out_ndim,
 fbx_status *fbx_expand_view(fbx_tensor **out, fbx_tensor *t, int ndim, const int64_t *sizes);
 /* A tensor argument, or an error naming the argument. */
 fbx_status *fbx_arg_tensor(const fbx_kctx *ctx, const fbx_ivalue *args, int i, fbx_tensor **out);
+/* The tensors of a Tensor[] argument (borrowed pointers) in a fresh array
+ * the caller frees with fbx_free; *n may be 0 unless empty_msg is given,
+ * which is then the error for an empty list. */
+fbx_status *fbx_arg_tensor_list(const fbx_kctx *ctx, const fbx_ivalue *arg, fbx_tensor ***out, int *n,
+                                const char *empty_msg);
 /* t as a contiguous tensor of dtype dt: t itself (retained) where it is
  * one already, else a converted copy; *out = NULL for t NULL. */
 fbx_status *fbx_contiguous_as(fbx_tensor **out, fbx_tensor *t, fbx_dtype dt);
