@@ -30,8 +30,8 @@
 #include <time.h>
 
 #include "base/parallel.h"
+#include "bench_mem.h"
 #include "host/hostimpl.h"
-#include "tensor/hugepages.h"
 #include <fusebox/kit/kit_math.h>
 
 #include "../plugins/nvfuser_like/nvf_rt.h"
@@ -107,23 +107,6 @@ static void bench(nvf_target target, const char *src, int iters) {
   nvf_rt_close(rt);
 }
 
-/* A 2 MiB-aligned block of n bytes, advised huge pages as tensors are. */
-static void *big_block(size_t n) {
-  size_t r = (n + ((size_t)2 << 20) - 1) / ((size_t)2 << 20) * ((size_t)2 << 20);
-  void *p = aligned_alloc((size_t)2 << 20, r);
-  if (p) fbx_hugepages_advise(p, r);
-  return p;
-}
-
-typedef struct {
-  char *dst;
-  const char *src;
-} evict_ctx;
-static void evict_range(void *ctx, int64_t begin, int64_t end) {
-  evict_ctx *c = ctx;
-  memcpy(c->dst + begin, c->src + begin, (size_t)(end - begin));
-}
-
 static const char STREAM_KERNEL[] =
     "__kernel void nvf_stream(__global const float *restrict x, __global float *restrict y, const long rows) {\n"
     "  const long row = (long)get_global_id(0);\n"
@@ -155,7 +138,7 @@ static int stream_floor(long bytes, int reps) {
   free(src);
   int64_t rows = bytes / 4096;
   size_t nb = (size_t)rows * 4096;
-  char *x = big_block(nb), *y = big_block(nb), *esrc = big_block(nb), *edst = big_block(nb);
+  char *x = bench_big_block(nb), *y = bench_big_block(nb), *esrc = bench_big_block(nb), *edst = bench_big_block(nb);
   double *ts = malloc(sizeof(double) * (size_t)reps);
   if (!x || !y || !esrc || !edst || !ts) {
     fprintf(stderr, "bench_nvf_launch: out of memory for --stream %ld\n", bytes);
@@ -168,9 +151,9 @@ static int stream_floor(long bytes, int reps) {
                      {.kind = NVF_ARG_I64, .i = rows}};
   nvf_launch l = {.program = p, .args = args, .nargs = 3, .dims = 1, .global = {(size_t)(rows + 63) / 64 * 64},
                   .local = {64}};
-  evict_ctx ev = {edst, esrc};
+  bench_evict ev = {edst, esrc};
   for (int r = -2; r < reps; r++) {
-    fbx_parallel_for((int64_t)nb, 4 * 32768, evict_range, &ev); /* as fusebox bench's fbx_br_evict */
+    bench_evict_run(&ev, nb);
     double t0 = now();
     check(nvf_rt_run(rt, buf, 2, &l, 1), "stream run");
     if (r >= 0) ts[r] = now() - t0;

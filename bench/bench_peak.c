@@ -45,7 +45,7 @@
 
 #include "base/alloc.h"
 #include "base/parallel.h"
-#include "tensor/hugepages.h"
+#include "bench_mem.h"
 #include "ops/reduce.h" /* fbx_linalg_blas_init, fbx_linalg_gemm */
 
 #define ACC 12
@@ -123,15 +123,6 @@ __attribute__((target("avx2"))) static void stream_slice(int64_t b, int64_t e) {
     ssink = t[0];
   }
 }
-typedef struct {
-  char *dst;
-  const char *src;
-} evict_ctx;
-static void evict_range(void *ctx, int64_t begin, int64_t end) {
-  evict_ctx *c = ctx;
-  memcpy(c->dst + begin, c->src + begin, (size_t)(end - begin));
-}
-
 static void stream_body(void *ctx, int64_t begin, int64_t end) {
   (void)ctx;
   stream_slice(begin, end);
@@ -184,16 +175,6 @@ static int time_sgemm(const char *spec, int reps, double peak) {
   return 0;
 }
 
-/* A block of n bytes as large tensors get one: 2 MiB aligned, its pages
- * advised huge (core/tensor/hugepages.h), so the floor is not paying TLB
- * misses the kernels do not pay. */
-static void *big_block(size_t n) {
-  size_t r = (n + ((size_t)2 << 20) - 1) / ((size_t)2 << 20) * ((size_t)2 << 20);
-  void *p = aligned_alloc((size_t)2 << 20, r);
-  if (p) fbx_hugepages_advise(p, r);
-  return p;
-}
-
 /* --stream BYTES: see the top of the file; 0 on success. */
 static int time_stream(long bytes, int reps) {
   if (!__builtin_cpu_supports("avx2")) {
@@ -202,8 +183,8 @@ static int time_stream(long bytes, int reps) {
   }
   sn = bytes / 64 * 16; /* whole 64-byte steps */
   size_t nb = (size_t)sn * 4;
-  sx = big_block(nb), sy = big_block(nb);
-  char *esrc = big_block(nb), *edst = big_block(nb);
+  sx = bench_big_block(nb), sy = bench_big_block(nb);
+  char *esrc = bench_big_block(nb), *edst = bench_big_block(nb);
   double *ts = malloc(sizeof(double) * 3 * (size_t)reps);
   if (!sx || !sy || !esrc || !edst || !ts) {
     fprintf(stderr, "bench_peak: out of memory for --stream %ld\n", bytes);
@@ -212,11 +193,11 @@ static int time_stream(long bytes, int reps) {
   }
   memset(esrc, 1, nb);
   memset(edst, 2, nb);
-  evict_ctx ev = {edst, esrc};
+  bench_evict ev = {edst, esrc};
   for (int64_t i = 0; i < sn; i++) sx[i] = (float)(i % 1000) * 0.001f, sy[i] = 0;
   for (int r = -1; r < reps; r++) /* one untimed round first */
     for (smode = 0; smode < 3; smode++) {
-      fbx_parallel_for((int64_t)nb, 4 * 32768, evict_range, &ev); /* as fbx_br_evict */
+      bench_evict_run(&ev, nb);
       double t0 = now();
       fbx_parallel_for_tasks(sn, STREAM_TASK, stream_body, NULL);
       if (r >= 0) ts[smode * reps + r] = now() - t0;
