@@ -167,11 +167,6 @@ static const char *sizes_str(char *buf, size_t n, const fbx_tensor *t) {
   return buf;
 }
 
-/* The tensors of a Tensor[] argument (borrowed) into a fresh array; *n may be 0. */
-static fbx_status *list_of(fbx_kctx *ctx, const fbx_ivalue *arg, fbx_tensor ***out, int *n) {
-  return fbx_arg_tensor_list(ctx, arg, out, n, NULL);
-}
-
 /* multi_dot's checks, in ATen's order: count, the ends 1-d or 2-d, the
  * middle 2-d, then one dtype and chained sizes. */
 static fbx_status *multi_dot_check(fbx_kctx *ctx, fbx_tensor **ts, int n) {
@@ -217,7 +212,7 @@ static fbx_status *chain_matrix(fbx_tensor **out, fbx_tensor *t, int i) {
 fbx_status *fbx_k_multi_dot(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor **ts = NULL, *out = NULL;
   int n = 0;
-  FBX_TRY(list_of(ctx, &args[0], &ts, &n));
+  FBX_TRY(fbx_arg_tensor_list(ctx, &args[0], &ts, &n, NULL));
   fbx_status *st = NULL;
   if (ctx->op->id == FBX_OP_chain_matmul) {
     if (n == 0) st = fbx_kernel_error(ctx, "chain_matmul(): Expected one or more matrices");
@@ -261,7 +256,7 @@ fbx_status *fbx_k_fbx_multi_dot_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_iv
   fbx_tensor *g, **ts = NULL;
   int n = 0;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
-  FBX_TRY(list_of(ctx, &args[1], &ts, &n));
+  FBX_TRY(fbx_arg_tensor_list(ctx, &args[1], &ts, &n, NULL));
   fbx_ivalue l = fbx_iv_none();
   fbx_status *st = n ? fbx_iv_list_new(&l, n) : fbx_kernel_error(ctx, "expected one or more tensors");
   if (!st && n == 1) {

@@ -129,11 +129,6 @@ static fbx_status *concat_into(fbx_tensor *out, fbx_tensor **ts, int n, int d, b
   return NULL;
 }
 
-/* The tensors of a Tensor[] argument into a fresh array (borrowed pointers); an empty list is the error `what`. */
-static fbx_status *tensor_list(fbx_kctx *ctx, const fbx_ivalue *arg, fbx_tensor ***out, int *n, const char *what) {
-  return fbx_arg_tensor_list(ctx, arg, out, n, what);
-}
-
 /* aten::cat(Tensor[] tensors, int dim=0) -> Tensor
  * dtype: promote_types over all inputs; 1-D empty tensors (legacy "no
  * value") are skipped for shape checks, as in PyTorch. */
@@ -185,7 +180,7 @@ static fbx_status *cat_impl(fbx_kctx *ctx, fbx_tensor **ts, int n, int64_t dim, 
 fbx_status *fbx_k_cat(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor **ts = NULL;
   int n = 0;
-  FBX_TRY(tensor_list(ctx, &args[0], &ts, &n, "torch.cat(): expected a non-empty list of Tensors"));
+  FBX_TRY(fbx_arg_tensor_list(ctx, &args[0], &ts, &n, "torch.cat(): expected a non-empty list of Tensors"));
   fbx_status *st = cat_impl(ctx, ts, n, fbx_iv_to_int(&args[1]), outs);
   fbx_free(ts);
   return st;
@@ -196,7 +191,7 @@ fbx_status *fbx_k_stack(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor **ts = NULL, *out = NULL;
   int n = 0;
   char a[256], b[256];
-  FBX_TRY(tensor_list(ctx, &args[0], &ts, &n, "stack expects a non-empty TensorList"));
+  FBX_TRY(fbx_arg_tensor_list(ctx, &args[0], &ts, &n, "stack expects a non-empty TensorList"));
   fbx_status *st = NULL;
   int64_t d = 0, sizes[FBX_MAX_DIMS];
   fbx_dtype dt = ts[0]->dtype;
@@ -306,7 +301,7 @@ fbx_status *fbx_k_hvdstack(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   snprintf(msg, sizeof msg, "%s expects a non-empty TensorList", nm);
   fbx_tensor **ts = NULL;
   int n = 0;
-  FBX_TRY(tensor_list(ctx, &args[0], &ts, &n, msg));
+  FBX_TRY(fbx_arg_tensor_list(ctx, &args[0], &ts, &n, msg));
   fbx_tensor **own = fbx_calloc((size_t)n, sizeof *own);
   fbx_status *st = own ? NULL : fbx_status_nomem();
   for (int i = 0; i < n && !st; i++) {
@@ -672,7 +667,7 @@ fbx_status *fbx_k_stack_like_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
   fbx_tensor *g, **ts = NULL;
   int n = 0;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
-  FBX_TRY(tensor_list(ctx, &args[1], &ts, &n, "expected a non-empty TensorList"));
+  FBX_TRY(fbx_arg_tensor_list(ctx, &args[1], &ts, &n, "expected a non-empty TensorList"));
   const char *op = fbx_iv_str_data(&args[2]);
   int want = !op ? 0 : !strcmp(op, "hstack") ? 1 : !strcmp(op, "vstack") ? 2 : !strcmp(op, "dstack") ? 3 : !strcmp(op, "column_stack") ? 4 : 0;
   if (!want) {
@@ -722,8 +717,8 @@ fbx_status *fbx_k_stack_like_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalu
 fbx_status *fbx_k_reshape_each_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) {
   fbx_tensor **gs = NULL, **ts = NULL;
   int n = 0, m = 0;
-  FBX_TRY(tensor_list(ctx, &args[0], &gs, &n, "expected a non-empty list of gradients"));
-  fbx_status *st = tensor_list(ctx, &args[1], &ts, &m, "expected a non-empty TensorList");
+  FBX_TRY(fbx_arg_tensor_list(ctx, &args[0], &gs, &n, "expected a non-empty list of gradients"));
+  fbx_status *st = fbx_arg_tensor_list(ctx, &args[1], &ts, &m, "expected a non-empty TensorList");
   if (!st && n != m) st = fbx_kernel_error(ctx, "%d gradients for %d tensors", n, m);
   fbx_ivalue l = fbx_iv_none();
   if (!st) st = fbx_iv_list_new(&l, n);
@@ -773,7 +768,7 @@ fbx_status *fbx_k_block_diag(fbx_kctx *ctx, fbx_ivalue *args, fbx_ivalue *outs) 
   }
   fbx_tensor **ts = NULL;
   int n = 0;
-  FBX_TRY(tensor_list(ctx, &args[0], &ts, &n, "expected a list of tensors"));
+  FBX_TRY(fbx_arg_tensor_list(ctx, &args[0], &ts, &n, "expected a list of tensors"));
   fbx_dtype dt = ts[0]->dtype;
   int64_t rows = 0, cols = 0;
   fbx_status *st = NULL;
@@ -817,7 +812,7 @@ static fbx_status *cartesian_check(fbx_kctx *ctx, const fbx_ivalue *arg, fbx_ten
       return fbx_kernel_error(ctx, "Expect a 1D vector, but got shape %s", shape_str(b, sizeof b, e->u.t->ndim, e->u.t->sizes));
     }
   }
-  FBX_TRY(tensor_list(ctx, arg, ts, n, "meshgrid expects a non-empty TensorList"));
+  FBX_TRY(fbx_arg_tensor_list(ctx, arg, ts, n, "meshgrid expects a non-empty TensorList"));
   for (int i = 1; i < *n; i++)
     if ((*ts)[i]->dtype != (*ts)[0]->dtype) {
       fbx_free(*ts);
@@ -1027,7 +1022,7 @@ fbx_status *fbx_k_fbx_block_diag_backward(fbx_kctx *ctx, fbx_ivalue *args, fbx_i
   fbx_tensor *g, **ts = NULL;
   int n = 0;
   FBX_TRY(fbx_arg_tensor(ctx, args, 0, &g));
-  FBX_TRY(tensor_list(ctx, &args[1], &ts, &n, "expected a non-empty TensorList"));
+  FBX_TRY(fbx_arg_tensor_list(ctx, &args[1], &ts, &n, "expected a non-empty TensorList"));
   fbx_ivalue l = fbx_iv_none();
   fbx_status *st = g->ndim == 2 ? fbx_iv_list_new(&l, n) : fbx_kernel_error(ctx, "grad has %d dims, expected 2", g->ndim);
   int64_t r0 = 0, c0 = 0;
